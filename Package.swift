@@ -1,0 +1,37 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// toot-relay: a Web Push (RFC 8030) to APNs relay.
+// C libraries enter only through the two system-library targets; each is
+// imported by exactly one Swift module (TLS for OpenSSL, HTTP2 for nghttp2).
+let package = Package(
+    name: "toot-relay",
+    products: [],
+    targets: [
+        .systemLibrary(
+            name: "CNGHTTP2",
+            pkgConfig: "libnghttp2",
+            providers: [.apt(["libnghttp2-dev"])]
+        ),
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        // Pure Swift, no I/O: z85, HTTP/1 parser, Web Push parsing,
+        // APNs request building, status mapping.
+        .target(name: "RelayCore"),
+        // epoll, timers, eventfd, POSIX sockets.
+        .target(name: "EventLoop"),
+        // OpenSSL: contexts, non-blocking TLS stream, credentials, ES256.
+        .target(name: "TLS", dependencies: ["COpenSSL"]),
+        // nghttp2 sessions, bytes in and bytes out.
+        .target(name: "HTTP2", dependencies: ["CNGHTTP2"]),
+
+        .testTarget(name: "RelayCoreTests", dependencies: ["RelayCore"]),
+        .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
+        .testTarget(name: "TLSTests", dependencies: ["TLS"]),
+        .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

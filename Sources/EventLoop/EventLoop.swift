@@ -1,0 +1,1 @@
+// Module EventLoop: replaced by its implementation.

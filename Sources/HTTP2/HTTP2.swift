@@ -1,0 +1,1 @@
+// Module HTTP2: replaced by its implementation.

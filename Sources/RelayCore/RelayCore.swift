@@ -1,0 +1,1 @@
+// Module RelayCore: replaced by its implementation.

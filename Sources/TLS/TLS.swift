@@ -1,0 +1,1 @@
+// Module TLS: replaced by its implementation.
