@@ -28,9 +28,12 @@ let package = Package(
         // nghttp2 sessions, bytes in and bytes out.
         .target(name: "HTTP2", dependencies: ["CNGHTTP2"]),
 
+        // Shared by the test targets only: throwaway certificates and the like.
+        .target(name: "TestSupport"),
+
         .testTarget(name: "RelayCoreTests", dependencies: ["RelayCore"]),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
-        .testTarget(name: "TLSTests", dependencies: ["TLS"]),
+        .testTarget(name: "TLSTests", dependencies: ["TLS", "TestSupport"]),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,1 @@
+// Module TestSupport: helpers shared by the test targets (throwaway certificates, loopback servers).
