@@ -1,0 +1,309 @@
+/// Everything an operator can set, with its default, in one place.
+///
+/// The environment is the primary source (as with the Go `toot-relay` and
+/// `mastodon/webpush-apn-relay`, whose variable names are kept); command-line
+/// flags mirror the same names. `Configuration.variables` is the single table
+/// of names, defaults and meanings that `--help`, the README and
+/// `config/toot-relay.env.example` are written from.
+public struct Configuration: Sendable, Equatable {
+    // MARK: Listener
+    /// TCP port of the Web Push listener.
+    public var port: UInt16 = 42069
+    /// Address to bind; nil listens on all interfaces (IPv6 and IPv4).
+    public var bindAddress: String? = nil
+    /// Serve HTTPS when this certificate file exists (as the Go relay does).
+    public var tlsCertificateFile = "toot-relay.crt"
+    public var tlsKeyFile = "toot-relay.key"
+
+    // MARK: APNs credentials (precedence: token, then P12_BASE64, then P12_FILENAME)
+    public var p12File = "toot-relay.p12"
+    public var p12Base64: String? = nil
+    public var p12Password = ""
+    public var tokenKeyFile: String? = nil
+    public var tokenKeyID: String? = nil
+    public var tokenTeamID: String? = nil
+    /// `apns-topic`; nil means the certificate's UID, else `defaultTopic`.
+    public var topic: String? = nil
+    public static let defaultTopic = "cx.c3.toot"
+    /// PEM roots trusted for APNs; nil means the system store. No root is
+    /// pinned by default: Apple changed its server CA in 2025 and relays that
+    /// pinned the old one stopped delivering.
+    public var caFile: String? = nil
+    public var productionHost = HostAndPort(host: "api.push.apple.com", port: 443)
+    public var developmentHost = HostAndPort(host: "api.sandbox.push.apple.com", port: 443)
+
+    // MARK: Limits and timeouts (DESIGN §6)
+    public var maxHeaderBytes = 16 * 1024
+    public var maxBodyBytes = 8 * 1024
+    public var headerTimeout: Duration = .seconds(10)
+    public var bodyTimeout: Duration = .seconds(10)
+    public var keepAliveTimeout: Duration = .seconds(75)
+    public var maxConnections = 16_384
+    public var maxInFlight = 20_000
+    public var apnsConnectTimeout: Duration = .seconds(5)
+    /// Mastodon gives up after 10 s; answer before it does.
+    public var apnsAnswerTimeout: Duration = .seconds(8)
+    public var apnsPingInterval: Duration = .seconds(60)
+    public var apnsPingTimeout: Duration = .seconds(5)
+    /// Connections to each APNs environment, per event loop.
+    public var apnsMaxConnections = 4
+    public var shutdownGrace: Duration = .seconds(10)
+
+    // MARK: Process
+    /// Event loops (threads); nil means one per core.
+    public var threads: Int? = nil
+    public var logLevel: LogLevel = .info
+
+    public init() {}
+
+    /// The topic to send as `apns-topic`, given the certificate's UID if any.
+    public func effectiveTopic(certificateUID: String?) -> String {
+        topic ?? certificateUID ?? Configuration.defaultTopic
+    }
+
+    public func host(for environment: APNsEnvironment) -> HostAndPort {
+        environment == .production ? productionHost : developmentHost
+    }
+}
+
+public enum LogLevel: Int, Sendable, Comparable, CaseIterable {
+    case debug, info, warning, error
+
+    public init?(name: String) {
+        switch name.lowercased() {
+        case "debug", "trace": self = .debug
+        case "info", "notice": self = .info
+        case "warning", "warn": self = .warning
+        case "error", "critical", "fatal": self = .error
+        default: return nil
+        }
+    }
+
+    public var name: String {
+        switch self {
+        case .debug: "debug"
+        case .info: "info"
+        case .warning: "warning"
+        case .error: "error"
+        }
+    }
+
+    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// `host[:port]`, with IPv6 literals in brackets (`[::1]:8443`).
+public struct HostAndPort: Sendable, Equatable, CustomStringConvertible {
+    public var host: String
+    public var port: UInt16
+
+    public init(host: String, port: UInt16) {
+        self.host = host
+        self.port = port
+    }
+
+    public init?(parsing text: String, defaultPort: UInt16 = 443) {
+        var rest = Substring(text)
+        let host: Substring
+        if rest.hasPrefix("[") {
+            guard let close = rest.firstIndex(of: "]") else { return nil }
+            host = rest[rest.index(after: rest.startIndex)..<close]
+            rest = rest[rest.index(after: close)...]
+            guard rest.isEmpty || rest.hasPrefix(":") else { return nil }
+        } else if let colon = rest.firstIndex(of: ":") {
+            host = rest[..<colon]
+            rest = rest[colon...]
+        } else {
+            host = rest
+            rest = ""
+        }
+        guard !host.isEmpty, !host.contains(where: { $0 == " " || $0 == "/" }) else { return nil }
+        var port = defaultPort
+        if rest.hasPrefix(":") {
+            guard let parsed = parsePort(rest.dropFirst()) else { return nil }
+            port = parsed
+        }
+        self.host = String(host)
+        self.port = port
+    }
+
+    public var description: String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+}
+
+public struct ConfigurationError: Error, Equatable, CustomStringConvertible {
+    public var variable: String
+    public var message: String
+    public var description: String { "\(variable): \(message)" }
+}
+
+/// One row of the configuration table: the environment name, the flag that
+/// mirrors it, its default as shown to people, and what it means.
+public struct ConfigurationVariable: Sendable {
+    public var name: String
+    public var defaultText: String
+    public var help: String
+
+    /// `PORT` → `--port`, `P12_FILENAME` → `--p12-filename`.
+    public var flag: String { "--" + name.lowercased().replacingUnderscores() }
+}
+
+extension String {
+    fileprivate func replacingUnderscores() -> String {
+        String(map { $0 == "_" ? "-" : $0 })
+    }
+}
+
+extension Configuration {
+    /// Every variable, in the order `--help` and the README list them.
+    public static let variables: [ConfigurationVariable] = [
+        .init(name: "PORT", defaultText: "42069", help: "listen port of the Web Push listener"),
+        .init(name: "BIND", defaultText: "all interfaces", help: "address to listen on, e.g. 127.0.0.1 behind nginx"),
+        .init(name: "CRT_FILENAME", defaultText: "toot-relay.crt", help: "serve HTTPS with this certificate when the file exists"),
+        .init(name: "KEY_FILENAME", defaultText: "toot-relay.key", help: "private key for CRT_FILENAME"),
+        .init(name: "P12_FILENAME", defaultText: "toot-relay.p12", help: "APNs client certificate and key (PKCS#12)"),
+        .init(name: "P12_BASE64", defaultText: "unset", help: "the same PKCS#12, base64, in the environment (wins over P12_FILENAME)"),
+        .init(name: "P12_PASSWORD", defaultText: "empty", help: "password of the PKCS#12"),
+        .init(name: "TOKEN_AUTH_KEY_FILENAME", defaultText: "unset", help: "APNs auth key (.p8); token auth wins over certificates when set"),
+        .init(name: "TOKEN_KEY_ID", defaultText: "unset", help: "key id of the .p8 key (JWT kid)"),
+        .init(name: "TOKEN_TEAM_ID", defaultText: "unset", help: "Apple developer team id (JWT iss)"),
+        .init(name: "TOPIC", defaultText: "certificate UID, else cx.c3.toot", help: "apns-topic: the app's bundle id"),
+        .init(name: "CA_FILENAME", defaultText: "system roots", help: "PEM roots trusted for the APNs servers"),
+        .init(name: "APNS_PRODUCTION_HOST", defaultText: "api.push.apple.com:443", help: "host[:port] of APNs production"),
+        .init(name: "APNS_DEVELOPMENT_HOST", defaultText: "api.sandbox.push.apple.com:443", help: "host[:port] of APNs development (sandbox)"),
+        .init(name: "MAX_HEADER_BYTES", defaultText: "16384", help: "largest request header block (431 beyond)"),
+        .init(name: "MAX_BODY_BYTES", defaultText: "8192", help: "largest request body read (413 beyond)"),
+        .init(name: "HEADER_TIMEOUT", defaultText: "10", help: "seconds to receive a request head (408 beyond)"),
+        .init(name: "BODY_TIMEOUT", defaultText: "10", help: "seconds to receive a request body (408 beyond)"),
+        .init(name: "KEEPALIVE_TIMEOUT", defaultText: "75", help: "seconds an idle sender connection is kept open"),
+        .init(name: "MAX_CONNECTIONS", defaultText: "16384", help: "open sender connections (beyond: accepted and closed)"),
+        .init(name: "MAX_IN_FLIGHT", defaultText: "20000", help: "notifications waiting for APNs (beyond: 503)"),
+        .init(name: "APNS_CONNECT_TIMEOUT", defaultText: "5", help: "seconds for connect and TLS handshake to APNs"),
+        .init(name: "APNS_TIMEOUT", defaultText: "8", help: "seconds to wait for APNs to answer a notification (504 beyond)"),
+        .init(name: "APNS_PING_INTERVAL", defaultText: "60", help: "seconds of idle before an APNs connection is PINGed"),
+        .init(name: "APNS_PING_TIMEOUT", defaultText: "5", help: "seconds to wait for a PING answer before reconnecting"),
+        .init(name: "APNS_MAX_CONNECTIONS", defaultText: "4", help: "connections to each APNs environment per thread"),
+        .init(name: "SHUTDOWN_GRACE", defaultText: "10", help: "seconds to finish in-flight requests on SIGTERM"),
+        .init(name: "THREADS", defaultText: "one per core", help: "event loop threads"),
+        .init(name: "LOG_LEVEL", defaultText: "info", help: "debug, info, warning or error"),
+    ]
+
+    /// Reads the configuration from environment-style variables. Empty values
+    /// count as unset, as in the Go relay (`os.Getenv` returns "" for both).
+    public init(environment: [String: String]) throws(ConfigurationError) {
+        self.init()
+        try apply(environment)
+    }
+
+    /// Overrides the fields named in `values` (environment names as keys).
+    public mutating func apply(_ values: [String: String]) throws(ConfigurationError) {
+        func value(_ name: String) -> String? {
+            guard let value = values[name], !value.isEmpty else { return nil }
+            return value
+        }
+        if let text = value("PORT") {
+            guard let port = parsePort(Substring(text)) else {
+                throw ConfigurationError(variable: "PORT", message: "'\(text)' is not a port number (1-65535)")
+            }
+            self.port = port
+        }
+        if let text = value("BIND") { bindAddress = text }
+        if let text = value("CRT_FILENAME") { tlsCertificateFile = text }
+        if let text = value("KEY_FILENAME") { tlsKeyFile = text }
+        if let text = value("P12_FILENAME") { p12File = text }
+        if let text = value("P12_BASE64") { p12Base64 = text }
+        // The password is taken as given, even empty (an empty password is a
+        // real PKCS#12 password distinct from none only to the exporter).
+        if let text = values["P12_PASSWORD"] { p12Password = text }
+        if let text = value("TOKEN_AUTH_KEY_FILENAME") { tokenKeyFile = text }
+        if let text = value("TOKEN_KEY_ID") { tokenKeyID = text }
+        if let text = value("TOKEN_TEAM_ID") { tokenTeamID = text }
+        if let text = value("TOPIC") { topic = text }
+        if let text = value("CA_FILENAME") { caFile = text }
+        for (name, keyPath) in [("APNS_PRODUCTION_HOST", \Configuration.productionHost),
+                                ("APNS_DEVELOPMENT_HOST", \Configuration.developmentHost)] {
+            if let text = value(name) {
+                guard let parsed = HostAndPort(parsing: text) else {
+                    throw ConfigurationError(variable: name, message: "'\(text)' is not host[:port]")
+                }
+                self[keyPath: keyPath] = parsed
+            }
+        }
+        let counts: [(String, WritableKeyPath<Configuration, Int>, ClosedRange<Int>)] = [
+            ("MAX_HEADER_BYTES", \.maxHeaderBytes, 1024...1_048_576),
+            ("MAX_BODY_BYTES", \.maxBodyBytes, 1024...1_048_576),
+            ("MAX_CONNECTIONS", \.maxConnections, 1...10_000_000),
+            ("MAX_IN_FLIGHT", \.maxInFlight, 1...10_000_000),
+            ("APNS_MAX_CONNECTIONS", \.apnsMaxConnections, 1...1000),
+        ]
+        for (name, keyPath, range) in counts {
+            if let text = value(name) {
+                guard let number = Int(text), range.contains(number) else {
+                    throw ConfigurationError(variable: name, message: "'\(text)' is not a whole number in \(range.lowerBound)...\(range.upperBound)")
+                }
+                self[keyPath: keyPath] = number
+            }
+        }
+        let durations: [(String, WritableKeyPath<Configuration, Duration>)] = [
+            ("HEADER_TIMEOUT", \.headerTimeout),
+            ("BODY_TIMEOUT", \.bodyTimeout),
+            ("KEEPALIVE_TIMEOUT", \.keepAliveTimeout),
+            ("APNS_CONNECT_TIMEOUT", \.apnsConnectTimeout),
+            ("APNS_TIMEOUT", \.apnsAnswerTimeout),
+            ("APNS_PING_INTERVAL", \.apnsPingInterval),
+            ("APNS_PING_TIMEOUT", \.apnsPingTimeout),
+            ("SHUTDOWN_GRACE", \.shutdownGrace),
+        ]
+        for (name, keyPath) in durations {
+            if let text = value(name) {
+                guard let seconds = Double(text), seconds.isFinite, seconds > 0, seconds <= 86_400 else {
+                    throw ConfigurationError(variable: name, message: "'\(text)' is not a number of seconds in (0, 86400]")
+                }
+                self[keyPath: keyPath] = .milliseconds(Int64((seconds * 1000).rounded()))
+            }
+        }
+        if let text = value("THREADS") {
+            guard let number = Int(text), (1...256).contains(number) else {
+                throw ConfigurationError(variable: "THREADS", message: "'\(text)' is not a whole number in 1...256")
+            }
+            threads = number
+        }
+        if let text = value("LOG_LEVEL") {
+            guard let level = LogLevel(name: text) else {
+                throw ConfigurationError(variable: "LOG_LEVEL", message: "'\(text)' is not one of debug, info, warning, error")
+            }
+            logLevel = level
+        }
+        // Token auth needs all three parts; a partial set is a mistake worth
+        // refusing at startup rather than silently falling back to a p12.
+        let tokenParts = [tokenKeyFile, tokenKeyID, tokenTeamID].filter { $0 != nil }.count
+        if tokenParts != 0 && tokenParts != 3 {
+            throw ConfigurationError(
+                variable: "TOKEN_AUTH_KEY_FILENAME",
+                message: "token auth needs TOKEN_AUTH_KEY_FILENAME, TOKEN_KEY_ID and TOKEN_TEAM_ID together")
+        }
+    }
+
+    /// Which credential the configuration selects, in webpush-apn-relay's
+    /// order of precedence.
+    public var credentialSource: CredentialSource {
+        if let file = tokenKeyFile, let keyID = tokenKeyID, let teamID = tokenTeamID {
+            return .token(keyFile: file, keyID: keyID, teamID: teamID)
+        }
+        if let base64 = p12Base64 { return .p12Base64(base64) }
+        return .p12File(p12File)
+    }
+}
+
+public enum CredentialSource: Sendable, Equatable {
+    case token(keyFile: String, keyID: String, teamID: String)
+    case p12Base64(String)
+    case p12File(String)
+}
+
+/// A decimal port in 1...65535, digits only.
+func parsePort(_ text: Substring) -> UInt16? {
+    guard !text.isEmpty, text.count <= 5, text.allSatisfy({ $0.isASCII && $0.isNumber }),
+          let value = Int(text), (1...65535).contains(value) else { return nil }
+    return UInt16(value)
+}

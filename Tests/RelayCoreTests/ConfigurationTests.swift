@@ -1,0 +1,128 @@
+import Testing
+@testable import RelayCore
+
+@Suite("Configuration from the environment")
+struct ConfigurationTests {
+    @Test("an empty environment gives the documented defaults")
+    func defaults() throws {
+        let configuration = try Configuration(environment: [:])
+        #expect(configuration.port == 42069)
+        #expect(configuration.bindAddress == nil)
+        #expect(configuration.p12File == "toot-relay.p12")
+        #expect(configuration.p12Password == "")
+        #expect(configuration.tlsCertificateFile == "toot-relay.crt")
+        #expect(configuration.tlsKeyFile == "toot-relay.key")
+        #expect(configuration.productionHost == HostAndPort(host: "api.push.apple.com", port: 443))
+        #expect(configuration.developmentHost == HostAndPort(host: "api.sandbox.push.apple.com", port: 443))
+        #expect(configuration.maxHeaderBytes == 16384)
+        #expect(configuration.maxBodyBytes == 8192)
+        #expect(configuration.apnsAnswerTimeout == .seconds(8))
+        #expect(configuration.keepAliveTimeout == .seconds(75))
+        #expect(configuration.maxConnections == 16384)
+        #expect(configuration.maxInFlight == 20000)
+        #expect(configuration.credentialSource == .p12File("toot-relay.p12"))
+        #expect(configuration.logLevel == .info)
+    }
+
+    @Test("every documented variable is applied", arguments: [
+        ("PORT", "8080"), ("BIND", "127.0.0.1"), ("CRT_FILENAME", "a.crt"), ("KEY_FILENAME", "a.key"),
+        ("P12_FILENAME", "a.p12"), ("P12_PASSWORD", "pw"), ("TOPIC", "org.example.app"),
+        ("CA_FILENAME", "roots.pem"), ("APNS_PRODUCTION_HOST", "127.0.0.1:8443"),
+        ("APNS_DEVELOPMENT_HOST", "[::1]:9443"), ("MAX_HEADER_BYTES", "4096"), ("MAX_BODY_BYTES", "4096"),
+        ("HEADER_TIMEOUT", "2.5"), ("BODY_TIMEOUT", "3"), ("KEEPALIVE_TIMEOUT", "30"),
+        ("MAX_CONNECTIONS", "100"), ("MAX_IN_FLIGHT", "50"), ("APNS_CONNECT_TIMEOUT", "1"),
+        ("APNS_TIMEOUT", "0.5"), ("APNS_PING_INTERVAL", "20"), ("APNS_PING_TIMEOUT", "2"),
+        ("APNS_MAX_CONNECTIONS", "2"), ("SHUTDOWN_GRACE", "4"), ("THREADS", "3"), ("LOG_LEVEL", "debug"),
+    ])
+    func appliesVariable(name: String, value: String) throws {
+        let defaults = try Configuration(environment: [:])
+        let configured = try Configuration(environment: [name: value])
+        #expect(configured != defaults, "\(name)=\(value) changed nothing")
+    }
+
+    @Test("values land in the right fields")
+    func values() throws {
+        let configuration = try Configuration(environment: [
+            "PORT": "8080", "APNS_DEVELOPMENT_HOST": "[::1]:9443", "APNS_TIMEOUT": "0.5",
+            "THREADS": "3", "LOG_LEVEL": "WARN", "APNS_PRODUCTION_HOST": "localhost",
+        ])
+        #expect(configuration.port == 8080)
+        #expect(configuration.developmentHost == HostAndPort(host: "::1", port: 9443))
+        #expect(configuration.productionHost == HostAndPort(host: "localhost", port: 443))
+        #expect(configuration.apnsAnswerTimeout == .milliseconds(500))
+        #expect(configuration.threads == 3)
+        #expect(configuration.logLevel == .warning)
+    }
+
+    @Test("every variable in the table has a flag named after it")
+    func variableTable() {
+        let names = Configuration.variables.map(\.name)
+        #expect(Set(names).count == names.count)
+        #expect(Configuration.variables.first { $0.name == "P12_FILENAME" }?.flag == "--p12-filename")
+        #expect(Configuration.variables.first { $0.name == "PORT" }?.flag == "--port")
+    }
+
+    @Test("bad values are refused with the variable named", arguments: [
+        ("PORT", "0"), ("PORT", "65536"), ("PORT", "80a"), ("PORT", "-1"), ("PORT", " 80"),
+        ("APNS_PRODUCTION_HOST", "host:port"), ("APNS_PRODUCTION_HOST", "[::1"), ("APNS_PRODUCTION_HOST", "a b"),
+        ("APNS_DEVELOPMENT_HOST", "host:99999"), ("MAX_BODY_BYTES", "10"), ("MAX_IN_FLIGHT", "many"),
+        ("APNS_TIMEOUT", "0"), ("APNS_TIMEOUT", "-3"), ("APNS_TIMEOUT", "nan"), ("THREADS", "0"),
+        ("LOG_LEVEL", "loud"),
+    ])
+    func refusesBadValue(name: String, value: String) {
+        #expect {
+            try Configuration(environment: [name: value])
+        } throws: { error in
+            (error as? ConfigurationError)?.variable == name
+        }
+    }
+
+    @Test("empty values count as unset, as in the Go relay")
+    func emptyIsUnset() throws {
+        let configuration = try Configuration(environment: ["PORT": "", "TOPIC": "", "P12_BASE64": ""])
+        #expect(configuration.port == 42069)
+        #expect(configuration.topic == nil)
+        #expect(configuration.credentialSource == .p12File("toot-relay.p12"))
+    }
+
+    @Test("token auth wins over P12_BASE64, which wins over P12_FILENAME")
+    func credentialPrecedence() throws {
+        let all = try Configuration(environment: [
+            "TOKEN_AUTH_KEY_FILENAME": "k.p8", "TOKEN_KEY_ID": "ABC123", "TOKEN_TEAM_ID": "TEAM",
+            "P12_BASE64": "AAAA", "P12_FILENAME": "x.p12",
+        ])
+        #expect(all.credentialSource == .token(keyFile: "k.p8", keyID: "ABC123", teamID: "TEAM"))
+        let base64 = try Configuration(environment: ["P12_BASE64": "AAAA", "P12_FILENAME": "x.p12"])
+        #expect(base64.credentialSource == .p12Base64("AAAA"))
+        let file = try Configuration(environment: ["P12_FILENAME": "x.p12"])
+        #expect(file.credentialSource == .p12File("x.p12"))
+    }
+
+    @Test("a partial token configuration is refused rather than ignored")
+    func partialToken() {
+        #expect(throws: ConfigurationError.self) {
+            try Configuration(environment: ["TOKEN_AUTH_KEY_FILENAME": "k.p8"])
+        }
+    }
+
+    @Test("the topic comes from TOPIC, else the certificate UID, else cx.c3.toot")
+    func topic() throws {
+        var configuration = try Configuration(environment: [:])
+        #expect(configuration.effectiveTopic(certificateUID: nil) == "cx.c3.toot")
+        #expect(configuration.effectiveTopic(certificateUID: "org.example.app") == "org.example.app")
+        configuration.topic = "com.override"
+        #expect(configuration.effectiveTopic(certificateUID: "org.example.app") == "com.override")
+    }
+
+    @Test("host and port parse like a URL authority", arguments: [
+        ("example.com", HostAndPort(host: "example.com", port: 443)),
+        ("example.com:8443", HostAndPort(host: "example.com", port: 8443)),
+        ("127.0.0.1:1", HostAndPort(host: "127.0.0.1", port: 1)),
+        ("[::1]", HostAndPort(host: "::1", port: 443)),
+        ("[::1]:2197", HostAndPort(host: "::1", port: 2197)),
+    ])
+    func hostAndPort(text: String, expected: HostAndPort) {
+        #expect(HostAndPort(parsing: text) == expected)
+        #expect(HostAndPort(parsing: expected.description) == expected)
+    }
+}
