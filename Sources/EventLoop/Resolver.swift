@@ -37,7 +37,7 @@ public enum Resolver {
     }
 
     /// RFC 1123 §2.1 host name syntax (one trailing dot allowed).
-    static func isValidHostName(_ host: String) -> Bool {
+    public static func isValidHostName(_ host: String) -> Bool {
         var bytes = Array(host.utf8)
         if bytes.last == UInt8(ascii: ".") { bytes.removeLast() }
         guard !bytes.isEmpty, bytes.count <= 253 else { return false }
