@@ -186,6 +186,7 @@ public final class EventLoop: @unchecked Sendable {
         if index >= registrations.count {
             registrations.append(contentsOf: repeatElement(nil, count: max(index + 1 - registrations.count, registrations.count)))
         }
+        if registrations[index] == nil { registeredCount += 1 }
         registrations[index] = Registration(handler: handler, generation: generation, interest: interest)
     }
 
@@ -213,14 +214,13 @@ public final class EventLoop: @unchecked Sendable {
     public func deregister(_ fd: Int32) {
         guard fd >= 0, Int(fd) < registrations.count, registrations[Int(fd)] != nil else { return }
         registrations[Int(fd)] = nil
+        registeredCount -= 1
         // ENOENT/EBADF when the fd was already closed: nothing left to remove.
         _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil)
     }
 
     /// Number of registered descriptors (the wake-up eventfd excluded).
-    public var registeredCount: Int {
-        registrations.reduce(0) { $0 + ($1 == nil ? 0 : 1) }
-    }
+    public private(set) var registeredCount = 0
 
     @inline(__always)
     private static func token(fd: Int32, generation: UInt32) -> UInt64 {
