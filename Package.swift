@@ -21,8 +21,10 @@ let package = Package(
         // Pure Swift, no I/O: z85, HTTP/1 parser, Web Push parsing,
         // APNs request building, status mapping.
         .target(name: "RelayCore"),
+        // Linux headers Glibc does not import (epoll, eventfd, signalfd).
+        .systemLibrary(name: "CEventLoop"),
         // epoll, timers, eventfd, POSIX sockets.
-        .target(name: "EventLoop"),
+        .target(name: "EventLoop", dependencies: ["CEventLoop"]),
         // OpenSSL: contexts, non-blocking TLS stream, credentials, ES256.
         .target(name: "TLS", dependencies: ["COpenSSL"]),
         // nghttp2 sessions, bytes in and bytes out.

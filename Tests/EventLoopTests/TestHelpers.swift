@@ -1,0 +1,194 @@
+import EventLoop
+import Glibc
+import Synchronization
+import Testing
+
+struct TimedOut: Error, CustomStringConvertible {
+    var description: String { "the loop did not finish in time" }
+}
+
+/// A one-shot value handed from a loop thread to the awaiting test.
+final class Promise<Value: Sendable>: Sendable {
+    private struct State {
+        var done = false
+        var value: Value?
+        var continuation: CheckedContinuation<Value?, Never>?
+    }
+
+    private let state = Mutex(State())
+
+    func succeed(_ value: Value) { resolve(value) }
+    func timeOut() { resolve(nil) }
+
+    private func resolve(_ value: Value?) {
+        let continuation = state.withLock { state -> CheckedContinuation<Value?, Never>? in
+            guard !state.done else { return nil }
+            state.done = true
+            state.value = value
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        continuation?.resume(returning: value)
+    }
+
+    /// The value, or nil when it timed out.
+    func wait() async -> Value? {
+        await withCheckedContinuation { continuation in
+            let finished = state.withLock { state -> (Bool, Value?) in
+                if state.done { return (true, state.value) }
+                state.continuation = continuation
+                return (false, nil)
+            }
+            if finished.0 { continuation.resume(returning: finished.1) }
+        }
+    }
+}
+
+/// Runs `body` on `loop`'s thread and waits for it to fulfil the promise,
+/// failing after `timeout` (measured on the loop) so no test can hang.
+func onLoop<Value: Sendable>(_ loop: EventLoop, timeout: Duration = .seconds(20),
+                             _ body: @escaping @Sendable (Promise<Value>) throws -> Void) async throws -> Value {
+    let promise = Promise<Value>()
+    let failure = Mutex<(any Error)?>(nil)
+    loop.execute {
+        loop.schedule(after: timeout) { promise.timeOut() }
+        do {
+            try body(promise)
+        } catch {
+            failure.withLock { $0 = error }
+            promise.timeOut()
+        }
+    }
+    let value = await promise.wait()
+    if let error = failure.withLock({ $0 }) { throw error }
+    guard let value else { throw TimedOut() }
+    return value
+}
+
+/// Runs `body` with a fresh loop thread, stopped and joined afterwards.
+func withLoopThread<Result>(_ body: (EventLoop) async throws -> Result) async throws -> Result {
+    let thread = try EventLoopThread(name: "test-loop")
+    defer { thread.stopAndJoin() }
+    return try await body(thread.loop)
+}
+
+/// A connected pair of non-blocking AF_UNIX stream sockets.
+func makeSocketPair() throws -> (Socket, Socket) {
+    var fds: [Int32] = [0, 0]
+    let result = socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds)
+    guard result == 0 else { throw SocketError(.socket, errno: errno) }
+    return (Socket(adopting: fds[0]), Socket(adopting: fds[1]))
+}
+
+/// Deterministic pseudo-random bytes (xorshift), so failures reproduce.
+func patternBytes(count: Int, seed: UInt64) -> [UInt8] {
+    var state = seed | 1
+    var bytes = [UInt8](repeating: 0, count: count)
+    for index in 0..<count {
+        state ^= state << 13
+        state ^= state >> 7
+        state ^= state << 17
+        bytes[index] = UInt8(truncatingIfNeeded: state)
+    }
+    return bytes
+}
+
+/// Echo server for tests: accepts on `listener`, echoes every byte back,
+/// pausing reads while more than `highWater` bytes wait to be written
+/// (back-pressure), and closes after the peer's end-of-file once flushed.
+final class EchoServer: IOHandler {
+    let loop: EventLoop
+    let listener: Socket
+    let highWater: Int
+    private(set) var accepted = 0
+    /// Times a connection stopped reading because its output was above `highWater`.
+    var pauses = 0
+    private(set) var connections: [Int32: EchoConnection] = [:]
+
+    let sendBufferSize: Int32?
+
+    init(loop: EventLoop, listener: Socket, highWater: Int = 256 * 1024, sendBufferSize: Int32? = nil) throws {
+        self.sendBufferSize = sendBufferSize
+        self.loop = loop
+        self.listener = listener
+        self.highWater = highWater
+        try loop.register(listener.fileDescriptor, interest: .readable, handler: self)
+    }
+
+    func handleIO(_ events: IOEvents) {
+        // Bounded batch per wake-up; level-triggered readiness brings us back.
+        for _ in 0..<256 {
+            guard let socket = try? listener.accept() else { return }
+            accepted += 1
+            if let sendBufferSize { try? socket.setSendBufferSize(sendBufferSize) }
+            let connection = EchoConnection(server: self, socket: socket)
+            connections[socket.fileDescriptor] = connection
+            try? loop.register(socket.fileDescriptor, interest: .readable, handler: connection)
+        }
+    }
+
+    func closed(_ connection: EchoConnection, fd: Int32) {
+        connections[fd] = nil
+    }
+
+    func shutdown() {
+        loop.deregister(listener.fileDescriptor)
+        listener.close()
+        for (fd, connection) in connections {
+            loop.deregister(fd)
+            connection.socket.close()
+        }
+        connections = [:]
+    }
+}
+
+final class EchoConnection: IOHandler {
+    unowned let server: EchoServer
+    let socket: Socket
+    private var output = OutputQueue()
+    private var peerFinished = false
+    private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
+
+    init(server: EchoServer, socket: Socket) {
+        self.server = server
+        self.socket = socket
+    }
+
+    func handleIO(_ events: IOEvents) {
+        if events.contains(.writable) || !output.isEmpty {
+            if case .failed = output.write(to: socket) { return finish() }
+        }
+        if events.contains(.readable) && output.count <= server.highWater && !peerFinished {
+            let result = scratch.withUnsafeMutableBytes { socket.read(into: $0) }
+            switch result {
+            case .bytes(let count):
+                output.append(Array(scratch[0..<count]))
+                if case .failed = output.write(to: socket) { return finish() }
+            case .wouldBlock:
+                break
+            case .endOfFile:
+                peerFinished = true
+            case .failed:
+                return finish()
+            }
+        } else if events.contains(.hangup) || events.contains(.error) {
+            return finish()
+        }
+        if peerFinished && output.isEmpty { return finish() }
+        var interest: IOEvents = []
+        if !output.isEmpty { interest.insert(.writable) }
+        if output.count <= server.highWater && !peerFinished {
+            interest.insert(.readable)
+        } else if !peerFinished {
+            server.pauses += 1
+        }
+        server.loop.setInterest(socket.fileDescriptor, interest)
+    }
+
+    private func finish() {
+        let fd = socket.fileDescriptor
+        server.loop.deregister(fd)
+        socket.close()
+        server.closed(self, fd: fd)
+    }
+}
