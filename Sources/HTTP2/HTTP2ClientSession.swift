@@ -1,8 +1,9 @@
 /// Receives what happens on an `HTTP2ClientSession`.
 ///
-/// Every callback runs synchronously inside `receive(_:)` or
-/// `drainOutput(into:)` (a stream whose RST_STREAM we send, or a queued request
-/// nghttp2 refuses, closes while output is serialized), on the caller's thread.
+/// Every callback runs synchronously on the caller's thread, inside
+/// `receive(_:)` (all kinds), `drainOutput` (a stream whose RST_STREAM we send,
+/// or a queued request nghttp2 refuses, closes while output is serialized), or
+/// `submitRSTStream` (a request still queued closes at once).
 /// From inside a callback the delegate may submit new requests, resets, pings
 /// or GOAWAY; it must not call `receive` or `drainOutput` (they refuse), and it
 /// must not touch the buffer passed to `drainOutput(into:)`.
