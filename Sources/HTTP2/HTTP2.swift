@@ -1,1 +1,0 @@
-// Module HTTP2: replaced by its implementation.

@@ -1,0 +1,469 @@
+// The only file that touches nghttp2 pointers. Everything nghttp2 allocates
+// has an owner here that frees it in `deinit`; callbacks recover their Swift
+// object from `user_data` with `Unmanaged` and translate C frames into the
+// Swift events of `NGHTTP2EventHandler`.
+//
+// nghttp2 1.52 only: `nghttp2_session_mem_recv` / `nghttp2_session_mem_send`
+// and the ssize_t callbacks (the `*2` / nghttp2_ssize API is newer).
+import CNGHTTP2
+
+// MARK: - Events handed to the client and server sessions
+
+/// A received frame, as far as the sessions above care.
+enum ReceivedFrame {
+    /// A complete header block (HEADERS + CONTINUATION) for `streamID`.
+    case headers(streamID: Int32, endStream: Bool)
+    /// A complete DATA frame; its bytes were already handed out as chunks.
+    case data(streamID: Int32, endStream: Bool)
+    /// A SETTINGS frame (not an ACK), already applied by nghttp2.
+    case settings
+    case pingAck(payload: UInt64)
+    case goAway(lastStreamID: Int32, errorCode: HTTP2ErrorCode, debugData: String)
+}
+
+/// Receives what nghttp2 reports during `receive` and `drain`.
+protocol NGHTTP2EventHandler: AnyObject {
+    /// A header block begins; `opensStream` is true for a request that opens a stream (server side).
+    func beginHeaders(streamID: Int32, opensStream: Bool)
+    func header(streamID: Int32, name: String, value: String)
+    /// Valid only during the call.
+    func dataChunk(streamID: Int32, bytes: UnsafeRawBufferPointer)
+    func frameReceived(_ frame: ReceivedFrame)
+    /// Called by nghttp2 exactly once for every stream it opened.
+    func streamClosed(streamID: Int32, errorCode: HTTP2ErrorCode)
+}
+
+/// SETTINGS parameters we send (RFC 9113 §6.5.2).
+enum SettingID {
+    case enablePush
+    case maxConcurrentStreams
+    case initialWindowSize
+    case maxHeaderListSize
+
+    fileprivate var raw: Int32 {
+        switch self {
+        case .enablePush: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue)
+        case .maxConcurrentStreams: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue)
+        case .initialWindowSize: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue)
+        case .maxHeaderListSize: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue)
+        }
+    }
+}
+
+extension HTTP2Error {
+    /// An nghttp2 library error with its own text (`nghttp2_strerror`).
+    static func library(_ code: Int32) -> HTTP2Error {
+        .library(code: code, message: String(cString: nghttp2_strerror(code)))
+    }
+}
+
+/// Version string of the nghttp2 library actually linked.
+func linkedNGHTTP2Version() -> String {
+    guard let info = nghttp2_version(0) else { return "unknown" }
+    return String(cString: info.pointee.version_str)
+}
+
+// MARK: - Owners of nghttp2 resources
+
+/// Owns an `nghttp2_session_callbacks`; nghttp2 copies it into each session.
+private final class NGHTTP2Callbacks {
+    let pointer: OpaquePointer
+
+    init() throws(HTTP2Error) {
+        var created: OpaquePointer?
+        let result = nghttp2_session_callbacks_new(&created)
+        guard result == 0, let created else { throw .library(result) }
+        pointer = created
+        nghttp2_session_callbacks_set_on_begin_headers_callback(created, onBeginHeaders)
+        nghttp2_session_callbacks_set_on_header_callback(created, onHeader)
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(created, onDataChunkRecv)
+        nghttp2_session_callbacks_set_on_frame_recv_callback(created, onFrameRecv)
+        nghttp2_session_callbacks_set_on_frame_send_callback(created, onFrameSend)
+        nghttp2_session_callbacks_set_on_stream_close_callback(created, onStreamClose)
+    }
+
+    deinit { nghttp2_session_callbacks_del(pointer) }
+}
+
+/// Owns an `nghttp2_option`; nghttp2 copies it into each session.
+private final class NGHTTP2Options {
+    let pointer: OpaquePointer
+
+    init() throws(HTTP2Error) {
+        var created: OpaquePointer?
+        let result = nghttp2_option_new(&created)
+        guard result == 0, let created else { throw .library(result) }
+        pointer = created
+    }
+
+    deinit { nghttp2_option_del(pointer) }
+}
+
+/// A request or response body that nghttp2 copies into DATA frames on demand.
+private struct OutgoingBody {
+    let bytes: [UInt8]
+    var offset = 0
+}
+
+// MARK: - The session
+
+/// One nghttp2 session (client or server) driven purely by memory: bytes in
+/// through `receive`, bytes out through `drain`. Not thread-safe: one owner,
+/// one thread.
+final class NGHTTP2Session {
+    enum Role { case client, server }
+
+    weak var handler: (any NGHTTP2EventHandler)?
+
+    private let session: OpaquePointer
+    /// Bodies of streams we submitted, keyed by stream id, until their last
+    /// byte was copied or the stream closed.
+    private var outgoingBodies: [Int32: OutgoingBody] = [:]
+    /// Bytes serialized during `receive` (see there) not yet handed out.
+    private var pendingOutput: [UInt8] = []
+    /// Guards against `receive`/`drain` being re-entered from a callback,
+    /// which nghttp2 does not allow.
+    private var insideLibraryCall = false
+    /// GOAWAY frames we submitted and nghttp2 has not sent yet; a GOAWAY sent
+    /// while this is zero was queued by nghttp2 itself for a connection error.
+    private var submittedGoAways = 0
+    private var libraryTermination: (errorCode: HTTP2ErrorCode, reason: String)?
+    /// Set once the session is unusable; every later call fails with `.sessionClosed`.
+    private(set) var failure: HTTP2Error?
+
+    init(role: Role, settings: [(SettingID, UInt32)], keepClosedStreams: Bool = true) throws(HTTP2Error) {
+        let callbacks = try NGHTTP2Callbacks()
+        let options = try NGHTTP2Options()
+        if !keepClosedStreams {
+            // Closed streams are only kept for RFC 7540 priorities, which we
+            // do not use; dropping them bounds a server's memory.
+            nghttp2_option_set_no_closed_streams(options.pointer, 1)
+        }
+        var created: OpaquePointer?
+        let result = switch role {
+        case .client: nghttp2_session_client_new2(&created, callbacks.pointer, nil, options.pointer)
+        case .server: nghttp2_session_server_new2(&created, callbacks.pointer, nil, options.pointer)
+        }
+        guard result == 0, let created else { throw .library(result) }
+        session = created
+        // `self` is complete only now; nghttp2 calls back only from inside
+        // mem_recv/mem_send, which run while this object is alive.
+        nghttp2_session_set_user_data(created, Unmanaged.passUnretained(self).toOpaque())
+        try submitSettings(settings)
+    }
+
+    deinit { nghttp2_session_del(session) }
+
+    // MARK: Input and output
+
+    /// Feeds received bytes to nghttp2. Callbacks run synchronously inside.
+    ///
+    /// Afterwards everything the input provoked is serialized at once (into
+    /// `pendingOutput`, handed out by `drain`), because nghttp2 reports most
+    /// connection errors only by queueing a GOAWAY: serializing it here lets
+    /// this call throw instead of the error surfacing later or never.
+    func receive(_ bytes: UnsafeRawBufferPointer) throws(HTTP2Error) {
+        guard failure == nil else { throw .sessionClosed }
+        guard !insideLibraryCall else { throw .invalidUse("receive called from inside a session callback") }
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        insideLibraryCall = true
+        let result = nghttp2_session_mem_recv(session, base.assumingMemoryBound(to: UInt8.self), bytes.count)
+        insideLibraryCall = false
+        if result < 0 {
+            let error = HTTP2Error.library(Int32(truncatingIfNeeded: result))
+            failure = error
+            throw error
+        }
+        serialize { self.pendingOutput.append(contentsOf: $0) }
+        if let failure { throw failure }
+    }
+
+    /// Appends every pending output byte to `buffer`. Callbacks (stream
+    /// closes) may run inside; they must not touch `buffer`. Does nothing when
+    /// called from inside a callback.
+    func drain(into buffer: inout [UInt8]) {
+        guard !insideLibraryCall else { return }
+        if !pendingOutput.isEmpty {
+            if buffer.isEmpty {
+                swap(&buffer, &pendingOutput)
+            } else {
+                buffer.append(contentsOf: pendingOutput)
+                pendingOutput.removeAll(keepingCapacity: true)
+            }
+        }
+        serialize { buffer.append(contentsOf: $0) }
+    }
+
+    /// Runs `nghttp2_session_mem_send` until it has nothing more, handing each
+    /// chunk (valid only during the call) to `sink`.
+    private func serialize(_ sink: (UnsafeRawBufferPointer) -> Void) {
+        guard failure == nil, !insideLibraryCall else { return }
+        insideLibraryCall = true
+        defer { insideLibraryCall = false }
+        while nghttp2_session_want_write(session) != 0 {
+            var chunk: UnsafePointer<UInt8>?
+            let count = nghttp2_session_mem_send(session, &chunk)
+            if count < 0 {
+                failure = .library(Int32(truncatingIfNeeded: count))
+                return
+            }
+            guard count > 0, let chunk else { break }
+            sink(UnsafeRawBufferPointer(start: chunk, count: count))
+        }
+        if let termination = libraryTermination, failure == nil {
+            failure = .connectionError(errorCode: termination.errorCode, reason: termination.reason)
+        }
+    }
+
+    var hasPendingOutput: Bool {
+        !pendingOutput.isEmpty || (failure == nil && nghttp2_session_want_write(session) != 0)
+    }
+
+    var wantsRead: Bool { failure == nil && nghttp2_session_want_read(session) != 0 }
+
+    // MARK: Submissions
+
+    /// Queues a request; returns its stream id.
+    func submitRequest(_ headers: HeaderBlock, body: [UInt8]) throws(HTTP2Error) -> Int32 {
+        guard failure == nil else { throw .sessionClosed }
+        guard nghttp2_session_check_request_allowed(session) != 0 else { throw .newStreamsNotAllowed }
+        let result = withNameValues(headers) { fields, count in
+            if body.isEmpty {
+                return nghttp2_submit_request(session, nil, fields, count, nil, nil)
+            }
+            var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: onDataSourceRead)
+            return nghttp2_submit_request(session, nil, fields, count, &provider, nil)
+        }
+        guard result > 0 else { throw .library(result) }
+        if !body.isEmpty { outgoingBodies[result] = OutgoingBody(bytes: body) }
+        return result
+    }
+
+    /// Queues the response on `streamID`.
+    func submitResponse(streamID: Int32, headers: HeaderBlock, body: [UInt8]) throws(HTTP2Error) {
+        guard failure == nil else { throw .sessionClosed }
+        let result = withNameValues(headers) { fields, count in
+            if body.isEmpty {
+                return nghttp2_submit_response(session, streamID, fields, count, nil)
+            }
+            var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: onDataSourceRead)
+            return nghttp2_submit_response(session, streamID, fields, count, &provider)
+        }
+        guard result == 0 else { throw .library(result) }
+        if !body.isEmpty { outgoingBodies[streamID] = OutgoingBody(bytes: body) }
+    }
+
+    func submitRSTStream(streamID: Int32, errorCode: HTTP2ErrorCode) throws(HTTP2Error) {
+        guard failure == nil else { throw .sessionClosed }
+        let result = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, errorCode.rawValue)
+        guard result == 0 else { throw .library(result) }
+    }
+
+    func submitPing(payload: UInt64) throws(HTTP2Error) {
+        guard failure == nil else { throw .sessionClosed }
+        let result = withUnsafeBytes(of: payload.bigEndian) { opaque in
+            nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
+                                opaque.baseAddress?.assumingMemoryBound(to: UInt8.self))
+        }
+        guard result == 0 else { throw .library(result) }
+    }
+
+    func submitGoAway(lastStreamID: Int32, errorCode: HTTP2ErrorCode, debugData: String) throws(HTTP2Error) {
+        guard failure == nil else { throw .sessionClosed }
+        var debug = Array(debugData.utf8)
+        let result = debug.withUnsafeMutableBufferPointer { bytes in
+            nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), lastStreamID,
+                                  errorCode.rawValue, bytes.baseAddress, bytes.count)
+        }
+        guard result == 0 else { throw .library(result) }
+        submittedGoAways += 1
+    }
+
+    /// GOAWAY with last-stream-id 2^31-1 (RFC 9113 §6.8 graceful shutdown);
+    /// server only.
+    func submitShutdownNotice() throws(HTTP2Error) {
+        guard failure == nil else { throw .sessionClosed }
+        let result = nghttp2_submit_shutdown_notice(session)
+        guard result == 0 else { throw .library(result) }
+        submittedGoAways += 1
+    }
+
+    /// GOAWAY with the last processed stream id, then nothing more is sent or read.
+    func terminate(errorCode: HTTP2ErrorCode) throws(HTTP2Error) {
+        guard failure == nil else { throw .sessionClosed }
+        let result = nghttp2_session_terminate_session(session, errorCode.rawValue)
+        guard result == 0 else { throw .library(result) }
+        submittedGoAways += 1
+    }
+
+    func submitSettings(_ settings: [(SettingID, UInt32)]) throws(HTTP2Error) {
+        guard failure == nil else { throw .sessionClosed }
+        var entries = settings.map { nghttp2_settings_entry(settings_id: $0.0.raw, value: $0.1) }
+        let result = entries.withUnsafeMutableBufferPointer { buffer in
+            nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), buffer.baseAddress, buffer.count)
+        }
+        guard result == 0 else { throw .library(result) }
+    }
+
+    // MARK: State
+
+    var remoteMaxConcurrentStreams: UInt32 {
+        nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS)
+    }
+
+    /// Largest peer-initiated stream id nghttp2 has processed (0 for a client).
+    var lastProcessedStreamID: Int32 { nghttp2_session_get_last_proc_stream_id(session) }
+
+    /// Whether nghttp2 has an open stream object for `streamID` (a client's
+    /// request still queued behind the concurrency limit has none yet).
+    func streamIsOpen(_ streamID: Int32) -> Bool {
+        nghttp2_session_find_stream(session, streamID) != nil
+    }
+
+    /// Drops a body nghttp2 will never read (its stream is refused or cancelled).
+    func discardBody(streamID: Int32) {
+        outgoingBodies.removeValue(forKey: streamID)
+    }
+
+    // MARK: Callback bodies
+
+    fileprivate func readBody(streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, capacity: Int,
+                              flags: UnsafeMutablePointer<UInt32>) -> Int {
+        guard let index = outgoingBodies.index(forKey: streamID) else {
+            // No body for this stream: reset it (INTERNAL_ERROR) rather than
+            // sending a truncated message.
+            return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
+        }
+        let body = outgoingBodies.values[index]
+        let count = min(capacity, body.bytes.count - body.offset)
+        body.bytes.withUnsafeBytes { source in
+            guard let start = source.baseAddress, count > 0 else { return }
+            buffer.update(from: (start + body.offset).assumingMemoryBound(to: UInt8.self), count: count)
+        }
+        if body.offset + count == body.bytes.count {
+            flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
+            outgoingBodies.remove(at: index)
+        } else {
+            outgoingBodies.values[index].offset += count
+        }
+        return count
+    }
+
+    fileprivate func frameSent(type: UInt8, errorCode: UInt32, debugData: String) {
+        guard type == UInt8(NGHTTP2_GOAWAY.rawValue) else { return }
+        if submittedGoAways > 0 {
+            submittedGoAways -= 1
+        } else if libraryTermination == nil {
+            libraryTermination = (HTTP2ErrorCode(rawValue: errorCode), debugData)
+        }
+    }
+
+    fileprivate func streamClosed(streamID: Int32, errorCode: UInt32) {
+        outgoingBodies.removeValue(forKey: streamID)
+        handler?.streamClosed(streamID: streamID, errorCode: HTTP2ErrorCode(rawValue: errorCode))
+    }
+
+    /// Builds the `nghttp2_nv` array for `headers` on the stack; nghttp2 copies
+    /// names and values during the submit call.
+    private func withNameValues(_ headers: HeaderBlock,
+                                _ body: (UnsafePointer<nghttp2_nv>, Int) -> Int32) -> Int32 {
+        let fields = headers.fields
+        return headers.bytes.withUnsafeBufferPointer { bytes -> Int32 in
+            guard let base = bytes.baseAddress else { return Int32(NGHTTP2_ERR_INVALID_ARGUMENT.rawValue) }
+            let mutableBase = UnsafeMutablePointer(mutating: base)
+            return withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: fields.count) { nvs -> Int32 in
+                guard let nvBase = nvs.baseAddress else { return Int32(NGHTTP2_ERR_INVALID_ARGUMENT.rawValue) }
+                for (index, field) in fields.enumerated() {
+                    (nvBase + index).initialize(to: nghttp2_nv(
+                        name: mutableBase + field.nameStart, value: mutableBase + field.valueStart,
+                        namelen: field.nameCount, valuelen: field.valueCount,
+                        flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
+                }
+                defer { nvBase.deinitialize(count: fields.count) }
+                return body(nvBase, fields.count)
+            }
+        }
+    }
+}
+
+// MARK: - C trampolines
+
+private func owner(_ userData: UnsafeMutableRawPointer?) -> NGHTTP2Session? {
+    guard let userData else { return nil }
+    return Unmanaged<NGHTTP2Session>.fromOpaque(userData).takeUnretainedValue()
+}
+
+private func text(_ pointer: UnsafePointer<UInt8>?, _ count: Int) -> String {
+    guard let pointer, count > 0 else { return "" }
+    return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+}
+
+private let onBeginHeaders: nghttp2_on_begin_headers_callback = { _, frame, userData in
+    guard let frame, let session = owner(userData),
+          frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
+    session.handler?.beginHeaders(streamID: frame.pointee.hd.stream_id,
+                                  opensStream: frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST)
+    return 0
+}
+
+private let onHeader: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, userData in
+    guard let frame, let session = owner(userData) else { return 0 }
+    session.handler?.header(streamID: frame.pointee.hd.stream_id,
+                            name: text(name, nameLength), value: text(value, valueLength))
+    return 0
+}
+
+private let onDataChunkRecv: nghttp2_on_data_chunk_recv_callback = { _, _, streamID, data, length, userData in
+    guard let session = owner(userData) else { return 0 }
+    session.handler?.dataChunk(streamID: streamID, bytes: UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : length))
+    return 0
+}
+
+private let onFrameRecv: nghttp2_on_frame_recv_callback = { _, frame, userData in
+    guard let frame, let session = owner(userData), let handler = session.handler else { return 0 }
+    let header = frame.pointee.hd
+    let endStream = header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
+    let isAck = header.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) != 0
+    switch UInt32(header.type) {
+    case NGHTTP2_HEADERS.rawValue:
+        handler.frameReceived(.headers(streamID: header.stream_id, endStream: endStream))
+    case NGHTTP2_DATA.rawValue:
+        handler.frameReceived(.data(streamID: header.stream_id, endStream: endStream))
+    case NGHTTP2_SETTINGS.rawValue where !isAck:
+        handler.frameReceived(.settings)
+    case NGHTTP2_PING.rawValue where isAck:
+        let payload = withUnsafeBytes(of: frame.pointee.ping.opaque_data) { bytes in
+            bytes.reduce(UInt64(0)) { ($0 << 8) | UInt64($1) }
+        }
+        handler.frameReceived(.pingAck(payload: payload))
+    case NGHTTP2_GOAWAY.rawValue:
+        let goAway = frame.pointee.goaway
+        handler.frameReceived(.goAway(lastStreamID: goAway.last_stream_id,
+                                      errorCode: HTTP2ErrorCode(rawValue: goAway.error_code),
+                                      debugData: text(goAway.opaque_data, goAway.opaque_data_len)))
+    default:
+        break
+    }
+    return 0
+}
+
+private let onFrameSend: nghttp2_on_frame_send_callback = { _, frame, userData in
+    guard let frame, let session = owner(userData) else { return 0 }
+    let isGoAway = frame.pointee.hd.type == UInt8(NGHTTP2_GOAWAY.rawValue)
+    session.frameSent(type: frame.pointee.hd.type,
+                      errorCode: isGoAway ? frame.pointee.goaway.error_code : 0,
+                      debugData: isGoAway ? text(frame.pointee.goaway.opaque_data, frame.pointee.goaway.opaque_data_len) : "")
+    return 0
+}
+
+private let onStreamClose: nghttp2_on_stream_close_callback = { _, streamID, errorCode, userData in
+    owner(userData)?.streamClosed(streamID: streamID, errorCode: errorCode)
+    return 0
+}
+
+private let onDataSourceRead: nghttp2_data_source_read_callback = { _, streamID, buffer, length, flags, _, userData in
+    guard let buffer, let flags, let session = owner(userData) else {
+        return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue)
+    }
+    return session.readBody(streamID: streamID, into: buffer, capacity: length, flags: flags)
+}
