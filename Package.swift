@@ -6,7 +6,13 @@ import PackageDescription
 // imported by exactly one Swift module (TLS for OpenSSL, HTTP2 for nghttp2).
 let package = Package(
     name: "toot-relay",
-    products: [],
+    products: [
+        .executable(name: "toot-relay", targets: ["toot-relay"]),
+        .executable(name: "apns-emulator", targets: ["apns-emulator"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
     targets: [
         .systemLibrary(
             name: "CNGHTTP2",
@@ -30,6 +36,21 @@ let package = Package(
         // nghttp2 sessions, bytes in and bytes out.
         .target(name: "HTTP2", dependencies: ["CNGHTTP2"]),
 
+        // The APNs client: credentials, JWT, connections, pools.
+        .target(name: "APNs", dependencies: ["RelayCore", "EventLoop", "TLS", "HTTP2"]),
+        // An APNs-compatible HTTP/2 server for tests, benchmarks and the demo.
+        .target(name: "APNsEmulator", dependencies: ["RelayCore", "EventLoop", "TLS", "HTTP2"]),
+        // The daemon: HTTP/1 listener, routing, wiring of it all.
+        .target(name: "Relay", dependencies: ["RelayCore", "EventLoop", "TLS", "APNs"]),
+        .executableTarget(name: "toot-relay", dependencies: [
+            "Relay", "APNs", "APNsEmulator", "RelayCore", "EventLoop", "TLS",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        .executableTarget(name: "apns-emulator", dependencies: [
+            "APNsEmulator", "EventLoop", "TLS",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
         // Shared by the test targets only: throwaway certificates and the like.
         .target(name: "TestSupport"),
 
@@ -37,6 +58,9 @@ let package = Package(
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "TestSupport"]),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2"]),
+        .testTarget(name: "APNsTests", dependencies: ["APNs", "APNsEmulator", "TestSupport"]),
+        .testTarget(name: "APNsEmulatorTests", dependencies: ["APNsEmulator", "HTTP2", "TLS", "EventLoop", "TestSupport"]),
+        .testTarget(name: "RelayTests", dependencies: ["Relay", "APNs", "APNsEmulator", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

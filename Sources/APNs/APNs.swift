@@ -1,0 +1,1 @@
+// Module APNs: replaced by its implementation.

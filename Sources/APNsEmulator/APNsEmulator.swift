@@ -1,0 +1,1 @@
+// Module APNsEmulator: replaced by its implementation.

@@ -1,0 +1,1 @@
+// Module Relay: replaced by its implementation.

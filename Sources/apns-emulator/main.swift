@@ -1,0 +1,1 @@
+// Executable apns-emulator: replaced by its implementation.

@@ -1,0 +1,1 @@
+// Executable toot-relay: replaced by its implementation.
