@@ -275,6 +275,12 @@ enum OpenSSL {
         error.library == ERR_LIB_PEM && error.reason == PEM_R_NO_START_LINE
     }
 
+    /// OpenSSL 3's decoders answer "unsupported" when the PEM holds no block
+    /// they can read as a key (a certificate, say): no key in the file.
+    private static func isNoKeyFound(_ error: QueuedError) -> Bool {
+        isNoStartLine(error) || (error.library == ERR_LIB_OSSL_DECODER && error.reason == shim_ERR_R_UNSUPPORTED())
+    }
+
     static func parsePEMIdentity(certificate certificateBytes: [UInt8], privateKey keyBytes: [UInt8]) throws(CredentialError) -> Identity {
         ERR_clear_error()
         // The certificate file: the leaf first, then any chain certificates.
@@ -308,7 +314,7 @@ enum OpenSSL {
             key = withMemoryBIO(keyBytes) { bio in PEM_read_bio_PrivateKey(bio, nil, noPassword, nil) } ?? nil
             if key == nil {
                 let errors = drainErrors()
-                failure = errors.allSatisfy(isNoStartLine)
+                failure = errors.allSatisfy(isNoKeyFound)
                     ? .noPrivateKey
                     : .invalidPEM(what: "private key", reason: errorLine(errors, fallback: "unreadable"))
             }
@@ -329,7 +335,7 @@ enum OpenSSL {
         let read = withMemoryBIO(pem) { bio in PEM_read_bio_PrivateKey(bio, nil, noPassword, nil) } ?? nil
         guard let key = read else {
             let errors = drainErrors()
-            if errors.allSatisfy(isNoStartLine) { throw .noPrivateKey }
+            if errors.allSatisfy(isNoKeyFound) { throw .noPrivateKey }
             throw .invalidPEM(what: "private key", reason: errorLine(errors, fallback: "unreadable"))
         }
         return try requireP256(key)
@@ -707,8 +713,12 @@ enum OpenSSL {
         SSL_get0_peer_certificate(connection)
     }
 
+    /// Decrypted application bytes waiting inside OpenSSL. Not SSL_has_pending:
+    /// it is also true for a partly received record, which a read cannot
+    /// complete yet (a drain loop would spin); without read-ahead the rest of
+    /// such a record is still in the kernel, where epoll sees it.
     static func hasBufferedReadData(_ connection: OpaquePointer) -> Bool {
-        SSL_pending(connection) > 0 || SSL_has_pending(connection) == 1
+        SSL_pending(connection) > 0
     }
 
     static func negotiatedProtocolVersion(_ connection: OpaquePointer) -> String {

@@ -103,8 +103,8 @@ public final class TLSConnection {
         OpenSSL.peerCertificate(connection).flatMap(OpenSSL.subjectCommonName)
     }
 
-    /// True when decrypted (or received but not yet decrypted) bytes wait
-    /// inside OpenSSL: the socket will not become readable for them, so the
-    /// caller must keep reading.
+    /// True when decrypted bytes wait inside OpenSSL (SSL_pending), e.g.
+    /// after a read into a buffer smaller than the record: the socket will
+    /// not become readable for them, so the caller must keep reading.
     public var hasBufferedReadData: Bool { OpenSSL.hasBufferedReadData(connection) }
 }

@@ -96,4 +96,5 @@ public enum TestCertificates {
 public struct TestCertificatesError: Error, CustomStringConvertible {
     public let message: String
     public var description: String { message }
+    public init(message: String) { self.message = message }
 }
