@@ -208,4 +208,13 @@ struct CredentialsTests {
         #expect(!error.description.isEmpty)
         #expect(!error.description.contains("\n"))
     }
+
+    @Test("unix seconds format as ISO 8601 UTC", arguments: [
+        (0, "1970-01-01T00:00:00Z"),
+        (1_609_459_200, "2021-01-01T00:00:00Z"),
+        (1_700_000_000, "2023-11-14T22:13:20Z"),
+    ])
+    func iso8601(seconds: Int, text: String) {
+        #expect(CredentialError.iso8601(seconds) == text)
+    }
 }
