@@ -309,6 +309,7 @@ enum OpenSSL {
                 }
             }
         }
+        if leaf == nil && failure == nil { failure = .noCertificate }  // empty input
         var key: OpaquePointer? = nil
         if failure == nil {
             key = withMemoryBIO(keyBytes) { bio in PEM_read_bio_PrivateKey(bio, nil, noPassword, nil) } ?? nil
@@ -591,6 +592,10 @@ enum OpenSSL {
         } else {
             SSL_set_connect_state(connection)
             if let serverName {
+                guard !serverName.isEmpty, !serverName.utf8.contains(0) else {
+                    SSL_free(connection)
+                    throw TLSError(.configuration, "invalid server name \"\(serverName)\"")
+                }
                 // An IP literal is checked against the certificate's IP SANs and
                 // is not sent as SNI (RFC 6066 §3 forbids literals there); a
                 // host name is both SNI and the name to verify.

@@ -64,11 +64,16 @@ public enum TestCertificates {
 
     private static let generated: Result<String, TestCertificatesError> = generate()
 
+    /// Private to this process: concurrent test processes must not mix files.
+    private static let plannedDirectory = FileManager.default.temporaryDirectory
+        .appendingPathComponent("toot-relay-test-certs-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString)")
+        .path
+
     private static func generate() -> Result<String, TestCertificatesError> {
         let script = scriptPath()
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("toot-relay-test-certs-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString)")
-            .path
+        let directory = plannedDirectory
+        // Throwaway keys do not outlive the test process.
+        atexit { try? FileManager.default.removeItem(atPath: TestCertificates.plannedDirectory) }
         do {
             let result = try Subprocess.run(["/bin/bash", script, directory])
             guard result.status == 0 else {

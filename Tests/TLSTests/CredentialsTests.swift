@@ -153,6 +153,14 @@ struct CredentialsTests {
         #expect(throws: expected) { try TLSIdentity.pem(certificate: certificateBytes, privateKey: keyBytes) }
     }
 
+    @Test("empty PEM inputs are a missing certificate or key")
+    func emptyPEM() throws {
+        let certificate = try TestCertificates.bytes(TestCertificates.clientCertificate)
+        let key = try TestCertificates.bytes(TestCertificates.clientKey)
+        #expect(throws: CredentialError.noCertificate) { try TLSIdentity.pem(certificate: [], privateKey: key) }
+        #expect(throws: CredentialError.noPrivateKey) { try TLSIdentity.pem(certificate: certificate, privateKey: []) }
+    }
+
     @Test("a damaged PEM block is invalid PEM")
     func damagedPEM() throws {
         let good = try TestCertificates.bytes(TestCertificates.clientCertificate)

@@ -476,4 +476,12 @@ struct TLSConnectionTests {
         #expect(peers.client.write(UnsafeRawBufferPointer(start: nil, count: 0)) == .bytes(0))
         #expect(peers.client.read(into: UnsafeMutableRawBufferPointer(start: nil, count: 0)) == .bytes(0))
     }
+
+    @Test("an empty server name or one with a NUL byte is refused", arguments: ["", "local\u{0}host"])
+    func invalidServerName(name: String) throws {
+        let context = try TLSContext.client(trustedRootsFile: nil, identity: nil, alpn: ["h2"])
+        let sockets = try SocketPair()
+        let error = #expect(throws: TLSError.self) { try TLSConnection(context: context, fd: sockets.client, serverName: name) }
+        #expect(error?.kind == .configuration)
+    }
 }
