@@ -27,6 +27,9 @@ static inline long shim_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version)
 }
 
 /* Module TLS: more macro shims. */
+static inline long shim_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version) {
+    return SSL_CTX_set_max_proto_version(ctx, version);
+}
 static inline long shim_SSL_CTX_set1_chain(SSL_CTX *ctx, STACK_OF(X509) *chain) {
     return SSL_CTX_set1_chain(ctx, chain);
 }

@@ -52,6 +52,13 @@ public final class TLSContext: @unchecked Sendable {
 
     deinit { OpenSSL.freeContext(context) }
 
+    /// Caps this context at TLS 1.2, before any connection is made: lets
+    /// tests exercise the TLS 1.2 handshake (client authentication fails
+    /// inside the client's handshake there, not on its first read).
+    func limitToTLS12() -> Bool {
+        OpenSSL.limitToTLS12(context)
+    }
+
     /// A client context: TLS 1.2 or later, the server's certificate verified
     /// against `trustedRootsFile` (PEM) or the system's roots when nil,
     /// `identity` presented when the server asks (APNs certificate auth), and

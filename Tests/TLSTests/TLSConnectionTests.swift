@@ -1,7 +1,7 @@
 import Glibc
 import Testing
 import TestSupport
-import TLS
+@testable import TLS
 
 /// Two connected non-blocking sockets (AF_UNIX socketpair: loopback only).
 final class SocketPair {
@@ -121,6 +121,7 @@ struct Setup {
     var clientTrustedRoots: String? = TestCertificates.caCertificate
     var clientALPN = ["h2"]
     var serverName: String? = "localhost"
+    var serverLimitedToTLS12 = false
 }
 
 /// A client and a server connection over a socket pair, per `setup`.
@@ -136,6 +137,9 @@ final class Peers {
         let serverContext = try TLSContext.server(
             identity: serverIdentity, alpn: setup.serverALPN,
             clientCAFile: try setup.clientCAFile.map(TestCertificates.path))
+        if setup.serverLimitedToTLS12 {
+            try #require(serverContext.limitToTLS12())
+        }
         let clientIdentity: TLSIdentity? = try setup.clientIdentity.map { name in
             name.hasSuffix(".p12")
                 ? try TLSIdentity.pkcs12(file: TestCertificates.path(name), password: TestCertificates.p12Password)
@@ -239,6 +243,36 @@ struct TLSConnectionTests {
         #expect(peers.client.peerCertificateSubjectCommonName == "localhost")
         #expect(peers.client.peerCertificateSubjectUID == nil)
         #expect(peers.client.protocolVersion == "TLSv1.3")
+    }
+
+    @Test("over TLS 1.2 the handshake with a client certificate and h2 completes too")
+    func handshakeTLS12() throws {
+        var setup = Setup()
+        setup.serverLimitedToTLS12 = true
+        let peers = try Peers(setup)
+        let (client, server) = peers.handshake()
+        #expect(client == .complete)
+        #expect(server == .complete)
+        #expect(peers.client.protocolVersion == "TLSv1.2")
+        #expect(peers.client.negotiatedALPN == "h2")
+        #expect(peers.server.peerCertificateSubjectUID == TestCertificates.bundleID)
+    }
+
+    @Test("over TLS 1.2 a rejected client certificate fails the client's own handshake", arguments: [
+        TestCertificates.otherClientCertificate, nil,
+    ] as [String?])
+    func rejectedClientTLS12(identity: String?) throws {
+        var setup = Setup()
+        setup.serverLimitedToTLS12 = true
+        setup.clientIdentity = identity
+        let peers = try Peers(setup)
+        let (client, server) = peers.handshake()
+        guard case .failed(let clientError) = client, case .failed = server else {
+            Issue.record("client \(client), server \(server)")
+            return
+        }
+        #expect(clientError.kind == .handshakeFailed)
+        #expect(clientError.description.contains("alert"))
     }
 
     @Test("a legacy p12 and a PEM identity work as client certificates", arguments: [
