@@ -25,4 +25,38 @@ static inline long shim_SSL_CTX_set_mode(SSL_CTX *ctx, long mode) {
 static inline long shim_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) {
     return SSL_CTX_set_min_proto_version(ctx, version);
 }
+
+/* Module TLS: more macro shims. */
+static inline long shim_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version) {
+    return SSL_CTX_set_max_proto_version(ctx, version);
+}
+static inline long shim_SSL_CTX_set1_chain(SSL_CTX *ctx, STACK_OF(X509) *chain) {
+    return SSL_CTX_set1_chain(ctx, chain);
+}
+static inline uint64_t shim_SSL_OP_NO_RENEGOTIATION(void) {
+    return SSL_OP_NO_RENEGOTIATION;
+}
+static inline int shim_sk_X509_num(const STACK_OF(X509) *stack) {
+    return sk_X509_num(stack);
+}
+static inline X509 *shim_sk_X509_value(const STACK_OF(X509) *stack, int index) {
+    return sk_X509_value(stack, index);
+}
+static inline STACK_OF(X509) *shim_sk_X509_new_null(void) {
+    return sk_X509_new_null();
+}
+/* Takes ownership of certificate on success (returns the new count, 0 on failure). */
+static inline int shim_sk_X509_push(STACK_OF(X509) *stack, X509 *certificate) {
+    return sk_X509_push(stack, certificate);
+}
+/* Frees the stack and every certificate in it. */
+static inline void shim_sk_X509_pop_free(STACK_OF(X509) *stack) {
+    sk_X509_pop_free(stack, X509_free);
+}
+static inline void shim_OPENSSL_free(void *pointer) {
+    OPENSSL_free(pointer);
+}
+static inline int shim_ERR_R_UNSUPPORTED(void) {
+    return ERR_R_UNSUPPORTED;
+}
 #endif

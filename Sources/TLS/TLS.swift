@@ -1,1 +1,0 @@
-// Module TLS: replaced by its implementation.

@@ -1,0 +1,110 @@
+/// Result of a handshake step on a non-blocking socket.
+public enum TLSResult: Equatable, Sendable {
+    case complete
+    /// Call again once the socket is readable.
+    case wantRead
+    /// Call again once the socket is writable.
+    case wantWrite
+    /// The peer closed the connection.
+    case closed
+    case failed(TLSError)
+}
+
+/// Result of a read or write on a non-blocking socket.
+public enum TLSIOResult: Equatable, Sendable {
+    /// Bytes read or written (never 0 for a non-empty buffer).
+    case bytes(Int)
+    case wantRead
+    case wantWrite
+    /// The peer closed the connection (close_notify, or EOF without it).
+    case closed
+    case failed(TLSError)
+}
+
+/// One TLS connection (an OpenSSL SSL) over a non-blocking socket that the
+/// caller owns and closes. Not thread-safe: use it from one event loop.
+public final class TLSConnection {
+    private let connection: OpaquePointer  // SSL*
+    /// Keeps the SSL_CTX's Swift owner (and its ALPN list) alive.
+    public let context: TLSContext
+    /// OpenSSL forbids SSL_shutdown after a fatal error.
+    private var failed = false
+
+    /// `serverName` (client only): a host name is sent as SNI and verified
+    /// against the certificate; an IP literal is verified against its IP
+    /// addresses. nil verifies the chain only, not the name.
+    public init(context: TLSContext, fd: Int32, serverName: String?) throws(TLSError) {
+        self.context = context
+        connection = try OpenSSL.makeConnection(
+            context: context.context, fd: fd, server: context.isServer, serverName: serverName)
+    }
+
+    deinit { OpenSSL.freeConnection(connection) }
+
+    public func handshake() -> TLSResult {
+        switch OpenSSL.handshake(connection) {
+        case .done: return .complete
+        case .wantRead: return .wantRead
+        case .wantWrite: return .wantWrite
+        case .closed: return .closed
+        case .failed(let error):
+            failed = true
+            return .failed(error)
+        }
+    }
+
+    /// Reads decrypted bytes. After `.bytes`, call again while
+    /// `hasBufferedReadData`: OpenSSL may hold bytes epoll cannot announce.
+    /// May return `.wantWrite` (TLS 1.3 key updates): retry once writable.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) -> TLSIOResult {
+        let (outcome, count) = OpenSSL.read(connection, into: buffer)
+        return result(outcome, count)
+    }
+
+    /// Writes some of `bytes` (partial writes are on). After `.wantWrite` or
+    /// `.wantRead`, retry with at least the same bytes (they may have moved).
+    /// The process must ignore SIGPIPE: OpenSSL writes with write(2).
+    public func write(_ bytes: UnsafeRawBufferPointer) -> TLSIOResult {
+        let (outcome, count) = OpenSSL.write(connection, bytes)
+        return result(outcome, count)
+    }
+
+    private func result(_ outcome: OpenSSL.Outcome, _ count: Int) -> TLSIOResult {
+        switch outcome {
+        case .done: return .bytes(count)
+        case .wantRead: return .wantRead
+        case .wantWrite: return .wantWrite
+        case .closed: return .closed
+        case .failed(let error):
+            failed = true
+            return .failed(error)
+        }
+    }
+
+    /// Sends close_notify, best effort, without waiting for the peer's.
+    public func shutdown() {
+        guard !failed else { return }
+        OpenSSL.shutdown(connection)
+    }
+
+    /// The ALPN protocol both sides agreed on, nil if none.
+    public var negotiatedALPN: String? { OpenSSL.negotiatedALPN(connection) }
+
+    /// "TLSv1.3", "TLSv1.2", ...
+    public var protocolVersion: String { OpenSSL.negotiatedProtocolVersion(connection) }
+
+    /// The UID of the peer certificate's subject: on the server side, the
+    /// APNs topic (bundle id) of a client authenticating with a certificate.
+    public var peerCertificateSubjectUID: String? {
+        OpenSSL.peerCertificate(connection).flatMap(OpenSSL.subjectUID)
+    }
+
+    public var peerCertificateSubjectCommonName: String? {
+        OpenSSL.peerCertificate(connection).flatMap(OpenSSL.subjectCommonName)
+    }
+
+    /// True when decrypted bytes wait inside OpenSSL (SSL_pending), e.g.
+    /// after a read into a buffer smaller than the record: the socket will
+    /// not become readable for them, so the caller must keep reading.
+    public var hasBufferedReadData: Bool { OpenSSL.hasBufferedReadData(connection) }
+}

@@ -1,0 +1,78 @@
+/// Why a TLS context, connection, handshake or transfer failed: a class to
+/// act on and a one-line description taken from OpenSSL's error queue.
+public struct TLSError: Error, Equatable, Sendable, CustomStringConvertible {
+    public enum Kind: Equatable, Sendable {
+        /// The peer's certificate chain or name did not verify; the reason is
+        /// OpenSSL's verify result text ("hostname mismatch", ...).
+        case certificateVerifyFailed(String)
+        case handshakeFailed
+        /// No ALPN protocol in common (RFC 7301 no_application_protocol alert).
+        case alpnMismatch
+        /// A TLS error after the handshake (bad record, alert from the peer...).
+        case protocolError
+        /// The socket failed with this errno.
+        case syscall(Int32)
+        /// Making the context or connection failed (unreadable CA file,
+        /// unusable identity, bad ALPN name, out of memory).
+        case configuration
+    }
+
+    public let kind: Kind
+    public let description: String
+
+    public init(_ kind: Kind, _ description: String) {
+        self.kind = kind
+        self.description = description
+    }
+}
+
+/// An OpenSSL SSL_CTX: the configuration shared by many connections. Once
+/// made it is only read (SSL_new is thread-safe), so it may be shared.
+public final class TLSContext: @unchecked Sendable {
+    let context: OpaquePointer  // SSL_CTX*
+    let isServer: Bool
+    /// Kept alive for the ALPN select callback (server side).
+    private let alpnList: OpenSSL.ALPNList?
+    /// The identity's objects are up-referenced by the SSL_CTX; holding the
+    /// Swift owner too keeps the lifetime obvious.
+    private let identity: TLSIdentity?
+
+    /// The linked OpenSSL's version text, e.g. "OpenSSL 3.0.19 27 Jan 2026".
+    public static var openSSLVersion: String { OpenSSL.version }
+
+    private init(server: Bool, identity: TLSIdentity?, alpn: [String], verifyFile: String?) throws(TLSError) {
+        var list: OpenSSL.ALPNList? = nil
+        context = try OpenSSL.makeContext(
+            server: server, identity: identity, alpn: alpn, verifyFile: verifyFile,
+            requireClientCertificate: true, alpnList: &list)
+        alpnList = list
+        isServer = server
+        self.identity = identity
+    }
+
+    deinit { OpenSSL.freeContext(context) }
+
+    /// Caps this context at TLS 1.2, before any connection is made: lets
+    /// tests exercise the TLS 1.2 handshake (client authentication fails
+    /// inside the client's handshake there, not on its first read).
+    func limitToTLS12() -> Bool {
+        OpenSSL.limitToTLS12(context)
+    }
+
+    /// A client context: TLS 1.2 or later, the server's certificate verified
+    /// against `trustedRootsFile` (PEM) or the system's roots when nil,
+    /// `identity` presented when the server asks (APNs certificate auth), and
+    /// `alpn` offered in order of preference (APNs needs `["h2"]`).
+    public static func client(trustedRootsFile: String?, identity: TLSIdentity?, alpn: [String]) throws(TLSError) -> TLSContext {
+        try TLSContext(server: false, identity: identity, alpn: alpn, verifyFile: trustedRootsFile)
+    }
+
+    /// A server context. With `clientCAFile`, every client must present a
+    /// certificate issued by one of its CAs (as APNs requires). ALPN: the
+    /// first of `alpn` the client offers is chosen; a client offering ALPN
+    /// but none of these gets a fatal no_application_protocol alert
+    /// (RFC 7301 §3.2); a client offering no ALPN at all gets none.
+    public static func server(identity: TLSIdentity, alpn: [String], clientCAFile: String?) throws(TLSError) -> TLSContext {
+        try TLSContext(server: true, identity: identity, alpn: alpn, verifyFile: clientCAFile)
+    }
+}

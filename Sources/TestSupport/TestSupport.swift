@@ -1,1 +1,0 @@
-// Module TestSupport: helpers shared by the test targets (throwaway certificates, loopback servers).
