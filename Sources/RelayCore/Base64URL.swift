@@ -1,0 +1,104 @@
+/// Base64 (RFC 4648) decoding and unpadded base64url encoding.
+///
+/// Decoding is deliberately lenient where leniency is unambiguous, because a
+/// 400 makes Mastodon delete the subscription:
+/// - both alphabets are accepted, even mixed: base64url (`-`, `_`, RFC 4648 §5)
+///   and standard base64 (`+`, `/`, §4) share no digit, so a value means the same
+///   either way (Web Push says base64url, but P12_BASE64 and some senders use the
+///   standard alphabet);
+/// - padding is optional, but when present it must be complete (length a
+///   multiple of 4, at most two `=`, nothing after it);
+/// - unused low bits of the last digit are ignored (Go's decoder, which the
+///   original relay used, does the same).
+/// Rejected: any other byte (including whitespace; callers trim), and a length
+/// that leaves a single digit in the last group (it cannot encode a byte).
+public enum Base64URLError: Error, Equatable, Sendable {
+    /// The byte at `offset` is neither a digit of either alphabet nor padding.
+    case invalidCharacter(offset: Int)
+    /// The number of digits cannot come from any byte count (4n + 1).
+    case invalidLength
+    /// Padding is present but malformed.
+    case invalidPadding
+}
+
+/// Decodes base64url or standard base64, with or without padding.
+public func base64URLDecode(_ text: some StringProtocol) throws(Base64URLError) -> [UInt8] {
+    let utf8 = Array(text.utf8)
+    // withUnsafeBytes rethrows untyped errors: carry the typed one out in a Result.
+    let result = utf8.withUnsafeBytes { buffer in
+        Result { () throws(Base64URLError) -> [UInt8] in try base64URLDecode(buffer) }
+    }
+    return try result.get()
+}
+
+/// Decodes base64url or standard base64 given as ASCII bytes.
+public func base64URLDecode(_ text: UnsafeRawBufferPointer) throws(Base64URLError) -> [UInt8] {
+    var digitCount = text.count
+    var padding = 0
+    while digitCount > 0 && text[digitCount - 1] == UInt8(ascii: "=") {
+        digitCount -= 1
+        padding += 1
+    }
+    // With the total a multiple of 4 and at most two `=`, the padding is exactly
+    // what the digit count needs (4n+2 digits → `==`, 4n+3 → `=`).
+    if padding > 0 && (padding > 2 || text.count % 4 != 0) { throw .invalidPadding }
+    if digitCount % 4 == 1 { throw .invalidLength }
+
+    var output: [UInt8] = []
+    output.reserveCapacity(digitCount * 3 / 4)
+    var accumulator: UInt32 = 0
+    var bits = 0
+    for index in 0..<digitCount {
+        let value = base64DigitValues[Int(text[index])]
+        if value == 0xFF {
+            // A `=` here is padding in the middle of the text.
+            throw text[index] == UInt8(ascii: "=") ? .invalidPadding : .invalidCharacter(offset: index)
+        }
+        accumulator = accumulator << 6 | UInt32(value)
+        bits += 6
+        if bits >= 8 {
+            bits -= 8
+            output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+            accumulator &= (1 << UInt32(bits)) - 1
+        }
+    }
+    return output
+}
+
+/// Encodes to base64url without padding (RFC 4648 §5; RFC 7515 §2 for JWT).
+public func base64URLEncode(_ bytes: some Collection<UInt8>) -> String {
+    var output: [UInt8] = []
+    output.reserveCapacity((bytes.count * 4 + 2) / 3)
+    var accumulator: UInt32 = 0
+    var bits = 0
+    for byte in bytes {
+        accumulator = accumulator << 8 | UInt32(byte)
+        bits += 8
+        while bits >= 6 {
+            bits -= 6
+            output.append(base64URLAlphabet[Int(accumulator >> UInt32(bits) & 0x3F)])
+        }
+        accumulator &= (1 << UInt32(bits)) - 1
+    }
+    if bits > 0 {
+        output.append(base64URLAlphabet[Int(accumulator << UInt32(6 - bits) & 0x3F)])
+    }
+    return String(decoding: output, as: UTF8.self)
+}
+
+/// True when every byte of `text` is in the base64url alphabet (no padding):
+/// the syntax of an RFC 8030 §5.4 Topic.
+func isBase64URLAlphabet(_ text: some Sequence<UInt8>) -> Bool {
+    text.allSatisfy { $0 != UInt8(ascii: "+") && $0 != UInt8(ascii: "/") && base64DigitValues[Int($0)] != 0xFF }
+}
+
+let base64URLAlphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+/// Value of each byte as a digit of either alphabet, 0xFF otherwise.
+let base64DigitValues: [UInt8] = {
+    var table = [UInt8](repeating: 0xFF, count: 256)
+    for (value, character) in base64URLAlphabet.enumerated() { table[Int(character)] = UInt8(value) }
+    table[Int(UInt8(ascii: "+"))] = 62
+    table[Int(UInt8(ascii: "/"))] = 63
+    return table
+}()

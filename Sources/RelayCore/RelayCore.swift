@@ -1,1 +1,0 @@
-// Module RelayCore: replaced by its implementation.

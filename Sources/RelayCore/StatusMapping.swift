@@ -1,0 +1,276 @@
+// DESIGN §3: what the relay tells Mastodon for each APNs or local outcome.
+// Mastodon deletes a subscription on any 4xx other than 408/429 and retries
+// on 5xx, so 4xx is reserved for "this subscription can never work" or "the
+// request itself is malformed"; everything transient or our own fault is
+// 429/5xx.
+
+/// The `reason` of an APNs error response, per Apple's "Handling notification
+/// responses from APNs" table.
+public enum APNsReason: Sendable, Equatable, Hashable {
+    // 400
+    case badCollapseId, badDeviceToken, badExpirationDate, badMessageId, badPriority, badTopic
+    case deviceTokenNotForTopic, duplicateHeaders, idleTimeout, invalidPushType, missingDeviceToken
+    case missingTopic, payloadEmpty, topicDisallowed
+    // 403
+    case badCertificate, badCertificateEnvironment, expiredProviderToken, forbidden, invalidProviderToken
+    case missingProviderToken, unrelatedKeyIdInToken, badEnvironmentKeyIdInToken
+    // 404, 405
+    case badPath, methodNotAllowed
+    // 410
+    case expiredToken, unregistered
+    // 413
+    case payloadTooLarge
+    // 429
+    case tooManyProviderTokenUpdates, tooManyRequests
+    // 500, 503
+    case internalServerError, serviceUnavailable, shutdown
+    /// A reason Apple added after this table, kept verbatim.
+    case unknown(String)
+
+    /// Every reason Apple documents, in table order.
+    public static let documented: [APNsReason] = [
+        .badCollapseId, .badDeviceToken, .badExpirationDate, .badMessageId, .badPriority, .badTopic,
+        .deviceTokenNotForTopic, .duplicateHeaders, .idleTimeout, .invalidPushType, .missingDeviceToken,
+        .missingTopic, .payloadEmpty, .topicDisallowed,
+        .badCertificate, .badCertificateEnvironment, .expiredProviderToken, .forbidden, .invalidProviderToken,
+        .missingProviderToken, .unrelatedKeyIdInToken, .badEnvironmentKeyIdInToken,
+        .badPath, .methodNotAllowed, .expiredToken, .unregistered, .payloadTooLarge,
+        .tooManyProviderTokenUpdates, .tooManyRequests, .internalServerError, .serviceUnavailable, .shutdown,
+    ]
+
+    public init(rawValue: String) {
+        switch rawValue {
+        case "BadCollapseId": self = .badCollapseId
+        case "BadDeviceToken": self = .badDeviceToken
+        case "BadExpirationDate": self = .badExpirationDate
+        case "BadMessageId": self = .badMessageId
+        case "BadPriority": self = .badPriority
+        case "BadTopic": self = .badTopic
+        case "DeviceTokenNotForTopic": self = .deviceTokenNotForTopic
+        case "DuplicateHeaders": self = .duplicateHeaders
+        case "IdleTimeout": self = .idleTimeout
+        case "InvalidPushType": self = .invalidPushType
+        case "MissingDeviceToken": self = .missingDeviceToken
+        case "MissingTopic": self = .missingTopic
+        case "PayloadEmpty": self = .payloadEmpty
+        case "TopicDisallowed": self = .topicDisallowed
+        case "BadCertificate": self = .badCertificate
+        case "BadCertificateEnvironment": self = .badCertificateEnvironment
+        case "ExpiredProviderToken": self = .expiredProviderToken
+        case "Forbidden": self = .forbidden
+        case "InvalidProviderToken": self = .invalidProviderToken
+        case "MissingProviderToken": self = .missingProviderToken
+        case "UnrelatedKeyIdInToken": self = .unrelatedKeyIdInToken
+        case "BadEnvironmentKeyIdInToken": self = .badEnvironmentKeyIdInToken
+        case "BadPath": self = .badPath
+        case "MethodNotAllowed": self = .methodNotAllowed
+        case "ExpiredToken": self = .expiredToken
+        case "Unregistered": self = .unregistered
+        case "PayloadTooLarge": self = .payloadTooLarge
+        case "TooManyProviderTokenUpdates": self = .tooManyProviderTokenUpdates
+        case "TooManyRequests": self = .tooManyRequests
+        case "InternalServerError": self = .internalServerError
+        case "ServiceUnavailable": self = .serviceUnavailable
+        case "Shutdown": self = .shutdown
+        default: self = .unknown(rawValue)
+        }
+    }
+
+    public var rawValue: String {
+        switch self {
+        case .badCollapseId: "BadCollapseId"
+        case .badDeviceToken: "BadDeviceToken"
+        case .badExpirationDate: "BadExpirationDate"
+        case .badMessageId: "BadMessageId"
+        case .badPriority: "BadPriority"
+        case .badTopic: "BadTopic"
+        case .deviceTokenNotForTopic: "DeviceTokenNotForTopic"
+        case .duplicateHeaders: "DuplicateHeaders"
+        case .idleTimeout: "IdleTimeout"
+        case .invalidPushType: "InvalidPushType"
+        case .missingDeviceToken: "MissingDeviceToken"
+        case .missingTopic: "MissingTopic"
+        case .payloadEmpty: "PayloadEmpty"
+        case .topicDisallowed: "TopicDisallowed"
+        case .badCertificate: "BadCertificate"
+        case .badCertificateEnvironment: "BadCertificateEnvironment"
+        case .expiredProviderToken: "ExpiredProviderToken"
+        case .forbidden: "Forbidden"
+        case .invalidProviderToken: "InvalidProviderToken"
+        case .missingProviderToken: "MissingProviderToken"
+        case .unrelatedKeyIdInToken: "UnrelatedKeyIdInToken"
+        case .badEnvironmentKeyIdInToken: "BadEnvironmentKeyIdInToken"
+        case .badPath: "BadPath"
+        case .methodNotAllowed: "MethodNotAllowed"
+        case .expiredToken: "ExpiredToken"
+        case .unregistered: "Unregistered"
+        case .payloadTooLarge: "PayloadTooLarge"
+        case .tooManyProviderTokenUpdates: "TooManyProviderTokenUpdates"
+        case .tooManyRequests: "TooManyRequests"
+        case .internalServerError: "InternalServerError"
+        case .serviceUnavailable: "ServiceUnavailable"
+        case .shutdown: "Shutdown"
+        case .unknown(let raw): raw
+        }
+    }
+
+    /// The HTTP status Apple documents for this reason (nil for `unknown`).
+    public var documentedStatus: Int? {
+        switch self {
+        case .badCollapseId, .badDeviceToken, .badExpirationDate, .badMessageId, .badPriority, .badTopic,
+             .deviceTokenNotForTopic, .duplicateHeaders, .idleTimeout, .invalidPushType, .missingDeviceToken,
+             .missingTopic, .payloadEmpty, .topicDisallowed:
+            400
+        case .badCertificate, .badCertificateEnvironment, .expiredProviderToken, .forbidden, .invalidProviderToken,
+             .missingProviderToken, .unrelatedKeyIdInToken, .badEnvironmentKeyIdInToken:
+            403
+        case .badPath: 404
+        case .methodNotAllowed: 405
+        case .expiredToken, .unregistered: 410
+        case .payloadTooLarge: 413
+        case .tooManyProviderTokenUpdates, .tooManyRequests: 429
+        case .internalServerError: 500
+        case .serviceUnavailable, .shutdown: 503
+        case .unknown: nil
+        }
+    }
+}
+
+/// How one delivery attempt ended.
+public enum DeliveryOutcome: Sendable, Equatable {
+    /// APNs answered. `reason` is nil on success or when the body had none.
+    case apns(status: Int, reason: APNsReason?, apnsID: String?)
+    /// No answer within the APNs timeout.
+    case answerTimedOut
+    case connectFailed(String)
+    case tlsFailed(String)
+    /// The stream was reset or the connection lost before an answer.
+    case streamFailed(String)
+    /// No APNs connection for this environment is up.
+    case allConnectionsDown
+    /// The relay is over its in-flight limit.
+    case overloaded
+}
+
+/// The answer to a relay request.
+public struct RelayResponse: Sendable, Equatable {
+    public var status: Int
+    public var headers: [HTTPField]
+    /// One line naming the reason, ending in a newline; empty for 201.
+    public var body: String
+    /// APNs refused our credentials (403): the health check turns 503 and
+    /// this is logged as an error.
+    public var credentialsRejected: Bool
+
+    public init(status: Int, headers: [HTTPField] = [], body: String = "", credentialsRejected: Bool = false) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.credentialsRejected = credentialsRejected
+    }
+
+    /// The same as an HTTP/1 response to serialize.
+    public var http1Response: HTTP1Response {
+        HTTP1Response(status: status, headers: headers, body: body)
+    }
+}
+
+/// `Retry-After` seconds (RFC 9110 §10.2.3). Mastodon retries failed
+/// deliveries with its own backoff; these are hints for senders that read them.
+public enum RetryAfter {
+    /// APNs throttles this device (429 TooManyRequests).
+    public static let deviceThrottled = 60
+    /// APNs throttles our token updates: our fault, transient.
+    public static let providerTokenThrottled = 60
+    /// APNs 500/503, or any other transient APNs failure.
+    public static let apnsUnavailable = 10
+    /// Every APNs connection of the environment is down.
+    public static let allConnectionsDown = 5
+    /// The relay is over its in-flight limit (DESIGN §3).
+    public static let overloaded = 1
+}
+
+/// Maps a delivery outcome to the relay's answer (DESIGN §3).
+///
+/// - Parameters:
+///   - apnsID: the apns-id the relay sent; used for `Location` when APNs did
+///     not echo one.
+///   - ttl: the TTL used, echoed in `TTL` on 201 (RFC 8030 §5.2).
+public func relayResponse(for outcome: DeliveryOutcome, notification apnsID: String, ttl: Int) -> RelayResponse {
+    switch outcome {
+    case .apns(let status, let reason, let returnedID):
+        return relayResponse(apnsStatus: status, reason: reason, apnsID: returnedID ?? apnsID, ttl: ttl)
+    case .answerTimedOut:
+        return failure(504, "APNs did not answer in time")
+    case .connectFailed(let detail):
+        return failure(502, "cannot connect to APNs: \(detail)")
+    case .tlsFailed(let detail):
+        return failure(502, "TLS with APNs failed: \(detail)")
+    case .streamFailed(let detail):
+        return failure(502, "APNs stream failed: \(detail)")
+    case .allConnectionsDown:
+        return failure(503, "no APNs connection is up", retryAfter: RetryAfter.allConnectionsDown)
+    case .overloaded:
+        return failure(503, "relay overloaded, retry", retryAfter: RetryAfter.overloaded)
+    }
+}
+
+private func relayResponse(apnsStatus: Int, reason: APNsReason?, apnsID: String, ttl: Int) -> RelayResponse {
+    let named = reason.map { " (\($0.rawValue))" } ?? ""
+    switch apnsStatus {
+    case 200:
+        var ttlText: [UInt8] = []
+        appendDecimal(ttl, to: &ttlText)
+        return RelayResponse(status: 201, headers: [
+            HTTPField(name: "Location", value: "/relay-to/message/" + apnsID),
+            HTTPField(name: "TTL", value: String(decoding: ttlText, as: UTF8.self)),
+        ])
+    case 410:
+        return failure(410, "device token no longer active" + named)
+    case 400 where reason == .badDeviceToken || reason == .deviceTokenNotForTopic:
+        // The token can never work for this app and environment.
+        return failure(410, "device token rejected by APNs" + named)
+    case 400:
+        return failure(502, "APNs refused the relay's request" + named)
+    case 403:
+        return RelayResponse(
+            status: 502, headers: plainText, body: line("APNs rejected the relay's credentials" + named),
+            credentialsRejected: true)
+    case 404, 405:
+        return failure(502, "APNs refused the relay's request" + named)
+    case 413:
+        return failure(413, "payload too large for APNs" + named)
+    case 429 where reason == .tooManyProviderTokenUpdates:
+        // Our JWT refreshes are throttled: not this device's fault.
+        return failure(503, "APNs throttles the relay's token updates" + named,
+                       retryAfter: RetryAfter.providerTokenThrottled)
+    case 429:
+        return failure(429, "APNs throttles this device" + named, retryAfter: RetryAfter.deviceThrottled)
+    case 500, 503:
+        return failure(503, "APNs unavailable" + named, retryAfter: RetryAfter.apnsUnavailable)
+    default:
+        // Anything else (another 2xx, 3xx, a proxy's 502…) is not a success
+        // and not a verdict on the subscription.
+        var status: [UInt8] = []
+        appendDecimal(apnsStatus, to: &status)
+        return failure(502, "unexpected APNs status \(String(decoding: status, as: UTF8.self))" + named)
+    }
+}
+
+private let plainText = [HTTPField(name: "Content-Type", value: "text/plain; charset=utf-8")]
+
+/// The text as one line (details from lower layers could carry line breaks
+/// or control characters), newline-terminated.
+private func line(_ text: String) -> String {
+    String(decoding: text.utf8.map { $0 < 0x20 || $0 == 0x7F ? UInt8(ascii: " ") : $0 }, as: UTF8.self) + "\n"
+}
+
+private func failure(_ status: Int, _ reason: String, retryAfter: Int? = nil) -> RelayResponse {
+    var headers = plainText
+    if let retryAfter {
+        var seconds: [UInt8] = []
+        appendDecimal(retryAfter, to: &seconds)
+        headers.append(HTTPField(name: "Retry-After", value: String(decoding: seconds, as: UTF8.self)))
+    }
+    return RelayResponse(status: status, headers: headers, body: line(reason))
+}

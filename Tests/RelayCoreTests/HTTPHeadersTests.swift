@@ -1,0 +1,47 @@
+import Testing
+@testable import RelayCore
+
+struct HTTPHeadersTests {
+    let headers = HTTPHeaders([
+        ("Content-Type", "text/plain"), ("X-Dup", "1"), ("x-dup", "2"), ("Connection", "Keep-Alive, Upgrade"),
+    ])
+
+    @Test("lowercases names and keeps order")
+    func order() {
+        #expect(headers.map(\.name) == ["content-type", "x-dup", "x-dup", "connection"])
+        #expect(headers.count == 4)
+    }
+
+    @Test("looks names up case-insensitively: first value, all values, count")
+    func lookups() {
+        #expect(headers["CONTENT-TYPE"] == "text/plain")
+        #expect(headers["x-dup"] == "1")
+        #expect(headers["missing"] == nil)
+        #expect(headers.values(for: "X-Dup") == ["1", "2"])
+        #expect(headers.values(for: "missing").isEmpty)
+        #expect(headers.count(of: "X-DUP") == 2)
+        #expect(headers.count(of: "missing") == 0)
+    }
+
+    @Test("finds tokens in comma-separated values")
+    func tokens() {
+        #expect(headers.containsToken("keep-alive", in: "connection"))
+        #expect(headers.containsToken("UPGRADE", in: "Connection"))
+        #expect(!headers.containsToken("close", in: "connection"))
+        #expect(!headers.containsToken("keep", in: "connection"))
+    }
+
+    @Test("builds from a dictionary literal")
+    func literal() {
+        let literal: HTTPHeaders = ["TTL": "60", "Urgency": "low"]
+        #expect(literal["ttl"] == "60")
+        #expect(literal["urgency"] == "low")
+    }
+
+    @Test("appends with a lowercased name")
+    func appending() {
+        var copy = headers
+        copy.append(name: "X-New", value: "v")
+        #expect(copy.last == HTTPField(name: "x-new", value: "v"))
+    }
+}
