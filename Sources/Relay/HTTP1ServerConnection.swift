@@ -1,0 +1,286 @@
+import EventLoop
+import Glibc
+import RelayCore
+import TLS
+
+/// One sender connection on an event loop: moves bytes between the socket
+/// (plain, or TLS once the non-blocking handshake is done) and the
+/// `HTTP1ConnectionMachine`, and carries out the machine's actions. All
+/// protocol decisions are the machine's; this class only does I/O.
+final class HTTP1ServerConnection: IOHandler {
+    private let socket: Socket
+    private let loop: EventLoop
+    private let relay: RelayHandler
+    private let owner: ConnectionOwner
+    private var machine: HTTP1ConnectionMachine
+    private var input: InputBuffer
+    /// Plain connections write through the queue (one sendmsg for many
+    /// chunks); TLS connections write the same chunks through OpenSSL.
+    private var output = OutputQueue()
+    private var tlsPending: [[UInt8]] = []
+    private var tlsPendingOffset = 0
+    private let tls: TLSConnection?
+    private var handshaking: Bool
+    private var timer: TimerID?
+    private var lingerTimer: TimerID?
+    private var peerEOF = false
+    /// After the last response: the write side is shut, input is read and
+    /// dropped until EOF, so closing does not reset the connection before
+    /// the peer has read the answer (RFC 9112 §9.6).
+    private var lingering = false
+    private(set) var isClosed = false
+    /// Guards the loop against processing events for one connection forever.
+    private static let readsPerWakeup = 16
+    private static let lingerTime: Duration = .seconds(2)
+
+    init(socket: Socket, loop: EventLoop, tls: TLSConnection?, machine: HTTP1ConnectionMachine,
+         inputLimit: Int, relay: RelayHandler, owner: ConnectionOwner) {
+        self.socket = socket
+        self.loop = loop
+        self.tls = tls
+        self.handshaking = tls != nil
+        self.machine = machine
+        self.input = InputBuffer(initialCapacity: 2048, limit: inputLimit)
+        self.relay = relay
+        self.owner = owner
+    }
+
+    /// Registers with the loop and starts the header timer. False when the
+    /// loop refused the descriptor (the connection is then closed).
+    func start() -> Bool {
+        do {
+            try loop.register(socket.fileDescriptor, interest: .readable, handler: self)
+        } catch {
+            isClosed = true
+            socket.close()
+            return false
+        }
+        perform(machine.start())
+        return true
+    }
+
+    var isIdle: Bool { machine.state == .idle }
+
+    func handleIO(_ events: IOEvents) {
+        guard !isClosed else { return }
+        if events.contains(.error) || (events.contains(.hangup) && !events.contains(.readable)) {
+            // Both directions are gone: nothing can be delivered any more.
+            close()
+            return
+        }
+        if handshaking {
+            continueHandshake()
+            return
+        }
+        if events.contains(.writable) { flush() }
+        if !isClosed && (events.contains(.readable) || events.contains(.hangup)) { readAvailable() }
+    }
+
+    // MARK: reading
+
+    private func continueHandshake() {
+        guard let tls else { return }
+        switch tls.handshake() {
+        case .complete:
+            handshaking = false
+            updateInterest()
+            readAvailable()
+        case .wantRead: loop.setInterest(socket.fileDescriptor, .readable)
+        case .wantWrite: loop.setInterest(socket.fileDescriptor, .writable)
+        case .closed, .failed: close()
+        }
+    }
+
+    private func readAvailable() {
+        var reads = 0
+        var failed = false
+        while reads < Self.readsPerWakeup && !peerEOF {
+            reads += 1
+            let result: InputBuffer.FillResult
+            if let tls {
+                result = input.fill { buffer in
+                    switch tls.read(into: buffer) {
+                    case .bytes(let count): return .bytes(count)
+                    case .wantRead, .wantWrite: return .wouldBlock
+                    case .closed: return .endOfFile
+                    case .failed: return .failed(EPROTO)
+                    }
+                }
+            } else {
+                result = input.read(from: socket)
+            }
+            switch result {
+            case .bytes:
+                if lingering { input.consume(input.readableCount) }
+                if tls == nil || tls?.hasBufferedReadData == true { continue }
+                // TLS without buffered bytes: the next read would block.
+                reads = Self.readsPerWakeup
+            case .wouldBlock, .full:
+                reads = Self.readsPerWakeup
+            case .endOfFile:
+                peerEOF = true
+            case .failed:
+                failed = true
+                reads = Self.readsPerWakeup
+            }
+        }
+        if failed {
+            close()
+            return
+        }
+        if lingering {
+            if peerEOF { close() }
+            return
+        }
+        if machine.wantsInput {
+            let actions = input.withReadableBytes { machine.bytesAvailable($0) }
+            perform(actions)
+        }
+        if peerEOF && !isClosed { perform(machine.peerClosed()) }
+        if !isClosed { updateInterest() }
+    }
+
+    // MARK: actions
+
+    private func perform(_ actions: [HTTP1ConnectionMachine.Action]) {
+        var pending = actions[...]
+        while let action = pending.popFirst(), !isClosed {
+            switch action {
+            case .send(let bytes):
+                if tls != nil { tlsPending.append(bytes) } else { output.append(bytes) }
+            case .consume(let count):
+                input.consume(count)
+            case .dispatch(let request):
+                if let response = relay.handle(request, completion: { [weak self] response in
+                    self?.answer(response)
+                }) {
+                    pending.append(contentsOf: machine.responseReady(response))
+                }
+            case .armTimer(let kind, let delay):
+                if let timer { loop.cancel(timer) }
+                timer = loop.schedule(after: delay) { [weak self] in
+                    guard let self, !self.isClosed else { return }
+                    self.timer = nil
+                    self.perform(self.machine.timerFired(kind))
+                }
+            case .cancelTimer:
+                if let timer { loop.cancel(timer) }
+                timer = nil
+            case .close:
+                closeGracefully()
+                return
+            }
+            if pending.isEmpty, hasPendingOutput || machine.state == .writing {
+                // Write what is queued; once it is out, the machine may
+                // move on (keep-alive, the next pipelined request, close).
+                if writeOut() {
+                    pending.append(contentsOf: input.withReadableBytes { machine.writeDrained(buffered: $0) })
+                }
+            }
+        }
+        if !isClosed { updateInterest() }
+    }
+
+    private func answer(_ response: HTTP1Response) {
+        guard !isClosed else { return }
+        perform(machine.responseReady(response))
+    }
+
+    // MARK: writing
+
+    private var hasPendingOutput: Bool { tls != nil ? !tlsPending.isEmpty : !output.isEmpty }
+
+    /// Writes as much as the socket takes; true when everything is out.
+    private func writeOut() -> Bool {
+        if let tls {
+            while let first = tlsPending.first {
+                let result = first.withUnsafeBytes { bytes in
+                    tls.write(UnsafeRawBufferPointer(rebasing: bytes[tlsPendingOffset...]))
+                }
+                switch result {
+                case .bytes(let count):
+                    tlsPendingOffset += count
+                    if tlsPendingOffset >= first.count {
+                        tlsPending.removeFirst()
+                        tlsPendingOffset = 0
+                    }
+                case .wantRead, .wantWrite:
+                    return false
+                case .closed, .failed:
+                    close()
+                    return false
+                }
+            }
+            return true
+        }
+        switch output.write(to: socket) {
+        case .flushed: return true
+        case .wouldBlock: return false
+        case .failed:
+            close()
+            return false
+        }
+    }
+
+    private func flush() {
+        guard hasPendingOutput else { return }
+        if writeOut() && !isClosed {
+            perform(input.withReadableBytes { machine.writeDrained(buffered: $0) })
+        }
+    }
+
+    private func updateInterest() {
+        guard !isClosed, !handshaking else { return }
+        var interest: IOEvents = []
+        // Keep reading while waiting for an answer too (a pipelined request
+        // may arrive, and EOF must be seen), until the buffer is full.
+        if !peerEOF && !input.isFull && (machine.state != .writing || lingering) { interest.insert(.readable) }
+        if hasPendingOutput { interest.insert(.writable) }
+        if loop.interest(of: socket.fileDescriptor) != interest {
+            loop.setInterest(socket.fileDescriptor, interest)
+        }
+    }
+
+    // MARK: shutdown and close
+
+    /// Graceful shutdown of the relay: see `HTTP1ConnectionMachine.shutdown`.
+    func shutdown() {
+        guard !isClosed else { return }
+        perform(machine.shutdown())
+    }
+
+    /// The machine is done with the connection: half-close and linger so
+    /// the last response is not destroyed by a reset, then close.
+    private func closeGracefully() {
+        if let timer { loop.cancel(timer) }
+        timer = nil
+        guard machine.closedAfterResponse && !peerEOF else {
+            close()
+            return
+        }
+        lingering = true
+        tls?.shutdown()
+        try? socket.shutdownWrite()
+        input.consume(input.readableCount)
+        lingerTimer = loop.schedule(after: Self.lingerTime) { [weak self] in self?.close() }
+        updateInterest()
+    }
+
+    /// Closes now. Idempotent.
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        if let timer { loop.cancel(timer) }
+        if let lingerTimer { loop.cancel(lingerTimer) }
+        timer = nil
+        lingerTimer = nil
+        loop.deregister(socket.fileDescriptor)
+        socket.close()
+        owner.connectionClosed(self)
+    }
+}
+
+/// Who keeps a connection's registration: told once when it closes.
+protocol ConnectionOwner: AnyObject {
+    func connectionClosed(_ connection: HTTP1ServerConnection)
+}

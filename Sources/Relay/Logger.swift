@@ -1,0 +1,96 @@
+import Glibc
+import RelayCore
+
+/// One line per event on standard error: `2026-01-02T03:04:05.678Z info message`.
+///
+/// Each line is written with a single write(2), so lines from several loop
+/// threads never interleave (writes to a pipe of at most PIPE_BUF bytes are
+/// atomic; longer lines are cut to stay under it). Never give it a payload, a
+/// secret or a full device token: `tokenPrefix(_:)` is what a log may show.
+public final class Logger: Sendable {
+    public let level: LogLevel
+    private let sink: @Sendable (UnsafeRawBufferPointer) -> Void
+
+    /// Longest line written (PIPE_BUF on Linux: writes up to it are atomic).
+    public static let maxLineBytes = 4096
+
+    /// `sink` receives each finished line, newline included; the default
+    /// writes it to standard error.
+    public init(level: LogLevel, sink: @escaping @Sendable (UnsafeRawBufferPointer) -> Void = Logger.standardError) {
+        self.level = level
+        self.sink = sink
+    }
+
+    public static let standardError: @Sendable (UnsafeRawBufferPointer) -> Void = { line in
+        _ = Glibc.write(STDERR_FILENO, line.baseAddress, line.count)
+    }
+
+    public func isEnabled(_ level: LogLevel) -> Bool { level >= self.level }
+
+    /// Logs `message` (built only when `level` is enabled) as one line.
+    public func log(_ level: LogLevel, _ message: @autoclosure () -> String) {
+        guard isEnabled(level) else { return }
+        var line: [UInt8] = []
+        line.reserveCapacity(160)
+        Logger.appendTimestamp(unixNanoseconds: Logger.realtimeNanoseconds(), to: &line)
+        line.append(UInt8(ascii: " "))
+        line.append(contentsOf: level.name.utf8)
+        line.append(UInt8(ascii: " "))
+        for byte in message().utf8 {
+            guard line.count < Logger.maxLineBytes - 1 else { break }
+            // One event, one line: control characters from lower layers
+            // (OpenSSL messages, peer-supplied text) become spaces.
+            line.append(byte < 0x20 || byte == 0x7F ? UInt8(ascii: " ") : byte)
+        }
+        line.append(UInt8(ascii: "\n"))
+        line.withUnsafeBytes { sink($0) }
+    }
+
+    public func debug(_ message: @autoclosure () -> String) { log(.debug, message()) }
+    public func info(_ message: @autoclosure () -> String) { log(.info, message()) }
+    public func warning(_ message: @autoclosure () -> String) { log(.warning, message()) }
+    public func error(_ message: @autoclosure () -> String) { log(.error, message()) }
+
+    static func realtimeNanoseconds() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+    }
+
+    /// RFC 3339 UTC with milliseconds, computed without Foundation.
+    static func appendTimestamp(unixNanoseconds: Int64, to line: inout [UInt8]) {
+        var seconds = time_t(unixNanoseconds / 1_000_000_000)
+        let milliseconds = Int((unixNanoseconds % 1_000_000_000) / 1_000_000)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func digits(_ value: Int, _ width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            var rest = value
+            while divisor > 0 {
+                line.append(UInt8(ascii: "0") + UInt8((rest / divisor) % 10))
+                rest %= divisor
+                divisor /= 10
+            }
+        }
+        digits(Int(parts.tm_year) + 1900, 4)
+        line.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mon) + 1, 2)
+        line.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mday), 2)
+        line.append(UInt8(ascii: "T"))
+        digits(Int(parts.tm_hour), 2)
+        line.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_min), 2)
+        line.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_sec), 2)
+        line.append(UInt8(ascii: "."))
+        digits(milliseconds, 3)
+        line.append(UInt8(ascii: "Z"))
+    }
+}
+
+/// What a log line may show of a device token: its first 8 hex digits.
+public func tokenPrefix(_ token: String) -> String {
+    String(token.utf8.prefix(8).map { Character(Unicode.Scalar($0)) })
+}

@@ -1,1 +1,0 @@
-// Module Relay: replaced by its implementation.

@@ -1,0 +1,69 @@
+import Synchronization
+
+/// State shared by every event loop of the relay, lock-free.
+///
+/// - `openConnections` against `MAX_CONNECTIONS` (beyond: accept and close);
+/// - `inFlight` against `MAX_IN_FLIGHT` (beyond: 503);
+/// - `credentialsRejected`: APNs answered 403 since the last 2xx, which turns
+///   the health check 503 (DESIGN §1).
+public final class RelayCounters: Sendable {
+    public let maxConnections: Int
+    public let maxInFlight: Int
+    private let connections = Atomic<Int>(0)
+    private let inFlightCount = Atomic<Int>(0)
+    private let rejected = Atomic<Bool>(false)
+    private let answered = Atomic<Int>(0)
+
+    public init(maxConnections: Int, maxInFlight: Int) {
+        self.maxConnections = maxConnections
+        self.maxInFlight = maxInFlight
+    }
+
+    public var openConnections: Int { connections.load(ordering: .relaxed) }
+    public var inFlight: Int { inFlightCount.load(ordering: .relaxed) }
+    public var credentialsRejected: Bool { rejected.load(ordering: .relaxed) }
+    /// Requests answered since start (any status).
+    public var requestsAnswered: Int { answered.load(ordering: .relaxed) }
+
+    /// Counts a new connection; false (and not counted) beyond the cap.
+    public func openConnection() -> Bool {
+        let now = connections.wrappingAdd(1, ordering: .relaxed).newValue
+        if now > maxConnections {
+            connections.wrappingSubtract(1, ordering: .relaxed)
+            return false
+        }
+        return true
+    }
+
+    public func closeConnection() {
+        connections.wrappingSubtract(1, ordering: .relaxed)
+    }
+
+    /// Reserves a slot for a notification; false (and not reserved) beyond the cap.
+    public func beginDelivery() -> Bool {
+        let now = inFlightCount.wrappingAdd(1, ordering: .relaxed).newValue
+        if now > maxInFlight {
+            inFlightCount.wrappingSubtract(1, ordering: .relaxed)
+            return false
+        }
+        return true
+    }
+
+    public func endDelivery() {
+        inFlightCount.wrappingSubtract(1, ordering: .relaxed)
+    }
+
+    /// Records what APNs said about our credentials: a 403 marks them
+    /// rejected, any 2xx clears that.
+    public func recordCredentials(rejected isRejected: Bool, succeeded: Bool) {
+        if isRejected {
+            rejected.store(true, ordering: .relaxed)
+        } else if succeeded {
+            rejected.store(false, ordering: .relaxed)
+        }
+    }
+
+    public func recordAnswer() {
+        answered.wrappingAdd(1, ordering: .relaxed)
+    }
+}

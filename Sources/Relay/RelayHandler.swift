@@ -1,0 +1,144 @@
+import EventLoop
+import Glibc
+import RelayCore
+
+/// The relay's logic for one event loop: route → validate → build the APNs
+/// notification → send → map the outcome to the answer (DESIGN §1–§3), and
+/// one log line per request.
+///
+/// Thread-confined to its loop, like the sender it is given.
+public final class RelayHandler {
+    private let sender: NotificationSender
+    private let topic: String
+    private let counters: RelayCounters
+    private let logger: Logger
+    private let maxTTL: Int
+    /// Unix time in seconds (replaceable for tests).
+    private let unixTime: () -> Int
+    private var random = SystemRandomNumberGenerator()
+
+    public init(sender: NotificationSender, topic: String, counters: RelayCounters, logger: Logger,
+                maxTTL: Int = defaultMaxTTL, unixTime: @escaping () -> Int = { Int(Glibc.time(nil)) }) {
+        self.sender = sender
+        self.topic = topic
+        self.counters = counters
+        self.logger = logger
+        self.maxTTL = maxTTL
+        self.unixTime = unixTime
+    }
+
+    /// Answers `request`. Returns the response when it is known at once
+    /// (routing, validation, health, overload); otherwise returns nil and
+    /// calls `completion` exactly once later, on the loop thread, never
+    /// inside this call.
+    public func handle(_ request: HTTP1Request, completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
+        let started = EventLoop.monotonicNanoseconds()
+        switch route(method: request.method, target: request.target) {
+        case .health:
+            let response: HTTP1Response
+            if counters.credentialsRejected {
+                response = plain(503, "APNs rejects the relay's credentials")
+            } else {
+                response = HTTP1Response(status: 200, headers: textPlain, body: "OK")
+            }
+            logger.debug("\(request.method) /relay-to/_health status=\(response.status)")
+            return response
+        case .methodNotAllowed(let allow):
+            var response = plain(405, "method \(request.method) not allowed here")
+            response.headers.append(HTTPField(name: "Allow", value: allow))
+            logLocal(request, status: 405, reason: "method not allowed", started: started)
+            return response
+        case .notFound:
+            logLocal(request, status: 404, reason: "no such route", started: started)
+            return plain(404, "not found")
+        case .relay(let target):
+            return relay(request, to: target, started: started, completion: completion)
+        }
+    }
+
+    private func relay(_ request: HTTP1Request, to target: RelayTarget, started: UInt64,
+                       completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
+        let message: WebPushMessage
+        switch parseWebPush(request, maxTTL: maxTTL) {
+        case .success(let parsed): message = parsed
+        case .failure(let error):
+            logRelay(target, status: error.status, apns: "-", reason: error.reason, started: started)
+            return plain(error.status, error.reason)
+        }
+        let apnsID = makeAPNsID(random: &random)
+        let notification: APNsNotification
+        do {
+            notification = try makeNotification(target: target, message: message, topic: topic, apnsID: apnsID,
+                                                now: unixTime())
+        } catch {
+            logRelay(target, status: error.status, apns: "-", reason: error.reason, started: started)
+            return plain(error.status, error.reason)
+        }
+        guard counters.beginDelivery() else {
+            let answer = relayResponse(for: .overloaded, notification: apnsID, ttl: message.ttl)
+            logRelay(target, status: answer.status, apns: "-", reason: "over MAX_IN_FLIGHT", started: started)
+            return answer.http1Response
+        }
+        let counters = self.counters
+        let ttl = message.ttl
+        sender.send(notification) { [weak self] outcome in
+            counters.endDelivery()
+            let answer = relayResponse(for: outcome, notification: apnsID, ttl: ttl)
+            counters.recordCredentials(rejected: answer.credentialsRejected, succeeded: answer.status == 201)
+            self?.logDelivery(target, outcome: outcome, answer: answer, apnsID: apnsID, started: started)
+            completion(answer.http1Response)
+        }
+        return nil
+    }
+
+    // MARK: logging (one line per request; never a payload or a full token)
+
+    private func logDelivery(_ target: RelayTarget, outcome: DeliveryOutcome, answer: RelayResponse,
+                             apnsID: String, started: UInt64) {
+        let apns: String
+        let reason: String
+        switch outcome {
+        case .apns(let status, let apnsReason, _):
+            apns = String(status)
+            reason = apnsReason?.rawValue ?? "-"
+        case .answerTimedOut: (apns, reason) = ("-", "timeout")
+        case .connectFailed(let detail): (apns, reason) = ("-", "connect failed: " + detail)
+        case .tlsFailed(let detail): (apns, reason) = ("-", "TLS failed: " + detail)
+        case .streamFailed(let detail): (apns, reason) = ("-", "stream failed: " + detail)
+        case .allConnectionsDown: (apns, reason) = ("-", "all APNs connections down")
+        case .overloaded: (apns, reason) = ("-", "overloaded")
+        }
+        let level: LogLevel = answer.credentialsRejected ? .error : (answer.status >= 500 ? .warning : .info)
+        guard logger.isEnabled(level) else { return }
+        logger.log(level, line(target, status: answer.status, apns: apns, reason: reason, started: started)
+            + " apns-id=" + apnsID)
+    }
+
+    private func logRelay(_ target: RelayTarget, status: Int, apns: String, reason: String, started: UInt64) {
+        let level: LogLevel = status >= 500 ? .warning : .info
+        guard logger.isEnabled(level) else { return }
+        logger.log(level, line(target, status: status, apns: apns, reason: reason, started: started))
+    }
+
+    private func logLocal(_ request: HTTP1Request, status: Int, reason: String, started: UInt64) {
+        guard logger.isEnabled(.info) else { return }
+        // The path may hold a token: only the method is logged.
+        logger.info("\(request.method) status=\(status) reason=\"\(reason)\" latency=\(latency(since: started))")
+    }
+
+    private func line(_ target: RelayTarget, status: Int, apns: String, reason: String, started: UInt64) -> String {
+        "relay env=\(target.environment.rawValue) token=\(tokenPrefix(target.deviceToken)) status=\(status) "
+            + "apns=\(apns) reason=\"\(reason)\" latency=\(latency(since: started))"
+    }
+
+    private func latency(since started: UInt64) -> String {
+        let micros = (EventLoop.monotonicNanoseconds() &- started) / 1000
+        return "\(micros / 1000).\(String(micros % 1000 / 100))ms"
+    }
+}
+
+private let textPlain = [HTTPField(name: "Content-Type", value: "text/plain; charset=utf-8")]
+
+private func plain(_ status: Int, _ reason: String) -> HTTP1Response {
+    HTTP1Response(status: status, headers: textPlain, body: reason + "\n")
+}

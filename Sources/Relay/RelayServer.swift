@@ -1,0 +1,276 @@
+import Dispatch
+import EventLoop
+import Glibc
+import RelayCore
+import Synchronization
+import TLS
+
+/// Why the relay could not start listening.
+public struct RelayServerError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// What the listener needs to know (DESIGN §1, §6).
+public struct ListenerOptions: Sendable {
+    /// nil: `::` (dual stack), falling back to `0.0.0.0` without IPv6.
+    public var bindAddress: String?
+    /// 0 picks a free port (tests); `RelayServer.start` returns the one bound.
+    public var port: UInt16
+    /// One listening socket per loop, the kernel spreading connections
+    /// (SO_REUSEPORT); false: one socket on the first loop hands connections
+    /// to the loops in turn.
+    public var reusePort: Bool
+    public var limits: HTTP1Limits
+    public var timeouts: HTTP1ConnectionMachine.Timeouts
+    public var maxConnections: Int
+    public var maxInFlight: Int
+
+    public init(bindAddress: String? = nil, port: UInt16, reusePort: Bool = true,
+                limits: HTTP1Limits = HTTP1Limits(), timeouts: HTTP1ConnectionMachine.Timeouts = .init(),
+                maxConnections: Int = 16_384, maxInFlight: Int = 20_000) {
+        self.bindAddress = bindAddress
+        self.port = port
+        self.reusePort = reusePort
+        self.limits = limits
+        self.timeouts = timeouts
+        self.maxConnections = maxConnections
+        self.maxInFlight = maxInFlight
+    }
+
+    /// The listener part of the configuration.
+    public init(configuration: Configuration, reusePort: Bool = true) {
+        self.init(
+            bindAddress: configuration.bindAddress, port: configuration.port, reusePort: reusePort,
+            limits: HTTP1Limits(maxHeaderBytes: configuration.maxHeaderBytes, maxBodyBytes: configuration.maxBodyBytes),
+            timeouts: .init(header: configuration.headerTimeout, body: configuration.bodyTimeout,
+                            keepAlive: configuration.keepAliveTimeout),
+            maxConnections: configuration.maxConnections, maxInFlight: configuration.maxInFlight)
+    }
+}
+
+/// The HTTP/1.1 listener on every loop of a group: accepts sender
+/// connections (HTTPS when given a TLS context), hands their requests to a
+/// `RelayHandler` per loop, and shuts down gracefully.
+///
+/// Thread safety: the per-loop parts are touched only on their own loop (via
+/// `execute`); the shared counters are atomic.
+public final class RelayServer: @unchecked Sendable {
+    public let counters: RelayCounters
+    private let options: ListenerOptions
+    private let loops: [EventLoop]
+    private let tlsContext: TLSContext?
+    private let logger: Logger
+    private let topic: String
+    private let senderFactory: @Sendable (EventLoop) -> NotificationSender
+    private var loopServers: [LoopServer] = []
+    private let nextLoop = Atomic<Int>(0)
+
+    public init(options: ListenerOptions, loops: [EventLoop], tlsContext: TLSContext?, topic: String, logger: Logger,
+                senderFactory: @escaping @Sendable (EventLoop) -> NotificationSender) {
+        precondition(!loops.isEmpty, "RelayServer needs at least one event loop")
+        self.options = options
+        self.loops = loops
+        self.tlsContext = tlsContext
+        self.topic = topic
+        self.logger = logger
+        self.senderFactory = senderFactory
+        self.counters = RelayCounters(maxConnections: options.maxConnections, maxInFlight: options.maxInFlight)
+    }
+
+    /// Creates the relay handler on each loop (with its sender), binds and
+    /// starts accepting. Returns the port bound. Call once, from a thread
+    /// that is not one of the loops.
+    public func start() throws(RelayServerError) -> UInt16 {
+        for loop in loops {
+            let server = runOnLoop(loop) {
+                LoopServer(loop: loop, relay: RelayHandler(sender: self.senderFactory(loop), topic: self.topic,
+                                                            counters: self.counters, logger: self.logger),
+                           server: self)
+            }
+            loopServers.append(server)
+        }
+        let hosts = options.bindAddress.map { [$0] } ?? ["::", "0.0.0.0"]
+        var lastError: SocketError?
+        for host in hosts {
+            do {
+                return try listen(host: host)
+            } catch {
+                lastError = error
+                // Only a missing IPv6 stack falls back to IPv4.
+                guard options.bindAddress == nil,
+                      error.errno == EAFNOSUPPORT || error.errno == EADDRNOTAVAIL || error.operation == .socket
+                else { break }
+            }
+        }
+        let shown = options.bindAddress ?? "all interfaces"
+        throw RelayServerError("cannot listen on \(shown) port \(options.port): \(lastError.map { String(describing: $0) } ?? "unknown error")")
+    }
+
+    private func listen(host: String) throws(SocketError) -> UInt16 {
+        var port = options.port
+        let listeners = options.reusePort ? loopServers : [loopServers[0]]
+        for (index, server) in listeners.enumerated() {
+            let reusePort = options.reusePort
+            let bound: Result<UInt16, SocketError> = runOnLoop(server.loop) {
+                Result { () throws(SocketError) -> UInt16 in
+                    try server.listen(host: host, port: port, reusePort: reusePort)
+                }
+            }
+            switch bound {
+            case .success(let boundPort):
+                port = boundPort
+            case .failure(let error):
+                for started in listeners[..<index] { runOnLoop(started.loop) { started.stopAccepting() } }
+                throw error
+            }
+        }
+        return port
+    }
+
+    /// Hands an accepted connection to the next loop (without SO_REUSEPORT).
+    fileprivate func distribute(_ socket: Socket, from origin: LoopServer) {
+        let index = Int(UInt(bitPattern: nextLoop.wrappingAdd(1, ordering: .relaxed).oldValue) % UInt(loopServers.count))
+        let target = loopServers[index]
+        if target === origin {
+            origin.adopt(socket)
+            return
+        }
+        // The descriptor changes owner across threads: duplicate it for the
+        // target loop and let the original Socket close its copy here.
+        let duplicate = dup(socket.fileDescriptor)
+        socket.close()
+        guard duplicate >= 0 else { return }
+        target.loop.execute { target.adopt(Socket(adopting: duplicate)) }
+    }
+
+    fileprivate var configuration: (ListenerOptions, TLSContext?, Logger) { (options, tlsContext, logger) }
+
+    /// Stops accepting on every loop; idle connections close, the others
+    /// finish their current request and close. Any thread.
+    public func beginShutdown() {
+        for server in loopServers {
+            server.loop.execute { server.beginShutdown() }
+        }
+    }
+
+    /// Closes every connection at once (the grace period is over). Any thread.
+    public func closeAllConnections() {
+        for server in loopServers {
+            server.loop.execute { server.closeAll() }
+        }
+    }
+
+    /// True once no connection is open and no notification is in flight.
+    public var isDrained: Bool { counters.openConnections == 0 && counters.inFlight == 0 }
+
+    private func runOnLoop<Value>(_ loop: EventLoop, _ body: @escaping () -> Value) -> Value {
+        if loop.isOnLoopThread { return body() }
+        let box = UncheckedBox<Value?>(nil)
+        let work = UncheckedBox(body)
+        let done = DispatchSemaphore(value: 0)
+        loop.execute {
+            box.value = work.value()
+            done.signal()
+        }
+        done.wait()
+        return box.value!
+    }
+}
+
+private final class UncheckedBox<Value>: @unchecked Sendable {
+    var value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+/// The listener and connections of one loop. Confined to that loop.
+final class LoopServer: ConnectionOwner, @unchecked Sendable {
+    let loop: EventLoop
+    let relay: RelayHandler
+    private unowned let server: RelayServer
+    private var acceptor: Acceptor?
+    private var connections: [ObjectIdentifier: HTTP1ServerConnection] = [:]
+    private var shuttingDown = false
+    private let options: ListenerOptions
+    private let tlsContext: TLSContext?
+    private let logger: Logger
+    private let counters: RelayCounters
+    private let inputLimit: Int
+
+    init(loop: EventLoop, relay: RelayHandler, server: RelayServer) {
+        self.loop = loop
+        self.relay = relay
+        self.server = server
+        (options, tlsContext, logger) = server.configuration
+        counters = server.counters
+        // A whole request (head, body, chunked framing) plus some of the
+        // next pipelined one; the parser refuses anything larger first.
+        inputLimit = 2 * options.limits.maxHeaderBytes + options.limits.maxBodyBytes + 4096
+    }
+
+    func listen(host: String, port: UInt16, reusePort: Bool) throws(SocketError) -> UInt16 {
+        let socket = try Socket.listen(host: host, port: port, reusePort: reusePort, backlog: 4096)
+        let boundPort = socket.localPort
+        do {
+            acceptor = try Acceptor(listener: socket, on: loop, maxPerWakeup: 64, onAccept: { [weak self] accepted in
+                guard let self else { return }
+                if self.options.reusePort { self.adopt(accepted) } else { self.server.distribute(accepted, from: self) }
+            }, onError: { [weak self] error in
+                self?.logger.warning("accept failed: \(error)")
+            })
+        } catch {
+            throw SocketError(.listen, errno: error.errno)
+        }
+        return boundPort
+    }
+
+    func adopt(_ socket: Socket) {
+        // Beyond MAX_CONNECTIONS (or while shutting down): accept and close
+        // at once, so the backlog does not fill with connections that wait.
+        guard !shuttingDown, counters.openConnection() else {
+            socket.close()
+            return
+        }
+        var tls: TLSConnection?
+        if let tlsContext {
+            do {
+                tls = try TLSConnection(context: tlsContext, fd: socket.fileDescriptor, serverName: nil)
+            } catch {
+                logger.warning("TLS setup for a connection failed: \(error)")
+                counters.closeConnection()
+                socket.close()
+                return
+            }
+        }
+        let connection = HTTP1ServerConnection(
+            socket: socket, loop: loop, tls: tls,
+            machine: HTTP1ConnectionMachine(limits: options.limits, timeouts: options.timeouts),
+            inputLimit: inputLimit, relay: relay, owner: self)
+        connections[ObjectIdentifier(connection)] = connection
+        if !connection.start() {
+            // start() closed it, which already called connectionClosed.
+            return
+        }
+    }
+
+    func connectionClosed(_ connection: HTTP1ServerConnection) {
+        if connections.removeValue(forKey: ObjectIdentifier(connection)) != nil {
+            counters.closeConnection()
+        }
+    }
+
+    func stopAccepting() {
+        acceptor?.close()
+        acceptor = nil
+    }
+
+    func beginShutdown() {
+        shuttingDown = true
+        stopAccepting()
+        for connection in Array(connections.values) { connection.shutdown() }
+    }
+
+    func closeAll() {
+        for connection in Array(connections.values) { connection.close() }
+    }
+}

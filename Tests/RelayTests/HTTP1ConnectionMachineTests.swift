@@ -1,0 +1,261 @@
+import RelayCore
+import Testing
+
+@testable import Relay
+
+typealias Machine = HTTP1ConnectionMachine
+private let timeouts = Machine.Timeouts(header: .seconds(10), body: .seconds(11), keepAlive: .seconds(75))
+
+private func makeMachine(maxHeaderBytes: Int = 16384, maxBodyBytes: Int = 8192) -> Machine {
+    Machine(limits: HTTP1Limits(maxHeaderBytes: maxHeaderBytes, maxBodyBytes: maxBodyBytes), timeouts: timeouts)
+}
+
+private extension Machine {
+    mutating func feed(_ text: String) -> [Action] {
+        Array(text.utf8).withUnsafeBytes { bytesAvailable($0) }
+    }
+    mutating func drained(_ buffered: String = "") -> [Action] {
+        Array(buffered.utf8).withUnsafeBytes { writeDrained(buffered: $0) }
+    }
+}
+
+private func sentText(_ actions: [Machine.Action]) -> String? {
+    for case .send(let bytes) in actions { return String(decoding: bytes, as: UTF8.self) }
+    return nil
+}
+
+private func dispatched(_ actions: [Machine.Action]) -> HTTP1Request? {
+    for case .dispatch(let request) in actions { return request }
+    return nil
+}
+
+private let simpleGet = "GET /relay-to/_health HTTP/1.1\r\nHost: x\r\n\r\n"
+
+@Suite("HTTP/1 connection lifecycle")
+struct HTTP1ConnectionMachineTests {
+    @Test("a new connection arms the header timer")
+    func startArmsHeaderTimer() {
+        var machine = makeMachine()
+        #expect(machine.start() == [.armTimer(.header, .seconds(10))])
+        #expect(machine.state == .idle)
+        #expect(machine.wantsInput)
+    }
+
+    @Test("a complete request is consumed, the timer cancelled and the request dispatched")
+    func completeRequestDispatches() throws {
+        var machine = makeMachine()
+        _ = machine.start()
+        let actions = machine.feed(simpleGet)
+        #expect(actions.count == 3)
+        #expect(actions[0] == .consume(simpleGet.utf8.count))
+        #expect(actions[1] == .cancelTimer)
+        let request = try #require(dispatched(actions))
+        #expect(request.method == "GET")
+        #expect(machine.state == .awaitingResponse)
+        #expect(!machine.wantsInput)
+    }
+
+    @Test("keep-alive: after the answer is written the keep-alive timer runs")
+    func keepAliveCycle() throws {
+        var machine = makeMachine()
+        _ = machine.start()
+        _ = machine.feed(simpleGet)
+        let sent = try #require(sentText(machine.responseReady(HTTP1Response(status: 200, body: "OK"))))
+        #expect(sent.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        #expect(!sent.contains("Connection: close"))
+        #expect(machine.state == .writing)
+        #expect(machine.drained() == [.armTimer(.keepAlive, .seconds(75))])
+        #expect(machine.state == .idle)
+        #expect(machine.requestsServed == 1)
+        // The next request's first byte replaces the keep-alive timer.
+        let next = machine.feed("GET / HTTP/1.1\r\n")
+        #expect(next == [.armTimer(.header, .seconds(10))])
+        #expect(machine.state == .readingHead)
+    }
+
+    @Test("pipelined requests: the second waits until the first answer is written")
+    func pipelinedInOrder() throws {
+        var machine = makeMachine()
+        _ = machine.start()
+        let both = simpleGet + "GET /other HTTP/1.1\r\nHost: x\r\n\r\n"
+        let first = machine.feed(both)
+        #expect(first.first == .consume(simpleGet.utf8.count))
+        #expect(dispatched(first)?.target == "/relay-to/_health")
+        // More bytes while awaiting the answer are not parsed.
+        #expect(machine.feed("GET /other HTTP/1.1\r\nHost: x\r\n\r\n") == [])
+        _ = machine.responseReady(HTTP1Response(status: 200))
+        let second = machine.drained("GET /other HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(dispatched(second)?.target == "/other")
+    }
+
+    @Test("Connection: close and HTTP/1.0 without keep-alive close after the answer",
+          arguments: [
+              "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+              "GET / HTTP/1.0\r\n\r\n",
+          ])
+    func closesAfterAnswer(request: String) throws {
+        var machine = makeMachine()
+        _ = machine.start()
+        _ = machine.feed(request)
+        let sent = try #require(sentText(machine.responseReady(HTTP1Response(status: 404, body: "x"))))
+        #expect(sent.contains("Connection: close\r\n"))
+        #expect(machine.drained() == [.close])
+        #expect(machine.closedAfterResponse)
+    }
+
+    @Test("HTTP/1.0 with keep-alive stays open and says so")
+    func http10KeepAlive() throws {
+        var machine = makeMachine()
+        _ = machine.start()
+        _ = machine.feed("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        let sent = try #require(sentText(machine.responseReady(HTTP1Response(status: 404))))
+        #expect(sent.contains("Connection: keep-alive\r\n"))
+        #expect(machine.drained() == [.armTimer(.keepAlive, .seconds(75))])
+    }
+
+    @Test("HEAD gets the headers without the body")
+    func headHasNoBody() throws {
+        var machine = makeMachine()
+        _ = machine.start()
+        _ = machine.feed("HEAD /relay-to/_health HTTP/1.1\r\nHost: x\r\n\r\n")
+        let sent = try #require(sentText(machine.responseReady(HTTP1Response(status: 200, body: "OK"))))
+        #expect(sent.contains("Content-Length: 2\r\n"))
+        #expect(sent.hasSuffix("\r\n\r\n"))
+    }
+
+    @Test("Expect: 100-continue is answered once, then the body timer runs")
+    func expectContinue() throws {
+        var machine = makeMachine()
+        _ = machine.start()
+        let head = "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n"
+        let first = machine.feed(head)
+        #expect(first.contains(.armTimer(.body, .seconds(11))))
+        #expect(sentText(first) == "HTTP/1.1 100 Continue\r\n\r\n")
+        #expect(machine.state == .readingBody)
+        #expect(machine.feed(head + "ab") == [])
+        let done = machine.feed(head + "abcd")
+        #expect(dispatched(done)?.body == Array("abcd".utf8))
+    }
+
+    @Test("a head split across reads switches to the body timer once the blank line arrives")
+    func headThenBodyTimer() {
+        var machine = makeMachine()
+        _ = machine.start()
+        var text = "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n"
+        #expect(machine.feed(text) == [])
+        #expect(machine.state == .readingHead)
+        text += "\r"
+        #expect(machine.feed(text) == [])
+        text += "\n"
+        #expect(machine.feed(text) == [.armTimer(.body, .seconds(11))])
+        #expect(machine.state == .readingBody)
+    }
+
+    @Test("empty lines before the request line do not count as the end of the head")
+    func leadingEmptyLines() {
+        var machine = makeMachine()
+        _ = machine.start()
+        #expect(machine.feed("\r\n\r\nPOST /x HTTP/1.1\r\n") == [])
+        #expect(machine.state == .readingHead)
+    }
+
+    @Test("malformed or oversized requests get their status and close",
+          arguments: [
+              ("BROKEN\r\n\r\n", 400),
+              ("POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 99999\r\n\r\n", 413),
+              ("POST /x HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", 400),
+              ("GET / HTTP/1.1\r\nX: " + String(repeating: "a", count: 2000) + "\r\n\r\n", 431),
+          ])
+    func invalidRequests(request: String, status: Int) throws {
+        var machine = makeMachine(maxHeaderBytes: 1024, maxBodyBytes: 1024)
+        _ = machine.start()
+        let actions = machine.feed(request)
+        #expect(actions.first == .cancelTimer)
+        let sent = try #require(sentText(actions))
+        #expect(sent.hasPrefix("HTTP/1.1 \(status) "))
+        #expect(sent.contains("Connection: close\r\n"))
+        #expect(machine.state == .writing)
+        #expect(!machine.wantsInput)
+        #expect(machine.drained() == [.close])
+    }
+
+    @Test("timers: header and body answer 408 and close; keep-alive closes silently",
+          arguments: [
+              ("", Machine.TimerKind.header, 408),
+              ("GET / HTTP/1.1\r\n", .header, 408),
+              ("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nab", .body, 408),
+          ])
+    func timeouts408(input: String, timer: Machine.TimerKind, status: Int) throws {
+        var machine = makeMachine()
+        _ = machine.start()
+        if !input.isEmpty { _ = machine.feed(input) }
+        let sent = try #require(sentText(machine.timerFired(timer)))
+        #expect(sent.hasPrefix("HTTP/1.1 408 "))
+        #expect(machine.drained() == [.close])
+    }
+
+    @Test("an idle keep-alive connection closes silently when its timer fires")
+    func keepAliveTimeout() {
+        var machine = makeMachine()
+        _ = machine.start()
+        _ = machine.feed(simpleGet)
+        _ = machine.responseReady(HTTP1Response(status: 200))
+        _ = machine.drained()
+        #expect(machine.timerFired(.keepAlive) == [.close])
+        #expect(!machine.closedAfterResponse)
+    }
+
+    @Test("a stale timer is ignored")
+    func staleTimer() {
+        var machine = makeMachine()
+        _ = machine.start()
+        _ = machine.feed(simpleGet)
+        #expect(machine.timerFired(.header) == [])
+        #expect(machine.timerFired(.keepAlive) == [])
+    }
+
+    @Test("peer EOF: before a request closes; while awaiting the answer, it is still sent, then close")
+    func peerClosed() throws {
+        var idle = makeMachine()
+        _ = idle.start()
+        #expect(idle.peerClosed() == [.cancelTimer, .close])
+
+        var waiting = makeMachine()
+        _ = waiting.start()
+        _ = waiting.feed(simpleGet)
+        #expect(waiting.peerClosed() == [])
+        let sent = try #require(sentText(waiting.responseReady(HTTP1Response(status: 201))))
+        #expect(sent.contains("Connection: close"))
+        #expect(waiting.drained() == [.close])
+    }
+
+    @Test("shutdown: idle closes now, a request in progress is answered with Connection: close")
+    func shutdown() throws {
+        var idle = makeMachine()
+        _ = idle.start()
+        #expect(idle.shutdown() == [.cancelTimer, .close])
+
+        var busy = makeMachine()
+        _ = busy.start()
+        _ = busy.feed(simpleGet)
+        #expect(busy.shutdown() == [])
+        let sent = try #require(sentText(busy.responseReady(HTTP1Response(status: 201))))
+        #expect(sent.contains("Connection: close"))
+        #expect(busy.drained() == [.close])
+
+        var writing = makeMachine()
+        _ = writing.start()
+        _ = writing.feed(simpleGet)
+        _ = writing.responseReady(HTTP1Response(status: 200))
+        #expect(writing.shutdown() == [])
+        #expect(writing.drained() == [.close])
+    }
+
+    @Test("a response for no pending request is ignored")
+    func unexpectedResponse() {
+        var machine = makeMachine()
+        _ = machine.start()
+        #expect(machine.responseReady(HTTP1Response(status: 200)) == [])
+        #expect(machine.drained() == [])
+    }
+}

@@ -1,0 +1,82 @@
+import RelayCore
+import Synchronization
+import Testing
+
+@testable import Relay
+
+private final class Lines: Sendable {
+    let storage = Mutex<[String]>([])
+    var all: [String] { storage.withLock { $0 } }
+    func sink() -> @Sendable (UnsafeRawBufferPointer) -> Void {
+        { bytes in
+            let line = String(decoding: bytes, as: UTF8.self)
+            self.storage.withLock { $0.append(line) }
+        }
+    }
+}
+
+@Suite("Logger")
+struct LoggerTests {
+    @Test("one line per event: UTC timestamp, level, message, newline")
+    func lineShape() throws {
+        let lines = Lines()
+        let logger = Logger(level: .info, sink: lines.sink())
+        logger.info("hello world")
+        let line = try #require(lines.all.first)
+        #expect(line.hasSuffix(" info hello world\n"))
+        // 2026-01-02T03:04:05.678Z
+        let stamp = line.prefix(24)
+        #expect(stamp.count == 24)
+        #expect(stamp.last == "Z")
+        #expect(Array(stamp.utf8)[10] == UInt8(ascii: "T"))
+        #expect(line.filter { $0 == "\n" }.count == 1)
+    }
+
+    @Test("messages below the level are neither built nor written",
+          arguments: [(LogLevel.debug, 4), (.info, 3), (.warning, 2), (.error, 1)])
+    func levels(level: LogLevel, expected: Int) {
+        let lines = Lines()
+        let logger = Logger(level: level, sink: lines.sink())
+        logger.debug("d")
+        logger.info("i")
+        logger.warning("w")
+        logger.error("e")
+        #expect(lines.all.count == expected)
+    }
+
+    @Test("control characters become spaces, so one event stays one line")
+    func controlCharacters() throws {
+        let lines = Lines()
+        Logger(level: .debug, sink: lines.sink()).error("a\nb\rc\u{7F}d")
+        let line = try #require(lines.all.first)
+        #expect(line.hasSuffix("error a b c d\n"))
+    }
+
+    @Test("long messages are cut to fit one atomic write")
+    func longMessage() throws {
+        let lines = Lines()
+        Logger(level: .debug, sink: lines.sink()).info(String(repeating: "x", count: 10_000))
+        let line = try #require(lines.all.first)
+        #expect(line.utf8.count == Logger.maxLineBytes)
+        #expect(line.hasSuffix("x\n"))
+    }
+
+    @Test("timestamps are RFC 3339 UTC", arguments: [
+        (Int64(0), "1970-01-01T00:00:00.000Z"),
+        (Int64(1_700_000_000_123_456_789), "2023-11-14T22:13:20.123Z"),
+        (Int64(951_782_400_999_000_000), "2000-02-29T00:00:00.999Z"),
+    ])
+    func timestamps(nanoseconds: Int64, expected: String) {
+        var bytes: [UInt8] = []
+        Logger.appendTimestamp(unixNanoseconds: nanoseconds, to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == expected)
+    }
+
+    @Test("a token shows only its first 8 hex digits", arguments: [
+        ("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "01234567"),
+        ("abc", "abc"),
+    ])
+    func tokenPrefixes(token: String, expected: String) {
+        #expect(tokenPrefix(token) == expected)
+    }
+}

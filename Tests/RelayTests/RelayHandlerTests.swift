@@ -1,0 +1,152 @@
+import RelayCore
+import Testing
+
+@testable import Relay
+
+private struct Fixture {
+    let sender = FakeSender(outcome: { .apns(status: 200, reason: nil, apnsID: $0.apnsID) })
+    let counters = RelayCounters(maxConnections: 10, maxInFlight: 2)
+    let log = CapturedLog()
+    let handler: RelayHandler
+
+    init(outcome: DeliveryOutcome? = nil) {
+        let sender = outcome.map { fixed in FakeSender(outcome: { _ in fixed }) } ?? self.sender
+        self.sender2 = sender
+        handler = RelayHandler(sender: sender, topic: "com.example.app", counters: counters, logger: log.logger,
+                               unixTime: { 1_000_000 })
+    }
+    let sender2: FakeSender
+
+    /// Runs the request to its answer.
+    func answer(_ request: HTTP1Request) -> HTTP1Response? {
+        var delivered: HTTP1Response?
+        if let immediate = handler.handle(request, completion: { delivered = $0 }) { return immediate }
+        #expect(delivered == nil, "completion must not run inside handle")
+        sender2.completeAll()
+        return delivered
+    }
+}
+
+private func header(_ response: HTTP1Response?, _ name: String) -> String? {
+    response?.headers.first { $0.name.lowercased() == name.lowercased() }?.value
+}
+
+private func bodyText(_ response: HTTP1Response?) -> String {
+    String(decoding: response?.body ?? [], as: UTF8.self)
+}
+
+@Suite("Relay handler")
+struct RelayHandlerTests {
+    @Test("a valid Web Push becomes one APNs notification; 201 with Location and TTL only after APNs said 200")
+    func deliversAndAnswers201() throws {
+        let fixture = Fixture()
+        var delivered: HTTP1Response?
+        let immediate = fixture.handler.handle(webPushRequest(topic: "abc"), completion: { delivered = $0 })
+        #expect(immediate == nil)
+        #expect(delivered == nil)
+        #expect(fixture.counters.inFlight == 1)
+        let notification = try #require(fixture.sender2.sent.first)
+        #expect(notification.path == "/3/device/" + testToken)
+        #expect(notification.headers.contains(HTTPField(name: "apns-topic", value: "com.example.app")))
+        #expect(notification.headers.contains(HTTPField(name: "apns-expiration", value: "1172800")))
+        #expect(notification.headers.contains(HTTPField(name: "apns-collapse-id", value: "abc")))
+        fixture.sender2.completeAll()
+        let response = try #require(delivered)
+        #expect(response.status == 201)
+        #expect(header(response, "Location") == "/relay-to/message/" + notification.apnsID)
+        #expect(header(response, "TTL") == "172800")
+        #expect(fixture.counters.inFlight == 0)
+        let line = try #require(fixture.log.lines.last)
+        #expect(line.contains("env=production token=01234567 status=201 apns=200"))
+        #expect(!line.contains(testToken))
+    }
+
+    @Test("every APNs outcome maps to its status (DESIGN §3)", arguments: [
+        (DeliveryOutcome.apns(status: 410, reason: .unregistered, apnsID: nil), 410),
+        (.apns(status: 400, reason: .badDeviceToken, apnsID: nil), 410),
+        (.apns(status: 400, reason: .deviceTokenNotForTopic, apnsID: nil), 410),
+        (.apns(status: 413, reason: .payloadTooLarge, apnsID: nil), 413),
+        (.apns(status: 429, reason: .tooManyRequests, apnsID: nil), 429),
+        (.apns(status: 400, reason: .badTopic, apnsID: nil), 502),
+        (.apns(status: 403, reason: .badCertificate, apnsID: nil), 502),
+        (.apns(status: 404, reason: .badPath, apnsID: nil), 502),
+        (.apns(status: 405, reason: .methodNotAllowed, apnsID: nil), 502),
+        (.apns(status: 500, reason: .internalServerError, apnsID: nil), 503),
+        (.apns(status: 503, reason: .serviceUnavailable, apnsID: nil), 503),
+        (.answerTimedOut, 504),
+        (.connectFailed("refused"), 502),
+        (.tlsFailed("bad cert"), 502),
+        (.streamFailed("reset"), 502),
+        (.allConnectionsDown, 503),
+    ])
+    func statusTable(outcome: DeliveryOutcome, status: Int) throws {
+        let fixture = Fixture(outcome: outcome)
+        let response = try #require(fixture.answer(webPushRequest()))
+        #expect(response.status == status)
+        #expect(bodyText(response).hasSuffix("\n"))
+        #expect(bodyText(response).filter { $0 == "\n" }.count == 1)
+    }
+
+    @Test("a 403 turns the health check 503 until the next 201")
+    func healthFollowsCredentials() throws {
+        let rejected = Fixture(outcome: .apns(status: 403, reason: .badCertificate, apnsID: nil))
+        let health = HTTP1Request(method: "GET", target: "/relay-to/_health", version: .http1_1, headers: [:],
+                                  body: [], keepAlive: true)
+        #expect(rejected.answer(health)?.status == 200)
+        #expect(bodyText(rejected.answer(health)) == "OK")
+        #expect(rejected.answer(webPushRequest())?.status == 502)
+        #expect(rejected.answer(health)?.status == 503)
+        #expect(rejected.log.lines.contains { $0.contains(" error relay ") })
+        rejected.counters.recordCredentials(rejected: false, succeeded: true)
+        #expect(rejected.answer(health)?.status == 200)
+    }
+
+    @Test("bad input is answered at once, without APNs traffic", arguments: [
+        (webPushRequest(ttl: nil), 400),
+        (webPushRequest(ttl: "soon"), 400),
+        (webPushRequest(urgency: "urgent"), 400),
+        (webPushRequest(topic: "not a topic!"), 400),
+        (webPushRequest(encoding: nil), 415),
+        (webPushRequest(encoding: "gzip"), 415),
+        (webPushRequest(body: [UInt8](repeating: 1, count: 3500)), 413),
+        (webPushRequest(path: "/relay-to/staging/" + testToken), 404),
+        (webPushRequest(path: "/relay-to/production/xyz"), 404),
+        (webPushRequest(path: "/elsewhere"), 404),
+        (HTTP1Request(method: "GET", target: "/relay-to/production/" + testToken, version: .http1_1, headers: [:],
+                      body: [], keepAlive: true), 405),
+        (HTTP1Request(method: "POST", target: "/relay-to/_health", version: .http1_1, headers: [:],
+                      body: [], keepAlive: true), 405),
+    ])
+    func badInput(request: HTTP1Request, status: Int) throws {
+        let fixture = Fixture()
+        let response = try #require(fixture.handler.handle(request, completion: { _ in
+            Issue.record("no completion expected")
+        }))
+        #expect(response.status == status)
+        #expect(fixture.sender2.sent.isEmpty)
+        if status == 405 { #expect(header(response, "Allow") != nil) }
+    }
+
+    @Test("an extra path that pushes the payload over 4096 bytes is 413")
+    func extraTooLong() throws {
+        let fixture = Fixture()
+        let extra = String(repeating: "x", count: 3000)
+        let response = try #require(fixture.handler.handle(
+            webPushRequest(path: "/relay-to/production/\(testToken)/\(extra)",
+                           body: [UInt8](repeating: 1, count: 1000)), completion: { _ in }))
+        #expect(response.status == 413)
+    }
+
+    @Test("beyond MAX_IN_FLIGHT the relay answers 503 with Retry-After: 1")
+    func overloaded() throws {
+        let fixture = Fixture()
+        #expect(fixture.handler.handle(webPushRequest(), completion: { _ in }) == nil)
+        #expect(fixture.handler.handle(webPushRequest(), completion: { _ in }) == nil)
+        let response = try #require(fixture.handler.handle(webPushRequest(), completion: { _ in }))
+        #expect(response.status == 503)
+        #expect(header(response, "Retry-After") == "1")
+        #expect(fixture.sender2.sent.count == 2)
+        fixture.sender2.completeAll()
+        #expect(fixture.counters.inFlight == 0)
+    }
+}

@@ -1,0 +1,100 @@
+import EventLoop
+import Glibc
+import RelayCore
+import Synchronization
+import Testing
+
+@testable import Relay
+
+/// A sender whose outcomes the test decides. Completions are kept until
+/// `completeAll` (manual mode) or run on the next loop iteration through
+/// `loop.execute`-free scheduling (loop mode), never inside `send`.
+final class FakeSender: NotificationSender {
+    private(set) var sent: [APNsNotification] = []
+    private var pending: [(APNsNotification, (DeliveryOutcome) -> Void)] = []
+    /// Loop mode: answer after `delay` on `loop` with `outcome(notification)`.
+    private let loop: EventLoop?
+    private let delay: Duration
+    private let outcome: (APNsNotification) -> DeliveryOutcome
+    private let onSend: ((APNsNotification) -> Void)?
+
+    init(loop: EventLoop? = nil, delay: Duration = .zero, onSend: ((APNsNotification) -> Void)? = nil,
+         outcome: @escaping (APNsNotification) -> DeliveryOutcome = { .apns(status: 200, reason: nil, apnsID: $0.apnsID) }) {
+        self.loop = loop
+        self.delay = delay
+        self.outcome = outcome
+        self.onSend = onSend
+    }
+
+    func send(_ notification: APNsNotification, completion: @escaping (DeliveryOutcome) -> Void) {
+        sent.append(notification)
+        onSend?(notification)
+        if let loop {
+            let answer = outcome(notification)
+            _ = loop.schedule(after: delay) { completion(answer) }
+        } else {
+            pending.append((notification, completion))
+        }
+    }
+
+    var pendingCount: Int { pending.count }
+
+    func completeAll() {
+        let waiting = pending
+        pending = []
+        for (notification, completion) in waiting { completion(outcome(notification)) }
+    }
+
+    func complete(with outcome: DeliveryOutcome) {
+        let waiting = pending
+        pending = []
+        for (_, completion) in waiting { completion(outcome) }
+    }
+}
+
+/// Log lines captured for assertions.
+final class CapturedLog: Sendable {
+    private let storage = Mutex<[String]>([])
+    var lines: [String] { storage.withLock { $0 } }
+    var logger: Logger { logger(level: .debug) }
+    func logger(level: LogLevel) -> Logger {
+        Logger(level: level) { bytes in
+            let line = String(decoding: bytes, as: UTF8.self)
+            self.storage.withLock { $0.append(line) }
+        }
+    }
+}
+
+let testToken = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+/// A valid uncompressed P-256 point shape (0x04 + 64 bytes) in base64url.
+let testDH = base64URLEncode([0x04] + [UInt8](repeating: 7, count: 64))
+let testSalt = base64URLEncode([UInt8](repeating: 9, count: 16))
+
+/// An aesgcm Web Push request as Mastodon sends it.
+func webPushRequest(path: String = "/relay-to/production/" + testToken, ttl: String? = "172800",
+                    urgency: String? = "normal", topic: String? = nil, encoding: String? = "aesgcm",
+                    body: [UInt8] = [UInt8](repeating: 0xAB, count: 100), extraHeaders: [(String, String)] = [])
+    -> HTTP1Request {
+    var headers = HTTPHeaders()
+    headers.append(name: "Host", value: "relay.example")
+    if let encoding { headers.append(name: "Content-Encoding", value: encoding) }
+    if let ttl { headers.append(name: "TTL", value: ttl) }
+    if let urgency { headers.append(name: "Urgency", value: urgency) }
+    if let topic { headers.append(name: "Topic", value: topic) }
+    headers.append(name: "Crypto-Key", value: "dh=\(testDH);p256ecdsa=AAAA")
+    headers.append(name: "Encryption", value: "salt=\(testSalt)")
+    for (name, value) in extraHeaders { headers.append(name: name, value: value) }
+    return HTTP1Request(method: "POST", target: path, version: .http1_1, headers: headers, body: body, keepAlive: true)
+}
+
+/// The same request as bytes on the wire.
+func webPushBytes(path: String = "/relay-to/production/" + testToken, body: [UInt8] = [UInt8](repeating: 0xAB, count: 100),
+                  connectionClose: Bool = false) -> [UInt8] {
+    var text = "POST \(path) HTTP/1.1\r\nHost: relay.example\r\nContent-Encoding: aesgcm\r\nTTL: 172800\r\n"
+    text += "Urgency: normal\r\nCrypto-Key: dh=\(testDH);p256ecdsa=AAAA\r\nEncryption: salt=\(testSalt)\r\n"
+    text += "Content-Length: \(body.count)\r\n"
+    if connectionClose { text += "Connection: close\r\n" }
+    text += "\r\n"
+    return Array(text.utf8) + body
+}
