@@ -3,6 +3,7 @@ import Glibc
 import RelayCore
 import Synchronization
 import Testing
+import TLS
 
 @testable import Relay
 
@@ -97,4 +98,55 @@ func webPushBytes(path: String = "/relay-to/production/" + testToken, body: [UIn
     if connectionClose { text += "Connection: close\r\n" }
     text += "\r\n"
     return Array(text.utf8) + body
+}
+
+/// Notifications seen by the fake senders of every loop.
+final class SentRecorder: Sendable {
+    private let storage = Mutex<[APNsNotification]>([])
+    var all: [APNsNotification] { storage.withLock { $0 } }
+    func record(_ notification: APNsNotification) { storage.withLock { $0.append(notification) } }
+}
+
+/// A relay listening on 127.0.0.1 (port 0) over `threads` loops, each with a
+/// fake sender that answers `outcome` after `delay`.
+final class ServerFixture {
+    let group: EventLoopGroup
+    let server: RelayServer
+    let port: UInt16
+    let recorder = SentRecorder()
+    let log = CapturedLog()
+
+    init(threads: Int = 2, reusePort: Bool = true, delay: Duration = .milliseconds(1),
+         limits: HTTP1Limits = HTTP1Limits(),
+         timeouts: HTTP1ConnectionMachine.Timeouts = .init(),
+         maxConnections: Int = 1000, maxInFlight: Int = 1000, tlsContext: TLSContext? = nil,
+         outcome: @escaping @Sendable (APNsNotification) -> DeliveryOutcome = {
+             .apns(status: 200, reason: nil, apnsID: $0.apnsID)
+         }) throws {
+        group = try EventLoopGroup(count: threads, namePrefix: "test")
+        let recorder = self.recorder
+        let options = ListenerOptions(bindAddress: "127.0.0.1", port: 0, reusePort: reusePort, limits: limits,
+                                      timeouts: timeouts, maxConnections: maxConnections, maxInFlight: maxInFlight)
+        server = RelayServer(options: options, loops: group.loops, tlsContext: tlsContext, topic: "com.example.app",
+                             logger: log.logger(level: .info)) { loop in
+            FakeSender(loop: loop, delay: delay, onSend: { recorder.record($0) }, outcome: outcome)
+        }
+        port = try server.start()
+    }
+
+    /// Waits (bounded) until no connection is open and nothing is in flight.
+    func waitUntilDrained(seconds: Double = 5) -> Bool {
+        let deadline = EventLoop.monotonicNanoseconds() + UInt64(seconds * 1e9)
+        while EventLoop.monotonicNanoseconds() < deadline {
+            if server.isDrained { return true }
+            usleep(10_000)
+        }
+        return server.isDrained
+    }
+
+    func stop() {
+        server.beginShutdown()
+        server.closeAllConnections()
+        group.stopAndJoin()
+    }
 }

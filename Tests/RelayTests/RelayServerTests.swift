@@ -1,0 +1,83 @@
+import EventLoop
+import Foundation
+import Glibc
+import RelayCore
+import Testing
+
+@testable import Relay
+
+@Suite("Relay server", .timeLimit(.minutes(1)))
+struct RelayServerTests {
+    @Test("beyond MAX_CONNECTIONS a connection is accepted and closed at once")
+    func connectionCap() throws {
+        let fixture = try ServerFixture(threads: 1, maxConnections: 2)
+        defer { fixture.stop() }
+        let first = try TestClient(port: fixture.port)
+        let second = try TestClient(port: fixture.port)
+        try first.send("GET /relay-to/_health HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try first.readResponse().status == 200)
+        try second.send("GET /relay-to/_health HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try second.readResponse().status == 200)
+        let third = try TestClient(port: fixture.port)
+        #expect(try third.readsEOF())
+        #expect(fixture.server.counters.openConnections == 2)
+    }
+
+    @Test("connections spread over every loop, with and without SO_REUSEPORT", arguments: [true, false])
+    func manyConnections(reusePort: Bool) throws {
+        let fixture = try ServerFixture(threads: 2, reusePort: reusePort)
+        defer { fixture.stop() }
+        var clients: [TestClient] = []
+        for _ in 0..<50 { clients.append(try TestClient(port: fixture.port)) }
+        for client in clients { try client.send(webPushBytes()) }
+        for client in clients { #expect(try client.readResponse().status == 201) }
+        #expect(fixture.recorder.all.count == 50)
+    }
+
+    @Test("shutdown: no new connections, a request in flight gets its real answer, then all closes")
+    func gracefulShutdown() throws {
+        let fixture = try ServerFixture(delay: .seconds(1))
+        defer { fixture.stop() }
+        let busy = try TestClient(port: fixture.port)
+        let idle = try TestClient(port: fixture.port)
+        try idle.send("GET /relay-to/_health HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try idle.readResponse().status == 200)
+        try busy.send(webPushBytes())
+        // Let the request reach the fake APNs before shutting down (polled
+        // with a blocking sleep: other tests may hold the task pool).
+        for _ in 0..<400 where fixture.server.counters.inFlight == 0 { usleep(5000) }
+        #expect(fixture.server.counters.inFlight == 1)
+        fixture.server.beginShutdown()
+        #expect(try idle.readsEOF())
+        let response = try busy.readResponse()
+        #expect(response.status == 201)
+        #expect(response.header("Connection") == "close")
+        #expect(fixture.waitUntilDrained())
+        #expect(throws: (any Error).self) { try TestClient(port: fixture.port) }
+    }
+
+    @Test("a port in use is one clear error")
+    func portInUse() throws {
+        let fixture = try ServerFixture(threads: 1, reusePort: false)
+        defer { fixture.stop() }
+        let group = try EventLoopGroup(count: 1, namePrefix: "second")
+        defer { group.stopAndJoin() }
+        let second = RelayServer(options: ListenerOptions(bindAddress: "127.0.0.1", port: fixture.port, reusePort: false),
+                                 loops: group.loops, tlsContext: nil, topic: "t", logger: CapturedLog().logger) { _ in
+            FakeSender()
+        }
+        #expect(throws: RelayServerError.self) { try second.start() }
+    }
+
+    @Test("an unusable bind address is one clear error")
+    func badBindAddress() throws {
+        let group = try EventLoopGroup(count: 1, namePrefix: "bad")
+        defer { group.stopAndJoin() }
+        let server = RelayServer(options: ListenerOptions(bindAddress: "not-an-ip", port: 0),
+                                 loops: group.loops, tlsContext: nil, topic: "t", logger: CapturedLog().logger) { _ in
+            FakeSender()
+        }
+        let error = #expect(throws: RelayServerError.self) { try server.start() }
+        #expect(error?.description.contains("not-an-ip") == true)
+    }
+}
