@@ -22,7 +22,7 @@ public final class RelayCounters: Sendable {
     public var openConnections: Int { connections.load(ordering: .relaxed) }
     public var inFlight: Int { inFlightCount.load(ordering: .relaxed) }
     public var credentialsRejected: Bool { rejected.load(ordering: .relaxed) }
-    /// Requests answered since start (any status).
+    /// Requests handed to the relay since start (parse errors excluded).
     public var requestsAnswered: Int { answered.load(ordering: .relaxed) }
 
     /// Counts a new connection; false (and not counted) beyond the cap.

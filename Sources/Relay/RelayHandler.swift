@@ -32,6 +32,11 @@ public final class RelayHandler {
     /// calls `completion` exactly once later, on the loop thread, never
     /// inside this call.
     public func handle(_ request: HTTP1Request, completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
+        counters.recordAnswer()
+        return answer(request, completion: completion)
+    }
+
+    private func answer(_ request: HTTP1Request, completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
         let started = EventLoop.monotonicNanoseconds()
         switch route(method: request.method, target: request.target) {
         case .health:
