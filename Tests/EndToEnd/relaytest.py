@@ -1,0 +1,293 @@
+"""Helpers for the end-to-end tests: processes, a raw HTTP/1.1 client, a
+Web Push sender shaped like Mastodon's, and an extended-z85 decoder."""
+
+import base64
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+import http_ece
+import py_vapid
+import pywebpush
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BUILD = os.environ.get("TOOT_RELAY_BUILD", os.path.join(ROOT, ".build", "debug"))
+RELAY = os.path.join(BUILD, "toot-relay")
+EMULATOR = os.path.join(BUILD, "apns-emulator")
+
+TOKEN = "0123456789abcdef" * 4
+TOPIC = "com.example.tootrelay.test"
+
+
+# MARK: processes
+
+class Process:
+    """A child process whose first stdout line is `listening on HOST:PORT`."""
+
+    def __init__(self, argv, env=None, log_path=None, start_timeout=20):
+        self.log_path = log_path
+        self.log = open(log_path, "wb") if log_path else subprocess.DEVNULL
+        self.popen = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=self.log)
+        self.port = None
+        deadline = time.monotonic() + start_timeout
+        line = b""
+        os.set_blocking(self.popen.stdout.fileno(), True)
+        while time.monotonic() < deadline:
+            line = self.popen.stdout.readline()
+            if line or self.popen.poll() is not None:
+                break
+        text = line.decode().strip()
+        if not text.startswith("listening on "):
+            self.kill()
+            raise RuntimeError(f"{argv[0]} did not start: {text!r}; log: {self.read_log()}")
+        self.port = int(text.rsplit(":", 1)[1])
+
+    def read_log(self):
+        if not self.log_path:
+            return ""
+        with open(self.log_path, "rb") as handle:
+            return handle.read().decode(errors="replace")
+
+    def signal(self, number):
+        if self.popen.poll() is None:
+            os.kill(self.popen.pid, number)
+
+    def wait(self, timeout):
+        return self.popen.wait(timeout=timeout)
+
+    def kill(self):
+        if self.popen.poll() is None:
+            os.kill(self.popen.pid, signal.SIGKILL)
+            self.popen.wait(timeout=10)
+        if self.popen.stdout:
+            self.popen.stdout.close()
+        if self.log is not subprocess.DEVNULL:
+            self.log.close()
+
+
+def start_emulator(certs, workdir, name="emulator", extra=()):
+    record = os.path.join(workdir, f"{name}.jsonl")
+    open(record, "w").close()
+    argv = [EMULATOR, "--certificate", os.path.join(certs, "server.pem"), "--key", os.path.join(certs, "server.key"),
+            "--client-ca", os.path.join(certs, "ca.pem"), "--record", record, *extra]
+    process = Process(argv, log_path=os.path.join(workdir, f"{name}.log"))
+    process.record = record
+    return process
+
+
+def relay_environment(certs, apns_port, **overrides):
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "PORT": "0",
+        "BIND": "127.0.0.1",
+        "P12_FILENAME": os.path.join(certs, "client.p12"),
+        "P12_PASSWORD": "secret",
+        "CA_FILENAME": os.path.join(certs, "ca.pem"),
+        "APNS_PRODUCTION_HOST": f"127.0.0.1:{apns_port}",
+        "APNS_DEVELOPMENT_HOST": f"127.0.0.1:{apns_port}",
+        "CRT_FILENAME": os.path.join(certs, "no-such-file.crt"),
+        "LOG_LEVEL": "info",
+        "THREADS": "2",
+    }
+    env.update({key: str(value) for key, value in overrides.items()})
+    return env
+
+
+def start_relay(env, workdir, name="relay", args=()):
+    return Process([RELAY, *args], env=env, log_path=os.path.join(workdir, f"{name}.log"))
+
+
+def recorded(emulator, apns_id=None, timeout=5):
+    """The emulator's recorded notifications (all, or the one with apns_id)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with open(emulator.record, "r", encoding="utf-8") as handle:
+            entries = [json.loads(line) for line in handle if line.strip()]
+        if apns_id is None:
+            return entries
+        for entry in entries:
+            if entry["apns_id"] == apns_id:
+                return entry
+        if time.monotonic() > deadline:
+            raise AssertionError(f"emulator never received {apns_id}")
+        time.sleep(0.02)
+
+
+# MARK: raw HTTP/1.1
+
+class Response:
+    def __init__(self, status, headers, body):
+        self.status = status
+        self.headers = headers
+        self.body = body
+
+    def header(self, name):
+        for key, value in self.headers:
+            if key.lower() == name.lower():
+                return value
+        return None
+
+    def __repr__(self):
+        return f"Response({self.status}, {self.headers}, {self.body!r})"
+
+
+class Client:
+    """One keep-alive connection; reads Content-Length framed responses."""
+
+    def __init__(self, port, timeout=10):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        self.buffer = b""
+
+    def close(self):
+        self.sock.close()
+
+    def send(self, data):
+        self.sock.sendall(data if isinstance(data, bytes) else data.encode())
+
+    def _fill(self):
+        chunk = self.sock.recv(65536)
+        if not chunk:
+            return False
+        self.buffer += chunk
+        return True
+
+    def response(self, head_only=False):
+        while b"\r\n\r\n" not in self.buffer:
+            if not self._fill():
+                raise EOFError("connection closed before a response")
+        head, _, rest = self.buffer.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split(" ")[1])
+        headers = []
+        for line in lines[1:]:
+            key, _, value = line.partition(":")
+            headers.append((key.strip(), value.strip()))
+        length = 0
+        for key, value in headers:
+            if key.lower() == "content-length":
+                length = int(value)
+        if status < 200 or head_only:
+            length = 0
+        self.buffer = rest
+        while len(self.buffer) < length:
+            if not self._fill():
+                raise EOFError("connection closed inside a body")
+        body, self.buffer = self.buffer[:length], self.buffer[length:]
+        return Response(status, headers, body)
+
+    def closed_by_peer(self):
+        """True when the server closed the connection (EOF or reset)."""
+        if self.buffer:
+            return False
+        try:
+            return not self._fill()
+        except ConnectionResetError:
+            return True
+
+
+def request_bytes(method, path, headers=(), body=b"", http="HTTP/1.1"):
+    lines = [f"{method} {path} {http}", "Host: relay.test"]
+    lines += [f"{key}: {value}" for key, value in headers]
+    if body or method == "POST":
+        lines.append(f"Content-Length: {len(body)}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+def health_request():
+    return request_bytes("GET", "/relay-to/_health")
+
+
+# MARK: Web Push, as Mastodon sends it
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def b64url_decode(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+class Subscriber:
+    """An iOS app's Web Push subscription: a P-256 key pair and auth secret."""
+
+    def __init__(self):
+        self.private_key = ec.generate_private_key(ec.SECP256R1())
+        self.public_key = self.private_key.public_key().public_bytes(
+            serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+        self.auth = os.urandom(16)
+
+    def subscription(self, endpoint):
+        return {"endpoint": endpoint, "keys": {"p256dh": b64url(self.public_key), "auth": b64url(self.auth)}}
+
+
+_VAPID = py_vapid.Vapid01()
+_VAPID.generate_keys()
+_VAPID02 = py_vapid.Vapid02()
+_VAPID02.generate_keys()
+
+
+def mastodon_push(subscriber, endpoint, plaintext, encoding="aesgcm", ttl=172800, urgency="normal", topic=None):
+    """The body and headers Mastodon's webpush gem sends, encrypted by
+    pywebpush/http_ece for `subscriber`."""
+    pusher = pywebpush.WebPusher(subscriber.subscription(endpoint))
+    encoded = pusher.encode(plaintext, content_encoding=encoding)
+    claims = {"aud": "https://relay.test", "sub": "mailto:admin@mastodon.test", "exp": int(time.time()) + 43200}
+    headers = [("Content-Type", "application/octet-stream"), ("Content-Encoding", encoding), ("TTL", str(ttl)),
+               ("Urgency", urgency)]
+    if encoding == "aesgcm":
+        vapid = _VAPID.sign(dict(claims))
+        headers.append(("Crypto-Key", f"dh={encoded['crypto_key'].decode()};{vapid['Crypto-Key']}"))
+        headers.append(("Encryption", f"salt={encoded['salt'].decode()}"))
+        headers.append(("Authorization", vapid["Authorization"]))
+    else:
+        vapid = _VAPID02.sign(dict(claims))
+        headers.append(("Authorization", vapid["Authorization"]))
+    headers.append(("Unsubscribe-URL", "https://mastodon.test/api/web/push_subscriptions/42/unsubscribe"))
+    if topic:
+        headers.append(("Topic", topic))
+    return encoded["body"], headers
+
+
+# MARK: extended z85 (DESIGN §2)
+
+Z85_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+_Z85_VALUE = {character: index for index, character in enumerate(Z85_ALPHABET)}
+
+
+def z85_decode(text):
+    """5 digits → 4 bytes; a trailing 2, 3 or 4 digits → 1, 2 or 3 bytes."""
+    out = bytearray()
+    full, rest = divmod(len(text), 5)
+    if rest == 1:
+        raise ValueError("z85 text cannot end with a single digit")
+    for index in range(full + (1 if rest else 0)):
+        group = text[index * 5:index * 5 + 5]
+        value = 0
+        for character in group:
+            value = value * 85 + _Z85_VALUE[character]
+        size = 4 if len(group) == 5 else len(group) - 1
+        if value >= 1 << (8 * size):
+            raise ValueError(f"z85 group {group!r} out of range")
+        out += value.to_bytes(size, "big")
+    return bytes(out)
+
+
+def decrypt_notification(payload, subscriber):
+    """What the iOS app does with the APNs payload: decode p/k/s, decrypt."""
+    body = z85_decode(payload["p"])
+    if "k" in payload:
+        return http_ece.decrypt(body, salt=z85_decode(payload["s"]), dh=z85_decode(payload["k"]),
+                                private_key=subscriber.private_key, auth_secret=subscriber.auth, version="aesgcm")
+    return http_ece.decrypt(body, private_key=subscriber.private_key, auth_secret=subscriber.auth,
+                            version="aes128gcm")
+
+
+def fault_token(code, filler=0):
+    """A token that makes the emulator produce fault `code` (see FaultInjection.swift)."""
+    filler_text = format(filler, "x")
+    return "fa11fa11" + format(code, "02x") + "0" * (64 - 10 - len(filler_text)) + filler_text

@@ -1,0 +1,119 @@
+"""Every row of DESIGN §3, produced for real through emulator faults."""
+
+import socket
+import time
+
+import pytest
+
+import relaytest as rt
+
+# fault code → (relay status, Retry-After expected)
+ROWS = [
+    (0x01, 410, False),  # 410 Unregistered
+    (0x11, 410, False),  # 410 ExpiredToken
+    (0x02, 410, False),  # 400 BadDeviceToken
+    (0x03, 410, False),  # 400 DeviceTokenNotForTopic
+    (0x04, 413, False),  # 413 PayloadTooLarge
+    (0x05, 429, True),   # 429 TooManyRequests
+    (0x13, 503, True),   # 429 TooManyProviderTokenUpdates (ours, transient)
+    (0x06, 502, False),  # 400 BadPriority (our request was wrong)
+    (0x07, 502, False),  # 403 BadCertificate
+    (0x08, 502, False),  # 403 ExpiredProviderToken
+    (0x09, 502, False),  # 403 InvalidProviderToken
+    (0x14, 502, False),  # 403 Forbidden
+    (0x0a, 502, False),  # 404 BadPath
+    (0x0b, 502, False),  # 405 MethodNotAllowed
+    (0x0c, 503, True),   # 500 InternalServerError
+    (0x0d, 503, True),   # 503 ServiceUnavailable
+    (0x12, 503, True),   # 503 Shutdown
+    (0x0e, 504, False),  # no answer within APNS_TIMEOUT
+    (0x0f, 502, False),  # RST_STREAM
+]
+
+
+def push(port, token, environment="production", client=None):
+    subscriber = rt.Subscriber()
+    path = f"/relay-to/{environment}/{token}"
+    body, headers = rt.mastodon_push(subscriber, "https://relay.test" + path, b"status table")
+    own = client is None
+    client = client or rt.Client(port)
+    client.send(rt.request_bytes("POST", path, headers, body))
+    response = client.response()
+    if own:
+        client.close()
+    return response
+
+
+@pytest.mark.parametrize("code,status,retry_after", ROWS, ids=[f"fault-{code:02x}" for code, _, _ in ROWS])
+def test_apns_outcome_maps_to_status(relay, code, status, retry_after):
+    response = push(relay.port, rt.fault_token(code, filler=code))
+    assert response.status == status, response
+    assert (response.header("Retry-After") is not None) == retry_after
+    if status != 201:
+        assert response.body.endswith(b"\n") and response.body.count(b"\n") == 1
+
+
+def test_dropped_apns_connection_is_5xx_and_the_next_one_works(relay):
+    response = push(relay.port, rt.fault_token(0x10))
+    assert response.status in (502, 503), response
+    assert push(relay.port, rt.TOKEN).status == 201
+
+
+def test_403_turns_health_503_until_the_next_201(relay):
+    client = rt.Client(relay.port)
+    client.send(rt.health_request())
+    assert client.response().status == 200
+    assert push(relay.port, rt.fault_token(0x07), client=client).status == 502
+    client.send(rt.health_request())
+    health = client.response()
+    assert health.status == 503
+    assert push(relay.port, rt.TOKEN, client=client).status == 201
+    client.send(rt.health_request())
+    health = client.response()
+    assert health.status == 200 and health.body == b"OK"
+    client.close()
+
+
+def test_201_only_after_apns_said_200(relay, emulator):
+    response = push(relay.port, rt.TOKEN)
+    assert response.status == 201
+    apns_id = response.header("Location").rsplit("/", 1)[1]
+    assert rt.recorded(emulator, apns_id)["apns_id"] == apns_id
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_cannot_connect_is_502_or_503_with_retry_after(spawn):
+    relay = spawn.relay("relay-noapns", free_port(), APNS_CONNECT_TIMEOUT=1, APNS_TIMEOUT=2)
+    response = push(relay.port, rt.TOKEN)
+    assert response.status in (502, 503), response
+    if response.status == 503:
+        assert response.header("Retry-After") is not None
+
+
+def test_tls_failure_is_502_or_503(spawn, emulator, certs):
+    import os
+    relay = spawn.relay("relay-badca", emulator.port, CA_FILENAME=os.path.join(certs, "other-ca.pem"),
+                        APNS_CONNECT_TIMEOUT=1, APNS_TIMEOUT=2)
+    response = push(relay.port, rt.TOKEN)
+    assert response.status in (502, 503), response
+
+
+def test_over_in_flight_limit_is_503_retry_after_1(spawn, emulator):
+    relay = spawn.relay("relay-inflight", emulator.port, MAX_IN_FLIGHT=1, APNS_TIMEOUT=3)
+    stuck = rt.Client(relay.port)
+    subscriber = rt.Subscriber()
+    path = f"/relay-to/production/{rt.fault_token(0x0e, filler=99)}"
+    body, headers = rt.mastodon_push(subscriber, "https://relay.test" + path, b"stuck")
+    stuck.send(rt.request_bytes("POST", path, headers, body))
+    time.sleep(0.5)
+    response = push(relay.port, rt.TOKEN)
+    assert response.status == 503
+    assert response.header("Retry-After") == "1"
+    assert stuck.response().status == 504
+    stuck.close()
+    assert push(relay.port, rt.TOKEN).status == 201
