@@ -52,6 +52,8 @@ protocol APNsConnectionOwner: AnyObject {
     /// The server provably never processed `requests` (REFUSED_STREAM, above
     /// GOAWAY's last-stream-id): send them again elsewhere.
     func connection(_ connection: APNsConnection, returnedUnprocessed requests: [PendingRequest])
+    /// An idle connection sent a PING (RFC 9113 §6.7) to check the peer.
+    func connectionSentPing(_ connection: APNsConnection)
     /// The connection is closed; `failure` nil for an orderly close. Its
     /// requests were already finished or returned.
     func connectionDidClose(_ connection: APNsConnection, failure: ConnectionFailure?, wasReady: Bool)
@@ -486,6 +488,7 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
                 self.perform(self.lifecycle.failed("no PING answer within \(timeout)"))
             }
             scheduleFlush()
+            owner?.connectionSentPing(self)
         }
         schedulePingCheck()
     }
