@@ -74,6 +74,8 @@ public struct APNsClientStatus: Sendable, Equatable {
     public var lastCredentialRejection: APNsCredentialRejection?
     /// The last failed connection attempt, either environment.
     public var lastConnectFailure: ConnectionFailure?
+    /// The last ready connection that died, either environment.
+    public var lastConnectionLoss: ConnectionFailure?
 }
 
 /// The APNs client of one event loop: a connection pool per environment.
@@ -150,7 +152,8 @@ public final class APNsClient: NotificationSender {
             queued: production.queuedCount + development.queuedCount,
             counters: production.counters + development.counters,
             lastCredentialRejection: lastCredentialRejection,
-            lastConnectFailure: production.lastConnectFailure ?? development.lastConnectFailure)
+            lastConnectFailure: production.lastConnectFailure ?? development.lastConnectFailure,
+            lastConnectionLoss: production.lastConnectionLoss ?? development.lastConnectionLoss)
     }
 
     private func pool(for environment: APNsEnvironment) -> APNsPool {

@@ -52,6 +52,8 @@ protocol APNsConnectionOwner: AnyObject {
     /// The server provably never processed `requests` (REFUSED_STREAM, above
     /// GOAWAY's last-stream-id): send them again elsewhere.
     func connection(_ connection: APNsConnection, returnedUnprocessed requests: [PendingRequest])
+    /// An idle connection sent a PING (RFC 9113 §6.7) to check the peer.
+    func connectionSentPing(_ connection: APNsConnection)
     /// The connection is closed; `failure` nil for an orderly close. Its
     /// requests were already finished or returned.
     func connectionDidClose(_ connection: APNsConnection, failure: ConnectionFailure?, wasReady: Bool)
@@ -133,7 +135,7 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
 
     /// New requests this connection takes now (0 unless ready).
     var availableStreams: Int {
-        guard lifecycle.state == .ready, let session, !session.isGoingAway,
+        guard lifecycle.state == .ready, let session, !session.isGoingAway, session.failure == nil,
               output.count - outputSent < Self.outputHighWater else { return 0 }
         let limit = Int(min(session.remoteMaxConcurrentStreams, 1_000_000))
         return max(0, limit - session.activeStreamCount)
@@ -149,11 +151,6 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
     func drain() {
         perform(lifecycle.drain())
         checkDrained()
-    }
-
-    /// Immediate close; open streams fail with `reason`.
-    func abort(_ reason: String) {
-        perform(lifecycle.abort(reason))
     }
 
     private func perform(_ actions: [ConnectionLifecycle.Action]) {
@@ -248,9 +245,9 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
             return
         }
         setInterest(.readable)
-        flushOutput()
         // The server's preface may already sit decrypted inside OpenSSL.
         readAvailable()
+        flushOutput()
         afterEvents()
     }
 
@@ -313,16 +310,16 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
         case .handshaking where !handshakeDone:
             continueHandshake()
         case .handshaking, .ready, .draining:
-            if events.contains(.writable) {
-                if readWantsWrite {
-                    readWantsWrite = false
-                    readAvailable()
-                }
-                flushOutput()
+            if events.contains(.writable) && readWantsWrite {
+                readWantsWrite = false
+                readAvailable()
             }
             if !events.isDisjoint(with: [.readable, .hangup, .error]) {
                 readAvailable()
             }
+            // Once per event batch: what we submitted and what nghttp2 owes
+            // the server (SETTINGS and PING acks, WINDOW_UPDATE) goes out.
+            flushOutput()
             afterEvents()
         case .idle, .resolving, .closed:
             return
@@ -350,7 +347,13 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
                 setInterest(interest.union(.writable))
                 return
             case .closed:
-                perform(lifecycle.failed("server closed the connection"))
+                // After GOAWAY with every stream answered, EOF is the
+                // server's orderly close (APNs closes after its GOAWAY).
+                if lifecycle.state == .draining && streams.isEmpty {
+                    perform(lifecycle.drained())
+                } else {
+                    perform(lifecycle.failed("server closed the connection"))
+                }
                 return
             case .failed(let error):
                 perform(lifecycle.failed(error.description))
@@ -388,9 +391,13 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
             switch result {
             case .bytes(let count):
                 outputSent += count
-            case .wantWrite, .wantRead:
-                // wantRead (renegotiation) resolves itself on the next read.
-                setInterest(.readable.union(.writable))
+            case .wantWrite:
+                setInterest([.readable, .writable])
+                return
+            case .wantRead:
+                // The write resumes after the next read (flushOutput runs
+                // after every event batch).
+                setInterest(.readable)
                 return
             case .closed:
                 perform(lifecycle.failed("server closed the connection"))
@@ -486,6 +493,7 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
                 self.perform(self.lifecycle.failed("no PING answer within \(timeout)"))
             }
             scheduleFlush()
+            owner?.connectionSentPing(self)
         }
         schedulePingCheck()
     }

@@ -77,6 +77,8 @@ final class APNsPool: APNsConnectionOwner {
     private var backoffUntil: UInt64 = 0
     private var backoffTimer: TimerID?
     private(set) var lastConnectFailure: ConnectionFailure?
+    /// The last ready connection that died (EOF, reset, PING timeout…).
+    private(set) var lastConnectionLoss: ConnectionFailure?
     private var dispatchScheduled = false
     private var shutdownCompletion: (() -> Void)?
     private(set) var isShuttingDown = false
@@ -266,6 +268,10 @@ final class APNsPool: APNsConnectionOwner {
         scheduleDispatch()
     }
 
+    func connectionSentPing(_ connection: APNsConnection) {
+        counters.pingsSent += 1
+    }
+
     func connection(_ connection: APNsConnection, finished request: PendingRequest, with delivery: APNsDelivery) {
         guard !request.isCompleted else { return }
         inFlightCount -= 1
@@ -297,6 +303,9 @@ final class APNsPool: APNsConnectionOwner {
             consecutiveFailures += 1
             backoffUntil = loop.now &+ backoffDelay()
             if !hasLiveConnection { failQueued(failure.outcomeForWaitingRequest) }
+        } else if let failure {
+            counters.connectionsLost += 1
+            lastConnectionLoss = failure
         }
         if isShuttingDown {
             failQueued(.allConnectionsDown)
@@ -364,6 +373,10 @@ public struct APNsCounters: Sendable, Equatable {
     public var connectionsOpened = 0
     public var connectFailures = 0
     public var goAwaysReceived = 0
+    /// Ready connections that died (not closed in order).
+    public var connectionsLost = 0
+    /// PINGs sent on idle connections.
+    public var pingsSent = 0
 
     public init() {}
 
@@ -376,6 +389,8 @@ public struct APNsCounters: Sendable, Equatable {
         sum.connectionsOpened += rhs.connectionsOpened
         sum.connectFailures += rhs.connectFailures
         sum.goAwaysReceived += rhs.goAwaysReceived
+        sum.pingsSent += rhs.pingsSent
+        sum.connectionsLost += rhs.connectionsLost
         return sum
     }
 }

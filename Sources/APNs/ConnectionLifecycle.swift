@@ -5,9 +5,20 @@ import RelayCore
 public enum APNsConnectionState: String, Sendable, CaseIterable, Comparable {
     case idle, resolving, connecting, handshaking, ready, draining, closed
 
-    public static func < (lhs: Self, rhs: Self) -> Bool {
-        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    /// Order of the lifecycle (pools ask "not yet ready", "still alive").
+    private var rank: Int {
+        switch self {
+        case .idle: 0
+        case .resolving: 1
+        case .connecting: 2
+        case .handshaking: 3
+        case .ready: 4
+        case .draining: 5
+        case .closed: 6
+        }
     }
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rank < rhs.rank }
 }
 
 /// Why a connection ended, classed by the phase it died in.
@@ -180,12 +191,6 @@ struct ConnectionLifecycle: Equatable {
         case .closed:
             return []
         }
-    }
-
-    /// Abandon at once (client shutdown deadline, owner gone).
-    mutating func abort(_ reason: String) -> [Action] {
-        guard state != .closed else { return [] }
-        return failed(reason)
     }
 
     private mutating func close(_ failure: ConnectionFailure?) -> [Action] {

@@ -7,8 +7,12 @@ import TLS
 
 @Suite("APNs credentials")
 struct APNsCredentialsTests {
-    /// A time inside the client certificates' validity.
-    static let now = Int(Date().timeIntervalSince1970)
+    /// A time inside the client certificates' validity: read after they
+    /// exist (they are valid from the second they were made).
+    static var now: Int {
+        _ = try? TestCertificates.directory()
+        return Int(Date().timeIntervalSince1970)
+    }
 
     static func configuration(_ variables: [String: String]) throws -> Configuration {
         try Configuration(environment: variables)
