@@ -18,13 +18,22 @@ public final class RelayHandler {
     private var random = SystemRandomNumberGenerator()
 
     public init(sender: NotificationSender, topic: String, counters: RelayCounters, logger: Logger,
-                maxTTL: Int = defaultMaxTTL, unixTime: @escaping () -> Int = { Int(Glibc.time(nil)) }) {
+                maxTTL: Int = defaultMaxTTL, unixTime: @escaping () -> Int = RelayHandler.unixTime) {
         self.sender = sender
         self.topic = topic
         self.counters = counters
         self.logger = logger
         self.maxTTL = maxTTL
         self.unixTime = unixTime
+    }
+
+    /// CLOCK_REALTIME seconds. Not time(2): glibc serves it from the coarse
+    /// clock, which lags up to a tick and would date apns-expiration a second
+    /// early at a second boundary.
+    public static func unixTime() -> Int {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int(now.tv_sec)
     }
 
     /// Answers `request`. Returns the response when it is known at once
