@@ -1,0 +1,143 @@
+"""The demo behind scripts/demo: the relay with its embedded APNs emulator on
+127.0.0.1 and throwaway certificates; a real encrypted Web Push goes through,
+and each notification is shown as an iOS client would get it.
+
+  demo.py run  CERTDIR STATEDIR        start (Ctrl-C stops)
+  demo.py send STATEDIR TEXT [--aes128gcm] [--extra PATH]
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+from cryptography.hazmat.primitives import serialization
+
+sys.path.insert(0, os.path.dirname(__file__))
+import relaytest as rt  # noqa: E402
+
+DEMO_TOKEN = "de" * 32
+
+
+def load_subscriber(state_dir):
+    """The demo app's subscription keys, kept across runs."""
+    path = os.path.join(state_dir, "subscriber.json")
+    subscriber = rt.Subscriber()
+    if os.path.exists(path):
+        with open(path) as handle:
+            saved = json.load(handle)
+        subscriber.private_key = serialization.load_pem_private_key(saved["private_key"].encode(), password=None)
+        subscriber.public_key = subscriber.private_key.public_key().public_bytes(
+            serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+        subscriber.auth = bytes.fromhex(saved["auth"])
+    else:
+        pem = subscriber.private_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                   serialization.NoEncryption()).decode()
+        with open(path, "w") as handle:
+            json.dump({"private_key": pem, "auth": subscriber.auth.hex()}, handle)
+    return subscriber
+
+
+def send(state_dir, text, encoding="aesgcm", extra=None):
+    with open(os.path.join(state_dir, "relay.json")) as handle:
+        port = json.load(handle)["port"]
+    subscriber = load_subscriber(state_dir)
+    path = f"/relay-to/development/{DEMO_TOKEN}" + (f"/{extra}" if extra else "")
+    plaintext = json.dumps({"title": "Mastodon demo", "body": text, "notification_type": "mention"},
+                           ensure_ascii=False).encode()
+    body, headers = rt.mastodon_push(subscriber, f"http://127.0.0.1:{port}{path}", plaintext, encoding=encoding)
+    client = rt.Client(port)
+    client.send(rt.request_bytes("POST", path, headers, body))
+    response = client.response()
+    client.close()
+    detail = response.header("Location") or response.body.decode().strip()
+    print(f"relay answered {response.status} {detail}")
+    return 0 if response.status == 201 else 1
+
+
+def show(line, subscriber):
+    """One notification as the app receives it: the APNs JSON, then the text."""
+    try:
+        received = json.loads(line)
+    except json.JSONDecodeError:
+        print(line, end="")
+        return
+    payload = json.loads(received["payload"])
+    headers = dict(received["headers"])
+    print("\n\033[1m── APNs delivered a notification to device %s… ──\033[0m" % received["token"][:8])
+    print("apns-topic: %s  apns-priority: %s  apns-expiration: %s  apns-id: %s" % (
+        headers.get("apns-topic"), headers.get("apns-priority"), headers.get("apns-expiration"),
+        headers.get("apns-id")))
+    print("payload the app gets:")
+    print(json.dumps(payload, indent=2, ensure_ascii=False))
+    try:
+        plaintext = rt.decrypt_notification(payload, subscriber)
+        print("\033[1mdecrypted by the app (its private key and auth secret):\033[0m")
+        print(plaintext.decode(errors="replace"))
+    except Exception as error:  # noqa: BLE001 - not our subscription: show why
+        print(f"(cannot decrypt: not sent to the demo subscription: {error})")
+    sys.stdout.flush()
+
+
+def interrupted(_signal, _frame):
+    raise KeyboardInterrupt
+
+
+def run(cert_dir, state_dir):
+    # SIGTERM stops the demo like Ctrl-C: the relay (in its own session) is
+    # told to stop rather than left behind.
+    signal.signal(signal.SIGTERM, interrupted)
+    subscriber = load_subscriber(state_dir)
+    env = dict(os.environ)
+    env.setdefault("PORT", "0")
+    env.setdefault("LOG_LEVEL", "info")
+    # Nothing from a real deployment's environment leaks into the demo.
+    for name in ("P12_FILENAME", "P12_BASE64", "TOKEN_AUTH_KEY_FILENAME", "TOKEN_KEY_ID", "TOKEN_TEAM_ID",
+                 "CA_FILENAME", "APNS_PRODUCTION_HOST", "APNS_DEVELOPMENT_HOST", "TOPIC"):
+        env.pop(name, None)
+    env["CRT_FILENAME"] = os.path.join(state_dir, "no-https.crt")
+    relay = subprocess.Popen([rt.RELAY, "--demo", cert_dir], env=env, stdout=subprocess.PIPE, text=True,
+                             start_new_session=True)
+    try:
+        first = relay.stdout.readline().strip()
+        if not first.startswith("listening on "):
+            print("the relay did not start", file=sys.stderr)
+            return relay.wait()
+        port = int(first.rsplit(":", 1)[1])
+        with open(os.path.join(state_dir, "relay.json"), "w") as handle:
+            json.dump({"port": port}, handle)
+        me = os.path.relpath(os.path.join(rt.ROOT, "scripts", "demo"))
+        print(f"\n\033[1mtoot-relay is listening on http://127.0.0.1:{port}, delivering to an APNs emulator.\033[0m")
+        print("Send a real encrypted Web Push (what Mastodon does) from another terminal:\n")
+        print(f"    {me} send 'Hello from Mastodon'")
+        print(f"    {me} send 'Standard encoding' --aes128gcm\n")
+        print("A first one goes out now. Ctrl-C stops the demo.")
+        sys.stdout.flush()
+        subprocess.Popen([sys.executable, __file__, "send", state_dir, "Welcome! This text was encrypted for "
+                          "the app, relayed still encrypted, and decrypted by the app."])
+        for line in relay.stdout:
+            show(line, subscriber)
+        return relay.wait()
+    except KeyboardInterrupt:
+        relay.send_signal(signal.SIGINT)
+        relay.wait(timeout=15)
+        return 0
+    finally:
+        if relay.poll() is None:
+            relay.kill()
+
+
+def main(argv):
+    if len(argv) >= 3 and argv[0] == "run":
+        return run(argv[1], argv[2])
+    if len(argv) >= 3 and argv[0] == "send":
+        encoding = "aes128gcm" if "--aes128gcm" in argv else "aesgcm"
+        extra = argv[argv.index("--extra") + 1] if "--extra" in argv[:-1] else None
+        return send(argv[1], argv[2], encoding=encoding, extra=extra)
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
