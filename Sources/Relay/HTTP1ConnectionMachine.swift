@@ -51,6 +51,9 @@ public struct HTTP1ConnectionMachine: Sendable {
         case cancelTimer
         /// Close the connection (after what was sent has been written).
         case close
+        /// The request was refused before reaching the relay (framing,
+        /// limits, timeouts): for the log.
+        case refused(status: Int, reason: String)
     }
 
     public private(set) var state = State.idle
@@ -217,7 +220,8 @@ public struct HTTP1ConnectionMachine: Sendable {
         let response = HTTP1Response(
             status: status, headers: [HTTPField(name: "Content-Type", value: "text/plain; charset=utf-8")],
             body: reason + "\n")
-        return [.send(response.serialize(closing: true, requestVersion: pendingVersion))]
+        return [.refused(status: status, reason: reason),
+                .send(response.serialize(closing: true, requestVersion: pendingVersion))]
     }
 
     /// Whether the head (request line and fields) is complete in `buffer`:

@@ -23,6 +23,7 @@ final class HTTP1ServerConnection: IOHandler {
     private var handshaking: Bool
     private var timer: TimerID?
     private var lingerTimer: TimerID?
+    private var writeTimer: TimerID?
     private var peerEOF = false
     /// After the last response: the write side is shut, input is read and
     /// dropped until EOF, so closing does not reset the connection before
@@ -161,8 +162,15 @@ final class HTTP1ServerConnection: IOHandler {
                 timer = loop.schedule(after: delay) { [weak self] in
                     guard let self, !self.isClosed else { return }
                     self.timer = nil
+                    // No 408 through a TLS handshake that never finished.
+                    if self.handshaking {
+                        self.close()
+                        return
+                    }
                     self.perform(self.machine.timerFired(kind))
                 }
+            case .refused(let status, let reason):
+                relay.logRefusal(status: status, reason: reason)
             case .cancelTimer:
                 if let timer { loop.cancel(timer) }
                 timer = nil
@@ -190,8 +198,24 @@ final class HTTP1ServerConnection: IOHandler {
 
     private var hasPendingOutput: Bool { tls != nil ? !tlsPending.isEmpty : !output.isEmpty }
 
-    /// Writes as much as the socket takes; true when everything is out.
+    /// Writes as much as the socket takes; true when everything is out. A
+    /// peer that stops reading gets the body timeout to take the rest, then
+    /// the connection closes (otherwise it would be held forever).
     private func writeOut() -> Bool {
+        let done = writeSome()
+        if done {
+            if let writeTimer { loop.cancel(writeTimer) }
+            writeTimer = nil
+        } else if writeTimer == nil && !isClosed {
+            writeTimer = loop.schedule(after: machine.timeouts.body) { [weak self] in
+                self?.writeTimer = nil
+                self?.close()
+            }
+        }
+        return done
+    }
+
+    private func writeSome() -> Bool {
         if let tls {
             while let first = tlsPending.first {
                 let result = first.withUnsafeBytes { bytes in
@@ -272,8 +296,10 @@ final class HTTP1ServerConnection: IOHandler {
         isClosed = true
         if let timer { loop.cancel(timer) }
         if let lingerTimer { loop.cancel(lingerTimer) }
+        if let writeTimer { loop.cancel(writeTimer) }
         timer = nil
         lingerTimer = nil
+        writeTimer = nil
         loop.deregister(socket.fileDescriptor)
         socket.close()
         owner.connectionClosed(self)

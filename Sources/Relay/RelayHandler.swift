@@ -107,6 +107,13 @@ public final class RelayHandler {
 
     // MARK: logging (one line per request; never a payload or a full token)
 
+    /// A request the connection refused before routing (bad framing, over a
+    /// limit, too slow).
+    public func logRefusal(status: Int, reason: String) {
+        guard logger.isEnabled(.info) else { return }
+        logger.info("refused status=\(status) reason=\"\(reason)\"")
+    }
+
     private func logDelivery(_ target: RelayTarget, outcome: DeliveryOutcome, answer: RelayResponse,
                              apnsID: String, started: UInt64) {
         let apns: String

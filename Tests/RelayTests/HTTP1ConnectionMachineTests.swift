@@ -171,6 +171,7 @@ struct HTTP1ConnectionMachineTests {
         _ = machine.start()
         let actions = machine.feed(request)
         #expect(actions.first == .cancelTimer)
+        #expect(actions.contains { if case .refused(status, _) = $0 { true } else { false } })
         let sent = try #require(sentText(actions))
         #expect(sent.hasPrefix("HTTP/1.1 \(status) "))
         #expect(sent.contains("Connection: close\r\n"))

@@ -112,6 +112,7 @@ struct HTTP1ServerConnectionTests {
             #expect(try client.readsEOF())
         }
         #expect(fixture.recorder.all.isEmpty)
+        #expect(fixture.log.lines.contains { $0.contains("status=\(status)") })
     }
 
     @Test("a body over the cap is refused with 413 while the sender is still sending")
@@ -156,6 +157,18 @@ struct HTTP1ServerConnectionTests {
         let response = try client.readResponse()
         #expect(response.status == 201)
         #expect(response.header("Connection") == "close")
+        #expect(try client.readsEOF())
+    }
+
+    @Test("HTTPS: a handshake that never completes is closed at the header timeout, without a 408")
+    func stalledHandshake() throws {
+        let identity = try TLSIdentity.pem(certificateFile: TestCertificates.path(TestCertificates.serverCertificate),
+                                           privateKeyFile: TestCertificates.path(TestCertificates.serverKey))
+        let context = try TLSContext.server(identity: identity, alpn: ["http/1.1"], clientCAFile: nil)
+        let fixture = try ServerFixture(timeouts: .init(header: .milliseconds(200)), tlsContext: context)
+        defer { fixture.stop() }
+        let client = try TestClient(port: fixture.port)
+        try client.send([0x16, 0x03, 0x01])  // the start of a ClientHello, then nothing
         #expect(try client.readsEOF())
     }
 
