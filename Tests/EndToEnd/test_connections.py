@@ -107,3 +107,31 @@ def test_connections_beyond_the_cap_are_closed(spawn, emulator):
     again = rt.Client(relay.port)
     again.send(rt.health_request())
     assert again.response().status == 200
+
+
+def ipv6_loopback_works():
+    if not socket.has_ipv6:
+        return False
+    try:
+        with socket.socket(socket.AF_INET6) as sock:
+            sock.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+def test_bind_unset_listens_on_all_interfaces_dual_stack(certs, workdir, emulator):
+    env = rt.relay_environment(certs, emulator.port)
+    del env["BIND"]
+    relay = rt.start_relay(env, workdir, name="relay-dualstack")
+    try:
+        client = rt.Client(relay.port)
+        client.send(rt.health_request())
+        assert client.response().status == 200
+        client.close()
+        if ipv6_loopback_works():
+            with socket.create_connection(("::1", relay.port), timeout=10) as sock:
+                sock.sendall(rt.health_request())
+                assert sock.recv(100).startswith(b"HTTP/1.1 200 ")
+    finally:
+        relay.kill()
