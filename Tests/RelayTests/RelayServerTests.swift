@@ -3,6 +3,9 @@ import Foundation
 import Glibc
 import RelayCore
 import Testing
+import APNs
+import APNsEmulator
+import TestSupport
 
 @testable import Relay
 
@@ -79,5 +82,78 @@ struct RelayServerTests {
         }
         let error = #expect(throws: RelayServerError.self) { try server.start() }
         #expect(error?.description.contains("not-an-ip") == true)
+    }
+}
+
+@Suite("Relay server with the real APNs client and emulator", .timeLimit(.minutes(1)))
+struct RelayServerAPNsTests {
+    /// The relay over the real APNs client, against the in-process emulator
+    /// (client-certificate auth, throwaway CA).
+    final class Stack {
+        let emulator: APNsEmulator
+        let group: EventLoopGroup
+        let server: RelayServer
+        let port: UInt16
+        let log = CapturedLog()
+
+        init() throws {
+            emulator = try APNsEmulator(configuration: APNsEmulatorConfiguration(
+                certificateFile: TestCertificates.path(TestCertificates.serverCertificate),
+                privateKeyFile: TestCertificates.path(TestCertificates.serverKey),
+                authentication: .clientCertificate(caFile: TestCertificates.path(TestCertificates.caCertificate)),
+                recordNotifications: true))
+            try emulator.start()
+            var configuration = Configuration()
+            configuration.p12File = try TestCertificates.path(TestCertificates.clientP12)
+            configuration.p12Password = TestCertificates.p12Password
+            configuration.caFile = try TestCertificates.path(TestCertificates.caCertificate)
+            configuration.productionHost = HostAndPort(host: "127.0.0.1", port: emulator.port)
+            configuration.developmentHost = configuration.productionHost
+            configuration.apnsAnswerTimeout = .seconds(1)
+            let credentials = try loadCredentials(configuration, now: RelayHandler.unixTime())
+            let clientConfiguration = APNsClientConfiguration(
+                configuration, tlsContext: try credentials.makeTLSContext(caFile: configuration.caFile),
+                credentials: credentials)
+            group = try EventLoopGroup(count: 2, namePrefix: "stack")
+            server = RelayServer(options: ListenerOptions(bindAddress: "127.0.0.1", port: 0), loops: group.loops,
+                                 tlsContext: nil, topic: credentials.topic, logger: log.logger) { loop in
+                APNsClient(loop: loop, configuration: clientConfiguration)
+            }
+            port = try server.start()
+        }
+
+        func stop() {
+            server.beginShutdown()
+            server.closeAllConnections()
+            group.stopAndJoin()
+            emulator.stop()
+        }
+    }
+
+    @Test("a Web Push reaches the emulator with the headers and payload of DESIGN §2")
+    func delivers() throws {
+        let stack = try Stack()
+        defer { stack.stop() }
+        let client = try TestClient(port: stack.port)
+        try client.send(webPushBytes(path: "/relay-to/development/\(testToken)/account%2F7"))
+        let response = try client.readResponse()
+        #expect(response.status == 201)
+        let received = try #require(stack.emulator.receivedNotifications().first)
+        #expect(response.header("Location") == "/relay-to/message/" + received.apnsID)
+        #expect(received.deviceToken == testToken)
+        #expect(received.topic == TestCertificates.bundleID)
+        #expect(received.payloadText.contains(#""x":"account/7""#))
+    }
+
+    @Test("emulator faults map to the relay's statuses", arguments: [
+        (UInt8(0x01), 410), (0x02, 410), (0x04, 413), (0x05, 429), (0x06, 502), (0x07, 502), (0x0c, 503),
+        (0x0e, 504), (0x0f, 502),
+    ])
+    func faults(code: UInt8, status: Int) throws {
+        let stack = try Stack()
+        defer { stack.stop() }
+        let client = try TestClient(port: stack.port)
+        try client.send(webPushBytes(path: "/relay-to/production/" + APNsFaultToken.token(code: code)))
+        #expect(try client.readResponse().status == status)
     }
 }
