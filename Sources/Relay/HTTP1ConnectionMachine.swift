@@ -136,10 +136,12 @@ public struct HTTP1ConnectionMachine: Sendable {
         return actions
     }
 
-    /// The relay's answer to the dispatched request.
-    public mutating func responseReady(_ response: HTTP1Response) -> [Action] {
+    /// The relay's answer to the dispatched request. `hasBufferedInput`:
+    /// bytes of a later (pipelined) request are already buffered, so a peer
+    /// that has half-closed still gets answers to them.
+    public mutating func responseReady(_ response: HTTP1Response, hasBufferedInput: Bool = false) -> [Action] {
         guard state == .awaitingResponse else { return [] }
-        let closing = !pendingKeepAlive || peerHasClosed || shuttingDown
+        let closing = !pendingKeepAlive || shuttingDown || (peerHasClosed && !hasBufferedInput)
         state = .writing
         closeAfterWrite = closing
         return [.send(response.serialize(closing: closing, requestVersion: pendingVersion, includeBody: !pendingIsHead))]
@@ -156,6 +158,16 @@ public struct HTTP1ConnectionMachine: Sendable {
         }
         requestsServed += 1
         state = .idle
+        if peerHasClosed {
+            // Answer what the peer sent before its EOF, then close: a
+            // request still incomplete can never be completed.
+            var actions = bytesAvailable(buffered)
+            if wantsInput {
+                state = .closed
+                actions.append(contentsOf: [.cancelTimer, .close])
+            }
+            return actions
+        }
         if buffered.isEmpty { return [.armTimer(.keepAlive, timeouts.keepAlive)] }
         return bytesAvailable(buffered)
     }

@@ -155,7 +155,7 @@ final class HTTP1ServerConnection: IOHandler {
                 if let response = relay.handle(request, completion: { [weak self] response in
                     self?.answer(response)
                 }) {
-                    pending.append(contentsOf: machine.responseReady(response))
+                    pending.append(contentsOf: machine.responseReady(response, hasBufferedInput: !input.isEmpty))
                 }
             case .armTimer(let kind, let delay):
                 if let timer { loop.cancel(timer) }
@@ -191,7 +191,7 @@ final class HTTP1ServerConnection: IOHandler {
 
     private func answer(_ response: HTTP1Response) {
         guard !isClosed else { return }
-        perform(machine.responseReady(response))
+        perform(machine.responseReady(response, hasBufferedInput: !input.isEmpty))
     }
 
     // MARK: writing

@@ -135,3 +135,14 @@ def test_bind_unset_listens_on_all_interfaces_dual_stack(certs, workdir, emulato
                 assert sock.recv(100).startswith(b"HTTP/1.1 200 ")
     finally:
         relay.kill()
+
+
+def test_half_close_after_pipelined_requests_still_answers_each(relay):
+    subscriber = rt.Subscriber()
+    client = rt.Client(relay.port)
+    client.send(one_push(subscriber, 1) + rt.health_request() + one_push(subscriber, 2))
+    client.sock.shutdown(socket.SHUT_WR)
+    statuses = [client.response().status for _ in range(3)]
+    assert statuses == [201, 200, 201]
+    assert client.closed_by_peer()
+    client.close()

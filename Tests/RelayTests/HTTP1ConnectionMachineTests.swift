@@ -230,6 +230,33 @@ struct HTTP1ConnectionMachineTests {
         #expect(waiting.drained() == [.close])
     }
 
+    @Test("peer EOF after pipelined requests: each buffered request is answered, then close")
+    func halfCloseAfterPipelining() throws {
+        var machine = makeMachine()
+        _ = machine.start()
+        let second = "GET /b HTTP/1.1\r\nHost: x\r\n\r\n"
+        _ = machine.feed(simpleGet + second)
+        #expect(machine.peerClosed() == [])
+        let first = try #require(sentText(machine.responseReady(HTTP1Response(status: 200), hasBufferedInput: true)))
+        #expect(!first.contains("Connection: close"))
+        #expect(dispatched(machine.drained(second))?.target == "/b")
+        let last = try #require(sentText(machine.responseReady(HTTP1Response(status: 200), hasBufferedInput: false)))
+        #expect(last.contains("Connection: close"))
+        #expect(machine.drained() == [.close])
+    }
+
+    @Test("peer EOF with a partial request buffered behind an answered one: close after the answer")
+    func halfCloseWithPartialRequest() throws {
+        var machine = makeMachine()
+        _ = machine.start()
+        _ = machine.feed(simpleGet + "GET /b HT")
+        _ = machine.peerClosed()
+        _ = machine.responseReady(HTTP1Response(status: 200), hasBufferedInput: true)
+        let actions = machine.drained("GET /b HT")
+        #expect(actions.last == .close)
+        #expect(machine.state == .closed)
+    }
+
     @Test("shutdown: idle closes now, a request in progress is answered with Connection: close")
     func shutdown() throws {
         var idle = makeMachine()
