@@ -237,6 +237,17 @@ struct Daemon {
         logger.info("stopped after \(server.counters.requestsAnswered) requests")
     }
 
+    /// A SIGTERM/SIGINT that arrives within `waitingMilliseconds`, if any.
+    private func pendingSignal(waitingMilliseconds: Int) -> Int32? {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGTERM)
+        sigaddset(&signals, SIGINT)
+        var timeout = timespec(tv_sec: 0, tv_nsec: waitingMilliseconds * 1_000_000)
+        let received = sigtimedwait(&signals, nil, &timeout)
+        return received > 0 ? received : nil
+    }
+
     private func waitForSignal() -> Int32 {
         var signals = sigset_t()
         sigemptyset(&signals)
@@ -256,7 +267,15 @@ struct Daemon {
             + UInt64(grace.components.attoseconds / 1_000_000_000)
         let deadline = start + graceNanoseconds
         server.beginShutdown()
-        while !server.isDrained && EventLoop.monotonicNanoseconds() < deadline { usleep(10_000) }
+        var forced = false
+        while !server.isDrained && EventLoop.monotonicNanoseconds() < deadline {
+            // A second SIGTERM/SIGINT means "now": skip the rest of the grace.
+            if let again = pendingSignal(waitingMilliseconds: 10) {
+                logger.warning("\(again == SIGTERM ? "SIGTERM" : "SIGINT") again: not waiting for the grace period")
+                forced = true
+                break
+            }
+        }
         if !server.isDrained {
             logger.warning("grace period over: closing \(server.counters.openConnections) connections, "
                 + "\(server.counters.inFlight) notifications still in flight")
@@ -271,7 +290,7 @@ struct Daemon {
         // GOAWAY, then the open streams may finish: at most the rest of the
         // grace period plus a second.
         let now = EventLoop.monotonicNanoseconds()
-        let remaining = max(deadline, now) - now + 1_000_000_000
+        let remaining = forced ? 1_000_000_000 : max(deadline, now) - now + 1_000_000_000
         let waitUntil = DispatchTime.now() + .nanoseconds(Int(remaining))
         for _ in all where closed.wait(timeout: waitUntil) == .timedOut {
             logger.warning("APNs connections did not close in time")

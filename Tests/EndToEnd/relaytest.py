@@ -53,6 +53,16 @@ class Process:
         with open(self.log_path, "rb") as handle:
             return handle.read().decode(errors="replace")
 
+    def log_contains(self, needle, timeout=5):
+        """Whether the log shows `needle` within `timeout` seconds (lines
+        written just after the first stdout line may lag behind it)."""
+        deadline = time.monotonic() + timeout
+        while needle not in self.read_log():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
+        return True
+
     def signal(self, number):
         if self.popen.poll() is None:
             os.kill(self.popen.pid, number)

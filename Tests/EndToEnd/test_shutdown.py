@@ -71,6 +71,9 @@ def run_relay(env, *args):
     ({"APNS_PRODUCTION_HOST": "bad host/"}, "APNS_PRODUCTION_HOST"),
     ({"BIND": "256.1.1.1"}, "256.1.1.1"),
     ({"CRT_FILENAME": "EXISTING", "KEY_FILENAME": "/nonexistent.key"}, "KEY_FILENAME"),
+    ({"REUSE_PORT": "maybe"}, "REUSE_PORT"),
+    ({"THREADS": "0"}, "THREADS"),
+    ({"SHUTDOWN_GRACE": "-1"}, "SHUTDOWN_GRACE"),
 ])
 def test_startup_errors_are_one_line_and_exit_1(certs, overrides, needle):
     env = rt.relay_environment(certs, 1)
@@ -106,6 +109,34 @@ def test_port_in_use_is_one_line(certs):
     assert result.returncode == 1
     lines = result.stderr.decode().strip().splitlines()
     assert lines[-1].startswith("toot-relay: ") and "listen" in lines[-1]
+
+
+@pytest.mark.parametrize("reuse_port", ["1", "0"])
+def test_one_socket_per_thread_or_one_shared(spawn, emulator, reuse_port):
+    relay = spawn.relay(f"relay-reuse-{reuse_port}", emulator.port, THREADS=2, REUSE_PORT=reuse_port)
+    clients = [rt.Client(relay.port) for _ in range(20)]
+    for client in clients:
+        client.send(rt.health_request())
+    assert all(client.response().status == 200 for client in clients)
+    assert relay.log_contains(f"SO_REUSEPORT {'on' if reuse_port == '1' else 'off'}")
+
+
+def test_second_signal_skips_the_grace_period(spawn):
+    stuck = spawn.emulator("emulator-stuck", "--delay-ms", "20000")
+    relay = spawn.relay("relay-second-signal", stuck.port, SHUTDOWN_GRACE=30, APNS_TIMEOUT=25)
+    results = {}
+    thread = threading.Thread(target=push_in_thread, args=(relay.port, results, 0))
+    thread.start()
+    time.sleep(0.5)
+    started = time.monotonic()
+    relay.signal(signal.SIGTERM)
+    time.sleep(0.3)
+    assert relay.popen.poll() is None  # still in its grace period
+    relay.signal(signal.SIGTERM)
+    assert relay.wait(timeout=10) == 0
+    assert time.monotonic() - started < 5
+    thread.join(timeout=10)
+    assert "again" in relay.read_log()
 
 
 def test_flags_override_the_environment(certs, spawn, emulator):
