@@ -1,0 +1,459 @@
+import EventLoop
+import Glibc
+import HTTP2
+import RelayCore
+import Synchronization
+import TLS
+
+/// One loop thread's share of the emulator: its listener, its connections,
+/// a read buffer they share, its provider-token cache and a cached copy of
+/// the behaviour. Confined to the loop thread.
+final class EmulatorWorker {
+    let loop: EventLoop
+    let state: EmulatorState
+    private var acceptor: Acceptor?
+    private var connections: [ObjectIdentifier: EmulatorConnection] = [:]
+    /// TLS reads land here; `receive` consumes it before the next read.
+    let readBuffer: UnsafeMutableRawBufferPointer
+    let providerTokens: ProviderTokenVerifier?
+    private var cachedBehavior: APNsEmulatorBehavior
+    private var cachedVersion: UInt64
+    private var random = SystemRandomNumberGenerator()
+
+    /// What to do with one complete request.
+    enum Decision {
+        case respond(status: Int, headers: [(name: String, value: String)], body: [UInt8])
+        case noAnswer
+        case resetStream
+        case dropConnection
+    }
+
+    init(loop: EventLoop, state: EmulatorState, listener: Socket) throws(EventLoopError) {
+        self.loop = loop
+        self.state = state
+        readBuffer = .allocate(byteCount: 65_536, alignment: 16)
+        if case .token(_, let keyID, let teamID) = state.configuration.authentication, let verifier = state.tokenVerifier {
+            providerTokens = ProviderTokenVerifier(verifier: verifier, keyID: keyID, teamID: teamID)
+        } else {
+            providerTokens = nil
+        }
+        cachedVersion = state.behaviorVersion.load(ordering: .acquiring)
+        cachedBehavior = state.behavior.withLock { $0 }
+        acceptor = try Acceptor(listener: listener, on: loop, onAccept: { [unowned self] socket in
+            self.accept(socket)
+        }, onError: { [unowned self] error in
+            self.state.log("accept failed: \(error)")
+        })
+    }
+
+    deinit {
+        readBuffer.deallocate()
+    }
+
+    /// The behaviour now in force (one atomic load unless it changed).
+    var behavior: APNsEmulatorBehavior {
+        let version = state.behaviorVersion.load(ordering: .acquiring)
+        if version != cachedVersion {
+            cachedBehavior = state.behavior.withLock { $0 }
+            cachedVersion = version
+        }
+        return cachedBehavior
+    }
+
+    private func accept(_ socket: Socket) {
+        let id = state.connections.wrappingAdd(1, ordering: .relaxed).newValue
+        do {
+            let connection = try EmulatorConnection(worker: self, socket: socket, id: id)
+            connections[ObjectIdentifier(connection)] = connection
+            state.openConnections.wrappingAdd(1, ordering: .relaxed)
+            connection.start()
+            state.log("connection \(id) accepted")
+        } catch {
+            state.log("connection \(id) refused: \(error)")
+        }
+    }
+
+    func connectionClosed(_ connection: EmulatorConnection) {
+        guard connections.removeValue(forKey: ObjectIdentifier(connection)) != nil else { return }
+        state.openConnections.wrappingSubtract(1, ordering: .relaxed)
+    }
+
+    func credential(for tls: TLSConnection) -> ClientCredential {
+        switch state.configuration.authentication {
+        case .clientCertificate: .certificate(uid: tls.peerCertificateSubjectUID)
+        case .token: providerTokens.map { .token($0) } ?? .none
+        case .none: .none
+        }
+    }
+
+    func announce(maxConcurrentStreams: UInt32) {
+        for connection in connections.values {
+            connection.announce(maxConcurrentStreams: maxConcurrentStreams)
+        }
+    }
+
+    /// Closes the listener and every connection (on stop).
+    func shutdown() {
+        acceptor?.close()
+        acceptor = nil
+        for connection in Array(connections.values) {
+            connection.close(graceful: true)
+        }
+    }
+
+    // MARK: deciding
+
+    /// Validation, then the fault table, then a forced action, else 200.
+    func decide(_ request: HTTP2Request, credential: ClientCredential, connectionID: Int,
+                behavior: APNsEmulatorBehavior) -> Decision {
+        state.received.wrappingAdd(1, ordering: .relaxed)
+        let now = Int(time(nil))
+        let notification: ValidatedNotification
+        switch APNsRequestValidator.validate(
+            method: request.method, path: request.path, headers: request.headers, body: request.body,
+            credential: credential, expectedTopic: state.configuration.expectedTopic, now: now) {
+        case .failure(let rejection):
+            return reject(rejection, apnsID: echoedID(request.header("apns-id")), now: now)
+        case .success(let validated):
+            notification = validated
+        }
+        var action = APNsFaultToken.action(forToken: notification.token.utf8)
+        if action == nil, let forced = behavior.forcedAction, state.claimForced(behavior) {
+            action = forced
+        }
+        if let action {
+            switch action {
+            case .reject(let status, let reason):
+                return reject(APNsRejection(status: status, reason: reason), apnsID: echoedID(notification.apnsID),
+                              now: now)
+            case .noAnswer:
+                state.unanswered.wrappingAdd(1, ordering: .relaxed)
+                return .noAnswer
+            case .resetStream:
+                state.resetStreams.wrappingAdd(1, ordering: .relaxed)
+                return .resetStream
+            case .dropConnection:
+                state.droppedConnections.wrappingAdd(1, ordering: .relaxed)
+                return .dropConnection
+            }
+        }
+        let apnsID = notification.apnsID ?? UUIDKey.random(using: &random).text
+        if let key = notification.apnsIDKey {
+            let fresh = state.ledger.withLock { $0.insert(key).inserted }
+            if !fresh { state.duplicates.wrappingAdd(1, ordering: .relaxed) }
+        }
+        state.accepted.wrappingAdd(1, ordering: .relaxed)
+        let observe = state.hasObserver.load(ordering: .acquiring)
+        if state.configuration.recordNotifications || observe {
+            let record = ReceivedNotification(
+                deviceToken: String(notification.token), headers: request.headers, payload: request.body,
+                apnsID: apnsID, apnsIDWasGenerated: notification.apnsID == nil, topic: notification.topic,
+                priority: notification.priority, expiration: notification.expiration,
+                collapseID: notification.collapseID, pushType: notification.pushType,
+                authenticatedAs: notification.authenticatedAs, connectionID: connectionID,
+                streamID: request.streamID)
+            if state.configuration.recordNotifications { state.records.withLock { $0.append(record) } }
+            if observe, let observer = state.observer.withLock({ $0 }) { observer(record) }
+        }
+        return .respond(status: 200, headers: [("apns-id", apnsID)], body: [])
+    }
+
+    /// The client's apns-id when it is a UUID, else a new one (Apple always
+    /// answers with an apns-id).
+    private func echoedID(_ given: String?) -> String {
+        if let given, UUIDKey(given[...].utf8) != nil { return given }
+        return UUIDKey.random(using: &random).text
+    }
+
+    private func reject(_ rejection: APNsRejection, apnsID: String, now: Int) -> Decision {
+        state.rejected.wrappingAdd(1, ordering: .relaxed)
+        var body = "{\"reason\":\"" + rejection.reason.rawValue + "\""
+        // Apple: 410 carries the time (ms) the token stopped being valid.
+        if rejection.status == 410 { body += ",\"timestamp\":\(now * 1000)" }
+        body += "}"
+        return .respond(status: rejection.status,
+                        headers: [("apns-id", apnsID), ("content-type", "application/json")],
+                        body: Array(body.utf8))
+    }
+}
+
+/// One client connection: TLS handshake, then HTTP/2 through
+/// `HTTP2ServerSession`, with the per-connection GOAWAY/drop behaviours.
+final class EmulatorConnection: IOHandler, HTTP2ServerSessionDelegate {
+    private enum Phase { case handshaking, open, closed }
+
+    /// Stop reading while this much output waits for the peer.
+    private static let outputHighWater = 1 << 20
+    private static let handshakeTimeout: Duration = .seconds(10)
+    /// After our GOAWAY, the answers still owed get this long.
+    private static let drainTimeout: Duration = .seconds(10)
+    /// TLS reads per readiness event, for fairness between connections.
+    private static let readsPerEvent = 32
+
+    private unowned let worker: EmulatorWorker
+    let id: Int
+    private let socket: Socket
+    private let fd: Int32
+    private let tls: TLSConnection
+    private var session: HTTP2ServerSession?
+    private var phase = Phase.handshaking
+    private var credential = ClientCredential.none
+    private var output: [UInt8] = []
+    private var outputOffset = 0
+    private var writeBlocked = false
+    private var requestCount = 0
+    private var goAwayLastStreamID: Int32?
+    private var dropping = false
+    private var raiseLimitOnFirstRequest = false
+    private var timer: TimerID?
+    private var continuationScheduled = false
+
+    init(worker: EmulatorWorker, socket: Socket, id: Int) throws(TLSError) {
+        self.worker = worker
+        self.socket = socket
+        self.id = id
+        fd = socket.fileDescriptor
+        tls = try TLSConnection(context: worker.state.tlsContext, fd: socket.fileDescriptor, serverName: nil)
+    }
+
+    func start() {
+        do {
+            try worker.loop.register(fd, interest: .readable, handler: self)
+        } catch {
+            close(graceful: false)
+            return
+        }
+        timer = worker.loop.schedule(after: Self.handshakeTimeout) { [weak self] in
+            guard let self, self.phase == .handshaking else { return }
+            self.timer = nil
+            self.worker.state.handshakeFailures.wrappingAdd(1, ordering: .relaxed)
+            self.worker.state.log("connection \(self.id): handshake timed out")
+            self.close(graceful: false)
+        }
+    }
+
+    func handleIO(_ events: IOEvents) {
+        switch phase {
+        case .closed:
+            return
+        case .handshaking:
+            continueHandshake()
+        case .open:
+            if events.contains(.error) {
+                close(graceful: false)
+                return
+            }
+            if events.contains(.writable) { flush() }
+            if phase == .open, !events.isDisjoint(with: [.readable, .hangup]) { readAvailable() }
+        }
+    }
+
+    // MARK: handshake
+
+    private func continueHandshake() {
+        switch tls.handshake() {
+        case .complete:
+            if let timer { worker.loop.cancel(timer) }
+            timer = nil
+            guard tls.negotiatedALPN == "h2" else {
+                worker.state.handshakeFailures.wrappingAdd(1, ordering: .relaxed)
+                worker.state.log("connection \(id): client did not negotiate h2")
+                close(graceful: true)
+                return
+            }
+            credential = worker.credential(for: tls)
+            let behavior = worker.behavior
+            raiseLimitOnFirstRequest = behavior.initialMaxConcurrentStreams != nil
+            do {
+                session = try HTTP2ServerSession(
+                    delegate: self, maxConcurrentStreams: behavior.initialMaxConcurrentStreams ?? behavior.maxConcurrentStreams)
+            } catch {
+                worker.state.log("connection \(id): \(error)")
+                close(graceful: true)
+                return
+            }
+            phase = .open
+            readAvailable()
+        case .wantRead:
+            worker.loop.setInterest(fd, .readable)
+        case .wantWrite:
+            worker.loop.setInterest(fd, .writable)
+        case .closed, .failed:
+            worker.state.handshakeFailures.wrappingAdd(1, ordering: .relaxed)
+            worker.state.log("connection \(id): TLS handshake failed")
+            close(graceful: false)
+        }
+    }
+
+    // MARK: bytes in, bytes out
+
+    private var pendingOutput: Int { output.count - outputOffset }
+
+    private func readAvailable() {
+        guard let session else { return }
+        var reads = 0
+        reading: while phase == .open, !dropping, pendingOutput < Self.outputHighWater {
+            guard reads < Self.readsPerEvent else {
+                // Data already decrypted inside OpenSSL raises no epoll event.
+                if tls.hasBufferedReadData { scheduleContinuation() }
+                break
+            }
+            reads += 1
+            switch tls.read(into: worker.readBuffer) {
+            case .bytes(let count):
+                do {
+                    try session.receive(UnsafeRawBufferPointer(rebasing: worker.readBuffer[0..<count]))
+                } catch {
+                    worker.state.log("connection \(id): \(error)")
+                    flush()
+                    close(graceful: false)
+                    return
+                }
+            case .wantRead:
+                break reading
+            case .wantWrite:
+                writeBlocked = true
+                break reading
+            case .closed:
+                flush()
+                close(graceful: false)
+                return
+            case .failed(let error):
+                worker.state.log("connection \(id): \(error)")
+                close(graceful: false)
+                return
+            }
+        }
+        if dropping {
+            // Answers already queued for earlier requests go out first, so
+            // the client is not made to resend what was accepted.
+            flush()
+            close(graceful: false)
+            return
+        }
+        flush()
+    }
+
+    private func scheduleContinuation() {
+        guard !continuationScheduled else { return }
+        continuationScheduled = true
+        worker.loop.schedule(after: .zero) { [weak self] in
+            guard let self else { return }
+            self.continuationScheduled = false
+            if self.phase == .open { self.readAvailable() }
+        }
+    }
+
+    private func flush() {
+        guard phase == .open, let session else { return }
+        session.drainOutput(into: &output)
+        while outputOffset < output.count {
+            let offset = outputOffset
+            let result = output.withUnsafeBytes { tls.write(UnsafeRawBufferPointer(rebasing: $0[offset...])) }
+            switch result {
+            case .bytes(let count):
+                outputOffset += count
+            case .wantWrite, .wantRead:
+                writeBlocked = true
+                updateInterest()
+                return
+            case .closed, .failed:
+                close(graceful: false)
+                return
+            }
+        }
+        output.removeAll(keepingCapacity: output.capacity <= 1 << 20)
+        outputOffset = 0
+        writeBlocked = false
+        updateInterest()
+        if !session.wantsRead && !session.wantsWrite {
+            close(graceful: true)
+        } else if goAwayLastStreamID != nil && session.activeStreamCount == 0 {
+            close(graceful: true)
+        }
+    }
+
+    private func updateInterest() {
+        guard phase == .open else { return }
+        var interest: IOEvents = []
+        if pendingOutput < Self.outputHighWater { interest.insert(.readable) }
+        if writeBlocked { interest.insert(.writable) }
+        worker.loop.setInterest(fd, interest)
+    }
+
+    func announce(maxConcurrentStreams: UInt32) {
+        guard phase == .open, let session else { return }
+        raiseLimitOnFirstRequest = false
+        try? session.submitSettings(maxConcurrentStreams: maxConcurrentStreams)
+        flush()
+    }
+
+    func close(graceful: Bool) {
+        guard phase != .closed else { return }
+        phase = .closed
+        if let timer { worker.loop.cancel(timer) }
+        timer = nil
+        // close_notify is best effort: a non-blocking socket takes it or not.
+        if graceful { tls.shutdown() }
+        worker.loop.deregister(fd)
+        socket.close()
+        worker.connectionClosed(self)
+        worker.state.log("connection \(id) closed")
+    }
+
+    // MARK: HTTP2ServerSessionDelegate
+
+    func session(_ session: HTTP2ServerSession, didReceiveRequest request: HTTP2Request) {
+        guard phase == .open, !dropping else { return }
+        requestCount += 1
+        if let last = goAwayLastStreamID, request.streamID > last {
+            // Arrived in the same read as the request that triggered GOAWAY:
+            // refused, so the client resends it elsewhere (RFC 9113 §8.7).
+            try? session.submitRSTStream(id: request.streamID, errorCode: .refusedStream)
+            return
+        }
+        let behavior = worker.behavior
+        if raiseLimitOnFirstRequest {
+            raiseLimitOnFirstRequest = false
+            try? session.submitSettings(maxConcurrentStreams: behavior.maxConcurrentStreams)
+        }
+        if let limit = behavior.dropAfterStreams, requestCount >= limit {
+            worker.state.received.wrappingAdd(1, ordering: .relaxed)
+            worker.state.droppedConnections.wrappingAdd(1, ordering: .relaxed)
+            dropping = true
+            return
+        }
+        if let limit = behavior.goAwayAfterStreams, requestCount >= limit, goAwayLastStreamID == nil {
+            goAwayLastStreamID = request.streamID
+            try? session.submitGoAway(lastStreamID: request.streamID)
+            if let timer { worker.loop.cancel(timer) }
+            timer = worker.loop.schedule(after: Self.drainTimeout) { [weak self] in
+                self?.timer = nil
+                self?.close(graceful: false)
+            }
+        }
+        let decision = worker.decide(request, credential: credential, connectionID: id, behavior: behavior)
+        switch decision {
+        case .respond(let status, let headers, let body):
+            if behavior.responseDelay > .zero {
+                let streamID = request.streamID
+                worker.loop.schedule(after: behavior.responseDelay) { [weak self] in
+                    guard let self, self.phase == .open, let session = self.session else { return }
+                    // The client may have reset the stream meanwhile.
+                    try? session.submitResponse(streamID: streamID, status: status, headers: headers, body: body)
+                    self.flush()
+                }
+            } else {
+                try? session.submitResponse(streamID: request.streamID, status: status, headers: headers, body: body)
+            }
+        case .noAnswer:
+            break
+        case .resetStream:
+            try? session.submitRSTStream(id: request.streamID, errorCode: .internalError)
+        case .dropConnection:
+            dropping = true
+        }
+    }
+
+    func session(_ session: HTTP2ServerSession, streamDidClose streamID: Int32, errorCode: HTTP2ErrorCode) {}
+}

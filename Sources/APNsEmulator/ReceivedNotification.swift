@@ -1,0 +1,75 @@
+import Foundation
+
+/// One notification the emulator accepted (answered 200).
+public struct ReceivedNotification: Sendable {
+    /// The hex device token from the path, as sent.
+    public var deviceToken: String
+    /// Every regular header field of the request, in arrival order.
+    public var headers: [(name: String, value: String)]
+    public var payload: [UInt8]
+    /// The apns-id answered: the client's, or one the emulator generated.
+    public var apnsID: String
+    /// True when the client sent no apns-id.
+    public var apnsIDWasGenerated: Bool
+    public var topic: String?
+    public var priority: Int?
+    public var expiration: Int?
+    public var collapseID: String?
+    public var pushType: String?
+    /// The client certificate's subject UID or the provider token's `iss`
+    /// (nil with authentication `.none`).
+    public var authenticatedAs: String?
+    /// Which connection (numbered from 1 in accept order) and stream carried it.
+    public var connectionID: Int
+    public var streamID: Int32
+
+    public init(deviceToken: String, headers: [(name: String, value: String)], payload: [UInt8], apnsID: String,
+                apnsIDWasGenerated: Bool, topic: String?, priority: Int?, expiration: Int?, collapseID: String?,
+                pushType: String?, authenticatedAs: String?, connectionID: Int, streamID: Int32) {
+        self.deviceToken = deviceToken
+        self.headers = headers
+        self.payload = payload
+        self.apnsID = apnsID
+        self.apnsIDWasGenerated = apnsIDWasGenerated
+        self.topic = topic
+        self.priority = priority
+        self.expiration = expiration
+        self.collapseID = collapseID
+        self.pushType = pushType
+        self.authenticatedAs = authenticatedAs
+        self.connectionID = connectionID
+        self.streamID = streamID
+    }
+
+    /// The first header named `name` (lowercase).
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name == name }?.value
+    }
+
+    /// The payload as UTF-8 text (invalid sequences replaced).
+    public var payloadText: String { String(decoding: payload, as: UTF8.self) }
+
+    /// One line of JSON (no trailing newline) for `--print`/`--record`:
+    /// `token`, `apns_id`, `topic`, `push_type`, `priority`, `expiration`,
+    /// `collapse_id`, `authenticated_as` (absent when unknown), `headers` as
+    /// `[[name, value], …]` and `payload` as text. Keys sorted. The
+    /// `authorization` value (a provider token, valid for an hour) is
+    /// replaced by `<redacted>`: these lines end up in logs.
+    public var jsonLine: String {
+        var object: [String: Any] = [
+            "token": deviceToken,
+            "apns_id": apnsID,
+            "headers": headers.map { [$0.name, $0.name == "authorization" ? "<redacted>" : $0.value] },
+            "payload": payloadText,
+        ]
+        if let topic { object["topic"] = topic }
+        if let pushType { object["push_type"] = pushType }
+        if let priority { object["priority"] = priority }
+        if let expiration { object["expiration"] = expiration }
+        if let collapseID { object["collapse_id"] = collapseID }
+        if let authenticatedAs { object["authenticated_as"] = authenticatedAs }
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
