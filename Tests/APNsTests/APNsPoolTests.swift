@@ -157,6 +157,21 @@ struct APNsPoolTests {
         #expect(emulator.statistics.connections == 1)
     }
 
+    @Test("the answer timeout also covers time spent waiting for a connection")
+    func answerTimeoutWhileQueued() throws {
+        // TCP completes (backlog), TLS never does: requests wait in the queue.
+        let listener = try Socket.listen(host: "127.0.0.1", port: 0)
+        defer { listener.close() }
+        var configuration = Fixtures.configuration(port: listener.localPort, context: try Fixtures.tlsContext(identity: nil))
+        configuration.connectTimeout = .seconds(5)
+        configuration.answerTimeout = .milliseconds(300)
+        let client = try LoopClient(configuration)
+        let results = try client.send(Fixtures.notifications(count: 3))
+        #expect(results.outcomes == [.answerTimedOut, .answerTimedOut, .answerTimedOut])
+        #expect(client.status.queued == 0)
+        #expect(client.status.connections[.handshaking] == 1)
+    }
+
     @Test("a reset stream is a stream failure for that request only")
     func resetStream() throws {
         let emulator = try Fixtures.certificateEmulator()
