@@ -187,8 +187,9 @@ struct APNsPoolTests {
     func unreachable() throws {
         let port = try Fixtures.unusedPort()
         var configuration = Fixtures.configuration(port: port, context: try Fixtures.tlsContext(identity: nil))
-        configuration.backoffBase = .milliseconds(400)
-        configuration.backoffCap = .milliseconds(400)
+        // Backoff between 0.5 and 1 s (half of it random).
+        configuration.backoffBase = .seconds(1)
+        configuration.backoffCap = .seconds(1)
         let client = try LoopClient(configuration)
         let first = try client.send(Fixtures.notifications(count: 3))
         for outcome in first.outcomes {
@@ -199,7 +200,7 @@ struct APNsPoolTests {
             #expect(detail.contains("refused"), "\(detail)")
         }
         #expect(try client.send(Fixtures.notifications(count: 1)).outcomes == [.allConnectionsDown])
-        usleep(450_000)
+        usleep(1_050_000)
         guard case .connectFailed = try client.send(Fixtures.notifications(count: 1)).outcomes[0] else {
             Issue.record("no new attempt after the backoff")
             return
