@@ -84,6 +84,8 @@ final class APNsPool: APNsConnectionOwner {
     private(set) var isShuttingDown = false
 
     private(set) var counters = APNsCounters()
+    /// The latest answer about our credentials was 403 (a 200 clears it).
+    private(set) var credentialsRejected = false
 
     /// A request refused this often (REFUSED_STREAM, GOAWAY) fails instead.
     static let maxResends = 10
@@ -159,6 +161,9 @@ final class APNsPool: APNsConnectionOwner {
             request.answerTimer = nil
         }
         counters.completed += 1
+        if case .apns(let status, _, _) = delivery.outcome, status == 200 || status == 403 {
+            credentialsRejected = status == 403
+        }
         if case .apns(let status, let reason, _) = delivery.outcome, status == 403 {
             onCredentialRejection?(status, reason)
             if reason == .expiredProviderToken || reason == .invalidProviderToken,

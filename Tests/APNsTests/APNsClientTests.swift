@@ -129,9 +129,17 @@ struct APNsClientTests {
             return
         }
         #expect(reason == .topicDisallowed || reason == .deviceTokenNotForTopic)
-        // 403 answers are remembered for the health check.
+        // 403 answers are remembered for the health check; a 200 clears
+        // the alarm, not the record.
         let rejection = try #require(client.status.lastCredentialRejection)
         #expect(rejection.status == 403)
+        let forbidden = try Fixtures.notification(token: APNsFaultToken.token(code: 0x14))
+        #expect(try client.send([forbidden]).outcomes[0] == .apns(status: 403, reason: .forbidden, apnsID: forbidden.apnsID))
+        #expect(client.status.credentialsRejected)
+        #expect(client.status.lastCredentialRejection?.reason == .forbidden)
+        _ = try client.send(Fixtures.notifications(count: 1))
+        #expect(!client.status.credentialsRejected)
+        #expect(client.status.lastCredentialRejection?.reason == .forbidden)
     }
 
     @Test("production and development go to their own hosts")
