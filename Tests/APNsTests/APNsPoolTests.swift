@@ -172,6 +172,26 @@ struct APNsPoolTests {
         #expect(client.status.connections[.handshaking] == 1)
     }
 
+    @Test("a request HTTP/2 cannot carry fails on its own, after send returns, and the connection carries on")
+    func unsendableRequest() throws {
+        let emulator = try Fixtures.certificateEmulator()
+        defer { emulator.stop() }
+        let client = try Self.client(emulator)
+        // Once before a connection exists (queued path), once on a ready one (direct path).
+        for _ in 0..<2 {
+            var bad = try Fixtures.notification(token: Fixtures.deviceToken(1))
+            bad.headers.append(HTTPField(name: "bad\nname", value: "x"))
+            let results = try client.send([bad] + Fixtures.notifications(count: 1, first: 2))
+            guard case .streamFailed(let detail) = results.outcomes[0] else {
+                Issue.record("got \(results.outcomes[0])")
+                return
+            }
+            #expect(detail.hasPrefix("request not sendable over HTTP/2"))
+            #expect(Self.isSuccess(results.outcomes[1]))
+        }
+        #expect(emulator.statistics.connections == 1)
+    }
+
     @Test("a reset stream is a stream failure for that request only")
     func resetStream() throws {
         let emulator = try Fixtures.certificateEmulator()
