@@ -57,7 +57,11 @@ struct RequestQueue {
 ///   `.tlsFailed`), and until the backoff ends every new request fails at once
 ///   with `.allConnectionsDown` (no connection is tried during it);
 ///   the first request after it tries again. A connection reaching ready
-///   resets the backoff.
+///   resets the backoff;
+/// - resent (never twice processed): requests refused with REFUSED_STREAM,
+///   above a GOAWAY's last-stream-id, or whose frames had not been handed to
+///   OpenSSL when their connection died. Any other failure of a request on
+///   a stream completes it with `.streamFailed`.
 final class APNsPool: APNsConnectionOwner {
     let environment: APNsEnvironment
     private let loop: EventLoop
