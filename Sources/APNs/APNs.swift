@@ -1,1 +1,0 @@
-// Module APNs: replaced by its implementation.

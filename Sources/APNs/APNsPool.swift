@@ -1,0 +1,411 @@
+import EventLoop
+import RelayCore
+
+/// Settings a pool needs beyond its endpoint.
+struct APNsPoolLimits {
+    var maxConnections: Int
+    var maxQueued: Int
+    var answerTimeout: Duration
+    var backoffBase: Duration
+    var backoffCap: Duration
+}
+
+/// First-in first-out requests with O(1) removal from the front; entries
+/// finished while waiting (answer timeout) are skipped when reached.
+struct RequestQueue {
+    private var items: [PendingRequest?] = []
+    private var head = 0
+
+    var isEmpty: Bool { head == items.count }
+
+    mutating func append(_ request: PendingRequest) {
+        items.append(request)
+    }
+
+    mutating func popFirst() -> PendingRequest? {
+        while head < items.count {
+            let request = items[head]
+            items[head] = nil
+            head += 1
+            if head == items.count {
+                items.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 1024 && head * 2 >= items.count {
+                items.removeFirst(head)
+                head = 0
+            }
+            if let request, !request.isFinished { return request }
+        }
+        return nil
+    }
+}
+
+/// The connections to one APNs environment from one event loop, and the
+/// requests waiting for a stream.
+///
+/// Policy:
+/// - connect lazily: the first request opens the first connection;
+/// - a request goes to the first ready connection with a free stream
+///   (the server's SETTINGS_MAX_CONCURRENT_STREAMS minus open streams);
+/// - when every stream is taken, another connection is opened (one being
+///   established at a time) up to `maxConnections` (draining ones excluded);
+/// - beyond that, requests wait in a queue of at most `maxQueued`, then are
+///   refused with `.overloaded`;
+/// - a connection attempt that fails (before the server's SETTINGS) starts an
+///   exponential backoff with jitter; when no other connection is alive, the
+///   waiting requests fail with that attempt's error (`.connectFailed`,
+///   `.tlsFailed`), and until the backoff ends every new request fails at once
+///   with `.allConnectionsDown` (no connection is tried during it);
+///   the first request after it tries again. A connection reaching ready
+///   resets the backoff;
+/// - resent (never twice processed): requests refused with REFUSED_STREAM,
+///   above a GOAWAY's last-stream-id, or whose frames had not been handed to
+///   OpenSSL when their connection died. Any other failure of a request on
+///   a stream completes it with `.streamFailed`.
+final class APNsPool: APNsConnectionOwner {
+    let environment: APNsEnvironment
+    private let loop: EventLoop
+    private let endpoint: APNsEndpoint
+    private let limits: APNsPoolLimits
+    /// APNs answered 403 (credentials refused): status, reason.
+    var onCredentialRejection: ((Int, APNsReason?) -> Void)?
+
+    private(set) var connections: [APNsConnection] = []
+    private var queue = RequestQueue()
+    /// Requests handed back unprocessed: they go before the queue.
+    private var resendQueue = RequestQueue()
+    private(set) var queuedCount = 0
+    private(set) var inFlightCount = 0
+
+    private var consecutiveFailures = 0
+    private var backoffUntil: UInt64 = 0
+    private var backoffTimer: TimerID?
+    private(set) var lastConnectFailure: ConnectionFailure?
+    /// The last ready connection that died (EOF, reset, PING timeout…).
+    private(set) var lastConnectionLoss: ConnectionFailure?
+    private var dispatchScheduled = false
+    private var shutdownCompletion: (() -> Void)?
+    private(set) var isShuttingDown = false
+
+    private(set) var counters = APNsCounters()
+    /// The latest answer about our credentials was 403 (a 200 clears it).
+    private(set) var credentialsRejected = false
+
+    /// A request refused this often (REFUSED_STREAM, GOAWAY) fails instead.
+    static let maxResends = 10
+
+    init(environment: APNsEnvironment, loop: EventLoop, endpoint: APNsEndpoint, limits: APNsPoolLimits) {
+        self.environment = environment
+        self.loop = loop
+        self.endpoint = endpoint
+        self.limits = limits
+    }
+
+    // MARK: Sending
+
+    func send(_ request: PendingRequest) {
+        counters.sent += 1
+        if isShuttingDown { return failLater(request, .allConnectionsDown) }
+        if queuedCount == 0, let connection = connectionWithCapacity() {
+            switch connection.submit(request) {
+            case .submitted:
+                inFlightCount += 1
+                armAnswerTimer(request)
+                return
+            case .unsendable(let reason):
+                return failLater(request, .streamFailed("request not sendable over HTTP/2: \(reason)"))
+            case .refused:
+                break
+            }
+        }
+        if !hasLiveConnection && loop.now < backoffUntil { return failLater(request, .allConnectionsDown) }
+        if queuedCount >= limits.maxQueued { return failLater(request, .overloaded) }
+        armAnswerTimer(request)
+        queue.append(request)
+        queuedCount += 1
+        openConnectionIfNeeded()
+    }
+
+    /// `completion` must never run inside `send`: the next loop pass.
+    private func failLater(_ request: PendingRequest, _ outcome: DeliveryOutcome) {
+        loop.schedule(after: .zero) { [weak self] in
+            self?.finish(request, APNsDelivery(outcome: outcome))
+        }
+    }
+
+    private func armAnswerTimer(_ request: PendingRequest) {
+        // Measured from `send`: the relay must answer before Mastodon gives up.
+        request.answerTimer = loop.schedule(after: limits.answerTimeout) { [weak self, request] in
+            request.answerTimer = nil
+            self?.answerTimedOut(request)
+        }
+    }
+
+    private func answerTimedOut(_ request: PendingRequest) {
+        switch request.phase {
+        case .queued:
+            queuedCount -= 1
+        case .inFlight(let connection, let streamID):
+            inFlightCount -= 1
+            request.phase = .finished
+            connection.cancel(streamID: streamID)
+        case .finished:
+            return
+        }
+        counters.answerTimeouts += 1
+        finish(request, APNsDelivery(outcome: .answerTimedOut))
+    }
+
+    private func finish(_ request: PendingRequest, _ delivery: APNsDelivery) {
+        guard !request.isCompleted else { return }
+        request.isCompleted = true
+        request.phase = .finished
+        if let timer = request.answerTimer {
+            loop.cancel(timer)
+            request.answerTimer = nil
+        }
+        counters.completed += 1
+        if case .apns(let status, _, _) = delivery.outcome, status == 200 || status == 403 {
+            credentialsRejected = status == 403
+        }
+        if case .apns(let status, let reason, _) = delivery.outcome, status == 403 {
+            onCredentialRejection?(status, reason)
+            if reason == .expiredProviderToken || reason == .invalidProviderToken,
+               let provider = endpoint.tokenProvider, let issuedAt = request.tokenIssuedAt {
+                provider.tokenRejected(issuedAt: issuedAt, now: endpoint.wallClock())
+            }
+        }
+        request.completion(delivery)
+    }
+
+    // MARK: Connections
+
+    private var hasLiveConnection: Bool {
+        connections.contains { $0.state < .draining }
+    }
+
+    private func connectionWithCapacity() -> APNsConnection? {
+        for connection in connections where connection.availableStreams > 0 {
+            return connection
+        }
+        return nil
+    }
+
+    private func dispatch() {
+        dispatchScheduled = false
+        while queuedCount > 0, let connection = connectionWithCapacity() {
+            guard let request = resendQueue.popFirst() ?? queue.popFirst() else { break }
+            queuedCount -= 1
+            switch connection.submit(request) {
+            case .submitted:
+                inFlightCount += 1
+            case .unsendable(let reason):
+                finish(request, APNsDelivery(outcome: .streamFailed("request not sendable over HTTP/2: \(reason)")))
+            case .refused:
+                // Put it back first in line and stop: a session that
+                // refuses while showing capacity would spin here.
+                var front = RequestQueue()
+                front.append(request)
+                while let other = resendQueue.popFirst() { front.append(other) }
+                resendQueue = front
+                queuedCount += 1
+                scheduleDispatch()
+                return openConnectionIfNeeded()
+            }
+        }
+        openConnectionIfNeeded()
+        checkShutdownDone()
+    }
+
+    private func scheduleDispatch() {
+        guard !dispatchScheduled else { return }
+        dispatchScheduled = true
+        loop.schedule(after: .zero) { [weak self] in self?.dispatch() }
+    }
+
+    private func openConnectionIfNeeded() {
+        guard !isShuttingDown, queuedCount > 0 else { return }
+        guard !connections.contains(where: { $0.state < .ready }) else { return }
+        guard connections.count(where: { $0.state <= .ready }) < limits.maxConnections else { return }
+        if loop.now < backoffUntil {
+            if backoffTimer == nil {
+                backoffTimer = loop.schedule(atNanoseconds: backoffUntil) { [weak self] in
+                    self?.backoffTimer = nil
+                    self?.openConnectionIfNeeded()
+                }
+            }
+            return
+        }
+        let connection = APNsConnection(loop: loop, endpoint: endpoint, owner: self)
+        connections.append(connection)
+        counters.connectionsOpened += 1
+        connection.start()
+    }
+
+    private func backoffDelay() -> UInt64 {
+        let base = Double(nanoseconds(limits.backoffBase))
+        let cap = Double(nanoseconds(limits.backoffCap))
+        let exponent = Double(min(consecutiveFailures - 1, 30))
+        let delay = min(cap, base * pow2(exponent))
+        // "Equal jitter": half fixed, half random, so reconnects of many
+        // loops and relays spread out but never come back at once.
+        return UInt64(delay / 2 + Double.random(in: 0...(delay / 2)))
+    }
+
+    private func pow2(_ exponent: Double) -> Double {
+        var value = 1.0
+        var count = Int(exponent)
+        while count > 0 {
+            value *= 2
+            count -= 1
+        }
+        return value
+    }
+
+    // MARK: APNsConnectionOwner
+
+    func connectionHasCapacity(_ connection: APNsConnection) {
+        if connection.state == .ready {
+            consecutiveFailures = 0
+            backoffUntil = 0
+        }
+        dispatch()
+    }
+
+    func connectionIsDraining(_ connection: APNsConnection) {
+        counters.goAwaysReceived += 1
+        scheduleDispatch()
+    }
+
+    func connectionSentPing(_ connection: APNsConnection) {
+        counters.pingsSent += 1
+    }
+
+    func connection(_ connection: APNsConnection, finished request: PendingRequest, with delivery: APNsDelivery) {
+        guard !request.isCompleted else { return }
+        inFlightCount -= 1
+        finish(request, delivery)
+    }
+
+    func connection(_ connection: APNsConnection, returnedUnprocessed requests: [PendingRequest]) {
+        for request in requests where !request.isCompleted {
+            inFlightCount -= 1
+            request.resendCount += 1
+            counters.resent += 1
+            if request.resendCount > Self.maxResends || isShuttingDown {
+                finish(request, APNsDelivery(outcome: .streamFailed(
+                    isShuttingDown ? "refused by APNs during shutdown" : "refused by APNs \(request.resendCount) times")))
+                continue
+            }
+            request.phase = .queued
+            resendQueue.append(request)
+            queuedCount += 1
+        }
+        scheduleDispatch()
+    }
+
+    func connectionDidClose(_ connection: APNsConnection, failure: ConnectionFailure?, wasReady: Bool) {
+        connections.removeAll { $0 === connection }
+        if let failure, !wasReady {
+            counters.connectFailures += 1
+            lastConnectFailure = failure
+            consecutiveFailures += 1
+            backoffUntil = loop.now &+ backoffDelay()
+            if !hasLiveConnection { failQueued(failure.outcomeForWaitingRequest) }
+        } else if let failure {
+            counters.connectionsLost += 1
+            lastConnectionLoss = failure
+        }
+        if isShuttingDown {
+            failQueued(.allConnectionsDown)
+            checkShutdownDone()
+        } else {
+            scheduleDispatch()
+        }
+    }
+
+    private func failQueued(_ outcome: DeliveryOutcome) {
+        while let request = resendQueue.popFirst() ?? queue.popFirst() {
+            queuedCount -= 1
+            finish(request, APNsDelivery(outcome: outcome))
+        }
+    }
+
+    // MARK: Shutdown
+
+    /// Sends what fits, fails what still waits, sends GOAWAY on every
+    /// connection, lets open streams finish (bounded by the answer timeout),
+    /// then calls `done`.
+    func shutdown(_ done: @escaping () -> Void) {
+        if isShuttingDown {
+            // Already under way: chain `done` after the first completion.
+            let previous = shutdownCompletion
+            shutdownCompletion = {
+                previous?()
+                done()
+            }
+            return checkShutdownDone()
+        }
+        dispatch()
+        isShuttingDown = true
+        shutdownCompletion = done
+        if let backoffTimer { loop.cancel(backoffTimer) }
+        backoffTimer = nil
+        failQueued(.allConnectionsDown)
+        for connection in connections { connection.drain() }
+        checkShutdownDone()
+    }
+
+    private func checkShutdownDone() {
+        guard isShuttingDown, connections.isEmpty, inFlightCount == 0, let done = shutdownCompletion else { return }
+        shutdownCompletion = nil
+        done()
+    }
+
+    // MARK: State
+
+    func connectionCounts(into counts: inout [APNsConnectionState: Int]) {
+        for connection in connections { counts[connection.state, default: 0] += 1 }
+    }
+}
+
+/// Monotonic counters of one pool (or summed over a client's pools).
+public struct APNsCounters: Sendable, Equatable {
+    /// `send` calls.
+    public var sent = 0
+    /// Completions delivered (each `send` gets exactly one).
+    public var completed = 0
+    /// Requests handed back unprocessed (REFUSED_STREAM, above GOAWAY's
+    /// last-stream-id) and queued again.
+    public var resent = 0
+    public var answerTimeouts = 0
+    public var connectionsOpened = 0
+    public var connectFailures = 0
+    public var goAwaysReceived = 0
+    /// Ready connections that died (not closed in order).
+    public var connectionsLost = 0
+    /// PINGs sent on idle connections.
+    public var pingsSent = 0
+
+    public init() {}
+
+    static func + (lhs: APNsCounters, rhs: APNsCounters) -> APNsCounters {
+        var sum = lhs
+        sum.sent += rhs.sent
+        sum.completed += rhs.completed
+        sum.resent += rhs.resent
+        sum.answerTimeouts += rhs.answerTimeouts
+        sum.connectionsOpened += rhs.connectionsOpened
+        sum.connectFailures += rhs.connectFailures
+        sum.goAwaysReceived += rhs.goAwaysReceived
+        sum.pingsSent += rhs.pingsSent
+        sum.connectionsLost += rhs.connectionsLost
+        return sum
+    }
+}
+
+func nanoseconds(_ duration: Duration) -> UInt64 {
+    let (seconds, attoseconds) = duration.components
+    guard seconds >= 0 else { return 0 }
+    return UInt64(seconds) &* 1_000_000_000 &+ UInt64(max(0, attoseconds / 1_000_000_000))
+}

@@ -1,0 +1,41 @@
+import RelayCore
+import Testing
+@testable import APNs
+
+@Suite("APNs responses")
+struct APNsResponseTests {
+    @Test("error bodies yield reason and timestamp", arguments: [
+        (#"{"reason":"BadDeviceToken"}"#, "BadDeviceToken", nil),
+        (#"{"reason":"Unregistered","timestamp":1700000000123}"#, "Unregistered", 1_700_000_000_123),
+        (#" { "timestamp" : 12 , "reason" : "ExpiredToken" } "#, "ExpiredToken", 12),
+        (#"{"extra":{"a":[1,"}"]},"reason":"Bad\"Quote\u0041"}"#, "Bad\"QuoteA", nil),
+        (#"{"reason":true}"#, nil, nil),
+        ("", nil, nil),
+        ("not json", nil, nil),
+        (#"{"reason":"Unterminated"#, nil, nil),
+        (#"{"reason":"Shutdown" "timestamp":5}"#, "Shutdown", nil),
+    ] as [(String, String?, Int64?)])
+    func parsesBodies(body: String, reason: String?, timestamp: Int64?) {
+        let parsed = parseAPNsErrorBody(Array(body.utf8))
+        #expect(parsed.reason == reason)
+        #expect(parsed.timestamp == timestamp)
+    }
+
+    @Test("every documented reason surfaces as its enum value with its status", arguments: APNsReason.documented)
+    func everyReason(reason: APNsReason) throws {
+        let status = try #require(reason.documentedStatus)
+        let body = Array(#"{"reason":""#.utf8) + Array(reason.rawValue.utf8) + Array(#"","timestamp":42}"#.utf8)
+        let delivery = APNsConnection.delivery(status: status, apnsID: "ID", body: body)
+        #expect(delivery.outcome == .apns(status: status, reason: reason, apnsID: "ID"))
+        #expect(delivery.unregisteredTimestamp == (status == 410 ? 42 : nil))
+    }
+
+    @Test("200 has no reason even with a body; an unknown reason is kept verbatim")
+    func successAndUnknown() {
+        #expect(APNsConnection.delivery(status: 200, apnsID: "A", body: []).outcome == .apns(status: 200, reason: nil, apnsID: "A"))
+        #expect(APNsConnection.delivery(status: 400, apnsID: nil, body: Array(#"{"reason":"NewThing"}"#.utf8)).outcome
+            == .apns(status: 400, reason: .unknown("NewThing"), apnsID: nil))
+        #expect(APNsConnection.delivery(status: 502, apnsID: nil, body: Array("<html>bad gateway</html>".utf8)).outcome
+            == .apns(status: 502, reason: nil, apnsID: nil))
+    }
+}

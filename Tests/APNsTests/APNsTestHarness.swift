@@ -1,0 +1,224 @@
+import Dispatch
+import Foundation
+import EventLoop
+import Glibc
+import Testing
+import RelayCore
+import TestSupport
+import TLS
+import APNsEmulator
+@testable import APNs
+
+/// Shared by the APNs integration tests: emulators, client contexts,
+/// notifications, and a client on its own loop thread.
+enum Fixtures {
+    static func path(_ name: String) throws -> String { try TestCertificates.path(name) }
+
+    /// A certificate-auth emulator (CA-signed client certificates required).
+    static func certificateEmulator(behavior: APNsEmulatorBehavior = APNsEmulatorBehavior(),
+                                    record: Bool = false) throws -> APNsEmulator {
+        let emulator = try APNsEmulator(configuration: APNsEmulatorConfiguration(
+            certificateFile: path(TestCertificates.serverCertificate), privateKeyFile: path(TestCertificates.serverKey),
+            authentication: .clientCertificate(caFile: path(TestCertificates.caCertificate)),
+            expectedTopic: TestCertificates.bundleID, recordNotifications: record, behavior: behavior))
+        try emulator.start()
+        return emulator
+    }
+
+    static let keyID = "KEYID12345"
+    static let teamID = "TEAMID6789"
+
+    static func tokenEmulator(record: Bool = false) throws -> APNsEmulator {
+        let emulator = try APNsEmulator(configuration: APNsEmulatorConfiguration(
+            certificateFile: path(TestCertificates.serverCertificate), privateKeyFile: path(TestCertificates.serverKey),
+            authentication: .token(publicKeyPEM: TestCertificates.bytes(TestCertificates.authKeyPublic),
+                                   keyID: keyID, teamID: teamID),
+            expectedTopic: TestCertificates.bundleID, recordNotifications: record))
+        try emulator.start()
+        return emulator
+    }
+
+    static func clientIdentity() throws -> TLSIdentity {
+        try TLSIdentity.pkcs12(file: path(TestCertificates.clientP12), password: TestCertificates.p12Password)
+    }
+
+    /// Trusts the test CA, presents `identity`, offers h2.
+    static func tlsContext(identity: TLSIdentity?, roots: String = TestCertificates.caCertificate) throws -> TLSContext {
+        try TLSContext.client(trustedRootsFile: path(roots), identity: identity, alpn: ["h2"])
+    }
+
+    static func configuration(port: UInt16, context: TLSContext, tokenProvider: APNsTokenProvider? = nil,
+                              host: String = "127.0.0.1") -> APNsClientConfiguration {
+        var configuration = APNsClientConfiguration(
+            productionHost: HostAndPort(host: host, port: port), developmentHost: HostAndPort(host: host, port: port),
+            tlsContext: context, tokenProvider: tokenProvider)
+        configuration.connectTimeout = .seconds(5)
+        configuration.answerTimeout = .seconds(10)
+        configuration.backoffBase = .milliseconds(50)
+        configuration.backoffCap = .milliseconds(200)
+        return configuration
+    }
+
+    /// 64 hex digits, distinct per `index`.
+    static func deviceToken(_ index: Int) -> String {
+        let hex = String(index, radix: 16)
+        return "ab" + String(repeating: "0", count: 62 - hex.count) + hex
+    }
+
+    static func apnsID() -> String {
+        var random = SystemRandomNumberGenerator()
+        return makeAPNsID(random: &random)
+    }
+
+    static func notification(token: String, topic: String = TestCertificates.bundleID,
+                             environment: APNsEnvironment = .development) throws -> APNsNotification {
+        try makeNotification(
+            target: RelayTarget(environment: environment, deviceToken: token, extra: nil),
+            message: WebPushMessage(encoding: .aes128gcm, body: [UInt8](repeating: 0x42, count: 120), ttl: 3600),
+            topic: topic, apnsID: apnsID(), now: Int(time(nil)))
+    }
+
+    static func notifications(count: Int, first: Int = 0) throws -> [APNsNotification] {
+        try (first..<(first + count)).map { try notification(token: deviceToken($0)) }
+    }
+
+    /// A 127.0.0.1 port nothing listens on (bound, then closed).
+    static func unusedPort() throws -> UInt16 {
+        let socket = try Socket.listen(host: "127.0.0.1", port: 0)
+        let port = socket.localPort
+        socket.close()
+        return port
+    }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// What a batch of sends produced, checked for the NotificationSender contract.
+struct SendResults {
+    var deliveries: [APNsDelivery]
+    /// Completions per send (must all be 1).
+    var completionCounts: [Int]
+    /// Completions that ran inside `send` (must be 0).
+    var reentrantCompletions: Int
+
+    var outcomes: [DeliveryOutcome] { deliveries.map(\.outcome) }
+}
+
+/// An `APNsClient` on a loop thread of its own; blocking helpers for tests.
+final class LoopClient: @unchecked Sendable {
+    let thread: EventLoopThread
+    /// Touched only on the loop thread (created before it is used there).
+    let client: APNsClient
+
+    init(_ configuration: APNsClientConfiguration) throws {
+        thread = try EventLoopThread(name: "apns-test")
+        client = APNsClient(loop: thread.loop, configuration: configuration)
+    }
+
+    /// Runs `body` on the loop thread and returns its result.
+    func onLoop<T>(_ body: @escaping (APNsClient) -> T) -> T {
+        let box = ResultBox<T>()
+        let done = DispatchSemaphore(value: 0)
+        let client = UncheckedSendable(value: self.client)
+        let work = UncheckedSendable(value: body)
+        thread.loop.execute {
+            box.value = work.value(client.value)
+            done.signal()
+        }
+        done.wait()
+        return box.value!
+    }
+
+    /// Sends all, waits (at most `timeout` seconds) until every completion
+    /// ran, and reports exactly-once and non-reentrancy.
+    func send(_ notifications: [APNsNotification], timeout: Double = 30) throws -> SendResults {
+        let state = Locked(SendResults(
+            deliveries: Array(repeating: APNsDelivery(outcome: .overloaded), count: notifications.count),
+            completionCounts: Array(repeating: 0, count: notifications.count), reentrantCompletions: 0))
+        let remaining = Locked(notifications.count)
+        let done = DispatchSemaphore(value: 0)
+        let client = UncheckedSendable(value: self.client)
+        let batch = notifications
+        thread.loop.execute {
+            var insideSend = false
+            let flag = UncheckedSendable(value: { insideSend })
+            for (index, notification) in batch.enumerated() {
+                insideSend = true
+                client.value.send(notification, deliveryCompletion: { delivery in
+                    let reentrant = flag.value()
+                    state.withLock { results in
+                        results.completionCounts[index] += 1
+                        results.deliveries[index] = delivery
+                        if reentrant { results.reentrantCompletions += 1 }
+                    }
+                    let left = remaining.withLock { count in
+                        count -= 1
+                        return count
+                    }
+                    if left == 0 { done.signal() }
+                })
+                insideSend = false
+            }
+        }
+        if done.wait(timeout: .now() + timeout) == .timedOut {
+            let left = remaining.withLock { $0 }
+            throw HarnessError(description: "\(left) of \(notifications.count) sends did not complete within \(timeout) s")
+        }
+        // Give a duplicate completion (a bug) a moment to show up.
+        usleep(20_000)
+        let results = state.withLock { $0 }
+        // The NotificationSender contract, checked on every batch.
+        if let index = results.completionCounts.firstIndex(where: { $0 != 1 }) {
+            Issue.record("send \(index) completed \(results.completionCounts[index]) times")
+        }
+        if results.reentrantCompletions > 0 {
+            Issue.record("\(results.reentrantCompletions) completions ran inside send")
+        }
+        return results
+    }
+
+    /// Graceful client shutdown, waited for (bounded).
+    func shutdown(timeout: Double = 15) -> Bool {
+        let done = DispatchSemaphore(value: 0)
+        let client = UncheckedSendable(value: self.client)
+        thread.loop.execute { client.value.shutdown { done.signal() } }
+        return done.wait(timeout: .now() + timeout) == .success
+    }
+
+    var status: APNsClientStatus { onLoop { $0.status } }
+
+    deinit {
+        thread.stopAndJoin()
+    }
+}
+
+final class Locked<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: T
+    init(_ value: T) { self.value = value }
+    func withLock<R>(_ body: (inout T) -> R) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
+}
+
+final class ResultBox<T>: @unchecked Sendable {
+    var value: T?
+}
+
+struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+}
+
+/// Polls `condition` every 10 ms for at most `timeout` seconds.
+func eventually(timeout: Double = 5, _ condition: () -> Bool) -> Bool {
+    let deadline = DispatchTime.now() + timeout
+    while DispatchTime.now() < deadline {
+        if condition() { return true }
+        usleep(10_000)
+    }
+    return condition()
+}

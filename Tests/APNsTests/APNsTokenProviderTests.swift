@@ -1,0 +1,80 @@
+import Foundation
+import RelayCore
+import Testing
+import TestSupport
+import TLS
+@testable import APNs
+
+@Suite("APNs provider tokens")
+struct APNsTokenProviderTests {
+    static func provider(now: Int) throws -> APNsTokenProvider {
+        let signer = try ES256Signer(pkcs8File: TestCertificates.path(TestCertificates.authKeyP8))
+        return try APNsTokenProvider(signer: signer, keyID: "KEY1234567", teamID: "TEAM765432", now: now)
+    }
+
+    static func parts(_ token: String) throws -> [[UInt8]] {
+        let pieces = token.split(separator: ".", omittingEmptySubsequences: false)
+        try #require(pieces.count == 3)
+        #expect(!token.contains("=") && !token.contains("+") && !token.contains("/"))
+        return try pieces.map { try base64URLDecode($0) }
+    }
+
+    @Test("the JWT has the ES256 header, iss and iat claims and a valid raw r‖s signature")
+    func jwtShape() throws {
+        let token = try Self.provider(now: 1_700_000_000).token(now: 1_700_000_000)
+        let parts = try Self.parts(token)
+        #expect(String(decoding: parts[0], as: UTF8.self) == #"{"alg":"ES256","kid":"KEY1234567"}"#)
+        #expect(String(decoding: parts[1], as: UTF8.self) == #"{"iss":"TEAM765432","iat":1700000000}"#)
+        #expect(parts[2].count == 64)
+        let verifier = try ES256Verifier(publicKeyPEM: TestCertificates.bytes(TestCertificates.authKeyPublic))
+        let signingInput = Array(token.split(separator: ".").prefix(2).joined(separator: ".").utf8)
+        #expect(verifier.verify(signingInput, signature: parts[2]))
+        var tampered = parts[2]
+        tampered[10] ^= 1
+        #expect(!verifier.verify(signingInput, signature: tampered))
+    }
+
+    @Test("one token is reused until it is 50 minutes old, then renewed")
+    func renewal() throws {
+        let start = 1_700_000_000
+        let provider = try Self.provider(now: start)
+        let first = provider.token(now: start)
+        #expect(provider.token(now: start + 49 * 60 + 59) == first)
+        let renewed = provider.currentToken(now: start + 50 * 60)
+        #expect(renewed.token != first)
+        #expect(renewed.issuedAt == start + 50 * 60)
+        #expect(provider.issuedAt == start + 50 * 60)
+        #expect(String(decoding: try Self.parts(renewed.token)[1], as: UTF8.self).contains("\"iat\":\(start + 3000)"))
+    }
+
+    @Test("a rejected token is renewed only when at least 20 minutes old, and only once")
+    func rejection() throws {
+        let start = 1_700_000_000
+        let provider = try Self.provider(now: start)
+        provider.tokenRejected(issuedAt: start, now: start + 19 * 60)
+        #expect(provider.issuedAt == start)
+        provider.tokenRejected(issuedAt: start, now: start + 20 * 60)
+        #expect(provider.issuedAt == start + 20 * 60)
+        // A second report about the old token does not renew again.
+        provider.tokenRejected(issuedAt: start, now: start + 45 * 60)
+        #expect(provider.issuedAt == start + 20 * 60)
+    }
+
+    @Test("a clock stepped back renews rather than sending an iat in the future")
+    func clockBack() throws {
+        let provider = try Self.provider(now: 1_700_000_000)
+        #expect(provider.currentToken(now: 1_699_999_000).issuedAt == 1_699_999_000)
+    }
+
+    @Test("the provider is shared across threads")
+    func concurrent() async throws {
+        let provider = try Self.provider(now: 1_700_000_000)
+        let tokens = await withTaskGroup(of: String.self) { group in
+            for offset in 0..<16 { group.addTask { provider.token(now: 1_700_003_000 + offset % 2) } }
+            var all: Set<String> = []
+            for await token in group { all.insert(token) }
+            return all
+        }
+        #expect(tokens.count == 1)
+    }
+}
