@@ -72,6 +72,9 @@ public struct APNsClientStatus: Sendable, Equatable {
     public var queued: Int
     public var counters: APNsCounters
     public var lastCredentialRejection: APNsCredentialRejection?
+    /// True while the latest 200-or-403 answer of either environment was a
+    /// 403: the health check answers 503 (DESIGN §1).
+    public var credentialsRejected: Bool
     /// The last failed connection attempt, either environment.
     public var lastConnectFailure: ConnectionFailure?
     /// The last ready connection that died, either environment.
@@ -152,6 +155,7 @@ public final class APNsClient: NotificationSender {
             queued: production.queuedCount + development.queuedCount,
             counters: production.counters + development.counters,
             lastCredentialRejection: lastCredentialRejection,
+            credentialsRejected: production.credentialsRejected || development.credentialsRejected,
             lastConnectFailure: production.lastConnectFailure ?? development.lastConnectFailure,
             lastConnectionLoss: production.lastConnectionLoss ?? development.lastConnectionLoss)
     }

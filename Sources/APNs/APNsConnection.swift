@@ -28,6 +28,10 @@ final class PendingRequest {
     var resendCount = 0
     /// The completion ran (set once, before it runs).
     var isCompleted = false
+    /// Where, in the bytes this connection handed to OpenSSL, the request's
+    /// frames can start at the earliest (nil: not yet serialized). When the
+    /// connection dies with fewer bytes written, APNs never saw the request.
+    var earliestWireOffset: UInt64?
 
     init(notification: APNsNotification, completion: @escaping (APNsDelivery) -> Void) {
         self.notification = notification
@@ -95,6 +99,13 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
     /// waits inside the session until the socket drains).
     private static let outputHighWater = 256 * 1024
     private var flushScheduled = false
+    /// Bytes ever taken from nghttp2, and ever accepted by OpenSSL (a TLS
+    /// record is written whole or retried whole: a partial record on the
+    /// wire cannot be decrypted, so it cannot be processed).
+    private var serializedTotal: UInt64 = 0
+    private var writtenTotal: UInt64 = 0
+    /// Submitted since the last drain that produced bytes.
+    private var unserialized: [PendingRequest] = []
     /// OpenSSL asked for writability to finish a read (TLS 1.3 key update).
     private var readWantsWrite = false
     private var registered = false
@@ -283,7 +294,9 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
             return .refused
         }
         request.phase = .inFlight(self, streamID)
+        request.earliestWireOffset = nil
         streams[streamID] = request
+        unserialized.append(request)
         scheduleFlush()
         return .submitted
     }
@@ -384,13 +397,14 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
                 output.removeAll(keepingCapacity: output.capacity <= 64 * 1024)
                 outputSent = 0
             }
-            if output.count - outputSent < Self.outputHighWater { session.drainOutput(into: &output) }
+            if output.count - outputSent < Self.outputHighWater { drain(session) }
             guard outputSent < output.count else { break }
             let sent = outputSent
             let result = output.withUnsafeBytes { tls.write(UnsafeRawBufferPointer(rebasing: $0[sent...])) }
             switch result {
             case .bytes(let count):
                 outputSent += count
+                writtenTotal += UInt64(count)
             case .wantWrite:
                 setInterest([.readable, .writable])
                 return
@@ -408,6 +422,20 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
             }
         }
         setInterest(readWantsWrite ? [.readable, .writable] : .readable)
+    }
+
+    /// Takes frames from nghttp2 into `output`, noting for the requests
+    /// submitted since the last drain the earliest offset of their frames.
+    private func drain(_ session: HTTP2ClientSession) {
+        let before = output.count
+        session.drainOutput(into: &output)
+        let added = output.count - before
+        guard added > 0 else { return }
+        if !unserialized.isEmpty {
+            for request in unserialized { request.earliestWireOffset = serializedTotal }
+            unserialized.removeAll(keepingCapacity: true)
+        }
+        serializedTotal += UInt64(added)
     }
 
     private func scheduleFlush() {
@@ -509,7 +537,7 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
         pingTimeoutTimer = nil
         if failure == nil, let session {
             // Orderly: push out the last frames and close_notify, best effort.
-            session.drainOutput(into: &output)
+            drain(session)
             if outputSent < output.count, let tls {
                 let sent = outputSent
                 _ = output.withUnsafeBytes { tls.write(UnsafeRawBufferPointer(rebasing: $0[sent...])) }
@@ -523,11 +551,15 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
         for (streamID, request) in streams.sorted(by: { $0.key < $1.key }) {
             if let last = goAwayLastStreamID, streamID > last {
                 unprocessedRequests.append(request)
+            } else if request.earliestWireOffset.map({ $0 >= writtenTotal }) ?? true {
+                // Its HEADERS never left this process: safe to send again.
+                unprocessedRequests.append(request)
             } else {
                 finishedRequests.append((request, APNsDelivery(outcome: .streamFailed("connection lost: \(detail)"))))
             }
         }
         streams.removeAll()
+        unserialized.removeAll()
         session = nil
         tls = nil
         closeSocket()

@@ -57,7 +57,11 @@ struct RequestQueue {
 ///   `.tlsFailed`), and until the backoff ends every new request fails at once
 ///   with `.allConnectionsDown` (no connection is tried during it);
 ///   the first request after it tries again. A connection reaching ready
-///   resets the backoff.
+///   resets the backoff;
+/// - resent (never twice processed): requests refused with REFUSED_STREAM,
+///   above a GOAWAY's last-stream-id, or whose frames had not been handed to
+///   OpenSSL when their connection died. Any other failure of a request on
+///   a stream completes it with `.streamFailed`.
 final class APNsPool: APNsConnectionOwner {
     let environment: APNsEnvironment
     private let loop: EventLoop
@@ -84,6 +88,8 @@ final class APNsPool: APNsConnectionOwner {
     private(set) var isShuttingDown = false
 
     private(set) var counters = APNsCounters()
+    /// The latest answer about our credentials was 403 (a 200 clears it).
+    private(set) var credentialsRejected = false
 
     /// A request refused this often (REFUSED_STREAM, GOAWAY) fails instead.
     static let maxResends = 10
@@ -159,6 +165,9 @@ final class APNsPool: APNsConnectionOwner {
             request.answerTimer = nil
         }
         counters.completed += 1
+        if case .apns(let status, _, _) = delivery.outcome, status == 200 || status == 403 {
+            credentialsRejected = status == 403
+        }
         if case .apns(let status, let reason, _) = delivery.outcome, status == 403 {
             onCredentialRejection?(status, reason)
             if reason == .expiredProviderToken || reason == .invalidProviderToken,

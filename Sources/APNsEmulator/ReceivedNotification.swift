@@ -52,12 +52,14 @@ public struct ReceivedNotification: Sendable {
     /// One line of JSON (no trailing newline) for `--print`/`--record`:
     /// `token`, `apns_id`, `topic`, `push_type`, `priority`, `expiration`,
     /// `collapse_id`, `authenticated_as` (absent when unknown), `headers` as
-    /// `[[name, value], …]` and `payload` as text. Keys sorted.
+    /// `[[name, value], …]` and `payload` as text. Keys sorted. The
+    /// `authorization` value (a provider token, valid for an hour) is
+    /// replaced by `<redacted>`: these lines end up in logs.
     public var jsonLine: String {
         var object: [String: Any] = [
             "token": deviceToken,
             "apns_id": apnsID,
-            "headers": headers.map { [$0.name, $0.value] },
+            "headers": headers.map { [$0.name, $0.name == "authorization" ? "<redacted>" : $0.value] },
             "payload": payloadText,
         ]
         if let topic { object["topic"] = topic }

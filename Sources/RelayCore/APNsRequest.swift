@@ -37,7 +37,8 @@ public func makeNotification(target: RelayTarget, message: WebPushMessage, topic
     let payload = makeAPNsPayload(for: message, extra: target.extra, capacity: size)
 
     var expiration: [UInt8] = []
-    appendDecimal(message.ttl == 0 ? 0 : now + message.ttl, to: &expiration)
+    let (expiresAt, overflowed) = now.addingReportingOverflow(message.ttl)
+    appendDecimal(message.ttl == 0 ? 0 : overflowed ? Int.max : expiresAt, to: &expiration)
     var priority: [UInt8] = []
     appendDecimal(message.urgency.apnsPriority, to: &priority)
     var headers: [HTTPField] = [

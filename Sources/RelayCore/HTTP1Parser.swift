@@ -462,8 +462,9 @@ public struct HTTP1RequestParser: Sendable {
         var index = 0
         var size = 0
         while index < line.count, let digit = hexValue(line[index]) {
-            size = size * 16 + digit
-            if size > limits.maxBodyBytes { return .failure(bodyTooLarge()) }
+            let (shifted, overflowed) = size.multipliedReportingOverflow(by: 16)
+            size = shifted | digit
+            if overflowed || size > limits.maxBodyBytes { return .failure(bodyTooLarge()) }
             index += 1
         }
         guard index > 0 else { return .failure(HTTP1ParseError(status: 400, reason: "invalid chunk size")) }

@@ -258,10 +258,12 @@ private func parseTTL(_ values: [String], maxTTL: Int) -> Result<Int, WebPushErr
     guard !first.isEmpty, first.utf8.allSatisfy(isDigit) else {
         return .failure(.badRequest("TTL must be a non-negative integer"))
     }
+    let cap = max(0, maxTTL)
     var ttl = 0
     for digit in first.utf8 {
-        ttl = ttl * 10 + Int(digit - UInt8(ascii: "0"))
-        if ttl > maxTTL { return .success(maxTTL) }
+        let (shifted, overflowed) = ttl.multipliedReportingOverflow(by: 10)
+        ttl = shifted + Int(digit - UInt8(ascii: "0"))
+        if overflowed || ttl > cap || ttl < 0 { return .success(cap) }
     }
     return .success(ttl)
 }

@@ -54,6 +54,26 @@ struct APNsClientTests {
         #expect(bearers == ["bearer " + provider.token(now: Int(time(nil)))])
     }
 
+    @Test("403 ExpiredProviderToken renews a token at least 20 minutes old, once")
+    func expiredProviderToken() throws {
+        let emulator = try Fixtures.tokenEmulator()
+        defer { emulator.stop() }
+        let issued = Int(time(nil))
+        let signer = try ES256Signer(pkcs8File: Fixtures.path(TestCertificates.authKeyP8))
+        let provider = try APNsTokenProvider(signer: signer, keyID: Fixtures.keyID, teamID: Fixtures.teamID, now: issued)
+        var configuration = Fixtures.configuration(
+            port: emulator.port, context: try Fixtures.tlsContext(identity: nil), tokenProvider: provider)
+        // The client's clock runs 25 minutes ahead: the token in use is old
+        // enough to be replaced when APNs calls it expired.
+        configuration.wallClock = { issued + 25 * 60 }
+        let client = try LoopClient(configuration)
+        let expired = try Fixtures.notification(token: APNsFaultToken.token(code: 0x08))
+        let outcome = try client.send([expired]).outcomes[0]
+        #expect(outcome == .apns(status: 403, reason: .expiredProviderToken, apnsID: expired.apnsID))
+        #expect(provider.issuedAt == issued + 25 * 60)
+        #expect(client.status.lastCredentialRejection?.reason == .expiredProviderToken)
+    }
+
     @Test("the topic from the certificate UID is what APNs receives")
     func topicFromCertificate() throws {
         let configuration = try Configuration(environment: [
@@ -109,9 +129,17 @@ struct APNsClientTests {
             return
         }
         #expect(reason == .topicDisallowed || reason == .deviceTokenNotForTopic)
-        // 403 answers are remembered for the health check.
+        // 403 answers are remembered for the health check; a 200 clears
+        // the alarm, not the record.
         let rejection = try #require(client.status.lastCredentialRejection)
         #expect(rejection.status == 403)
+        let forbidden = try Fixtures.notification(token: APNsFaultToken.token(code: 0x14))
+        #expect(try client.send([forbidden]).outcomes[0] == .apns(status: 403, reason: .forbidden, apnsID: forbidden.apnsID))
+        #expect(client.status.credentialsRejected)
+        #expect(client.status.lastCredentialRejection?.reason == .forbidden)
+        _ = try client.send(Fixtures.notifications(count: 1))
+        #expect(!client.status.credentialsRejected)
+        #expect(client.status.lastCredentialRejection?.reason == .forbidden)
     }
 
     @Test("production and development go to their own hosts")

@@ -1,3 +1,4 @@
+import Dispatch
 import EventLoop
 import Foundation
 import Glibc
@@ -98,6 +99,40 @@ struct APNsConnectionTests {
     }
 }
 
+extension APNsConnectionTests {
+    /// A request submitted in the same loop iteration in which the server's
+    /// close is noticed never reaches the wire: it is sent again on a new
+    /// connection instead of failing (APNs provably never saw it).
+    @Test("a request whose frames never left the process when the connection died is resent, not failed")
+    func unwrittenRequestIsResent() throws {
+        let emulator = try Fixtures.certificateEmulator(record: true)
+        defer { emulator.stop() }
+        let proxy = try StallingProxy(targetPort: emulator.port)
+        defer { proxy.stop() }
+        let client = try LoopClient(Fixtures.configuration(
+            port: proxy.port, context: try Fixtures.tlsContext(identity: Fixtures.clientIdentity())))
+        #expect(try client.send(Fixtures.notifications(count: 1)).outcomes.allSatisfy { if case .apns(200, _, _) = $0 { true } else { false } })
+        // Hold the loop so the send task and the server's close are seen in
+        // one iteration, the send first (it was queued first).
+        client.thread.loop.execute { usleep(400_000) }
+        usleep(20_000)
+        let result = Locked<SendResults?>(nil)
+        let notification = try Fixtures.notification(token: Fixtures.deviceToken(42))
+        DispatchQueue.global().async {
+            let results = try? client.send([notification])
+            result.withLock { $0 = results }
+        }
+        usleep(50_000)
+        proxy.closeConnections()
+        #expect(eventually(timeout: 10) { result.withLock { $0 } != nil })
+        let outcome = try #require(result.withLock { $0 }).outcomes[0]
+        #expect(outcome == .apns(status: 200, reason: nil, apnsID: notification.apnsID))
+        #expect(client.status.counters.resent == 1)
+        #expect(client.status.counters.connectionsLost == 1)
+        #expect(emulator.receivedNotifications().filter { $0.apnsID == notification.apnsID }.count == 1)
+    }
+}
+
 /// A TCP relay between the client and a server that can stop forwarding
 /// (a peer that hangs without closing), on its own thread.
 final class StallingProxy: @unchecked Sendable {
@@ -106,6 +141,7 @@ final class StallingProxy: @unchecked Sendable {
     private let targetPort: UInt16
     private let stalled = Locked(false)
     private let stopped = Locked(false)
+    private let closeRequested = Locked(false)
     private let thread: Thread
 
     init(targetPort: UInt16) throws {
@@ -115,13 +151,18 @@ final class StallingProxy: @unchecked Sendable {
         let fd = listener.fileDescriptor
         let stalled = self.stalled
         let stopped = self.stopped
+        let closeRequested = self.closeRequested
         thread = Thread {
-            StallingProxy.run(listenerFD: fd, targetPort: targetPort, stalled: stalled, stopped: stopped)
+            StallingProxy.run(listenerFD: fd, targetPort: targetPort, stalled: stalled, stopped: stopped,
+                              closeRequested: closeRequested)
         }
         thread.start()
     }
 
     func stall() { stalled.withLock { $0 = true } }
+
+    /// Closes every relayed connection (both sides) at the next poll round.
+    func closeConnections() { closeRequested.withLock { $0 = true } }
 
     func stop() {
         stopped.withLock { $0 = true }
@@ -130,10 +171,21 @@ final class StallingProxy: @unchecked Sendable {
     }
 
     /// poll(2)-driven copy loop; bounded by `stopped`.
-    private static func run(listenerFD: Int32, targetPort: UInt16, stalled: Locked<Bool>, stopped: Locked<Bool>) {
+    private static func run(listenerFD: Int32, targetPort: UInt16, stalled: Locked<Bool>, stopped: Locked<Bool>,
+                            closeRequested: Locked<Bool>) {
         var pairs: [(Int32, Int32)] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while !stopped.withLock({ $0 }) {
+            if closeRequested.withLock({ value in
+                defer { value = false }
+                return value
+            }) {
+                for (a, b) in pairs {
+                    close(a)
+                    close(b)
+                }
+                pairs.removeAll()
+            }
             var fds = [pollfd(fd: listenerFD, events: Int16(POLLIN), revents: 0)]
             for (a, b) in pairs {
                 fds.append(pollfd(fd: a, events: Int16(POLLIN), revents: 0))

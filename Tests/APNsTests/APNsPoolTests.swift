@@ -157,6 +157,41 @@ struct APNsPoolTests {
         #expect(emulator.statistics.connections == 1)
     }
 
+    @Test("the answer timeout also covers time spent waiting for a connection")
+    func answerTimeoutWhileQueued() throws {
+        // TCP completes (backlog), TLS never does: requests wait in the queue.
+        let listener = try Socket.listen(host: "127.0.0.1", port: 0)
+        defer { listener.close() }
+        var configuration = Fixtures.configuration(port: listener.localPort, context: try Fixtures.tlsContext(identity: nil))
+        configuration.connectTimeout = .seconds(5)
+        configuration.answerTimeout = .milliseconds(300)
+        let client = try LoopClient(configuration)
+        let results = try client.send(Fixtures.notifications(count: 3))
+        #expect(results.outcomes == [.answerTimedOut, .answerTimedOut, .answerTimedOut])
+        #expect(client.status.queued == 0)
+        #expect(client.status.connections[.handshaking] == 1)
+    }
+
+    @Test("a request HTTP/2 cannot carry fails on its own, after send returns, and the connection carries on")
+    func unsendableRequest() throws {
+        let emulator = try Fixtures.certificateEmulator()
+        defer { emulator.stop() }
+        let client = try Self.client(emulator)
+        // Once before a connection exists (queued path), once on a ready one (direct path).
+        for _ in 0..<2 {
+            var bad = try Fixtures.notification(token: Fixtures.deviceToken(1))
+            bad.headers.append(HTTPField(name: "bad\nname", value: "x"))
+            let results = try client.send([bad] + Fixtures.notifications(count: 1, first: 2))
+            guard case .streamFailed(let detail) = results.outcomes[0] else {
+                Issue.record("got \(results.outcomes[0])")
+                return
+            }
+            #expect(detail.hasPrefix("request not sendable over HTTP/2"))
+            #expect(Self.isSuccess(results.outcomes[1]))
+        }
+        #expect(emulator.statistics.connections == 1)
+    }
+
     @Test("a reset stream is a stream failure for that request only")
     func resetStream() throws {
         let emulator = try Fixtures.certificateEmulator()
@@ -172,8 +207,9 @@ struct APNsPoolTests {
     func unreachable() throws {
         let port = try Fixtures.unusedPort()
         var configuration = Fixtures.configuration(port: port, context: try Fixtures.tlsContext(identity: nil))
-        configuration.backoffBase = .milliseconds(400)
-        configuration.backoffCap = .milliseconds(400)
+        // Backoff between 0.5 and 1 s (half of it random).
+        configuration.backoffBase = .seconds(1)
+        configuration.backoffCap = .seconds(1)
         let client = try LoopClient(configuration)
         let first = try client.send(Fixtures.notifications(count: 3))
         for outcome in first.outcomes {
@@ -184,7 +220,7 @@ struct APNsPoolTests {
             #expect(detail.contains("refused"), "\(detail)")
         }
         #expect(try client.send(Fixtures.notifications(count: 1)).outcomes == [.allConnectionsDown])
-        usleep(450_000)
+        usleep(1_050_000)
         guard case .connectFailed = try client.send(Fixtures.notifications(count: 1)).outcomes[0] else {
             Issue.record("no new attempt after the backoff")
             return

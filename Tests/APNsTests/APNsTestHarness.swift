@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import EventLoop
 import Glibc
+import Testing
 import RelayCore
 import TestSupport
 import TLS
@@ -167,7 +168,15 @@ final class LoopClient: @unchecked Sendable {
         }
         // Give a duplicate completion (a bug) a moment to show up.
         usleep(20_000)
-        return state.withLock { $0 }
+        let results = state.withLock { $0 }
+        // The NotificationSender contract, checked on every batch.
+        if let index = results.completionCounts.firstIndex(where: { $0 != 1 }) {
+            Issue.record("send \(index) completed \(results.completionCounts[index]) times")
+        }
+        if results.reentrantCompletions > 0 {
+            Issue.record("\(results.reentrantCompletions) completions ran inside send")
+        }
+        return results
     }
 
     /// Graceful client shutdown, waited for (bounded).

@@ -419,3 +419,13 @@ func isComplete(_ result: HTTP1ParseResult) -> Bool {
     if case .complete = result { return true }
     return false
 }
+
+struct HTTP1ParserExtremeLimitTests {
+    @Test("does not overflow chunk sizes with an unlimited body cap")
+    func unlimitedBody() {
+        let limits = HTTP1Limits(maxHeaderBytes: 16384, maxBodyBytes: Int.max, maxHeaderCount: 100)
+        let raw = "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n" + String(repeating: "F", count: 40)
+            + "\r\n"
+        #expect(status(parseOnce(Array(raw.utf8), limits: limits)) == 413)
+    }
+}

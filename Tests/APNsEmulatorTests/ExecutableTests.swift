@@ -1,0 +1,93 @@
+import Foundation
+import Glibc
+import Testing
+import TestSupport
+import APNsEmulator
+
+/// The `apns-emulator` executable (Sources/apns-emulator/main.swift), run as
+/// a scripts would: port 0, read the first stdout line, SIGTERM at the end.
+@Suite("apns-emulator executable", .timeLimit(.minutes(1)))
+struct ExecutableTests {
+    /// Built next to the test bundle by `swift build --build-tests` / `swift test`.
+    static var executable: String {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("apns-emulator").path
+    }
+
+    /// Reads one line from `descriptor` within `timeout` (nil on EOF or timeout).
+    static func readLine(_ descriptor: Int32, timeout: Duration = .seconds(10)) -> String? {
+        let deadline = ContinuousClock.now + timeout
+        var line: [UInt8] = []
+        while ContinuousClock.now < deadline {
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 50) > 0 else { continue }
+            var byte: UInt8 = 0
+            guard read(descriptor, &byte, 1) == 1 else { return nil }
+            if byte == UInt8(ascii: "\n") { return String(decoding: line, as: UTF8.self) }
+            line.append(byte)
+        }
+        return nil
+    }
+
+    @Test("prints its port, prints and records each notification as a JSON line, exits 0 with stats on SIGTERM")
+    func runsAsAScriptWould() throws {
+        let executable = Self.executable
+        try #require(FileManager.default.isExecutableFile(atPath: executable), "build the package first: \(executable)")
+        let record = FileManager.default.temporaryDirectory.appendingPathComponent("record-\(UUID().uuidString).jsonl")
+        defer { try? FileManager.default.removeItem(at: record) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = [
+            "--certificate", try TestCertificates.path(TestCertificates.serverCertificate),
+            "--key", try TestCertificates.path(TestCertificates.serverKey),
+            "--client-ca", try TestCertificates.path(TestCertificates.caCertificate),
+            "--topic", Fixture.topic, "--print", "--record", record.path, "--quiet",
+        ]
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+
+        let first = try #require(Self.readLine(output.fileHandleForReading.fileDescriptor))
+        #expect(first.hasPrefix("listening on 127.0.0.1:"))
+        let port = try #require(UInt16(first.split(separator: ":").last ?? ""))
+
+        let accepted = try Curl.request(port: port, path: "/3/device/\(Fixture.token())",
+                                        headers: ["apns-topic: \(Fixture.topic)"])
+        #expect(accepted.status == 200)
+        let fault = try Curl.request(port: port, path: "/3/device/\(APNsFaultToken.token(code: 1))")
+        #expect(fault.status == 410)
+
+        let printed = try #require(Self.readLine(output.fileHandleForReading.fileDescriptor))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(printed.utf8)) as? [String: Any])
+        #expect(object["token"] as? String == Fixture.token())
+        #expect(object["topic"] as? String == Fixture.topic)
+        #expect(object["payload"] as? String == String(decoding: Fixture.payload, as: UTF8.self))
+        let recorded = try String(contentsOf: record, encoding: .utf8)
+        #expect(recorded == printed + "\n")
+
+        kill(process.processIdentifier, SIGTERM)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
+        #expect(!process.isRunning)
+        #expect(process.terminationStatus == 0)
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(stderr.contains("accepted 1, rejected 1"), "\(stderr)")
+    }
+
+    @Test("refuses contradictory authentication flags with a usage error")
+    func usageErrors() throws {
+        let executable = Self.executable
+        try #require(FileManager.default.isExecutableFile(atPath: executable))
+        let result = try Subprocess.run([executable, "--certificate", "c", "--key", "k", "--no-client-auth",
+                                         "--client-ca", "ca.pem"])
+        #expect(result.status != 0)
+        #expect(result.standardErrorText.contains("choose exactly one"))
+        let missing = try Subprocess.run([executable, "--certificate", "/nonexistent", "--key", "/nonexistent",
+                                          "--no-client-auth"])
+        #expect(missing.status != 0)
+        #expect(missing.standardErrorText.contains("/nonexistent"))
+    }
+}

@@ -1,0 +1,197 @@
+import Foundation
+import Testing
+@testable import RelayCore
+
+struct APNsRequestTests {
+    let target = RelayTarget(environment: .production, deviceToken: token64, extra: nil)
+
+    func decodeJSON(_ payload: [UInt8]) throws -> NSDictionary {
+        let object = try JSONSerialization.jsonObject(with: Data(payload))
+        return try #require(object as? NSDictionary)
+    }
+
+    func aps() -> NSDictionary {
+        ["alert": "🎺", "mutable-content": 1, "content-available": 1]
+    }
+
+    @Test("writes the aesgcm payload byte for byte")
+    func exactPayload() throws {
+        let message = WebPushMessage(encoding: .aesgcm(dh: [0xFF], salt: [0xFF, 0xFF]), body: [0, 0, 0, 0], ttl: 60)
+        let notification = try makeNotification(
+            target: RelayTarget(environment: .production, deviceToken: token64, extra: "a/b"), message: message,
+            topic: "cx.c3.toot", apnsID: "ID", now: 1000)
+        let expected = #"{"aps":{"alert":"🎺","mutable-content":1,"content-available":1},"p":"00000","k":"30","s":"960","x":"a/b"}"#
+        #expect(String(decoding: notification.payload, as: UTF8.self) == expected)
+    }
+
+    @Test("decodes as the expected JSON object, aesgcm with x")
+    func aesgcmJSON() throws {
+        let body = Array("0123456789".utf8)
+        let message = WebPushMessage(encoding: .aesgcm(dh: senderKey, salt: salt16), body: body, ttl: 60)
+        let withExtra = RelayTarget(environment: .development, deviceToken: token64, extra: "acct/42")
+        let notification = try makeNotification(target: withExtra, message: message, topic: "t", apnsID: "I", now: 0)
+        let expected: NSDictionary = [
+            "aps": aps(), "p": Z85.encode(body), "k": Z85.encode(senderKey), "s": Z85.encode(salt16), "x": "acct/42",
+        ]
+        #expect(try decodeJSON(notification.payload) == expected)
+        #expect(try Z85.decode(try #require(decodeJSON(notification.payload)["p"] as? String)) == body)
+    }
+
+    @Test("decodes as the expected JSON object, aes128gcm without x")
+    func aes128gcmJSON() throws {
+        let body = aes128gcmBody(records: 40)
+        let message = WebPushMessage(encoding: .aes128gcm, body: body, ttl: 60)
+        let notification = try makeNotification(target: target, message: message, topic: "t", apnsID: "I", now: 0)
+        let expected: NSDictionary = ["aps": aps(), "p": Z85.encode(body)]
+        #expect(try decodeJSON(notification.payload) == expected)
+    }
+
+    static let extras: [String] = [
+        #"quote " and backslash \ "#,
+        "controls \u{0}\u{1}\u{8}\u{9}\u{A}\u{C}\u{D}\u{1F}\u{7F} end",
+        "emoji 🎺👩‍👩‍👧 and é",
+        "slash / less < greater > amp & and U+2028 \u{2028}",
+        "\u{FFFD}",
+        "",
+    ]
+
+    @Test("escapes x so that it decodes to itself", arguments: extras)
+    func escaping(extra: String) throws {
+        let message = WebPushMessage(encoding: .aes128gcm, body: aes128gcmBody(records: 17), ttl: 1)
+        let notification = try makeNotification(
+            target: RelayTarget(environment: .production, deviceToken: token64, extra: extra), message: message,
+            topic: "t", apnsID: "I", now: 0)
+        #expect(try decodeJSON(notification.payload)["x"] as? String == extra)
+        #expect(notification.payload.count == apnsPayloadSize(for: message, extra: extra))
+        let text = String(decoding: notification.payload, as: UTF8.self)
+        #expect(!text.contains(#"\/"#))
+        #expect(!text.contains(#"\u003c"#) && !text.contains(#"\u0026"#))
+    }
+
+    @Test("uses short escapes and \\u00XX for control characters")
+    func escapeForms() {
+        var output: [UInt8] = []
+        appendJSONStringContent("\"\\\u{8}\u{C}\n\r\t\u{0}\u{1F}/", to: &output)
+        #expect(String(decoding: output, as: UTF8.self) == #"\"\\\b\f\n\r\t\u0000\u001f/"#)
+        #expect(jsonEscapedCount("\"\\\u{8}\u{C}\n\r\t\u{0}\u{1F}/") == output.count)
+    }
+
+    @Test("computes the payload size exactly for random messages")
+    func sizes() {
+        var generator = SeededGenerator(seed: 4096)
+        for round in 0..<200 {
+            let body = generator.bytes(Int.random(in: 0...3000, using: &generator))
+            let encoding: ContentEncoding = round % 2 == 0 ? .aes128gcm : .aesgcm(dh: senderKey, salt: salt16)
+            let extraBytes = generator.bytes(Int.random(in: 0...40, using: &generator))
+            let extra: String? = round % 3 == 0 ? nil : String(decoding: extraBytes, as: UTF8.self)
+            let message = WebPushMessage(encoding: encoding, body: body, ttl: 0)
+            #expect(makeAPNsPayload(for: message, extra: extra).count == apnsPayloadSize(for: message, extra: extra))
+        }
+    }
+
+    /// The message (body length and x length) whose payload is exactly `size`.
+    func message(payloadSize size: Int, encoding: ContentEncoding, withExtra: Bool) throws -> (WebPushMessage, String?) {
+        let extraLength = withExtra ? 100 : 0
+        let extra: String? = withExtra ? String(repeating: "x", count: extraLength) : nil
+        for bodyLength in stride(from: 3300, through: 0, by: -1) {
+            let candidate = WebPushMessage(encoding: encoding, body: [UInt8](repeating: 0x5A, count: bodyLength), ttl: 1)
+            let candidateSize = apnsPayloadSize(for: candidate, extra: extra)
+            if candidateSize == size { return (candidate, extra) }
+            if candidateSize < size && withExtra {
+                // z85 lengths skip 5k+1; x grows by one byte per character.
+                let padded = String(repeating: "x", count: extraLength + size - candidateSize)
+                return (candidate, padded)
+            }
+            if candidateSize < size { break }
+        }
+        throw PayloadSizeUnreachable(size: size)
+    }
+
+    struct PayloadSizeUnreachable: Error { var size: Int }
+
+    @Test("accepts a 4096-byte payload and refuses 4097 with 413",
+          arguments: [(ContentEncoding.aes128gcm, false), (.aes128gcm, true),
+                      (.aesgcm(dh: senderKey, salt: salt16), false), (.aesgcm(dh: senderKey, salt: salt16), true)])
+    func boundary(encoding: ContentEncoding, withExtra: Bool) throws {
+        for (size, accepted) in [(4096, true), (4097, false)] {
+            let (message, extra) = try message(payloadSize: size, encoding: encoding, withExtra: withExtra)
+            #expect(apnsPayloadSize(for: message, extra: extra) == size)
+            let target = RelayTarget(environment: .production, deviceToken: token64, extra: extra)
+            do {
+                let notification = try makeNotification(target: target, message: message, topic: "t", apnsID: "I",
+                                                        now: 0)
+                #expect(accepted, "payload of \(size) bytes was accepted")
+                #expect(notification.payload.count == size)
+            } catch {
+                #expect(!accepted, "payload of \(size) bytes was refused")
+                #expect(error.status == 413)
+            }
+            // Without x, parseWebPush decides the same (it cannot know x).
+            if !withExtra {
+                var headers: [(String, String)] = [("TTL", "1")]
+                switch encoding {
+                case .aes128gcm: headers.append(("Content-Encoding", "aes128gcm"))
+                case .aesgcm: headers = aesgcmHeaders
+                }
+                var body = message.body
+                if case .aes128gcm = encoding {
+                    let header = aes128gcmBody(records: 0)
+                    body.replaceSubrange(0..<header.count, with: header)
+                }
+                let result = parseWebPush(webPushRequest(headers, body: body))
+                switch result {
+                case .success: #expect(accepted)
+                case .failure(let error): #expect(!accepted && error.status == 413, "\(error.reason)")
+                }
+            }
+        }
+    }
+
+    @Test("sets path and APNs headers")
+    func headers() throws {
+        let message = WebPushMessage(encoding: .aes128gcm, body: aes128gcmBody(records: 17), ttl: 172800,
+                                     urgency: .low, topic: "coll-1")
+        let notification = try makeNotification(target: target, message: message, topic: "cx.c3.toot",
+                                                 apnsID: "6C3A1D5E-0000-4000-8000-000000000000", now: 1_700_000_000)
+        #expect(notification.path == "/3/device/" + token64)
+        #expect(notification.environment == .production)
+        #expect(notification.deviceToken == token64)
+        #expect(notification.ttl == 172800)
+        #expect(notification.apnsID == "6C3A1D5E-0000-4000-8000-000000000000")
+        #expect(notification.headers == [
+            HTTPField(name: "apns-push-type", value: "alert"),
+            HTTPField(name: "apns-topic", value: "cx.c3.toot"),
+            HTTPField(name: "apns-priority", value: "5"),
+            HTTPField(name: "apns-expiration", value: "1700172800"),
+            HTTPField(name: "apns-collapse-id", value: "coll-1"),
+            HTTPField(name: "apns-id", value: "6C3A1D5E-0000-4000-8000-000000000000"),
+        ])
+    }
+
+    @Test("TTL 0 means apns-expiration 0; no Topic means no collapse id")
+    func ttlZero() throws {
+        let message = WebPushMessage(encoding: .aes128gcm, body: aes128gcmBody(records: 17), ttl: 0)
+        let notification = try makeNotification(target: target, message: message, topic: "t", apnsID: "I",
+                                                 now: 1_700_000_000)
+        #expect(notification.headers.first { $0.name == "apns-expiration" }?.value == "0")
+        #expect(notification.headers.first { $0.name == "apns-priority" }?.value == "10")
+        #expect(!notification.headers.contains { $0.name == "apns-collapse-id" })
+    }
+
+    @Test("makes uppercase version-4 UUIDs")
+    func apnsIDs() throws {
+        var generator = SeededGenerator(seed: 1)
+        var seen = Set<String>()
+        for _ in 0..<1000 {
+            let id = makeAPNsID(random: &generator)
+            let uuid = try #require(UUID(uuidString: id))
+            #expect(uuid.uuidString == id)
+            let bytes = Array(id.utf8)
+            #expect(bytes.count == 36)
+            #expect(bytes[14] == UInt8(ascii: "4"))
+            #expect([UInt8(ascii: "8"), UInt8(ascii: "9"), UInt8(ascii: "A"), UInt8(ascii: "B")].contains(bytes[19]))
+            seen.insert(id)
+        }
+        #expect(seen.count == 1000)
+    }
+}
