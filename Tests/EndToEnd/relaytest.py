@@ -4,6 +4,7 @@ Web Push sender shaped like Mastodon's, and an extended-z85 decoder."""
 import base64
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -34,13 +35,12 @@ class Process:
         self.log = open(log_path, "wb") if log_path else subprocess.DEVNULL
         self.popen = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=self.log)
         self.port = None
-        deadline = time.monotonic() + start_timeout
+        # Bounded: wait for the first line with select, never in a bare
+        # readline on a process that might print nothing.
         line = b""
-        os.set_blocking(self.popen.stdout.fileno(), True)
-        while time.monotonic() < deadline:
+        ready, _, _ = select.select([self.popen.stdout], [], [], start_timeout)
+        if ready:
             line = self.popen.stdout.readline()
-            if line or self.popen.poll() is not None:
-                break
         text = line.decode().strip()
         if not text.startswith("listening on "):
             self.kill()

@@ -65,7 +65,7 @@ def test_thousand_concurrent_connections(spawn, emulator):
         selector = selectors.DefaultSelector()
         pending = {}
         for sock, data in zip(sockets, requests):
-            sock.setblocking(True)
+            sock.settimeout(10)
             sock.sendall(data)
             sock.setblocking(False)
             pending[sock.fileno()] = b""

@@ -157,3 +157,35 @@ struct RelayServerAPNsTests {
         #expect(try client.readResponse().status == status)
     }
 }
+
+@Suite("Listener options")
+struct ListenerOptionsTests {
+    @Test("the listener part of the configuration carries over (DESIGN §6)")
+    func fromConfiguration() throws {
+        let configuration = try Configuration(environment: [
+            "PORT": "8443", "BIND": "::1", "MAX_HEADER_BYTES": "4096", "MAX_BODY_BYTES": "2048",
+            "HEADER_TIMEOUT": "1.5", "BODY_TIMEOUT": "2", "KEEPALIVE_TIMEOUT": "30", "MAX_CONNECTIONS": "10",
+            "MAX_IN_FLIGHT": "20",
+        ])
+        let options = ListenerOptions(configuration: configuration, reusePort: false)
+        #expect(options.port == 8443)
+        #expect(options.bindAddress == "::1")
+        #expect(!options.reusePort)
+        #expect(options.limits == HTTP1Limits(maxHeaderBytes: 4096, maxBodyBytes: 2048))
+        #expect(options.timeouts == .init(header: .milliseconds(1500), body: .seconds(2), keepAlive: .seconds(30)))
+        #expect(options.maxConnections == 10)
+        #expect(options.maxInFlight == 20)
+    }
+
+    @Test("defaults are DESIGN §6's")
+    func defaults() {
+        let options = ListenerOptions(configuration: Configuration())
+        #expect(options.port == 42069)
+        #expect(options.bindAddress == nil)
+        #expect(options.reusePort)
+        #expect(options.limits == HTTP1Limits(maxHeaderBytes: 16384, maxBodyBytes: 8192))
+        #expect(options.timeouts == .init(header: .seconds(10), body: .seconds(10), keepAlive: .seconds(75)))
+        #expect(options.maxConnections == 16_384)
+        #expect(options.maxInFlight == 20_000)
+    }
+}
