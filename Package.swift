@@ -12,6 +12,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // Prometheus exposition (brings swift-metrics and swift-atomics).
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         .systemLibrary(
@@ -41,7 +43,10 @@ let package = Package(
         // An APNs-compatible HTTP/2 server for tests, benchmarks and the demo.
         .target(name: "APNsEmulator", dependencies: ["RelayCore", "EventLoop", "TLS", "HTTP2"]),
         // The daemon: HTTP/1 listener, routing, wiring of it all.
-        .target(name: "Relay", dependencies: ["RelayCore", "EventLoop", "TLS", "APNs"]),
+        .target(name: "Relay", dependencies: [
+            "RelayCore", "EventLoop", "TLS", "APNs",
+            .product(name: "Prometheus", package: "swift-prometheus"),
+        ]),
         .executableTarget(name: "toot-relay", dependencies: [
             "Relay", "APNs", "APNsEmulator", "RelayCore", "EventLoop", "TLS",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -16,9 +16,12 @@ public final class RelayHandler {
     /// Unix time in seconds (replaceable for tests).
     private let unixTime: () -> Int
     private var random = SystemRandomNumberGenerator()
+    private let metrics: RelayMetricsRecorder?
 
     public init(sender: NotificationSender, topic: String, counters: RelayCounters, logger: Logger,
-                maxTTL: Int = defaultMaxTTL, unixTime: @escaping () -> Int = RelayHandler.unixTime) {
+                maxTTL: Int = defaultMaxTTL, unixTime: @escaping () -> Int = RelayHandler.unixTime,
+                metrics: RelayMetrics? = nil) {
+        self.metrics = metrics?.makeRecorder()
         self.sender = sender
         self.topic = topic
         self.counters = counters
@@ -76,6 +79,7 @@ public final class RelayHandler {
         switch parseWebPush(request, maxTTL: maxTTL) {
         case .success(let parsed): message = parsed
         case .failure(let error):
+            metrics?.count(environment: target.environment, status: error.status, localReason: 1)
             logRelay(target, status: error.status, apns: "-", reason: error.reason, started: started)
             return plain(error.status, error.reason)
         }
@@ -85,24 +89,44 @@ public final class RelayHandler {
             notification = try makeNotification(target: target, message: message, topic: topic, apnsID: apnsID,
                                                 now: unixTime())
         } catch {
+            metrics?.count(environment: target.environment, status: error.status, localReason: 1)
             logRelay(target, status: error.status, apns: "-", reason: error.reason, started: started)
             return plain(error.status, error.reason)
         }
         guard counters.beginDelivery() else {
             let answer = relayResponse(for: .overloaded, notification: apnsID, ttl: message.ttl)
+            metrics?.count(environment: target.environment, status: answer.status, localReason: 7)
             logRelay(target, status: answer.status, apns: "-", reason: "over MAX_IN_FLIGHT", started: started)
             return answer.http1Response
         }
         let counters = self.counters
         let ttl = message.ttl
+        let sent = metrics == nil ? 0 : EventLoop.monotonicNanoseconds()
         sender.send(notification) { [weak self] outcome in
             counters.endDelivery()
             let answer = relayResponse(for: outcome, notification: apnsID, ttl: ttl)
             counters.recordCredentials(rejected: answer.credentialsRejected, succeeded: answer.status == 201)
+            self?.countDelivery(target.environment, outcome: outcome, status: answer.status, sent: sent)
             self?.logDelivery(target, outcome: outcome, answer: answer, apnsID: apnsID, started: started)
             completion(answer.http1Response)
         }
         return nil
+    }
+
+    /// Metrics of a notification APNs (or the way to it) has answered.
+    private func countDelivery(_ environment: APNsEnvironment, outcome: DeliveryOutcome, status: Int, sent: UInt64) {
+        guard let metrics else { return }
+        switch outcome {
+        case .apns(_, let reason, _):
+            metrics.recordAPNsLatency(environment: environment, nanoseconds: EventLoop.monotonicNanoseconds() &- sent)
+            metrics.count(environment: environment, status: status, apnsReason: reason)
+        case .answerTimedOut: metrics.count(environment: environment, status: status, localReason: 2)
+        case .connectFailed: metrics.count(environment: environment, status: status, localReason: 3)
+        case .tlsFailed: metrics.count(environment: environment, status: status, localReason: 4)
+        case .streamFailed: metrics.count(environment: environment, status: status, localReason: 5)
+        case .allConnectionsDown: metrics.count(environment: environment, status: status, localReason: 6)
+        case .overloaded: metrics.count(environment: environment, status: status, localReason: 7)
+        }
     }
 
     // MARK: logging (one line per request; never a payload or a full token)

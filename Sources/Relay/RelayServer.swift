@@ -63,10 +63,13 @@ public final class RelayServer: @unchecked Sendable {
     private let logger: Logger
     private let topic: String
     private let senderFactory: @Sendable (EventLoop) -> NotificationSender
+    private let metrics: RelayMetrics?
     private var loopServers: [LoopServer] = []
     private let nextLoop = Atomic<Int>(0)
 
+    /// `metrics`: counted per notification when given (see `RelayMetrics`).
     public init(options: ListenerOptions, loops: [EventLoop], tlsContext: TLSContext?, topic: String, logger: Logger,
+                counters: RelayCounters? = nil, metrics: RelayMetrics? = nil,
                 senderFactory: @escaping @Sendable (EventLoop) -> NotificationSender) {
         precondition(!loops.isEmpty, "RelayServer needs at least one event loop")
         self.options = options
@@ -75,7 +78,9 @@ public final class RelayServer: @unchecked Sendable {
         self.topic = topic
         self.logger = logger
         self.senderFactory = senderFactory
-        self.counters = RelayCounters(maxConnections: options.maxConnections, maxInFlight: options.maxInFlight)
+        self.counters = counters
+            ?? RelayCounters(maxConnections: options.maxConnections, maxInFlight: options.maxInFlight)
+        self.metrics = metrics
     }
 
     /// Creates the relay handler on each loop (with its sender), binds and
@@ -85,7 +90,8 @@ public final class RelayServer: @unchecked Sendable {
         for loop in loops {
             let server = runOnLoop(loop) {
                 LoopServer(loop: loop, relay: RelayHandler(sender: self.senderFactory(loop), topic: self.topic,
-                                                            counters: self.counters, logger: self.logger),
+                                                            counters: self.counters, logger: self.logger,
+                                                            metrics: self.metrics),
                            server: self)
             }
             loopServers.append(server)

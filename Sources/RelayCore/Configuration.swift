@@ -49,6 +49,12 @@ public struct Configuration: Sendable, Equatable {
     public var apnsMaxConnections = 4
     public var shutdownGrace: Duration = .seconds(10)
 
+    // MARK: Metrics
+    /// Port of the Prometheus metrics listener; nil: no metrics listener.
+    public var metricsPort: UInt16? = nil
+    /// Address of the metrics listener: loopback unless opened on purpose.
+    public var metricsBindAddress = "127.0.0.1"
+
     // MARK: Process
     /// Event loops (threads); nil means one per core.
     public var threads: Int? = nil
@@ -186,6 +192,8 @@ extension Configuration {
         .init(name: "SHUTDOWN_GRACE", defaultText: "10", help: "seconds to finish in-flight requests on SIGTERM"),
         .init(name: "THREADS", defaultText: "one per core", help: "event loop threads"),
         .init(name: "LOG_LEVEL", defaultText: "info", help: "debug, info, warning or error"),
+        .init(name: "METRICS_PORT", defaultText: "unset (off)", help: "serve Prometheus metrics on GET /metrics at this port"),
+        .init(name: "METRICS_BIND", defaultText: "127.0.0.1", help: "address of the metrics listener"),
     ]
 
     /// Reads the configuration from environment-style variables. Empty values
@@ -268,6 +276,13 @@ extension Configuration {
             }
             threads = number
         }
+        if let text = value("METRICS_PORT") {
+            guard let port = parsePort(Substring(text)) else {
+                throw ConfigurationError(variable: "METRICS_PORT", message: "'\(text)' is not a port number (1-65535)")
+            }
+            metricsPort = port
+        }
+        if let text = value("METRICS_BIND") { metricsBindAddress = text }
         if let text = value("LOG_LEVEL") {
             guard let level = LogLevel(name: text) else {
                 throw ConfigurationError(variable: "LOG_LEVEL", message: "'\(text)' is not one of debug, info, warning, error")

@@ -67,6 +67,8 @@ struct TootRelayCommand: ParsableCommand {
     @Option(name: .customLong("shutdown-grace"), help: help("SHUTDOWN_GRACE")) var shutdownGrace: String?
     @Option(name: .customLong("threads"), help: help("THREADS")) var threads: String?
     @Option(name: .customLong("log-level"), help: help("LOG_LEVEL")) var logLevel: String?
+    @Option(name: .customLong("metrics-port"), help: help("METRICS_PORT")) var metricsPort: String?
+    @Option(name: .customLong("metrics-bind"), help: help("METRICS_BIND")) var metricsBind: String?
     @Option(name: .customLong("reuse-port"), help: ArgumentHelp(
         "one listening socket per thread with SO_REUSEPORT (1), or one shared socket (0) (env REUSE_PORT, default: 1)",
         valueName: "value"))
@@ -89,7 +91,8 @@ struct TootRelayCommand: ParsableCommand {
             ("MAX_IN_FLIGHT", maxInFlight), ("APNS_CONNECT_TIMEOUT", apnsConnectTimeout), ("APNS_TIMEOUT", apnsTimeout),
             ("APNS_PING_INTERVAL", apnsPingInterval), ("APNS_PING_TIMEOUT", apnsPingTimeout),
             ("APNS_MAX_CONNECTIONS", apnsMaxConnections), ("SHUTDOWN_GRACE", shutdownGrace), ("THREADS", threads),
-            ("LOG_LEVEL", logLevel), ("REUSE_PORT", reusePort),
+            ("LOG_LEVEL", logLevel), ("REUSE_PORT", reusePort), ("METRICS_PORT", metricsPort),
+            ("METRICS_BIND", metricsBind),
         ]
         var values: [String: String] = [:]
         for (name, value) in pairs { if let value { values[name] = value } }
@@ -160,6 +163,11 @@ struct Daemon {
             listenOnAnyPort = true
             values["PORT"] = nil
         }
+        var metricsOnAnyPort = false
+        if values["METRICS_PORT"] == "0" {
+            metricsOnAnyPort = true
+            values["METRICS_PORT"] = nil
+        }
         var reusePort = true
         if let text = values.removeValue(forKey: "REUSE_PORT"), !text.isEmpty {
             switch text.lowercased() {
@@ -189,6 +197,11 @@ struct Daemon {
             throw StartupFailure(error.description)
         }
         logger.info("APNs credentials: \(credentials.logDescription)")
+        let certificateExpiry = credentials.tlsIdentity?.notAfter
+        if let notAfter = certificateExpiry,
+           let (level, message) = CertificateExpiry.check(notAfter: notAfter, now: Int(Glibc.time(nil))) {
+            logger.log(level, message)
+        }
         logger.info("apns-topic \(credentials.topic); production \(configuration.productionHost), development \(configuration.developmentHost)")
 
         // HTTPS when the certificate file exists, as the Go relay does (but
@@ -216,8 +229,12 @@ struct Daemon {
         var options = ListenerOptions(configuration: configuration, reusePort: reusePort)
         if listenOnAnyPort { options.port = 0 }
         if demoCertificates != nil && options.bindAddress == nil { options.bindAddress = "127.0.0.1" }
+        let counters = RelayCounters(maxConnections: options.maxConnections, maxInFlight: options.maxInFlight)
+        let metricsPort = metricsOnAnyPort ? 0 : configuration.metricsPort
+        let metrics = metricsPort == nil ? nil : RelayMetrics(counters: counters)
+        metrics?.setCredentialExpiry(unixSeconds: certificateExpiry ?? 0)
         let server = RelayServer(options: options, loops: group.loops, tlsContext: serverTLS, topic: credentials.topic,
-                                 logger: logger) { loop in
+                                 logger: logger, counters: counters, metrics: metrics) { loop in
             let client = APNsClient(loop: loop, configuration: clientConfiguration)
             clients.add(client, on: loop)
             return client
@@ -228,11 +245,25 @@ struct Daemon {
             throw StartupFailure(error.description)
         }
         let shownHost = options.bindAddress.map { $0.contains(":") ? "[\($0)]" : $0 } ?? "*"
+        var metricsServer: MetricsServer?
+        if let metrics, let metricsPort {
+            metricsServer = try startMetrics(metrics, host: configuration.metricsBindAddress, port: metricsPort,
+                                             loop: group.loops[0], logger: logger)
+        }
         writeLine(1, "listening on \(shownHost):\(port)")
         logger.info("listening on \(shownHost):\(port) (\(serverTLS == nil ? "HTTP" : "HTTPS")), \(threadCount) threads, "
             + "SO_REUSEPORT \(reusePort ? "on" : "off"), file descriptor limit \(descriptorLimit)")
+        notifySystemd("READY=1", logger: logger)
 
-        let signal = waitForSignal()
+        let signal = waitForSignal(every: .seconds(1)) { now in
+            if let metrics { refreshAPNsConnections(metrics, clients: clients) }
+            if let notAfter = certificateExpiry { checkExpiryDaily(notAfter: notAfter, now: now, logger: logger) }
+        }
+        notifySystemd("STOPPING=1", logger: logger)
+        if let metricsServer {
+            let box = UnsafeTransfer(metricsServer)
+            group.loops[0].execute { box.value.stop() }
+        }
         logger.info("\(signal == SIGTERM ? "SIGTERM" : "SIGINT"): stopping; in flight \(server.counters.inFlight), "
             + "open connections \(server.counters.openConnections), grace \(configuration.shutdownGrace)")
         shutDown(server: server, clients: clients, group: group, grace: configuration.shutdownGrace, logger: logger)
@@ -251,14 +282,80 @@ struct Daemon {
         return received > 0 ? received : nil
     }
 
-    private func waitForSignal() -> Int32 {
+    /// Waits for SIGTERM/SIGINT on the main thread, running `tick` (given
+    /// the unix time) every `interval` meanwhile: the periodic work that
+    /// belongs to no event loop (metrics gauges, the daily expiry check).
+    private func waitForSignal(every interval: Duration, tick: (Int) -> Void) -> Int32 {
         var signals = sigset_t()
         sigemptyset(&signals)
         sigaddset(&signals, SIGTERM)
         sigaddset(&signals, SIGINT)
-        var received: Int32 = 0
-        while sigwait(&signals, &received) != 0 {}
-        return received
+        while true {
+            var timeout = timespec(tv_sec: Int(interval.components.seconds), tv_nsec: 0)
+            let received = sigtimedwait(&signals, nil, &timeout)
+            if received > 0 { return received }
+            tick(Int(Glibc.time(nil)))
+        }
+    }
+
+    /// READY=1 / STOPPING=1 for systemd's `Type=notify` (SystemdNotify).
+    private func notifySystemd(_ state: String, logger: Logger) {
+        if let problem = SystemdNotify.send(state, socketName: environment["NOTIFY_SOCKET"]) {
+            logger.warning(problem)
+        }
+    }
+
+    private func startMetrics(_ metrics: RelayMetrics, host: String, port: UInt16, loop: EventLoop,
+                              logger: Logger) throws(StartupFailure) -> MetricsServer {
+        let server = MetricsServer(loop: loop) { metrics.exposition() }
+        let box = UnsafeTransfer(server)
+        let bound = DispatchSemaphore(value: 0)
+        let result = Mutex<Result<UInt16, SocketError>?>(nil)
+        loop.execute {
+            let outcome = Result { () throws(SocketError) -> UInt16 in try box.value.start(host: host, port: port) }
+            result.withLock { $0 = outcome }
+            bound.signal()
+        }
+        bound.wait()
+        switch result.withLock({ $0 }) {
+        case .success(let boundPort):
+            let shown = host.contains(":") ? "[\(host)]" : host
+            logger.info("metrics on \(shown):\(boundPort) (GET /metrics)")
+            return server
+        case .failure(let error):
+            throw StartupFailure("METRICS_PORT: cannot listen on \(host) port \(port): \(error)")
+        case nil:
+            throw StartupFailure("METRICS_PORT: the metrics listener did not start")
+        }
+    }
+
+    /// Sums every loop's APNs connections by state into the gauges (each
+    /// client is read on its own loop; the gauges lag by at most a tick).
+    private func refreshAPNsConnections(_ metrics: RelayMetrics, clients: ClientRegistry) {
+        let all = clients.all
+        let sums = APNsConnectionSums(loops: all.count)
+        for (index, (loop, client)) in all.enumerated() {
+            let box = UnsafeTransfer(client)
+            loop.execute {
+                if let total = sums.record(box.value.status.connections, loop: index) {
+                    metrics.setAPNsConnections(total)
+                }
+            }
+        }
+    }
+
+    /// Logs the expiry warning (or error) again once a day after startup.
+    private func checkExpiryDaily(notAfter: Int, now: Int, logger: Logger) {
+        let next = ExpiryCheckSchedule.next.load(ordering: .relaxed)
+        if next == 0 {
+            ExpiryCheckSchedule.next.store(now + 86_400, ordering: .relaxed)
+            return
+        }
+        guard now >= next else { return }
+        ExpiryCheckSchedule.next.store(now + 86_400, ordering: .relaxed)
+        if let (level, message) = CertificateExpiry.check(notAfter: notAfter, now: now) {
+            logger.log(level, message)
+        }
     }
 
     /// Stop accepting, let in-flight requests finish (bounded by the grace
@@ -328,6 +425,32 @@ struct Daemon {
         }
         logger.info("demo: APNs emulator on \(host)")
         return emulator
+    }
+}
+
+/// When the daily certificate expiry check runs next (unix seconds; 0:
+/// not yet scheduled). Touched by the main thread only.
+enum ExpiryCheckSchedule {
+    static let next = Atomic<Int>(0)
+}
+
+/// Collects one snapshot of APNs connection states per loop and hands back
+/// the sum once every loop has answered.
+final class APNsConnectionSums: Sendable {
+    private let state: Mutex<(answered: Int, total: [APNsConnectionState: Int])>
+    private let loops: Int
+
+    init(loops: Int) {
+        self.loops = loops
+        state = Mutex((0, [:]))
+    }
+
+    func record(_ connections: [APNsConnectionState: Int], loop: Int) -> [APNsConnectionState: Int]? {
+        state.withLock { state in
+            state.answered += 1
+            state.total.merge(connections, uniquingKeysWith: +)
+            return state.answered == loops ? state.total : nil
+        }
     }
 }
 

@@ -22,6 +22,8 @@ struct ConfigurationTests {
         #expect(configuration.maxInFlight == 20000)
         #expect(configuration.credentialSource == .p12File("toot-relay.p12"))
         #expect(configuration.logLevel == .info)
+        #expect(configuration.metricsPort == nil)
+        #expect(configuration.metricsBindAddress == "127.0.0.1")
     }
 
     @Test("every documented variable is applied", arguments: [
@@ -33,6 +35,7 @@ struct ConfigurationTests {
         ("MAX_CONNECTIONS", "100"), ("MAX_IN_FLIGHT", "50"), ("APNS_CONNECT_TIMEOUT", "1"),
         ("APNS_TIMEOUT", "0.5"), ("APNS_PING_INTERVAL", "20"), ("APNS_PING_TIMEOUT", "2"),
         ("APNS_MAX_CONNECTIONS", "2"), ("SHUTDOWN_GRACE", "4"), ("THREADS", "3"), ("LOG_LEVEL", "debug"),
+        ("METRICS_PORT", "9100"), ("METRICS_BIND", "::1"),
     ])
     func appliesVariable(name: String, value: String) throws {
         let defaults = try Configuration(environment: [:])
@@ -54,6 +57,16 @@ struct ConfigurationTests {
         #expect(configuration.logLevel == .warning)
     }
 
+    @Test("metrics stay off unless METRICS_PORT is set, and listen on loopback unless METRICS_BIND says otherwise")
+    func metricsListener() throws {
+        let onLoopback = try Configuration(environment: ["METRICS_PORT": "9100"])
+        #expect(onLoopback.metricsPort == 9100)
+        #expect(onLoopback.metricsBindAddress == "127.0.0.1")
+        let everywhere = try Configuration(environment: ["METRICS_PORT": "9100", "METRICS_BIND": "0.0.0.0"])
+        #expect(everywhere.metricsBindAddress == "0.0.0.0")
+        #expect(try Configuration(environment: ["METRICS_PORT": ""]).metricsPort == nil)
+    }
+
     @Test("every variable in the table has a flag named after it")
     func variableTable() {
         let names = Configuration.variables.map(\.name)
@@ -67,7 +80,7 @@ struct ConfigurationTests {
         ("APNS_PRODUCTION_HOST", "host:port"), ("APNS_PRODUCTION_HOST", "[::1"), ("APNS_PRODUCTION_HOST", "a b"),
         ("APNS_DEVELOPMENT_HOST", "host:99999"), ("MAX_BODY_BYTES", "10"), ("MAX_IN_FLIGHT", "many"),
         ("APNS_TIMEOUT", "0"), ("APNS_TIMEOUT", "-3"), ("APNS_TIMEOUT", "nan"), ("THREADS", "0"),
-        ("LOG_LEVEL", "loud"),
+        ("LOG_LEVEL", "loud"), ("METRICS_PORT", "0"), ("METRICS_PORT", "metrics"), ("METRICS_PORT", "70000"),
     ])
     func refusesBadValue(name: String, value: String) {
         #expect {

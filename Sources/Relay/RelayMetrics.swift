@@ -1,0 +1,213 @@
+import APNs
+import Prometheus
+import RelayCore
+import Synchronization
+
+/// The relay's Prometheus metrics (swift-prometheus), served by
+/// `MetricsServer` when `METRICS_PORT` is set.
+///
+/// Hot-path cost: one atomic add per notification and one histogram record
+/// per APNs answer. The series are found by small integer indices into
+/// arrays made at startup (no string building, no dictionary lookup per
+/// request); only an outcome never seen before (an APNs reason outside the
+/// documented list) creates a series, once. Gauges that mirror state kept
+/// elsewhere (in flight, open connections, APNs connections, credential
+/// expiry) are set when scraped or by the daemon's once-a-second tick, not
+/// per request.
+public final class RelayMetrics: Sendable {
+    public let registry: PrometheusCollectorRegistry
+    /// Series made outside the startup table (APNs reasons not in Apple's
+    /// documented list), bounded.
+    private let lateNotifications = Mutex<[String: Counter]>([:])
+    /// `toot_relay_apns_latency_seconds{environment}`: send to APNs answer.
+    private let apnsLatency: [DurationHistogram]
+    private let inFlightGauge: Gauge
+    private let openConnectionsGauge: Gauge
+    private let apnsConnectionGauges: [Gauge]
+    private let credentialExpiryGauge: Gauge
+    private let credentialsRejectedGauge: Gauge
+    private let counters: RelayCounters
+
+    /// The relay statuses a notification can end with (other statuses get a
+    /// series of their own on first use).
+    static let statusSlots = [201, 400, 410, 413, 415, 429, 502, 503, 504]
+    /// Reasons that are not APNs reasons: the relay's own outcomes ("" for
+    /// delivered).
+    static let localReasons = ["", "invalid_request", "timeout", "connect_failed", "tls_failed", "stream_failed",
+                               "all_connections_down", "overloaded"]
+    static let reasonSlots = localReasons + APNsReason.documented.map(\.rawValue)
+    static let environments: [APNsEnvironment] = [.production, .development]
+    static let seriesCount = environments.count * statusSlots.count * reasonSlots.count
+
+    /// The buckets of the APNs latency histogram: Apple answers in tens of
+    /// milliseconds; the answer timeout is 8 s by default.
+    static let latencyBuckets: [Duration] = [
+        .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+        .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10),
+    ]
+
+    public init(counters: RelayCounters, registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+        self.registry = registry
+        self.counters = counters
+        // Delivered, per environment, shows as 0 from the start; the other
+        // outcomes appear when they first happen (so the exposition does not
+        // list hundreds of impossible combinations).
+        for environment in Self.environments {
+            _ = registry.makeCounter(descriptor: Self.notificationsDescriptor,
+                                     labels: [("environment", environment.rawValue), ("status", "201"), ("reason", "")])
+        }
+        apnsLatency = Self.environments.map { environment in
+            registry.makeDurationHistogram(
+                descriptor: MetricNameDescriptor(namespace: "toot_relay", metricName: "apns_latency",
+                                                 unitName: "seconds",
+                                                 helpText: "Time from sending a notification to APNs' answer"),
+                labels: [("environment", environment.rawValue)], buckets: Self.latencyBuckets)
+        }
+        inFlightGauge = registry.makeGauge(descriptor: MetricNameDescriptor(
+            namespace: "toot_relay", metricName: "requests_in_flight", unitName: "",
+            helpText: "Notifications waiting for APNs"))
+        openConnectionsGauge = registry.makeGauge(descriptor: MetricNameDescriptor(
+            namespace: "toot_relay", metricName: "sender_connections", unitName: "",
+            helpText: "Open connections from Web Push senders"))
+        apnsConnectionGauges = APNsConnectionState.allCases.map { state in
+            registry.makeGauge(descriptor: MetricNameDescriptor(
+                namespace: "toot_relay", metricName: "apns_connections", unitName: "",
+                helpText: "Connections to APNs by state (all threads, both environments)"),
+                labels: [("state", state.rawValue)])
+        }
+        credentialExpiryGauge = registry.makeGauge(descriptor: MetricNameDescriptor(
+            namespace: "toot_relay", metricName: "credential_expiry_timestamp", unitName: "seconds",
+            helpText: "Unix time when the APNs client certificate expires (0 with token auth)"))
+        credentialsRejectedGauge = registry.makeGauge(descriptor: MetricNameDescriptor(
+            namespace: "toot_relay", metricName: "apns_credentials_rejected", unitName: "",
+            helpText: "1 while APNs rejects the relay's credentials (403), else 0"))
+    }
+
+    /// A recorder for one event loop (its series cache is loop-confined).
+    func makeRecorder() -> RelayMetricsRecorder { RelayMetricsRecorder(metrics: self) }
+
+    /// The series of one (environment, status slot, reason slot); the
+    /// registry hands back the same counter for the same labels.
+    fileprivate func notificationCounter(environment: APNsEnvironment, status: Int, reason: String) -> Counter {
+        registry.makeCounter(descriptor: Self.notificationsDescriptor,
+                             labels: [("environment", environment.rawValue), ("status", String(status)),
+                                      ("reason", reason)])
+    }
+
+    private static var notificationsDescriptor: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "toot_relay", metricName: "notifications", unitName: "total",
+            helpText: "Notifications by environment, relay status and reason (APNs reason or the relay's own)")
+    }
+
+    // MARK: per request (event loop threads)
+
+    /// An outcome outside the table made at startup: its series is made
+    /// once and kept (bounded: at most 256 such series, reasons cut to 64
+    /// characters, so a misbehaving peer cannot grow the registry).
+    fileprivate func countRare(environment: APNsEnvironment, status: Int, reason: String) {
+        let label = String(reason.prefix(64))
+        let key = "\(environment.rawValue) \(status) \(label)"
+        let counter = lateNotifications.withLock { cache -> Counter? in
+            if let counter = cache[key] { return counter }
+            guard cache.count < 256 else { return nil }
+            let counter = notificationCounter(environment: environment, status: status, reason: label)
+            cache[key] = counter
+            return counter
+        }
+        counter?.increment()
+    }
+
+    fileprivate func recordAPNsLatency(environment: APNsEnvironment, nanoseconds: UInt64) {
+        apnsLatency[environment == .production ? 0 : 1].recordNanoseconds(Int64(clamping: nanoseconds))
+    }
+
+    static func statusSlot(_ status: Int) -> Int? {
+        switch status {
+        case 201: 0
+        case 400: 1
+        case 410: 2
+        case 413: 3
+        case 415: 4
+        case 429: 5
+        case 502: 6
+        case 503: 7
+        case 504: 8
+        default: nil
+        }
+    }
+
+    // MARK: state gauges (any thread)
+
+    /// Sets the credential expiry gauge (unix seconds; 0 for token auth).
+    public func setCredentialExpiry(unixSeconds: Int) {
+        credentialExpiryGauge.set(to: Double(unixSeconds))
+    }
+
+    /// Sets the APNs connection gauges from the sum over every loop's client.
+    public func setAPNsConnections(_ byState: [APNsConnectionState: Int]) {
+        for (index, state) in APNsConnectionState.allCases.enumerated() {
+            apnsConnectionGauges[index].set(to: Double(byState[state] ?? 0))
+        }
+    }
+
+    /// The exposition (text format 0.0.4), gauges of shared counters
+    /// refreshed first.
+    public func exposition() -> [UInt8] {
+        inFlightGauge.set(to: Double(counters.inFlight))
+        openConnectionsGauge.set(to: Double(counters.openConnections))
+        credentialsRejectedGauge.set(to: counters.credentialsRejected ? 1 : 0)
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(64 * 1024)
+        registry.emit(into: &buffer)
+        return buffer
+    }
+}
+
+/// The per-loop side of `RelayMetrics`: finds a notification's series by
+/// integer index into a cache filled on first use, so a request costs an
+/// array read and an atomic add. Confined to its event loop.
+final class RelayMetricsRecorder {
+    private let metrics: RelayMetrics
+    private var series: [Counter?]
+
+    init(metrics: RelayMetrics) {
+        self.metrics = metrics
+        series = Array(repeating: nil, count: RelayMetrics.seriesCount)
+    }
+
+    /// Counts one notification's end; `localReason` indexes
+    /// `RelayMetrics.localReasons` (0: none, the APNs reason if any counts).
+    func count(environment: APNsEnvironment, status: Int, localReason: Int = 0, apnsReason: APNsReason? = nil) {
+        var reasonSlot = localReason
+        if let apnsReason {
+            guard let index = APNsReason.documented.firstIndex(of: apnsReason) else {
+                metrics.countRare(environment: environment, status: status, reason: apnsReason.rawValue)
+                return
+            }
+            reasonSlot = RelayMetrics.localReasons.count + index
+        }
+        guard let statusSlot = RelayMetrics.statusSlot(status),
+              reasonSlot >= 0, reasonSlot < RelayMetrics.reasonSlots.count else {
+            metrics.countRare(environment: environment, status: status,
+                              reason: reasonSlot >= 0 && reasonSlot < RelayMetrics.reasonSlots.count
+                                  ? RelayMetrics.reasonSlots[reasonSlot] : "other")
+            return
+        }
+        let environmentSlot = environment == .production ? 0 : 1
+        let index = (environmentSlot * RelayMetrics.statusSlots.count + statusSlot) * RelayMetrics.reasonSlots.count
+            + reasonSlot
+        if let counter = series[index] {
+            counter.increment()
+            return
+        }
+        let counter = metrics.notificationCounter(environment: environment, status: status,
+                                                  reason: RelayMetrics.reasonSlots[reasonSlot])
+        series[index] = counter
+        counter.increment()
+    }
+
+    func recordAPNsLatency(environment: APNsEnvironment, nanoseconds: UInt64) {
+        metrics.recordAPNsLatency(environment: environment, nanoseconds: nanoseconds)
+    }
+}

@@ -1,0 +1,57 @@
+import Testing
+@testable import Relay
+import APNs
+import RelayCore
+
+@Suite("Relay metrics")
+struct RelayMetricsTests {
+    static func exposition(_ metrics: RelayMetrics) -> String {
+        String(decoding: metrics.exposition(), as: UTF8.self)
+    }
+
+    @Test("outcomes count under environment, status and reason; delivered shows 0 from the start")
+    func notifications() {
+        let counters = RelayCounters(maxConnections: 10, maxInFlight: 10)
+        let metrics = RelayMetrics(counters: counters)
+        let start = Self.exposition(metrics)
+        #expect(start.contains(#"toot_relay_notifications_total{environment="production",status="201",reason=""} 0"#))
+        let recorder = metrics.makeRecorder()
+        recorder.count(environment: .production, status: 201)
+        recorder.count(environment: .production, status: 201)
+        recorder.count(environment: .development, status: 410, apnsReason: .unregistered)
+        recorder.count(environment: .production, status: 504, localReason: 2)
+        recorder.count(environment: .production, status: 502, apnsReason: .unknown("SomethingNew"))
+        recorder.count(environment: .development, status: 400, localReason: 1)
+        let text = Self.exposition(metrics)
+        #expect(text.contains(#"toot_relay_notifications_total{environment="production",status="201",reason=""} 2"#))
+        #expect(text.contains(#"toot_relay_notifications_total{environment="development",status="410",reason="Unregistered"} 1"#))
+        #expect(text.contains(#"toot_relay_notifications_total{environment="production",status="504",reason="timeout"} 1"#))
+        #expect(text.contains(#"toot_relay_notifications_total{environment="production",status="502",reason="SomethingNew"} 1"#))
+        #expect(text.contains(#"toot_relay_notifications_total{environment="development",status="400",reason="invalid_request"} 1"#))
+        // Only what happened (and the delivered rows) is listed.
+        #expect(text.components(separatedBy: "toot_relay_notifications_total{").count - 1 == 6)
+    }
+
+    @Test("latency histogram, gauges from the shared counters, APNs connections and the expiry")
+    func gauges() {
+        let counters = RelayCounters(maxConnections: 10, maxInFlight: 10)
+        let metrics = RelayMetrics(counters: counters)
+        let recorder = metrics.makeRecorder()
+        recorder.recordAPNsLatency(environment: .production, nanoseconds: 30_000_000)
+        _ = counters.openConnection()
+        _ = counters.openConnection()
+        _ = counters.beginDelivery()
+        counters.recordCredentials(rejected: true, succeeded: false)
+        metrics.setAPNsConnections([.ready: 3, .connecting: 1])
+        metrics.setCredentialExpiry(unixSeconds: 1_800_000_000)
+        let text = Self.exposition(metrics)
+        #expect(text.contains(#"toot_relay_apns_latency_seconds_bucket{environment="production",le="0.05"} 1"#))
+        #expect(text.contains(#"toot_relay_apns_latency_seconds_bucket{environment="production",le="0.025"} 0"#))
+        #expect(text.contains("toot_relay_sender_connections 2"))
+        #expect(text.contains("toot_relay_requests_in_flight 1"))
+        #expect(text.contains("toot_relay_apns_credentials_rejected 1"))
+        #expect(text.contains(#"toot_relay_apns_connections{state="ready"} 3"#))
+        #expect(text.contains(#"toot_relay_apns_connections{state="closed"} 0"#))
+        #expect(text.contains("toot_relay_credential_expiry_timestamp_seconds 1800000000"))
+    }
+}
