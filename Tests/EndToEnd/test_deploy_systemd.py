@@ -1,0 +1,119 @@
+"""The systemd home: the unit verifies with systemd-analyze, the relay speaks
+sd_notify (READY=1, STOPPING=1) over $NOTIFY_SOCKET, and the environment
+example and README document every variable the relay reads."""
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+
+import pytest
+
+import relaytest as rt
+
+UNIT = os.path.join(rt.ROOT, "config", "toot-relay.service")
+ENV_EXAMPLE = os.path.join(rt.ROOT, "config", "toot-relay.env.example")
+
+
+def unit_settings():
+    settings = {}
+    with open(UNIT, encoding="utf-8") as handle:
+        for line in handle:
+            line = line.strip()
+            if line and not line.startswith(("#", "[")):
+                key, _, value = line.partition("=")
+                settings.setdefault(key, []).append(value)
+    return settings
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze missing (scripts/setup installs systemd)")
+def test_unit_passes_systemd_analyze_verify(tmp_path):
+    # verify needs ExecStart to exist: the built binary stands in for
+    # /usr/local/bin/toot-relay in a copy of the unit, nothing else changes.
+    with open(UNIT, encoding="utf-8") as handle:
+        text = handle.read()
+    assert "ExecStart=/usr/local/bin/toot-relay\n" in text
+    copy = tmp_path / "toot-relay.service"
+    copy.write_text(text.replace("ExecStart=/usr/local/bin/toot-relay", f"ExecStart={rt.RELAY}"))
+    result = subprocess.run(["systemd-analyze", "verify", str(copy)], capture_output=True, text=True, timeout=60)
+    # verify exits 0 on unknown keys and bad values but prints them: any
+    # output is a finding.
+    assert result.returncode == 0 and result.stdout == "" and result.stderr == "", result
+
+
+def test_unit_has_the_required_hardening():
+    settings = unit_settings()
+    required = {"Type": "notify", "ProtectSystem": "strict", "NoNewPrivileges": "yes", "PrivateTmp": "yes",
+                "LimitNOFILE": "65536", "Restart": "on-failure", "DynamicUser": "yes",
+                "EnvironmentFile": "/etc/toot-relay/toot-relay.env"}
+    for key, value in required.items():
+        assert settings.get(key) == [value], (key, settings.get(key))
+    # The stop timeout leaves room for the relay's own grace period.
+    assert int(settings["TimeoutStopSec"][0]) > 10
+
+
+def notify_socket(tmp_path, abstract):
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    if abstract:
+        name = f"toot-relay-test-{os.getpid()}-{id(listener)}"
+        listener.bind("\0" + name)
+        address = "@" + name
+    else:
+        address = str(tmp_path / "notify.sock")
+        listener.bind(address)
+    listener.settimeout(20)
+    return listener, address
+
+
+@pytest.mark.parametrize("abstract", [False, True], ids=["path", "abstract"])
+def test_sd_notify_ready_then_stopping(certs, workdir, emulator, tmp_path, abstract):
+    listener, address = notify_socket(tmp_path, abstract)
+    try:
+        env = rt.relay_environment(certs, emulator.port, NOTIFY_SOCKET=address)
+        relay = rt.start_relay(env, workdir, name=f"relay-notify-{'abstract' if abstract else 'path'}")
+        try:
+            # READY=1 comes once the relay listens (it already printed its port).
+            assert listener.recv(4096) == b"READY=1"
+            client = rt.Client(relay.port)
+            client.send(rt.health_request())
+            assert client.response().status == 200
+            client.close()
+            relay.signal(signal.SIGTERM)
+            assert listener.recv(4096) == b"STOPPING=1"
+            assert relay.wait(timeout=20) == 0
+        finally:
+            relay.kill()
+    finally:
+        listener.close()
+
+
+def test_a_bad_notify_socket_is_a_warning_not_a_failure(certs, workdir, emulator):
+    env = rt.relay_environment(certs, emulator.port, NOTIFY_SOCKET="relative/path")
+    relay = rt.start_relay(env, workdir, name="relay-notify-bad")
+    try:
+        assert relay.log_contains("NOTIFY_SOCKET 'relative/path' is neither a path nor an abstract name")
+        client = rt.Client(relay.port)
+        client.send(rt.health_request())
+        assert client.response().status == 200
+        client.close()
+    finally:
+        relay.kill()
+
+
+def help_variables():
+    text = subprocess.run([rt.RELAY, "--help"], capture_output=True, text=True, timeout=30).stdout
+    return sorted(set(re.findall(r"env ([A-Z0-9_]+)", text)))
+
+
+def test_env_example_and_readme_document_every_variable():
+    variables = help_variables()
+    assert "PORT" in variables and "METRICS_PORT" in variables and "METRICS_BIND" in variables
+    with open(ENV_EXAMPLE, encoding="utf-8") as handle:
+        example = handle.read()
+    with open(os.path.join(rt.ROOT, "README.md"), encoding="utf-8") as handle:
+        readme = handle.read()
+    for name in variables:
+        assert re.search(rf"^#?{name}=", example, re.MULTILINE), f"{name} missing from toot-relay.env.example"
+        assert f"| `{name}` |" in readme, f"{name} missing from the README's configuration table"
