@@ -1,0 +1,115 @@
+"""Observability: Prometheus metrics on their own loopback listener, and the
+certificate expiry warning in the log."""
+
+import os
+import re
+import subprocess
+import time
+import urllib.request
+
+import relaytest as rt
+
+
+def metrics_port(relay):
+    assert relay.log_contains("metrics on 127.0.0.1:"), relay.read_log()
+    return int(re.search(r"metrics on 127\.0\.0\.1:(\d+)", relay.read_log()).group(1))
+
+
+def scrape(port):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        assert response.status == 200
+        assert response.headers["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8"
+        return response.read().decode()
+
+
+def value(text, series):
+    for line in text.splitlines():
+        if line.startswith(series + " "):
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
+def test_metrics_count_what_happened(spawn, emulator):
+    relay = spawn.relay("relay-metrics", emulator.port, METRICS_PORT=0)
+    port = metrics_port(relay)
+    before = scrape(port)
+    assert value(before, 'toot_relay_notifications_total{environment="production",status="201",reason=""}') == 0
+    assert value(before, "toot_relay_credential_expiry_timestamp_seconds") > time.time()
+
+    subscriber = rt.Subscriber()
+    client = rt.Client(relay.port)
+    for environment in ("production", "production", "development"):
+        path = f"/relay-to/{environment}/{rt.TOKEN}"
+        body, headers = rt.mastodon_push(subscriber, "https://relay.test" + path, b"hello")
+        client.send(rt.request_bytes("POST", path, headers, body))
+        assert client.response().status == 201
+    gone = f"/relay-to/production/{rt.fault_token(0x01)}"
+    body, headers = rt.mastodon_push(subscriber, "https://relay.test" + gone, b"hello")
+    client.send(rt.request_bytes("POST", gone, headers, body))
+    assert client.response().status == 410
+    client.send(rt.request_bytes("POST", f"/relay-to/development/{rt.TOKEN}", [("TTL", "60")], b"x"))
+    assert client.response().status == 415
+
+    text = scrape(port)
+    assert value(text, 'toot_relay_notifications_total{environment="production",status="201",reason=""}') == 2
+    assert value(text, 'toot_relay_notifications_total{environment="development",status="201",reason=""}') == 1
+    assert value(text, 'toot_relay_notifications_total{environment="production",status="410",reason="Unregistered"}') == 1
+    assert value(text, 'toot_relay_notifications_total{environment="development",status="415",reason="invalid_request"}') == 1
+    assert value(text, 'toot_relay_apns_latency_seconds_count{environment="production"}') == 3
+    assert value(text, 'toot_relay_apns_latency_seconds_count{environment="development"}') == 1
+    assert value(text, "toot_relay_sender_connections") == 1
+    assert value(text, "toot_relay_requests_in_flight") == 0
+    assert value(text, "toot_relay_apns_credentials_rejected") == 0
+    client.close()
+    # The APNs connection gauges are refreshed once a second.
+    deadline = time.monotonic() + 5
+    while value(scrape(port), 'toot_relay_apns_connections{state="ready"}') in (None, 0):
+        assert time.monotonic() < deadline, scrape(port)
+        time.sleep(0.2)
+
+
+def test_metrics_are_off_by_default_and_apart_from_the_relay(relay):
+    assert "metrics on" not in relay.read_log()
+    client = rt.Client(relay.port)
+    client.send(rt.request_bytes("GET", "/metrics"))
+    assert client.response().status == 404
+    client.close()
+
+
+def test_a_taken_metrics_port_is_a_startup_error(spawn, emulator, relay, certs, workdir):
+    env = rt.relay_environment(certs, emulator.port, METRICS_PORT=relay.port)
+    result = subprocess.run([rt.RELAY], env=env, capture_output=True, text=True, timeout=30)
+    assert result.returncode == 1
+    assert f"METRICS_PORT: cannot listen on 127.0.0.1 port {relay.port}" in result.stderr
+
+
+def near_expiry_p12(certs, directory, days):
+    """A client certificate like make-test-certs' but valid for `days` more days."""
+    key, csr, pem, p12 = (os.path.join(directory, f"soon.{ext}") for ext in ("key", "csr", "pem", "p12"))
+    run = lambda *argv: subprocess.run(argv, check=True, capture_output=True, timeout=60)  # noqa: E731
+    run("openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", key)
+    run("openssl", "req", "-new", "-key", key, "-subj", f"/UID={rt.TOPIC}/CN=Apple Push Services: {rt.TOPIC}",
+        "-out", csr)
+    run("openssl", "x509", "-req", "-in", csr, "-CA", os.path.join(certs, "ca.pem"), "-CAkey",
+        os.path.join(certs, "ca.key"), "-set_serial", "4242", "-days", str(days), "-out", pem)
+    run("openssl", "pkcs12", "-export", "-in", pem, "-inkey", key, "-passout", "pass:secret", "-out", p12)
+    return p12
+
+
+def test_a_certificate_expiring_within_30_days_is_a_warning_and_still_delivers(spawn, emulator, certs, tmp_path):
+    p12 = near_expiry_p12(certs, str(tmp_path), days=10)
+    relay = spawn.relay("relay-expiring", emulator.port, P12_FILENAME=p12)
+    assert relay.log_contains("warning APNs client certificate expires on ")
+    assert re.search(r"\(in (9|10) days\): renew it", relay.read_log()), relay.read_log()
+    subscriber = rt.Subscriber()
+    path = f"/relay-to/production/{rt.TOKEN}"
+    body, headers = rt.mastodon_push(subscriber, "https://relay.test" + path, b"still works")
+    client = rt.Client(relay.port)
+    client.send(rt.request_bytes("POST", path, headers, body))
+    assert client.response().status == 201
+    client.close()
+
+
+def test_a_certificate_with_a_year_left_logs_no_expiry_warning(relay):
+    assert relay.log_contains("listening on")
+    assert "certificate expires" not in relay.read_log()
