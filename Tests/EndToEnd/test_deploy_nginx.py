@@ -1,0 +1,264 @@
+"""The systemd + nginx home: Debian's nginx runs config/nginx-toot-relay.conf
+(a throwaway certificate, loopback ports and the relay's port substituted,
+nothing else) in front of the relay; real encrypted Web Pushes go over HTTPS
+through it to the APNs emulator and decrypt on the other side."""
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import threading
+import time
+
+import pytest
+import pywebpush
+import requests
+
+import relaytest as rt
+
+SITE = os.path.join(rt.ROOT, "config", "nginx-toot-relay.conf")
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+
+pytestmark = pytest.mark.skipif(not os.path.exists(NGINX), reason="nginx missing (scripts/setup installs it)")
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def render_site(certs, directory, upstream_port, https_port, http_port):
+    """The site file with only addresses, certificate and log path replaced;
+    each replaced line must occur exactly once, so the file's logic is what runs."""
+    with open(SITE, encoding="utf-8") as handle:
+        text = handle.read()
+    substitutions = [
+        ("    server 127.0.0.1:42069;\n", f"    server 127.0.0.1:{upstream_port};\n"),
+        ("    listen 443 ssl;\n", f"    listen 127.0.0.1:{https_port} ssl;\n"),
+        ("    listen [::]:443 ssl;\n", ""),
+        ("    listen 80;\n", f"    listen 127.0.0.1:{http_port};\n"),
+        ("    listen [::]:80;\n", ""),
+        ("/etc/letsencrypt/live/relay.example.com/fullchain.pem", os.path.join(certs, "server-chain.pem")),
+        ("/etc/letsencrypt/live/relay.example.com/privkey.pem", os.path.join(certs, "server.key")),
+        ("/var/log/nginx/toot-relay.access.log", os.path.join(directory, "access.log")),
+    ]
+    for old, new in substitutions:
+        assert text.count(old) == 1, f"{old!r} is not in the site file exactly once"
+        text = text.replace(old, new)
+    return text
+
+
+class Nginx:
+    def __init__(self, certs, directory, upstream_port):
+        self.directory = directory
+        self.https_port, self.http_port = free_port(), free_port()
+        site = os.path.join(directory, "site.conf")
+        with open(site, "w", encoding="utf-8") as handle:
+            handle.write(render_site(certs, directory, upstream_port, self.https_port, self.http_port))
+        temp = lambda name: os.path.join(directory, name)  # noqa: E731
+        # What Debian's /etc/nginx/nginx.conf provides around a site, with
+        # every path inside the test's directory.
+        conf = os.path.join(directory, "nginx.conf")
+        with open(conf, "w", encoding="utf-8") as handle:
+            handle.write(f"""
+daemon off;
+worker_processes 1;
+{"user root;" if os.geteuid() == 0 else ""}
+pid {temp("nginx.pid")};
+error_log {temp("error.log")} info;
+events {{ worker_connections 256; }}
+http {{
+    access_log off;
+    client_body_temp_path {temp("client_body")};
+    proxy_temp_path {temp("proxy")};
+    fastcgi_temp_path {temp("fastcgi")};
+    uwsgi_temp_path {temp("uwsgi")};
+    scgi_temp_path {temp("scgi")};
+    include {site};
+}}
+""")
+        checked = subprocess.run([NGINX, "-t", "-c", conf, "-p", directory, "-e", temp("error.log")],
+                                 capture_output=True, text=True, timeout=30)
+        assert checked.returncode == 0, checked.stderr
+        self.process = subprocess.Popen([NGINX, "-c", conf, "-p", directory, "-e", temp("error.log")],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.https_port), timeout=1).close()
+                break
+            except OSError:
+                assert self.process.poll() is None, self.error_log()
+                assert time.monotonic() < deadline, "nginx did not start listening"
+                time.sleep(0.05)
+
+    def error_log(self):
+        with open(os.path.join(self.directory, "error.log"), encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+
+    def access_log(self):
+        path = os.path.join(self.directory, "access.log")
+        if not os.path.exists(path):
+            return ""
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+
+    def stop(self):
+        # The master by PID: SIGTERM makes it stop its workers and exit.
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+
+@pytest.fixture
+def front(certs, tmp_path):
+    started = []
+
+    def start(upstream_port):
+        nginx = Nginx(certs, str(tmp_path), upstream_port)
+        started.append(nginx)
+        return nginx
+
+    yield start
+    for nginx in started:
+        nginx.stop()
+
+
+def https_session(certs):
+    session = requests.Session()
+    # Not REQUESTS_CA_BUNDLE from the environment: the throwaway CA.
+    session.trust_env = False
+    session.verify = os.path.join(certs, "ca.pem")
+    return session
+
+
+def metric(relay_log, scrape_port, series):
+    text = requests.get(f"http://127.0.0.1:{scrape_port}/metrics", timeout=10).text
+    for line in text.splitlines():
+        if line.startswith(series + " "):
+            return float(line.rsplit(" ", 1)[1])
+    raise AssertionError(f"{series} not in {text}")
+
+
+def test_encrypted_web_pushes_over_https_through_nginx_decrypt_on_the_other_side(spawn, emulator, front, certs):
+    relay = spawn.relay("relay-behind-nginx", emulator.port, METRICS_PORT=0)
+    assert relay.log_contains("metrics on 127.0.0.1:")
+    scrape_port = int(re.search(r"metrics on 127\.0\.0\.1:(\d+)", relay.read_log()).group(1))
+    nginx = front(relay.port)
+    session = https_session(certs)
+    subscriber = rt.Subscriber()
+    for index in range(12):
+        encoding = "aesgcm" if index % 2 else "aes128gcm"
+        environment = "production" if index % 3 else "development"
+        endpoint = f"https://127.0.0.1:{nginx.https_port}/relay-to/{environment}/{rt.TOKEN}/account/{index}"
+        plaintext = f'{{"notification_id": {index}, "title": "Mastodon", "body": "héllo 🐘"}}'.encode()
+        pusher = pywebpush.WebPusher(subscriber.subscription(endpoint), requests_session=session)
+        response = pusher.send(plaintext, headers={"Urgency": "normal"}, ttl=172800, content_encoding=encoding,
+                               timeout=10)
+        assert response.status_code == 201, (response.status_code, response.text, nginx.error_log())
+        apns_id = response.headers["Location"].rsplit("/", 1)[1]
+        received = rt.recorded(emulator, apns_id)
+        assert received["token"] == rt.TOKEN
+        payload = json.loads(received["payload"])
+        assert payload["x"] == f"account/{index}"
+        assert rt.decrypt_notification(payload, subscriber) == plaintext
+    # One sender connection at the relay, reused for every request: nginx
+    # kept its upstream connection alive (without keepalive it would open
+    # and close one per request, and none would be open now).
+    assert metric(relay.read_log(), scrape_port, "toot_relay_sender_connections") == 1
+    assert metric(relay.read_log(), scrape_port,
+                  'toot_relay_notifications_total{environment="production",status="201",reason=""}') == 8
+    # nginx logs the sender's address, never the path with its token.
+    log = nginx.access_log()
+    assert log.count('127.0.0.1 - [') == 12 and log.count('"POST" 201 ') == 12, log
+    assert rt.TOKEN not in log
+
+
+def test_relay_answers_pass_through_and_other_paths_are_404(spawn, emulator, front, certs):
+    relay = spawn.relay("relay-behind-nginx-answers", emulator.port)
+    nginx = front(relay.port)
+    session = https_session(certs)
+    base = f"https://127.0.0.1:{nginx.https_port}"
+    assert session.get(base + "/relay-to/_health", timeout=10).text == "OK"
+    gone = session.post(base + f"/relay-to/production/{rt.fault_token(0x01)}", data=b"x" * 100,
+                        headers={"Content-Encoding": "aes128gcm", "TTL": "60"}, timeout=10)
+    # A malformed aes128gcm header is the relay's own 400 with its reason.
+    assert gone.status_code == 400 and gone.text.endswith("\n")
+    assert session.get(base + "/", timeout=10).status_code == 404
+    redirect = session.get(f"http://127.0.0.1:{nginx.http_port}/relay-to/_health", allow_redirects=False,
+                            timeout=10)
+    assert redirect.status_code == 301
+    assert redirect.headers["Location"] == "https://127.0.0.1/relay-to/_health"
+
+
+def test_tls_versions_below_1_2_are_refused(spawn, emulator, front, certs):
+    relay = spawn.relay("relay-behind-nginx-tls", emulator.port)
+    nginx = front(relay.port)
+    for version, accepted in ((ssl.TLSVersion.TLSv1_2, True), (ssl.TLSVersion.TLSv1_3, True)):
+        context = ssl.create_default_context(cafile=os.path.join(certs, "ca.pem"))
+        context.minimum_version = context.maximum_version = version
+        with socket.create_connection(("127.0.0.1", nginx.https_port), timeout=10) as raw:
+            with context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+                assert tls.version() == {ssl.TLSVersion.TLSv1_2: "TLSv1.2", ssl.TLSVersion.TLSv1_3: "TLSv1.3"}[version]
+    # TLS 1.1 is refused by nginx (openssl's client at security level 0
+    # offers it); the same client with TLS 1.2 gets through.
+    def s_client(option):
+        return subprocess.run(["openssl", "s_client", "-connect", f"127.0.0.1:{nginx.https_port}", option,
+                               "-cipher", "DEFAULT@SECLEVEL=0"], input=b"", capture_output=True, timeout=20)
+    refused = s_client("-tls1_1")
+    assert refused.returncode != 0 and b"alert protocol version" in refused.stderr, refused
+    assert s_client("-tls1_2").returncode == 0
+
+
+def test_the_relay_gets_the_real_client_address_and_a_kept_alive_connection(front, certs):
+    # A stand-in upstream that records the request heads nginx sends.
+    heads = []
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.settimeout(20)
+
+    def serve():
+        try:
+            connection, _ = listener.accept()
+        except OSError:
+            return
+        with connection:
+            connection.settimeout(10)
+            buffer = b""
+            for _ in range(2):  # two requests on the same upstream connection
+                while b"\r\n\r\n" not in buffer:
+                    chunk = connection.recv(65536)
+                    if not chunk:
+                        return
+                    buffer += chunk
+                head, _, buffer = buffer.partition(b"\r\n\r\n")
+                heads.append(head.decode("latin-1"))
+                connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nOK")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    nginx = front(listener.getsockname()[1])
+    session = https_session(certs)
+    base = f"https://127.0.0.1:{nginx.https_port}/relay-to/_health"
+    assert session.get(base, timeout=10).text == "OK"
+    assert session.get(base, headers={"X-Forwarded-For": "203.0.113.9"}, timeout=10).text == "OK"
+    thread.join(timeout=20)
+    listener.close()
+    assert len(heads) == 2, heads
+    first, second = ([line.lower() for line in head.split("\r\n")] for head in heads)
+    assert first[0] == "get /relay-to/_health http/1.1"
+    assert "x-real-ip: 127.0.0.1" in first and "x-forwarded-for: 127.0.0.1" in first
+    assert "x-forwarded-proto: https" in first
+    assert not any(line.startswith("connection:") for line in first)
+    # A forwarded chain is kept; X-Real-IP is what nginx saw itself.
+    assert "x-forwarded-for: 203.0.113.9, 127.0.0.1" in second and "x-real-ip: 127.0.0.1" in second
