@@ -12,6 +12,9 @@ RUN apt-get update \
 WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
+# SwiftPM refuses a manifest whose test targets have no directory, even to
+# build one product.
+COPY Tests ./Tests
 # The Swift standard library and Foundation are linked in statically, so the
 # runtime stage needs no Swift runtime files.
 RUN swift build -c release --product toot-relay --static-swift-stdlib \
