@@ -31,3 +31,35 @@ public enum CertificateExpiry {
         return String(decoding: line, as: UTF8.self)
     }
 }
+
+/// The running relay's view of its certificate's expiry, asked once a
+/// second: the expiry line again every day after startup, and the error at
+/// once when the certificate expires while the relay runs (from then on
+/// APNs refuses the TLS handshake, which is no 403: `isExpired` tells the
+/// daemon to turn the health check 503 itself).
+public struct CertificateExpiryMonitor: Sendable {
+    public let notAfter: Int
+    private var nextDailyCheck: Int
+    private var reportedExpiry = false
+
+    /// `startedAt`: when the startup check was logged.
+    public init(notAfter: Int, startedAt now: Int) {
+        self.notAfter = notAfter
+        nextDailyCheck = now + 86_400
+        reportedExpiry = now > notAfter
+    }
+
+    public func isExpired(now: Int) -> Bool { now > notAfter }
+
+    /// The line to log at `now`, if any.
+    public mutating func tick(now: Int) -> (level: LogLevel, message: String)? {
+        if isExpired(now: now) && !reportedExpiry {
+            reportedExpiry = true
+            nextDailyCheck = now + 86_400
+            return CertificateExpiry.check(notAfter: notAfter, now: now)
+        }
+        guard now >= nextDailyCheck else { return nil }
+        nextDailyCheck = now + 86_400
+        return CertificateExpiry.check(notAfter: notAfter, now: now)
+    }
+}

@@ -255,9 +255,15 @@ struct Daemon {
             + "SO_REUSEPORT \(reusePort ? "on" : "off"), file descriptor limit \(descriptorLimit)")
         notifySystemd("READY=1", logger: logger)
 
+        var expiryMonitor = certificateExpiry.map { CertificateExpiryMonitor(notAfter: $0, startedAt: Int(Glibc.time(nil))) }
         let signal = waitForSignal(every: .seconds(1)) { now in
             if let metrics { refreshAPNsConnections(metrics, clients: clients) }
-            if let notAfter = certificateExpiry { checkExpiryDaily(notAfter: notAfter, now: now, logger: logger) }
+            if let (level, message) = expiryMonitor?.tick(now: now) { logger.log(level, message) }
+            // An expired certificate fails the TLS handshake rather than
+            // drawing a 403: the health check says so all the same.
+            if expiryMonitor?.isExpired(now: now) == true {
+                counters.recordCredentials(rejected: true, succeeded: false)
+            }
         }
         notifySystemd("STOPPING=1", logger: logger)
         if let metricsServer {
@@ -344,20 +350,6 @@ struct Daemon {
         }
     }
 
-    /// Logs the expiry warning (or error) again once a day after startup.
-    private func checkExpiryDaily(notAfter: Int, now: Int, logger: Logger) {
-        let next = ExpiryCheckSchedule.next.load(ordering: .relaxed)
-        if next == 0 {
-            ExpiryCheckSchedule.next.store(now + 86_400, ordering: .relaxed)
-            return
-        }
-        guard now >= next else { return }
-        ExpiryCheckSchedule.next.store(now + 86_400, ordering: .relaxed)
-        if let (level, message) = CertificateExpiry.check(notAfter: notAfter, now: now) {
-            logger.log(level, message)
-        }
-    }
-
     /// Stop accepting, let in-flight requests finish (bounded by the grace
     /// period), then GOAWAY and close the APNs connections.
     private func shutDown(server: RelayServer, clients: ClientRegistry, group: EventLoopGroup, grace: Duration,
@@ -426,12 +418,6 @@ struct Daemon {
         logger.info("demo: APNs emulator on \(host)")
         return emulator
     }
-}
-
-/// When the daily certificate expiry check runs next (unix seconds; 0:
-/// not yet scheduled). Touched by the main thread only.
-enum ExpiryCheckSchedule {
-    static let next = Atomic<Int>(0)
 }
 
 /// Collects one snapshot of APNs connection states per loop and hands back

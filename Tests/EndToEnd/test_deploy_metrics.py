@@ -110,6 +110,69 @@ def test_a_certificate_expiring_within_30_days_is_a_warning_and_still_delivers(s
     client.close()
 
 
+def dated_p12(certs, directory, not_after):
+    """A client certificate valid from yesterday until `not_after` (unix
+    seconds); openssl 3.0's `x509 -req` cannot set an exact end, `ca` can."""
+    stamp = lambda seconds: time.strftime("%Y%m%d%H%M%SZ", time.gmtime(seconds))  # noqa: E731
+    run = lambda *argv: subprocess.run(argv, check=True, capture_output=True, timeout=60, cwd=directory)  # noqa: E731
+    os.makedirs(os.path.join(directory, "new"))
+    open(os.path.join(directory, "index.txt"), "w").close()
+    with open(os.path.join(directory, "serial"), "w") as handle:
+        handle.write("4243\n")
+    with open(os.path.join(directory, "ca.cnf"), "w") as handle:
+        handle.write(f"""[ca]
+default_ca = dated
+[dated]
+dir = {directory}
+database = {directory}/index.txt
+new_certs_dir = {directory}/new
+serial = {directory}/serial
+default_md = sha256
+policy = anything
+unique_subject = no
+[anything]
+UID = optional
+commonName = supplied
+[client_ext]
+basicConstraints = CA:FALSE
+keyUsage = digitalSignature, keyEncipherment
+extendedKeyUsage = clientAuth
+""")
+    run("openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", "short.key")
+    run("openssl", "req", "-new", "-key", "short.key", "-subj",
+        f"/UID={rt.TOPIC}/CN=Apple Push Services: {rt.TOPIC}", "-out", "short.csr")
+    run("openssl", "ca", "-batch", "-notext", "-config", "ca.cnf", "-cert", os.path.join(certs, "ca.pem"),
+        "-keyfile", os.path.join(certs, "ca.key"), "-startdate", stamp(time.time() - 86400),
+        "-enddate", stamp(not_after), "-extensions", "client_ext", "-preserveDN", "-in", "short.csr",
+        "-out", "short.pem")
+    run("openssl", "pkcs12", "-export", "-in", "short.pem", "-inkey", "short.key", "-passout", "pass:secret",
+        "-out", "short.p12")
+    return os.path.join(directory, "short.p12")
+
+
+def test_a_certificate_expiring_while_running_is_an_error_and_turns_health_503(spawn, emulator, certs, tmp_path):
+    not_after = int(time.time()) + 6
+    p12 = dated_p12(certs, str(tmp_path), not_after)
+    relay = spawn.relay("relay-expires-now", emulator.port, P12_FILENAME=p12)
+    assert relay.log_contains("warning APNs client certificate expires on ")
+    client = rt.Client(relay.port)
+    client.send(rt.health_request())
+    assert client.response().status == 200
+    # Bounded wait past the end of validity plus the once-a-second check.
+    assert relay.log_contains("error APNs client certificate expired on ", timeout=max(1, not_after - time.time()) + 5)
+    client.send(rt.health_request())
+    health = client.response()
+    assert health.status == 503, health
+    assert b"APNs rejects the relay's credentials" in health.body
+    # APNs (the emulator) refuses the handshake: the sender hears 5xx, never
+    # a 4xx that would make Mastodon drop the subscription.
+    path = f"/relay-to/production/{rt.TOKEN}"
+    body, headers = rt.mastodon_push(rt.Subscriber(), "https://relay.test" + path, b"too late")
+    client.send(rt.request_bytes("POST", path, headers, body))
+    assert client.response().status in (502, 503)
+    client.close()
+
+
 def test_a_certificate_with_a_year_left_logs_no_expiry_warning(relay):
     assert relay.log_contains("listening on")
     assert "certificate expires" not in relay.read_log()

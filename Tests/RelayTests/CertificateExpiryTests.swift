@@ -28,3 +28,36 @@ struct CertificateExpiryTests {
         #expect(error.message.contains("expired on 2023-11-14T22:13:20Z"))
     }
 }
+
+@Suite("Certificate expiry while running")
+struct CertificateExpiryMonitorTests {
+    @Test("silent between daily checks, the line again a day after startup")
+    func daily() {
+        let start = 1_800_000_000
+        var monitor = CertificateExpiryMonitor(notAfter: start + 10 * 86_400, startedAt: start)
+        #expect(monitor.tick(now: start + 1) == nil)
+        #expect(monitor.tick(now: start + 86_399) == nil)
+        #expect(monitor.tick(now: start + 86_400)?.level == .warning)
+        #expect(monitor.tick(now: start + 86_401) == nil)
+        #expect(monitor.tick(now: start + 2 * 86_400)?.level == .warning)
+    }
+
+    @Test("the error at once when the certificate expires, then daily")
+    func expiresWhileRunning() {
+        let start = 1_800_000_000
+        var monitor = CertificateExpiryMonitor(notAfter: start + 5, startedAt: start)
+        #expect(!monitor.isExpired(now: start + 5))
+        #expect(monitor.tick(now: start + 5) == nil)
+        #expect(monitor.isExpired(now: start + 6))
+        #expect(monitor.tick(now: start + 6)?.level == .error)
+        #expect(monitor.tick(now: start + 7) == nil)
+        #expect(monitor.tick(now: start + 6 + 86_400)?.level == .error)
+    }
+
+    @Test("a certificate far from expiry never logs")
+    func farAway() {
+        let start = 1_800_000_000
+        var monitor = CertificateExpiryMonitor(notAfter: start + 365 * 86_400, startedAt: start)
+        for day in 0...3 { #expect(monitor.tick(now: start + day * 86_400) == nil) }
+    }
+}
