@@ -80,7 +80,7 @@ public final class RelayMetrics: Sendable {
             helpText: "Unix time when the APNs client certificate expires (0 with token auth)"))
         credentialsRejectedGauge = registry.makeGauge(descriptor: MetricNameDescriptor(
             namespace: "toot_relay", metricName: "apns_credentials_rejected", unitName: "",
-            helpText: "1 while APNs rejects the relay's credentials (403), else 0"))
+            helpText: "1 while APNs rejects the relay's credentials (403, or an expired certificate), else 0"))
     }
 
     /// A recorder for one event loop (its series cache is loop-confined).
