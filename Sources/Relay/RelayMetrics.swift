@@ -13,7 +13,10 @@ import Synchronization
 /// documented list) creates a series, once. Gauges that mirror state kept
 /// elsewhere (in flight, open connections, APNs connections, credential
 /// expiry) are set when scraped or by the daemon's once-a-second tick, not
-/// per request.
+/// per request. Measured with callgrind on the release binary (one thread,
+/// 2,000 keep-alive POSTs to the emulator, startup subtracted): 256,775
+/// instructions per notification without METRICS_PORT, 256,968 with it:
+/// +193 (0.08 %).
 public final class RelayMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
     /// Series made outside the startup table (APNs reasons not in Apple's
