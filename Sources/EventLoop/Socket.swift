@@ -208,6 +208,12 @@ public final class Socket {
         // Restarting the daemon must not wait out TIME_WAIT on the port.
         try socket.setOption(SOL_SOCKET, SO_REUSEADDR, 1)
         if reusePort { try socket.setOption(SOL_SOCKET, SO_REUSEPORT, 1) }
+        // `::` means every address, IPv4 included: ask for dual stack
+        // explicitly rather than trust net.ipv6.bindv6only (RFC 3493 §5.3),
+        // which some hosts set to 1.
+        if address.family == .ipv6, address.addressBytes.allSatisfy({ $0 == 0 }) {
+            try socket.setOption(Int32(IPPROTO_IPV6), IPV6_V6ONLY, 0)
+        }
         let result = address.withSockAddr { Glibc.bind(socket.fileDescriptor, $0, $1) }
         guard result == 0 else { throw SocketError(.bind, errno: errno) }
         return socket

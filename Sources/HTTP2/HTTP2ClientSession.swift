@@ -39,14 +39,13 @@ public protocol HTTP2ClientSessionDelegate: AnyObject {
 /// before that id has been returned).
 ///
 /// Not thread-safe: use it from one thread (its event loop).
-public final class HTTP2ClientSession: NGHTTP2EventHandler {
+public final class HTTP2ClientSession: HTTP2Session, NGHTTP2EventHandler {
     /// Limit on one received header block (RFC 9113 §6.5.2 accounting: name
     /// + value + 32 per field); beyond it the stream is reset with CANCEL.
     public static let maxResponseHeaderListSize = 16_384
 
     public weak var delegate: (any HTTP2ClientSessionDelegate)?
 
-    private let core: NGHTTP2Session
     /// Streams submitted and not yet reported closed; guarantees the
     /// exactly-once close report even where we report before nghttp2 does.
     private var openStreams: Set<Int32> = []
@@ -76,42 +75,11 @@ public final class HTTP2ClientSession: NGHTTP2EventHandler {
             }
             settings.append((.initialWindowSize, initialWindowSize))
         }
-        core = try NGHTTP2Session(role: .client, settings: settings)
         self.delegate = delegate
+        try super.init(core: NGHTTP2Session(role: .client, settings: settings))
         core.handler = self
     }
 
-    // MARK: Bytes in, bytes out
-
-    /// Processes bytes read from the connection; delegate callbacks run inside.
-    /// Throws when the server broke the protocol (the session then queues a
-    /// GOAWAY, still handed out by `drainOutput`, and is dead).
-    public func receive(_ bytes: UnsafeRawBufferPointer) throws(HTTP2Error) {
-        try core.receive(bytes)
-    }
-
-    /// Appends every byte waiting to be sent to `buffer`; cheap when nothing is pending.
-    public func drainOutput(into buffer: inout [UInt8]) {
-        core.drain(into: &buffer)
-    }
-
-    /// Every byte waiting to be sent (empty, without allocating, when none).
-    public func drainOutput() -> [UInt8] {
-        var buffer: [UInt8] = []
-        core.drain(into: &buffer)
-        return buffer
-    }
-
-    /// False once the session is done reading: after a GOAWAY exchange with no
-    /// stream left, after `terminate`, or after a failure. When both this and
-    /// `wantsWrite` are false, close the connection.
-    public var wantsRead: Bool { core.wantsRead }
-
-    /// True while `drainOutput` has bytes to hand out.
-    public var wantsWrite: Bool { core.hasPendingOutput }
-
-    /// Why the session died, if it did.
-    public var failure: HTTP2Error? { core.failure }
 
     // MARK: Requests
 

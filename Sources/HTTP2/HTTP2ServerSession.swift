@@ -51,13 +51,12 @@ public protocol HTTP2ServerSessionDelegate: AnyObject {
 /// list or body exceeds the limits is reset with CANCEL and never delivered.
 ///
 /// Not thread-safe: use it from one thread (its event loop).
-public final class HTTP2ServerSession: NGHTTP2EventHandler {
+public final class HTTP2ServerSession: HTTP2Session, NGHTTP2EventHandler {
     public weak var delegate: (any HTTP2ServerSessionDelegate)?
 
     public let maxRequestBodySize: Int
     public let maxHeaderListSize: Int
 
-    private let core: NGHTTP2Session
 
     private struct StreamState {
         var method = ""
@@ -95,35 +94,11 @@ public final class HTTP2ServerSession: NGHTTP2EventHandler {
         if let maxConcurrentStreams {
             settings.append((.maxConcurrentStreams, maxConcurrentStreams))
         }
-        core = try NGHTTP2Session(role: .server, settings: settings, keepClosedStreams: false)
         self.delegate = delegate
+        try super.init(core: NGHTTP2Session(role: .server, settings: settings, keepClosedStreams: false))
         core.handler = self
     }
 
-    // MARK: Bytes in, bytes out
-
-    /// Processes bytes read from the connection; delegate callbacks run inside.
-    /// Throws when the client broke the protocol (bad preface, …); the session
-    /// then queues a GOAWAY, still handed out by `drainOutput`, and is dead.
-    public func receive(_ bytes: UnsafeRawBufferPointer) throws(HTTP2Error) {
-        try core.receive(bytes)
-    }
-
-    /// Appends every byte waiting to be sent to `buffer`; cheap when nothing is pending.
-    public func drainOutput(into buffer: inout [UInt8]) {
-        core.drain(into: &buffer)
-    }
-
-    /// Every byte waiting to be sent (empty, without allocating, when none).
-    public func drainOutput() -> [UInt8] {
-        var buffer: [UInt8] = []
-        core.drain(into: &buffer)
-        return buffer
-    }
-
-    public var wantsRead: Bool { core.wantsRead }
-    public var wantsWrite: Bool { core.hasPendingOutput }
-    public var failure: HTTP2Error? { core.failure }
 
     /// Streams whose request began and that are not yet closed.
     public var activeStreamCount: Int { streams.count }

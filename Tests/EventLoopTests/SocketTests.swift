@@ -35,6 +35,24 @@ struct SocketTests {
         #expect(listener.localAddress?.family == (host.contains(":") ? .ipv6 : .ipv4))
     }
 
+    @Test("listening on :: serves IPv4 too, whatever net.ipv6.bindv6only says")
+    func wildcardIsDualStack() throws {
+        let listener = try Socket.listen(host: "::", port: 0)
+        var v6only: Int32 = -1
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        #expect(getsockopt(listener.fileDescriptor, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &v6only, &length) == 0)
+        #expect(v6only == 0)
+        let target = try #require(SocketAddress(ip: "127.0.0.1", port: listener.localPort))
+        let (client, _) = try Socket.connect(to: target)
+        var accepted: Socket?
+        for _ in 0..<200 where accepted == nil {
+            accepted = try listener.accept()
+            if accepted == nil { usleep(5_000) }
+        }
+        #expect(accepted != nil, "an IPv4 client reached the :: listener")
+        _ = client
+    }
+
     @Test("listening on a host name is a typed error, not a lookup")
     func listenRejectsNames() {
         #expect(throws: SocketError(.address, errno: EINVAL)) {

@@ -144,17 +144,7 @@ func pseudoRandomBytes(count: Int, seed: UInt64) -> [UInt8] {
 // Passing a `throws(HTTP2Error)` closure to `withUnsafeBytes` crashes the
 // Swift 6.3.1 compiler (IRGen of the reabstraction thunk), so tests feed
 // arrays through these non-throwing-closure helpers.
-extension HTTP2ClientSession {
-    func receive(_ bytes: [UInt8]) throws(HTTP2Error) {
-        var failure: HTTP2Error?
-        bytes.withUnsafeBytes { buffer in
-            do throws(HTTP2Error) { try receive(buffer) } catch { failure = error }
-        }
-        if let failure { throw failure }
-    }
-}
-
-extension HTTP2ServerSession {
+extension HTTP2Session {
     func receive(_ bytes: [UInt8]) throws(HTTP2Error) {
         var failure: HTTP2Error?
         bytes.withUnsafeBytes { buffer in

@@ -1,0 +1,93 @@
+// Shared by every fuzz target (compiled into each fuzzer together with the
+// RelayCore sources, so RelayCore's internal functions are callable).
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// With FUZZ_TRACE set, targets print what each input exercised (to check
+/// that the seeds reach the paths they are meant for):
+/// `FUZZ_TRACE=1 .build-fuzz/bin/web-push Fuzz/corpus/web-push/*`.
+let fuzzTraceEnabled: Bool = getenv("FUZZ_TRACE") != nil
+
+@inline(__always)
+func trace(_ message: @autoclosure () -> String) {
+    if fuzzTraceEnabled { print("trace: \(message())") }
+}
+
+/// Reads structured choices from the front of a fuzz input. When the input
+/// runs out every read returns zero/empty, so any byte string is a valid
+/// input and the fuzzer can shrink it freely.
+struct FuzzInput {
+    private let bytes: UnsafeRawBufferPointer
+    private(set) var offset = 0
+
+    init(_ data: UnsafePointer<UInt8>?, _ size: Int) {
+        bytes = UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : size)
+    }
+
+    var remainingCount: Int { bytes.count - offset }
+
+    mutating func byte() -> UInt8 {
+        guard offset < bytes.count else { return 0 }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    mutating func bool() -> Bool { byte() & 1 == 1 }
+
+    /// A little-endian 16-bit value.
+    mutating func uint16() -> Int { Int(byte()) | Int(byte()) << 8 }
+
+    /// A little-endian 64-bit value.
+    mutating func int64() -> Int {
+        var value: UInt64 = 0
+        for shift in stride(from: 0, to: 64, by: 8) { value |= UInt64(byte()) << UInt64(shift) }
+        return Int(truncatingIfNeeded: value)
+    }
+
+    /// Up to `count` bytes (fewer when the input ends first).
+    mutating func bytes(_ count: Int) -> [UInt8] {
+        let taken = max(0, min(count, remainingCount))
+        defer { offset += taken }
+        return Array(bytes[offset..<(offset + taken)])
+    }
+
+    /// A 16-bit little-endian length, then that many bytes (at most `limit`).
+    mutating func lengthPrefixed(limit: Int = 4096) -> [UInt8] {
+        bytes(min(uint16(), limit))
+    }
+
+    /// Everything not read yet.
+    mutating func rest() -> [UInt8] { bytes(remainingCount) }
+
+    /// The unread bytes, without consuming them.
+    var unread: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[offset...]) }
+}
+
+/// Traps with `message` when an invariant does not hold. A real check in
+/// every build mode (unlike `assert`), so the fuzzer sees the violation.
+@inline(__always)
+func require(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String,
+             file: StaticString = #fileID, line: UInt = #line) {
+    if !condition() { fatalError("invariant violated: \(message())", file: file, line: line) }
+}
+
+/// A printable, bounded rendering of bytes for invariant messages.
+func describe(_ bytes: some Collection<UInt8>, limit: Int = 120) -> String {
+    var text = ""
+    for byte in bytes.prefix(limit) {
+        if byte >= 0x20 && byte < 0x7F && byte != UInt8(ascii: "\\") {
+            text.unicodeScalars.append(Unicode.Scalar(byte))
+        } else {
+            let hex = Array("0123456789abcdef".unicodeScalars)
+            text += "\\x"
+            text.unicodeScalars.append(hex[Int(byte >> 4)])
+            text.unicodeScalars.append(hex[Int(byte & 0x0F)])
+        }
+    }
+    if bytes.count > limit { text += "…(\(bytes.count) bytes)" }
+    return text
+}

@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora under Fuzz/corpus/<target>/ (committed; run again
+only to change them). Each seed is laid out as its fuzz target reads input
+(see the comment at the top of Fuzz/<target>.swift). Deterministic: random
+bytes come from a fixed seed, so the files only change when this script does.
+"""
+import base64
+import os
+import random
+import shutil
+import struct
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+rng = random.Random(8030)
+
+
+def rand(n):
+    return bytes(rng.randrange(256) for _ in range(n))
+
+
+def b64url(data, pad=False):
+    text = base64.urlsafe_b64encode(data).decode()
+    return text if pad else text.rstrip("=")
+
+
+def write(target, name, data):
+    directory = os.path.join(ROOT, target)
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, name), "wb") as f:
+        f.write(data)
+
+
+TOKEN = "3f0a9c61e2b8d4475a1c0e9b2f6d8a7c5e4b3a29180f7e6d5c4b3a2918076f5e"
+DH = b"\x04" + rand(64)
+SALT = rand(16)
+VAPID_KEY = b"\x04" + rand(64)
+JWT = "eyJ0eXAiOiJKV1QiLCJhbGciOiJFUzI1NiJ9." + b64url(b'{"aud":"https://relay.example","exp":1700000000,"sub":"mailto:admin@mastodon.example"}') + "." + b64url(rand(64))
+AESGCM_BODY = rand(2) + rand(300)  # padding length + ciphertext + tag
+AES128GCM_BODY = SALT + struct.pack(">I", 4096) + bytes([65]) + DH + rand(200)
+UA = "Mastodon/4.2.10 (http.rb/5.1.1; +https://mastodon.example/)"
+
+
+def request(head_lines, body=b"", line_end="\r\n"):
+    head = line_end.join(head_lines) + line_end + line_end
+    return head.encode() + body
+
+
+def aesgcm_request(path=f"/relay-to/production/{TOKEN}", extra_headers=()):
+    lines = [
+        f"POST {path} HTTP/1.1",
+        "Host: relay.example",
+        f"User-Agent: {UA}",
+        "Content-Type: application/octet-stream",
+        "Content-Encoding: aesgcm",
+        f"Crypto-Key: dh={b64url(DH)};p256ecdsa={b64url(VAPID_KEY)}",
+        f"Encryption: salt={b64url(SALT)}",
+        "Ttl: 172800",
+        "Urgency: normal",
+        f"Authorization: WebPush {JWT}",
+        *extra_headers,
+        f"Content-Length: {len(AESGCM_BODY)}",
+    ]
+    return request(lines, AESGCM_BODY)
+
+
+def aes128gcm_request(path=f"/relay-to/development/{TOKEN}/mastodon.example/42"):
+    lines = [
+        f"POST {path} HTTP/1.1",
+        "Host: relay.example",
+        f"User-Agent: {UA}",
+        "Content-Type: application/octet-stream",
+        "Content-Encoding: aes128gcm",
+        "TTL: 172800",
+        "Urgency: high",
+        f"Authorization: vapid t={JWT},k={b64url(VAPID_KEY)}",
+        f"Content-Length: {len(AES128GCM_BODY)}",
+        "Connection: close",
+    ]
+    return request(lines, AES128GCM_BODY)
+
+
+def chunked(body, sizes):
+    out = b""
+    offset = 0
+    for size in sizes:
+        part = body[offset:offset + size]
+        offset += size
+        out += b"%x;name=value\r\n" % len(part) + part + b"\r\n"
+    rest = body[offset:]
+    if rest:
+        out += b"%X\r\n" % len(rest) + rest + b"\r\n"
+    return out + b"0\r\nX-Trailer: yes\r\n\r\n"
+
+
+# ---- http1-parser: [flags][3 limit bytes][k][k × uint16 split][stream]
+
+def http1(name, stream, flags=0, limits=(0, 0, 0), splits=()):
+    prefix = bytes([flags, *limits, len(splits)]) + b"".join(struct.pack("<H", s) for s in splits)
+    write("http1-parser", name, prefix + stream)
+
+
+health = request(["GET /relay-to/_health HTTP/1.1", "Host: relay.example", "User-Agent: monitor/1.0"])
+http1("aesgcm", aesgcm_request())
+http1("aes128gcm-split", aes128gcm_request(), splits=(1, 17, 40, 200, 301, 302, 400))
+chunked_head = [
+    f"POST /relay-to/production/{TOKEN} HTTP/1.1",
+    "Host: relay.example",
+    "Content-Encoding: aes128gcm",
+    "TTL: 60",
+    "Transfer-Encoding: chunked",
+]
+http1("chunked", request(chunked_head) + chunked(AES128GCM_BODY, [100, 50]), splits=(50, 180, 181, 260))
+http1("pipelined-pair", aesgcm_request() + health, splits=(500,))
+http1("pipelined-health-then-post", health + aes128gcm_request())
+curl = request([
+    f"POST /relay-to/production/{TOKEN} HTTP/1.1",
+    "Host: 127.0.0.1:8080",
+    "User-Agent: curl/7.88.1",
+    "Accept: */*",
+    "Content-Encoding: aes128gcm",
+    "TTL: 0",
+    f"Content-Length: {len(AES128GCM_BODY)}",
+    "Expect: 100-continue",
+], AES128GCM_BODY)
+http1("expect-continue", curl, splits=(230,))
+http1("http10-keepalive", request([
+    "POST /relay-to/production/%s HTTP/1.0" % TOKEN,
+    "Connection: keep-alive",
+    "Content-Length: 5",
+]) + b"hello" + request(["GET /relay-to/_health HTTP/1.0"]))
+http1("bare-lf", b"\n" + request(["GET /relay-to/_health?x=1 HTTP/1.1", "host: a"], line_end="\n"))
+http1("small-limits", aesgcm_request(), flags=1, limits=(40, 20, 12))
+http1("byte-at-a-time", request(chunked_head) + chunked(b"0123456789abcdef", [3]), flags=2)
+http1("both-framings", request(["POST / HTTP/1.1", "Host: a", "Content-Length: 3", "Transfer-Encoding: chunked"]) + b"abc")
+http1("obs-fold", request(["GET / HTTP/1.1", "Host: a", "X-Long: a", " b"]))
+http1("chunked-twice", request(["POST / HTTP/1.1", "Host: a", "Transfer-Encoding: gzip, chunked"]) + b"0\r\n\r\n")
+http1("http2-preface", b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+
+# ---- web-push: [mode][count][(selector, uint16 length, value)…][maxTTL selector]
+#      [extra flag (, uint16 length, extra)][environment][int64 now][body]
+
+NAMES = ["content-encoding", "ttl", "urgency", "topic", "crypto-key", "encryption", "content-length", "host",
+         "content-type", "authorization"]
+
+
+def webpush(name, fields, body, extra=None, environment=0, now=1_700_000_000, max_ttl=b"\x00", mode=0):
+    data = bytes([mode, len(fields)])
+    for field, value in fields:
+        selector = NAMES.index(field.lower()) | (0x80 if field != field.lower() else 0)
+        raw = value.encode()
+        data += bytes([selector]) + struct.pack("<H", len(raw)) + raw
+    data += max_ttl
+    if extra is None:
+        data += b"\x00"
+    else:
+        raw = extra.encode()
+        data += b"\x01" + struct.pack("<H", len(raw)) + raw
+    data += bytes([environment]) + struct.pack("<q", now)
+    write("web-push", name, data + body)
+
+
+aesgcm_fields = [
+    ("content-encoding", "aesgcm"),
+    ("crypto-key", f"dh={b64url(DH)};p256ecdsa={b64url(VAPID_KEY)}"),
+    ("encryption", f"salt={b64url(SALT)}"),
+    ("ttl", "172800"),
+    ("urgency", "normal"),
+]
+webpush("aesgcm", aesgcm_fields, AESGCM_BODY)
+webpush("aesgcm-extra-topic", aesgcm_fields + [("topic", "mention-42")], AESGCM_BODY,
+        extra="mastodon.example/notifications?id=42&q=\"x\"\\", environment=1)
+webpush("aesgcm-quoted-padded", [
+    ("CONTENT-ENCODING", "AESGCM"),
+    ("crypto-key", f'keyid=p256dh; dh="{b64url(DH, pad=True)}", p256ecdsa={b64url(VAPID_KEY)}'),
+    ("encryption", f"keyid = p256dh ; salt = {b64url(SALT, pad=True)}"),
+    ("ttl", "0"),
+    ("urgency", "very-low"),
+], AESGCM_BODY)
+webpush("aes128gcm", [("content-encoding", "aes128gcm"), ("ttl", "172800"), ("urgency", "high")],
+        AES128GCM_BODY, extra="a/b%2Fc")
+webpush("aes128gcm-huge-ttl", [("content-encoding", "aes128gcm"), ("TTL", "99999999999999999999999")],
+        AES128GCM_BODY, max_ttl=b"\x01" + struct.pack("<q", 86400), now=2**63 - 10)
+webpush("aes128gcm-near-limit", [("content-encoding", "aes128gcm"), ("ttl", "60")],
+        AES128GCM_BODY + rand(3000 - len(AES128GCM_BODY)), extra="x" * 100)
+webpush("missing-ttl", [("content-encoding", "aesgcm"), ("crypto-key", "dh=AAAA"), ("encryption", "salt=AAAA")],
+        b"short")
+webpush("no-encoding", [("ttl", "1")], b"")
+write("web-push", "raw-crypto-key", b"\x02" + f'keyid="a;b,c"; dh={b64url(DH)}, p256ecdsa="\\"q\\""'.encode())
+write("web-push", "raw-encryption", b"\x02" + b"salt=" + b64url(SALT).encode() + b";rs=4096")
+write("web-push", "roundtrip", b"\x03\x04" + rand(200))
+
+# ---- base64url-codec: [mode][text or bytes]
+for name, text in [
+    ("dh", b64url(DH)), ("salt-padded", b64url(SALT, pad=True)),
+    ("standard-alphabet", base64.b64encode(DH).decode()), ("mixed-alphabets", "ab-_+/"),
+    ("unused-bits", "AB"), ("bad-padding", "QQ="), ("inner-padding", "QQ==QQ=="), ("space", "QU JD"),
+    ("4n+1", "QUJDR"), ("empty", ""),
+]:
+    write("base64url-codec", "decode-" + name, b"\x00" + text.encode())
+write("base64url-codec", "roundtrip-bytes", b"\x01" + rand(40))
+write("base64url-codec", "roundtrip-empty", b"\x01")
+
+# ---- z85-codec: the vectors of DESIGN §2, decoded and encoded
+Z85_VECTORS = [
+    ("", ""), ("00", "00"), ("ff", "30"), ("ffff", "960"), ("ffffff", "rr90"), ("00000000", "00000"),
+    ("ffffffff", "%nSc0"), ("864FD26FB559F75B", "HelloWorld"), ("864FD26FB559F75B01", "HelloWorld01"),
+    ("864FD26FB559F75Bffffff", "HelloWorldrr90"),
+]
+for index, (hex_bytes, text) in enumerate(Z85_VECTORS):
+    write("z85-codec", f"decode-vector-{index}", b"\x00" + text.encode())
+    write("z85-codec", f"encode-vector-{index}", b"\x01" + bytes.fromhex(hex_bytes))
+for name, text in [("overflow", "%nSc1"), ("overflow-short", "31"), ("dangling", "HelloWorld0"), ("bad-char", "Hello\"orld")]:
+    write("z85-codec", "decode-" + name, b"\x00" + text.encode())
+
+# ---- route: [method selector][target]  (0 POST, 1 GET, 2 HEAD, 3 PUT, 7 raw method)
+for name, selector, target in [
+    ("post", 0, f"/relay-to/production/{TOKEN}"),
+    ("post-extra", 0, f"/relay-to/development/{TOKEN}/mastodon.example/%E2%9C%93%2F%zz"),
+    ("post-upper-token", 0, f"/relay-to/production/{TOKEN.upper()}?query=1"),
+    ("post-long-token", 0, f"/relay-to/production/{TOKEN * 3}"),
+    ("post-absolute", 0, f"HTTP://relay.example:8080/relay-to/production/{TOKEN}/x#frag"),
+    ("post-odd-token", 0, f"/relay-to/production/{TOKEN}a"),
+    ("post-bad-env", 0, f"/relay-to/staging/{TOKEN}"),
+    ("health", 1, "/relay-to/_health"),
+    ("health-head", 2, "/relay-to/_health?probe"),
+    ("put", 3, f"/relay-to/production/{TOKEN}"),
+    ("other-path", 1, "/"),
+]:
+    write("route", name, bytes([selector]) + target.encode())
+write("route", "raw-method", b"\x07\x04POSTX/relay-to/production/" + TOKEN.encode())
+
+if __name__ == "__main__":
+    for target in sorted(os.listdir(ROOT)):
+        print(target, len(os.listdir(os.path.join(ROOT, target))), "seeds")

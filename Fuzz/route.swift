@@ -1,0 +1,49 @@
+// Fuzz target: the route parser `route(method:target:)` (WebPush.swift).
+//
+// Input: [method selector][target…]. Selector % 8 picks the method; 7 takes
+// a length-prefixed method from the input instead.
+
+private let methods = ["POST", "GET", "HEAD", "PUT", "DELETE", "post", "OPTIONS"]
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzRoute(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    var input = FuzzInput(data, size)
+    let selector = Int(input.byte() % 8)
+    let method = selector < methods.count
+        ? methods[selector] : String(decoding: input.bytes(Int(input.byte() % 16)), as: UTF8.self)
+    let target = String(decoding: input.rest(), as: UTF8.self)
+
+    let routed = route(method: method, target: target)
+    trace("\(method) \(describe(target.utf8, limit: 300)) → \(routed)")
+    switch routed {
+    case .relay(let relay):
+        require(method == "POST", "relay route for method \(method)")
+        let token = Array(relay.deviceToken.utf8)
+        require((64...200).contains(token.count) && token.count % 2 == 0, "token of \(token.count) digits")
+        require(token.allSatisfy { isDigit($0) || ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "f")) },
+                "token is not lowercase hex: \(describe(token))")
+        // The token is in the path as sent, in some letter case.
+        require(asciiLowercased(target).contains("/relay-to/\(relay.environment.rawValue)/\(relay.deviceToken)"),
+                "token not taken from the path")
+        require(relay.extra.map { !$0.isEmpty } ?? true, "empty extra instead of nil")
+    case .health:
+        require(method == "GET" || method == "HEAD", "health route for method \(method)")
+    case .methodNotAllowed(let allow):
+        require(allow == "POST" || allow == "GET, HEAD", "Allow: \(allow)")
+        require(method != "POST" || allow == "GET, HEAD", "405 for POST outside _health")
+    case .notFound:
+        break
+    }
+
+    // The query string never changes the route (DESIGN §1).
+    let utf8 = Array(target.utf8)
+    if !utf8.contains(UInt8(ascii: "?")) && !utf8.contains(UInt8(ascii: "#")) {
+        require(route(method: method, target: target + "?x=1&y=%zz") == routed, "a query changed the route")
+        // An absolute-form target routes by its path (RFC 9112 §3.2.2).
+        if utf8.first == UInt8(ascii: "/") {
+            require(route(method: method, target: "http://relay.example" + target) == routed,
+                    "absolute form routes differently")
+        }
+    }
+    return 0
+}
