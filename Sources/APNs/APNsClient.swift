@@ -91,6 +91,11 @@ public final class APNsClient: NotificationSender {
     public private(set) var lastCredentialRejection: APNsCredentialRejection?
 
     public init(loop: EventLoop, configuration: APNsClientConfiguration) {
+        // OpenSSL writes to the socket with write(2), not send(MSG_NOSIGNAL):
+        // a write to a connection APNs already closed (it may close right
+        // after its GOAWAY) raises SIGPIPE, which kills a process that has
+        // not ignored it (tests, embedders). Idempotent, process-wide.
+        ignoreSIGPIPE()
         self.loop = loop
         self.configuration = configuration
         func makePool(_ environment: APNsEnvironment) -> APNsPool {
