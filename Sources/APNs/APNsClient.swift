@@ -86,8 +86,8 @@ public struct APNsClientStatus: Sendable, Equatable {
 public final class APNsClient: NotificationSender {
     public let loop: EventLoop
     public let configuration: APNsClientConfiguration
-    private let production: APNsPool
-    private let development: APNsPool
+    let production: APNsPool
+    let development: APNsPool
     public private(set) var lastCredentialRejection: APNsCredentialRejection?
 
     public init(loop: EventLoop, configuration: APNsClientConfiguration) {

@@ -369,7 +369,13 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
                 }
                 return
             case .failed(let error):
-                perform(lifecycle.failed(error.description))
+                // So is a reset then: a server closing with bytes of ours
+                // still unread makes TCP send RST instead of FIN.
+                if lifecycle.state == .draining && streams.isEmpty {
+                    perform(lifecycle.drained())
+                } else {
+                    perform(lifecycle.failed(error.description))
+                }
                 return
             }
             reads += 1
@@ -414,14 +420,46 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
                 setInterest(.readable)
                 return
             case .closed:
-                perform(lifecycle.failed("server closed the connection"))
+                writeFailed("server closed the connection")
                 return
             case .failed(let error):
-                perform(lifecycle.failed(error.description))
+                writeFailed(error.description)
                 return
             }
         }
         setInterest(readWantsWrite ? [.readable, .writable] : .readable)
+    }
+
+    /// A write failed (EPIPE, ECONNRESET): the server closed, typically right
+    /// after its GOAWAY and last answers, while we were still sending. Those
+    /// answers and the GOAWAY may still be unread, in the socket's receive
+    /// queue (Linux returns queued data before a RST's error) or inside
+    /// OpenSSL. Failing now would fail streams that were answered and streams
+    /// above last-stream-id that were never processed and must be resent
+    /// (RFC 9113 §6.8). So read everything first; only then is the
+    /// connection lost, and tearDown applies the GOAWAY's last-stream-id.
+    private func writeFailed(_ reason: String) {
+        // Bounded: a socket receive queue holds a few MB at most.
+        var reads = 0
+        reading: while let tls, let session, lifecycle.state != .closed, reads < 4096 {
+            reads += 1
+            switch tls.read(into: readBuffer) {
+            case .bytes(let count):
+                if let error = Self.feed(session, UnsafeRawBufferPointer(rebasing: readBuffer[0..<count])) {
+                    perform(lifecycle.failed("HTTP/2: \(error)"))
+                    return
+                }
+            case .wantRead, .wantWrite, .closed, .failed:
+                break reading
+            }
+        }
+        if lifecycle.state == .draining && streams.isEmpty {
+            // GOAWAY read and everything owed answered: the server's orderly
+            // close, as when readAvailable meets EOF.
+            perform(lifecycle.drained())
+        } else {
+            perform(lifecycle.failed(reason))
+        }
     }
 
     /// Takes frames from nghttp2 into `output`, noting for the requests

@@ -391,3 +391,67 @@ final class Nginx {
         return socket.pendingConnectError() == nil
     }
 }
+
+extension APNsConnectionTests {
+    /// APNs may close right after its GOAWAY and the last answers it owes
+    /// (RFC 9113 §6.8 lets a server stop waiting). A client still sending
+    /// then gets EPIPE on its write while the answers and the GOAWAY sit
+    /// unread in its receive queue: it must read them first, so the answered
+    /// request keeps its answer and those above last-stream-id are resent.
+    @Test("a write to a connection the server closed after GOAWAY: the unread answer and GOAWAY still count, nothing fails")
+    func writeAfterServerClosedOnGoAway() throws {
+        let emulator = try Fixtures.certificateEmulator(
+            behavior: APNsEmulatorBehavior(maxConcurrentStreams: 100, goAwayAfterStreams: 2), record: true)
+        defer { emulator.stop() }
+        let client = try APNsPoolTests.client(emulator) { $0.maxConnectionsPerEnvironment = 1 }
+        // One connection up, one of its two streams used.
+        let warmUp = try client.send(Fixtures.notifications(count: 1)).outcomes
+        #expect(warmUp.allSatisfy(APNsPoolTests.isSuccess))
+        // The second request makes the emulator answer, send GOAWAY and close.
+        let last = try Fixtures.notification(token: Fixtures.deviceToken(1))
+        // Then several TLS records (16 KB each) of requests, within the
+        // 64 KB flow-control window: the first write draws the RST, a later
+        // one fails with EPIPE.
+        let late = try (2..<32).map { index in
+            try makeNotification(
+                target: RelayTarget(environment: .development, deviceToken: Fixtures.deviceToken(index), extra: nil),
+                message: WebPushMessage(encoding: .aes128gcm, body: [UInt8](repeating: 0x42, count: 2000), ttl: 3600),
+                topic: TestCertificates.bundleID, apnsID: Fixtures.apnsID(), now: Int(time(nil)))
+        }
+        let all = [last] + late
+        let outcomes = Locked<[Int: DeliveryOutcome]>([:])
+        // All in one loop task, so the client reads nothing in between. A
+        // writable event (no readable one) makes the connection write now,
+        // as when the server's close lands between a read and the write.
+        let wroteAfterClose = client.onLoop { apns -> Bool in
+            guard let connection = apns.development.connections.first else { return false }
+            apns.send(last) { outcome in outcomes.withLock { $0[0] = outcome } }
+            connection.handleIO(.writable)
+            // Bounded wait for the emulator's answer, GOAWAY and close: they
+            // now sit unread in the client's socket.
+            let deadline = EventLoop.monotonicNanoseconds() + 5_000_000_000
+            while emulator.statistics.openConnections > 0 && EventLoop.monotonicNanoseconds() < deadline {
+                usleep(1_000)
+            }
+            // The resent requests go to a connection that takes them all.
+            emulator.update { $0.goAwayAfterStreams = nil }
+            for (offset, notification) in late.enumerated() {
+                apns.send(notification) { outcome in outcomes.withLock { $0[offset + 1] = outcome } }
+            }
+            connection.handleIO(.writable)
+            return emulator.statistics.openConnections == 0
+        }
+        #expect(wroteAfterClose, "the emulator should have closed before the late writes")
+        #expect(eventually(timeout: 20) { outcomes.withLock { $0.count } == all.count })
+        let results = outcomes.withLock { $0 }
+        let failures = results.values.filter { !APNsPoolTests.isSuccess($0) }
+        #expect(failures.isEmpty, "\(failures.count) failed, first: \(String(describing: failures.first))")
+        #expect(emulator.statistics.accepted == 1 + all.count)
+        #expect(emulator.statistics.duplicateAPNsIDs == 0)
+        #expect(Set(emulator.receivedNotifications().map(\.apnsID)).isSuperset(of: all.map(\.apnsID)))
+        let counters = client.status.counters
+        #expect(counters.resent == late.count)
+        // GOAWAY, every owed answer, then the server's close: orderly, not lost.
+        #expect(counters.connectionsLost == 0)
+    }
+}
