@@ -51,7 +51,11 @@ struct APNsPoolTests {
         #expect(Set(received) == Set(notifications.map(\.apnsID)))
         #expect(statistics.connections >= 2000 / goAwayAfter, "GOAWAY every \(goAwayAfter) streams needs more connections")
         let status = client.status
-        #expect(status.counters.goAwaysReceived >= 2000 / goAwayAfter - 1)
+        // Every connection but those still open at the end (at most the 4
+        // the client may hold) reached N streams and sent GOAWAY; the client
+        // must have read each one. (Not `2000 / N - 1`: the last 4 can each
+        // end just short of N, so with N = 500 only 2 GOAWAYs may be due.)
+        #expect(status.counters.goAwaysReceived >= statistics.connections - 4)
         if goAwayAfter % 100 != 0 {
             #expect(status.counters.resent > 0, "streams in flight above last-stream-id must have been resent")
         }
