@@ -113,9 +113,15 @@ final class HTTP1ServerConnection: IOHandler {
             switch result {
             case .bytes:
                 if lingering { input.consume(input.readableCount) }
-                if tls == nil || tls?.hasBufferedReadData == true { continue }
-                // TLS without buffered bytes: the next read would block.
-                reads = Self.readsPerWakeup
+                if let tls {
+                    if tls.hasBufferedReadData { continue }
+                    // TLS without buffered bytes: the next read would block.
+                    reads = Self.readsPerWakeup
+                } else if !input.lastReadFilledSpace {
+                    // A short read drained the socket (level-triggered epoll
+                    // reports anything that arrives later, EOF included).
+                    reads = Self.readsPerWakeup
+                }
             case .wouldBlock, .full:
                 reads = Self.readsPerWakeup
             case .endOfFile:

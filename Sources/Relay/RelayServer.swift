@@ -85,7 +85,8 @@ public final class RelayServer: @unchecked Sendable {
         for loop in loops {
             let server = runOnLoop(loop) {
                 LoopServer(loop: loop, relay: RelayHandler(sender: self.senderFactory(loop), topic: self.topic,
-                                                            counters: self.counters, logger: self.logger),
+                                                            counters: self.counters, logger: self.logger,
+                                                            loop: loop),
                            server: self)
             }
             loopServers.append(server)

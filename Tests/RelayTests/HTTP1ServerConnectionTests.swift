@@ -19,7 +19,7 @@ struct HTTP1ServerConnectionTests {
         let notification = try #require(fixture.recorder.all.first)
         #expect(response.header("Location") == "/relay-to/message/" + notification.apnsID)
         #expect(response.header("TTL") == "172800")
-        #expect(fixture.log.lines.contains { $0.contains("status=201 apns=200") })
+        #expect(fixture.log.eventuallyContains { $0.contains("status=201 apns=200") })
     }
 
     @Test("100 requests on one keep-alive connection")
@@ -112,7 +112,7 @@ struct HTTP1ServerConnectionTests {
             #expect(try client.readsEOF())
         }
         #expect(fixture.recorder.all.isEmpty)
-        #expect(fixture.log.lines.contains { $0.contains("status=\(status)") })
+        #expect(fixture.log.eventuallyContains { $0.contains("status=\(status)") })
     }
 
     @Test("a body over the cap is refused with 413 while the sender is still sending")
