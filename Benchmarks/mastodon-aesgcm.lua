@@ -6,14 +6,12 @@
 -- Crypto-Key, a VAPID JWT in Authorization, TTL 172800, Urgency normal.
 -- Every request goes to a fresh random 64-hex device token.
 --
--- Environment: BODY_BYTES (ciphertext size, default 2048), RELAY_ENV
--- (production or development, default production).
+-- Environment: BODY_BYTES (ciphertext size, default 2048).
 --
 -- Everything but the token is built once: the per-request work in wrk (the
 -- same 2 cores as the relay) is 64 hex digits and one concatenation.
 
 local body_bytes = tonumber(os.getenv("BODY_BYTES") or "2048")
-local relay_env = os.getenv("RELAY_ENV") or "production"
 
 local function random_bytes(count)
   local bytes = {}
@@ -60,7 +58,7 @@ function init(args)
   local jwt = base64url('{"typ":"JWT","alg":"ES256"}') .. "." ..
     base64url('{"aud":"https://relay.example","exp":1893456000,"sub":"mailto:admin@mastodon.example"}') .. "." ..
     base64url(random_bytes(64))
-  head_prefix = "POST /relay-to/" .. relay_env .. "/"
+  head_prefix = "POST /relay-to/production/"
   head_suffix = " HTTP/1.1\r\n" ..
     "Host: " .. wrk.host .. ":" .. wrk.port .. "\r\n" ..
     "User-Agent: Mastodon/4.3.0 (http.rb/5.2.0; +https://mastodon.example/)\r\n" ..
