@@ -148,13 +148,19 @@ def run_wrk(port, connections, duration, timeout):
     return values
 
 
+def cpu_delta(before, after):
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def cell(binaries, connections, delay_ms, duration, relay_env, emulator_threads):
     emulator = start_emulator(binaries["apns-emulator"], delay_ms, client_auth=True, threads=emulator_threads)
     relay = start_relay(binaries["toot-relay"], emulator.port, relay_env)
     try:
         cpu_before = relay.cpu_seconds()
         emulator_cpu_before = emulator.cpu_seconds()
+        children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         wrk = run_wrk(relay.port, connections, duration, timeout=10)
+        children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = relay.cpu_seconds() - cpu_before
         emulator_cpu = emulator.cpu_seconds() - emulator_cpu_before
         peak_kib = relay.status_kib("VmHWM")
@@ -177,6 +183,8 @@ def cell(binaries, connections, delay_ms, duration, relay_env, emulator_threads)
         "non2xx": wrk["non2xx"], "errors": errors,
         "cpu_us": cpu / max(created, 1) * 1e6,
         "emulator_cpu_us": emulator_cpu / max(accepted, 1) * 1e6,
+        # wrk is the only child reaped while it runs.
+        "wrk_cpu_us": cpu_delta(children_before, children_after) / max(wrk["requests"], 1) * 1e6,
         "rss_mib": peak_kib / 1024,
         "created": created, "accepted": accepted, "wrk_2xx": wrk_2xx, "counts_ok": counts_ok,
         "socket_detail": f"c{wrk['connect']}/r{wrk['read']}/w{wrk['write']}/t{wrk['timeout']}",
@@ -202,14 +210,20 @@ def ceiling(binaries, duration, emulator_threads):
             "-H", "apns-push-type: alert", "-H", f"apns-topic: {TOPIC}", "-H", "apns-priority: 10",
             "-H", f"apns-expiration: {expiration}", "-H", "content-type: application/json"]
     try:
+        children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        emulator_before = emulator.cpu_seconds()
         completed = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        h2load_cpu = cpu_delta(children_before, resource.getrusage(resource.RUSAGE_CHILDREN))
+        emulator_cpu = emulator.cpu_seconds() - emulator_before
     finally:
         emulator.stop()
     rps = re.search(r"finished in [\d.]+\w+, ([\d.]+) req/s", completed.stdout)
     ok = re.search(r"status codes: (\d+) 2xx", completed.stdout)
     if not rps or not ok or int(ok.group(1)) == 0:
         raise SystemExit(f"bench: h2load failed:\n{completed.stdout}")
-    return {"rps": float(rps.group(1)), "accepted": emulator_accepted(emulator), "h2load_2xx": int(ok.group(1))}
+    done = max(int(ok.group(1)), 1)
+    return {"rps": float(rps.group(1)), "accepted": emulator_accepted(emulator), "h2load_2xx": int(ok.group(1)),
+            "h2load_cpu_us": h2load_cpu / done * 1e6, "emulator_cpu_us": emulator_cpu / done * 1e6}
 
 
 def load_average():
@@ -218,15 +232,23 @@ def load_average():
 
 
 def other_load():
-    """The busiest processes that are not this benchmark (for the record)."""
-    output = subprocess.run(["ps", "-eo", "pcpu,comm", "--sort=-pcpu", "--no-headers"],
+    """The busiest processes over one second (taken before the benchmark starts)."""
+    output = subprocess.run(["top", "-b", "-n", "2", "-d", "1", "-o", "%CPU", "-w", "200"],
                             stdout=subprocess.PIPE, text=True).stdout
+    frame = output.rsplit("PID", 1)[-1].splitlines()[1:]
     busy = []
-    for line in output.splitlines():
-        cpu, _, name = line.strip().partition(" ")
-        if float(cpu) >= 5 and name.strip() not in ("ps", "python3", "toot-relay", "apns-emulator", "wrk", "h2load"):
-            busy.append(f"{name.strip()} {cpu}%")
-    return ", ".join(busy[:5]) or "none above 5 % CPU"
+    for line in frame:
+        fields = line.split()
+        if len(fields) < 12:
+            continue
+        try:
+            cpu = float(fields[8])
+        except ValueError:
+            continue
+        name = fields[11]
+        if cpu >= 5 and name != "top":
+            busy.append(f"{name} {cpu:.0f} %")
+    return ", ".join(busy[:6]) or "none above 5 % CPU"
 
 
 def median(values):
@@ -276,14 +298,16 @@ def main():
     ceilings = []
     for run in range(1, runs + 1):
         ceilings.append(ceiling(binaries, duration, args.emulator_threads))
-        print(f"run {run}: h2load ceiling {ceilings[-1]['rps']:.0f} req/s", flush=True)
+        print(f"run {run}: h2load ceiling {ceilings[-1]['rps']:.0f} req/s, CPU µs/notification emulator "
+              f"{ceilings[-1]['emulator_cpu_us']:.1f}, h2load {ceilings[-1]['h2load_cpu_us']:.1f}", flush=True)
         for connections, delay, seconds in cells:
             result = cell(binaries, connections, delay, seconds, relay_env, args.emulator_threads)
             results[(connections, delay)].append(result)
             print(f"run {run}: {connections} senders, delay {delay} ms: {result['rps']:.0f} req/s, "
                   f"p50 {result['p50_ms']:.1f} ms, p99 {result['p99_ms']:.1f} ms, non-2xx {result['non2xx']}, "
                   f"socket errors {result['errors']} ({result['socket_detail']}), "
-                  f"relay CPU {result['cpu_us']:.1f} µs/notification, RSS {result['rss_mib']:.1f} MiB, "
+                  f"CPU µs/notification relay {result['cpu_us']:.1f}, emulator {result['emulator_cpu_us']:.1f}, "
+                  f"wrk {result['wrk_cpu_us']:.1f}; RSS {result['rss_mib']:.1f} MiB, "
                   f"201 {result['created']} / accepted {result['accepted']} / wrk 2xx {result['wrk_2xx']}",
                   flush=True)
     load_after = load_average()
@@ -291,10 +315,12 @@ def main():
     ceiling_rps = median([c["rps"] for c in ceilings])
     rows = []
     header = ("| senders | APNs delay | req/s | % of ceiling | p50 ms | p99 ms | non-2xx | socket errors "
-              "| relay CPU s / 1,000 | relay peak RSS MiB | 201 = accepted |")
+              "| relay CPU s / 1,000 | relay peak RSS MiB | 201 = accepted | CPU µs/req: relay / emulator / load generator |")
     rows.append(header)
-    rows.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-    rows.append(f"| h2load → emulator (ceiling) | 0 ms | {ceiling_rps:,.0f} | 100 % | | | | | | | |")
+    rows.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
+    rows.append(f"| h2load → emulator (ceiling) | 0 ms | {ceiling_rps:,.0f} | 100 % | | | | | | | "
+                f"| – / {median([c['emulator_cpu_us'] for c in ceilings]):.1f} / "
+                f"{median([c['h2load_cpu_us'] for c in ceilings]):.1f} |")
     for connections, delay, _ in cells:
         cell_runs = results[(connections, delay)]
         rps = median([r["rps"] for r in cell_runs])
@@ -306,7 +332,9 @@ def main():
             f"| {median([r['p50_ms'] for r in cell_runs]):.1f} | {median([r['p99_ms'] for r in cell_runs]):.1f} "
             f"| {max(r['non2xx'] for r in cell_runs)} | {max(r['errors'] for r in cell_runs)} "
             f"| {median([r['cpu_us'] for r in cell_runs]) / 1000:.4f} "
-            f"| {max(r['rss_mib'] for r in cell_runs):.1f} | {count_text} |")
+            f"| {max(r['rss_mib'] for r in cell_runs):.1f} | {count_text} "
+            f"| {median([r['cpu_us'] for r in cell_runs]):.1f} / {median([r['emulator_cpu_us'] for r in cell_runs]):.1f}"
+            f" / {median([r['wrk_cpu_us'] for r in cell_runs]):.1f} |")
 
     def med(connections, delay, key):
         return median([r[key] for r in results[(connections, delay)]])
@@ -346,7 +374,6 @@ def main():
             if line.startswith("model name"):
                 cpu_model = line.split(":", 1)[1].strip()
                 break
-    emulator_cpu = median([r["emulator_cpu_us"] for r in results[(64, 0)]])
     section = [
         f"### {started:%Y-%m-%d %H:%M} UTC, commit {commit}{' (with local changes)' if dirty else ''}",
         "",
@@ -355,8 +382,7 @@ def main():
         f"{many_duration} s for 10,000 senders. Relay: release build, default settings "
         f"(THREADS = cores, LOG_LEVEL info, log to a file){''.join(f', {k}={v}' for k, v in relay_env.items())}; "
         f"emulator: {args.emulator_threads} thread(s), client certificates required, no log. "
-        f"Load average before {load_before}, after {load_after}; other busy processes at start: {others}. "
-        f"Emulator CPU at 64 senders: {emulator_cpu:.1f} µs per notification.",
+        f"Load average before {load_before}, after {load_after}; other busy processes at start: {others}.",
         "",
         *rows,
         "",

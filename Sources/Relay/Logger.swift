@@ -149,5 +149,9 @@ final class LoopLogBuffer {
 
 /// What a log line may show of a device token: its first 8 hex digits.
 public func tokenPrefix(_ token: String) -> String {
-    String(token.utf8.prefix(8).map { Character(Unicode.Scalar($0)) })
+    // Tokens are hex by the time they are logged; a non-ASCII byte (never
+    // expected) still shows as one Latin-1 character, as before.
+    let prefix = token.utf8.prefix(8)
+    if prefix.allSatisfy({ $0 < 0x80 }) { return String(decoding: prefix, as: UTF8.self) }
+    return String(prefix.map { Character(Unicode.Scalar($0)) })
 }

@@ -138,8 +138,7 @@ public final class RelayHandler {
         }
         let level: LogLevel = answer.credentialsRejected ? .error : (answer.status >= 500 ? .warning : .info)
         guard logger.isEnabled(level) else { return }
-        log(level, line(target, status: answer.status, apns: apns, reason: reason, started: started)
-            + " apns-id=" + apnsID)
+        log(level, line(target, status: answer.status, apns: apns, reason: reason, started: started, apnsID: apnsID))
     }
 
     private func logRelay(_ target: RelayTarget, status: Int, apns: String, reason: String, started: UInt64) {
@@ -158,9 +157,29 @@ public final class RelayHandler {
         if let logBuffer { logBuffer.log(level, message()) } else { logger.log(level, message()) }
     }
 
-    private func line(_ target: RelayTarget, status: Int, apns: String, reason: String, started: UInt64) -> String {
-        "relay env=\(target.environment.rawValue) token=\(tokenPrefix(target.deviceToken)) status=\(status) "
-            + "apns=\(apns) reason=\"\(reason)\" latency=\(latency(since: started))"
+    /// Built in one reserved String: interpolation and `+` grew (reallocated)
+    /// the line several times on every request.
+    private func line(_ target: RelayTarget, status: Int, apns: String, reason: String, started: UInt64,
+                      apnsID: String? = nil) -> String {
+        var text = ""
+        text.reserveCapacity(96 + reason.utf8.count + (apnsID?.utf8.count ?? 0))
+        text += "relay env="
+        text += target.environment.rawValue
+        text += " token="
+        text += tokenPrefix(target.deviceToken)
+        text += " status="
+        text += String(status)
+        text += " apns="
+        text += apns
+        text += " reason=\""
+        text += reason
+        text += "\" latency="
+        text += latency(since: started)
+        if let apnsID {
+            text += " apns-id="
+            text += apnsID
+        }
+        return text
     }
 
     private func latency(since started: UInt64) -> String {
