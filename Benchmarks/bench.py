@@ -302,6 +302,7 @@ def main():
               f"{ceilings[-1]['emulator_cpu_us']:.1f}, h2load {ceilings[-1]['h2load_cpu_us']:.1f}", flush=True)
         for connections, delay, seconds in cells:
             result = cell(binaries, connections, delay, seconds, relay_env, args.emulator_threads)
+            result["of_ceiling"] = result["rps"] / ceilings[-1]["rps"]
             results[(connections, delay)].append(result)
             print(f"run {run}: {connections} senders, delay {delay} ms: {result['rps']:.0f} req/s, "
                   f"p50 {result['p50_ms']:.1f} ms, p99 {result['p99_ms']:.1f} ms, non-2xx {result['non2xx']}, "
@@ -328,7 +329,7 @@ def main():
         count_text = "yes" if counts else "NO"
         count_text += " (" + ", ".join(f"{r['created']}/{r['accepted']}" for r in cell_runs) + ")"
         rows.append(
-            f"| {connections:,} | {delay} ms | {rps:,.0f} | {rps / ceiling_rps * 100:.0f} % "
+            f"| {connections:,} | {delay} ms | {rps:,.0f} | {median([r['of_ceiling'] for r in cell_runs]) * 100:.0f} % "
             f"| {median([r['p50_ms'] for r in cell_runs]):.1f} | {median([r['p99_ms'] for r in cell_runs]):.1f} "
             f"| {max(r['non2xx'] for r in cell_runs)} | {max(r['errors'] for r in cell_runs)} "
             f"| {median([r['cpu_us'] for r in cell_runs]) / 1000:.4f} "
@@ -342,11 +343,18 @@ def main():
     def worst(connections, delay, key):
         return max(r[key] for r in results[(connections, delay)])
 
+    # Everything is CPU-bound on shared cores: the ratio a busy machine
+    # tends to is (emulator + h2load CPU per request) / (relay + emulator +
+    # wrk CPU per request), whatever else runs.
+    ceiling_cpu = median([c["emulator_cpu_us"] + c["h2load_cpu_us"] for c in ceilings])
+    relayed_cpu = med(64, 0, "cpu_us") + med(64, 0, "emulator_cpu_us") + med(64, 0, "wrk_cpu_us")
+    projection = ceiling_cpu / relayed_cpu
     targets = [
         ("relay CPU ≤ 50 µs per notification (64 senders, no delay)",
          f"{med(64, 0, 'cpu_us'):.1f} µs", med(64, 0, "cpu_us") <= 50),
-        ("throughput ≥ 60 % of the h2load ceiling (64 senders, no delay)",
-         f"{med(64, 0, 'rps') / ceiling_rps * 100:.0f} %", med(64, 0, "rps") >= 0.6 * ceiling_rps),
+        ("throughput ≥ 60 % of the h2load ceiling of the same run (64 senders, no delay)",
+         f"{med(64, 0, 'of_ceiling') * 100:.0f} % (CPU-bound projection: {projection * 100:.0f} %)",
+         med(64, 0, "of_ceiling") >= 0.6),
         ("512 senders, 20 ms: p99 ≤ 40 ms", f"{med(512, 20, 'p99_ms'):.1f} ms", med(512, 20, "p99_ms") <= 40),
         ("512 senders, 20 ms: zero non-2xx", str(worst(512, 20, "non2xx")), worst(512, 20, "non2xx") == 0),
         ("peak RSS ≤ 48 MiB at 512 senders", f"{max(worst(512, 0, 'rss_mib'), worst(512, 20, 'rss_mib')):.1f} MiB",

@@ -114,6 +114,12 @@ public final class RelayHandler {
 
     // MARK: logging (one line per request; never a payload or a full token)
 
+    /// Writes the lines still waiting in this loop's buffer (shutdown). On
+    /// the handler's loop.
+    public func flushLog() {
+        logBuffer?.flush()
+    }
+
     /// A request the connection refused before routing (bad framing, over a
     /// limit, too slow).
     public func logRefusal(status: Int, reason: String) {

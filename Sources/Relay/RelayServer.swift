@@ -162,6 +162,14 @@ public final class RelayServer: @unchecked Sendable {
         }
     }
 
+    /// Writes the log lines every loop still buffers; returns once done.
+    /// Call from a thread that is not one of the loops, before they stop.
+    public func flushLogs() {
+        for server in loopServers {
+            runOnLoop(server.loop) { server.relay.flushLog() }
+        }
+    }
+
     /// True once no connection is open and no notification is in flight.
     public var isDrained: Bool { counters.openConnections == 0 && counters.inFlight == 0 }
 
