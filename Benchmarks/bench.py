@@ -354,7 +354,9 @@ def main():
          f"{med(64, 0, 'cpu_us'):.1f} µs", med(64, 0, "cpu_us") <= 50),
         ("throughput ≥ 60 % of the h2load ceiling of the same run (64 senders, no delay)",
          f"{med(64, 0, 'of_ceiling') * 100:.0f} % (CPU-bound projection: {projection * 100:.0f} %)",
-         med(64, 0, "of_ceiling") >= 0.6),
+         # Both: other load that changes between the ceiling and the cell
+         # moves the measured ratio either way; the CPU ratio does not.
+         med(64, 0, "of_ceiling") >= 0.6 and projection >= 0.6),
         ("512 senders, 20 ms: p99 ≤ 40 ms", f"{med(512, 20, 'p99_ms'):.1f} ms", med(512, 20, "p99_ms") <= 40),
         ("512 senders, 20 ms: zero non-2xx", str(worst(512, 20, "non2xx")), worst(512, 20, "non2xx") == 0),
         ("peak RSS ≤ 48 MiB at 512 senders", f"{max(worst(512, 0, 'rss_mib'), worst(512, 20, 'rss_mib')):.1f} MiB",
