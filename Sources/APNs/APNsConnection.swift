@@ -99,6 +99,8 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
     /// waits inside the session until the socket drains).
     private static let outputHighWater = 256 * 1024
     private var flushScheduled = false
+    /// A read pass stopped after 64 reads with input left inside OpenSSL.
+    private var readContinuationScheduled = false
     /// Bytes ever taken from nghttp2, and ever accepted by OpenSSL (a TLS
     /// record is written whole or retried whole: a partial record on the
     /// wire cannot be decrypted, so it cannot be processed).
@@ -223,7 +225,12 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
     private func startTLS() {
         guard let socket else { return }
         do {
-            tls = try TLSConnection(context: endpoint.tlsContext, fd: socket.fileDescriptor, serverName: endpoint.host)
+            let connection = try TLSConnection(context: endpoint.tlsContext, fd: socket.fileDescriptor,
+                                               serverName: endpoint.host)
+            // One read(2) per burst of answers, not two per TLS record;
+            // readAvailable reads until .wantRead (or comes back itself).
+            connection.enableReadAhead()
+            tls = connection
         } catch {
             perform(lifecycle.failed(error.description))
             return
@@ -379,7 +386,23 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
                 return
             }
             reads += 1
-            if reads >= 64 && !tls.hasBufferedReadData { return }
+            if reads >= 64 {
+                // Fairness: let other descriptors run. With read-ahead,
+                // records OpenSSL already holds are invisible to epoll: come
+                // back for them on the next pass (a partial record alone
+                // waits for the socket, which epoll does announce).
+                if tls.hasUnprocessedInput && !readContinuationScheduled {
+                    readContinuationScheduled = true
+                    loop.schedule(after: .zero) { [weak self] in
+                        guard let self else { return }
+                        self.readContinuationScheduled = false
+                        self.readAvailable()
+                        self.flushOutput()
+                        self.afterEvents()
+                    }
+                }
+                return
+            }
         }
     }
 

@@ -125,6 +125,10 @@ public struct InputBuffer {
     public var readableCount: Int { writerIndex - readerIndex }
     public var isEmpty: Bool { readerIndex == writerIndex }
     public var isFull: Bool { readableCount >= limit }
+    /// The last read filled every byte of space it was offered: the socket
+    /// may hold more. After a shorter read a stream socket is drained, and
+    /// the next read would only say EAGAIN (an extra syscall per request).
+    public var lastReadFilledSpace: Bool { writerIndex == storage.count }
 
     public func withReadableBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         try storage.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[readerIndex..<writerIndex])) }

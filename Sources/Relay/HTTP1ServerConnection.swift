@@ -21,7 +21,15 @@ final class HTTP1ServerConnection: IOHandler {
     private var tlsPendingOffset = 0
     private let tls: TLSConnection?
     private var handshaking: Bool
+    /// The machine's one timer, kept lazily: `timerDeadline` is when it is
+    /// due (nil: cancelled); `timer` is the loop timer behind it, which may
+    /// be due earlier and then re-arms for the rest. Re-arming and cancelling
+    /// (twice per request: header, then keep-alive) only move the deadline,
+    /// instead of a heap insert, a closure and a cancel each time.
     private var timer: TimerID?
+    private var timerScheduledAt: UInt64 = 0
+    private var timerDeadline: UInt64?
+    private var timerKind: HTTP1ConnectionMachine.TimerKind = .header
     private var lingerTimer: TimerID?
     private var writeTimer: TimerID?
     private var peerEOF = false
@@ -113,9 +121,15 @@ final class HTTP1ServerConnection: IOHandler {
             switch result {
             case .bytes:
                 if lingering { input.consume(input.readableCount) }
-                if tls == nil || tls?.hasBufferedReadData == true { continue }
-                // TLS without buffered bytes: the next read would block.
-                reads = Self.readsPerWakeup
+                if let tls {
+                    if tls.hasBufferedReadData { continue }
+                    // TLS without buffered bytes: the next read would block.
+                    reads = Self.readsPerWakeup
+                } else if !input.lastReadFilledSpace {
+                    // A short read drained the socket (level-triggered epoll
+                    // reports anything that arrives later, EOF included).
+                    reads = Self.readsPerWakeup
+                }
             case .wouldBlock, .full:
                 reads = Self.readsPerWakeup
             case .endOfFile:
@@ -158,22 +172,12 @@ final class HTTP1ServerConnection: IOHandler {
                     pending.append(contentsOf: machine.responseReady(response, hasBufferedInput: !input.isEmpty))
                 }
             case .armTimer(let kind, let delay):
-                if let timer { loop.cancel(timer) }
-                timer = loop.schedule(after: delay) { [weak self] in
-                    guard let self, !self.isClosed else { return }
-                    self.timer = nil
-                    // No 408 through a TLS handshake that never finished.
-                    if self.handshaking {
-                        self.close()
-                        return
-                    }
-                    self.perform(self.machine.timerFired(kind))
-                }
+                armTimer(kind, after: delay)
             case .refused(let status, let reason):
                 relay.logRefusal(status: status, reason: reason)
             case .cancelTimer:
-                if let timer { loop.cancel(timer) }
-                timer = nil
+                // Lazy: a loop timer still pending finds no deadline and stops.
+                timerDeadline = nil
             case .close:
                 closeGracefully()
                 return
@@ -187,6 +191,48 @@ final class HTTP1ServerConnection: IOHandler {
             }
         }
         if !isClosed { updateInterest() }
+    }
+
+    private func armTimer(_ kind: HTTP1ConnectionMachine.TimerKind, after delay: Duration) {
+        let deadline = Self.deadline(after: delay, from: loop.now)
+        timerKind = kind
+        timerDeadline = deadline
+        // A pending loop timer due no later than the new deadline will
+        // re-arm itself when it fires; an earlier deadline needs a new one.
+        if timer != nil && timerScheduledAt <= deadline { return }
+        scheduleLoopTimer(at: deadline)
+    }
+
+    /// `now + delay` in nanoseconds, saturating (a negative delay is now).
+    static func deadline(after delay: Duration, from now: UInt64) -> UInt64 {
+        let (seconds, attoseconds) = delay.components
+        guard seconds >= 0, attoseconds >= 0 else { return now }
+        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow else { return .max }
+        let (sum, overflow2) = now.addingReportingOverflow(whole &+ UInt64(attoseconds / 1_000_000_000))
+        return overflow2 ? .max : sum
+    }
+
+    private func scheduleLoopTimer(at deadline: UInt64) {
+        if let timer { loop.cancel(timer) }
+        timerScheduledAt = deadline
+        timer = loop.schedule(atNanoseconds: deadline) { [weak self] in self?.loopTimerFired() }
+    }
+
+    private func loopTimerFired() {
+        timer = nil
+        guard !isClosed, let deadline = timerDeadline else { return }
+        if loop.now < deadline {
+            scheduleLoopTimer(at: deadline)
+            return
+        }
+        timerDeadline = nil
+        // No 408 through a TLS handshake that never finished.
+        if handshaking {
+            close()
+            return
+        }
+        perform(machine.timerFired(timerKind))
     }
 
     private func answer(_ response: HTTP1Response) {
@@ -278,6 +324,7 @@ final class HTTP1ServerConnection: IOHandler {
     private func closeGracefully() {
         if let timer { loop.cancel(timer) }
         timer = nil
+        timerDeadline = nil
         guard machine.closedAfterResponse && !peerEOF else {
             close()
             return

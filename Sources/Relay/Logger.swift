@@ -1,3 +1,4 @@
+import EventLoop
 import Glibc
 import RelayCore
 
@@ -14,8 +15,9 @@ public final class Logger: Sendable {
     /// Longest line written (PIPE_BUF on Linux: writes up to it are atomic).
     public static let maxLineBytes = 4096
 
-    /// `sink` receives each finished line, newline included; the default
-    /// writes it to standard error.
+    /// `sink` receives finished lines, each ending in a newline: one line per
+    /// call from `log`, several (at most `maxLineBytes` in all) from a
+    /// `LoopLogBuffer`. The default writes them to standard error.
     public init(level: LogLevel, sink: @escaping @Sendable (UnsafeRawBufferPointer) -> Void = Logger.standardError) {
         self.level = level
         self.sink = sink
@@ -32,18 +34,29 @@ public final class Logger: Sendable {
         guard isEnabled(level) else { return }
         var line: [UInt8] = []
         line.reserveCapacity(160)
+        appendLine(level, message(), to: &line)
+        line.withUnsafeBytes { sink($0) }
+    }
+
+    /// Hands finished lines (one or more, each ending in a newline) to the sink.
+    func write(_ lines: UnsafeRawBufferPointer) { sink(lines) }
+
+    /// Appends `message` as one finished line (timestamp, level, newline),
+    /// at most `maxLineBytes` long.
+    func appendLine(_ level: LogLevel, _ message: String, to line: inout [UInt8]) {
+        let start = line.count
         Logger.appendTimestamp(unixNanoseconds: Logger.realtimeNanoseconds(), to: &line)
         line.append(UInt8(ascii: " "))
         line.append(contentsOf: level.name.utf8)
         line.append(UInt8(ascii: " "))
-        for byte in message().utf8 {
-            guard line.count < Logger.maxLineBytes - 1 else { break }
+        let end = start + Logger.maxLineBytes - 1
+        for byte in message.utf8 {
+            guard line.count < end else { break }
             // One event, one line: control characters from lower layers
             // (OpenSSL messages, peer-supplied text) become spaces.
             line.append(byte < 0x20 || byte == 0x7F ? UInt8(ascii: " ") : byte)
         }
         line.append(UInt8(ascii: "\n"))
-        line.withUnsafeBytes { sink($0) }
     }
 
     public func debug(_ message: @autoclosure () -> String) { log(.debug, message()) }
@@ -90,7 +103,57 @@ public final class Logger: Sendable {
     }
 }
 
+/// The log lines of one event loop, written together at the end of the loop
+/// iteration that produced them (a zero-delay timer runs after the
+/// iteration's I/O) instead of one write(2) per line: at 10,000 requests a
+/// second the per-request line cost ~10 % of the relay's CPU in write(2)
+/// alone. (Holding lines longer, up to 50 ms, measured no better: at low
+/// rates the writes left per request are TLS writes to APNs.) Each write is
+/// whole lines of at most `Logger.maxLineBytes` bytes in all, so writes to a
+/// pipe stay atomic and lines from several loops never interleave. Confined
+/// to its loop; `flush()` on shutdown.
+final class LoopLogBuffer {
+    let logger: Logger
+    private let loop: EventLoop
+    private var pending: [UInt8] = []
+    private var flushScheduled = false
+
+    init(logger: Logger, loop: EventLoop) {
+        self.logger = logger
+        self.loop = loop
+        pending.reserveCapacity(Logger.maxLineBytes + 256)
+    }
+
+    deinit { flush() }
+
+    func log(_ level: LogLevel, _ message: @autoclosure () -> String) {
+        guard logger.isEnabled(level) else { return }
+        let start = pending.count
+        logger.appendLine(level, message(), to: &pending)
+        if pending.count > Logger.maxLineBytes {
+            // Out with the lines before this one (one line alone always fits).
+            pending.withUnsafeBytes { logger.write(UnsafeRawBufferPointer(rebasing: $0[..<start])) }
+            pending.removeSubrange(..<start)
+        }
+        if !flushScheduled {
+            flushScheduled = true
+            loop.schedule(after: .zero) { [weak self] in self?.flush() }
+        }
+    }
+
+    func flush() {
+        flushScheduled = false
+        guard !pending.isEmpty else { return }
+        pending.withUnsafeBytes { logger.write($0) }
+        pending.removeAll(keepingCapacity: true)
+    }
+}
+
 /// What a log line may show of a device token: its first 8 hex digits.
 public func tokenPrefix(_ token: String) -> String {
-    String(token.utf8.prefix(8).map { Character(Unicode.Scalar($0)) })
+    // Tokens are hex by the time they are logged; a non-ASCII byte (never
+    // expected) still shows as one Latin-1 character, as before.
+    let prefix = token.utf8.prefix(8)
+    if prefix.allSatisfy({ $0 < 0x80 }) { return String(decoding: prefix, as: UTF8.self) }
+    return String(prefix.map { Character(Unicode.Scalar($0)) })
 }

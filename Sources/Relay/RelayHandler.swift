@@ -12,20 +12,27 @@ public final class RelayHandler {
     private let topic: String
     private let counters: RelayCounters
     private let logger: Logger
+    /// On a loop: lines are written once per loop iteration (see LoopLogBuffer).
+    private let logBuffer: LoopLogBuffer?
     private let maxTTL: Int
     /// Unix time in seconds (replaceable for tests).
     private let unixTime: () -> Int
-    private var random = SystemRandomNumberGenerator()
+    private var random = BufferedRandom()
     private let metrics: RelayMetricsRecorder?
 
+    /// With `loop`, log lines are batched per iteration of that loop (the
+    /// handler must then be used on it only); without, each line is written
+    /// at once.
     public init(sender: NotificationSender, topic: String, counters: RelayCounters, logger: Logger,
-                maxTTL: Int = defaultMaxTTL, unixTime: @escaping () -> Int = RelayHandler.unixTime,
+                loop: EventLoop? = nil, maxTTL: Int = defaultMaxTTL,
+                unixTime: @escaping () -> Int = RelayHandler.unixTime,
                 metrics: RelayMetrics? = nil) {
         self.metrics = metrics?.makeRecorder()
         self.sender = sender
         self.topic = topic
         self.counters = counters
         self.logger = logger
+        self.logBuffer = loop.map { LoopLogBuffer(logger: logger, loop: $0) }
         self.maxTTL = maxTTL
         self.unixTime = unixTime
     }
@@ -58,7 +65,7 @@ public final class RelayHandler {
             } else {
                 response = HTTP1Response(status: 200, headers: textPlain, body: "OK")
             }
-            logger.debug("\(request.method) /relay-to/_health status=\(response.status)")
+            log(.debug, "\(request.method) /relay-to/_health status=\(response.status)")
             return response
         case .methodNotAllowed(let allow):
             var response = plain(405, "method \(request.method) not allowed here")
@@ -131,11 +138,17 @@ public final class RelayHandler {
 
     // MARK: logging (one line per request; never a payload or a full token)
 
+    /// Writes the lines still waiting in this loop's buffer (shutdown). On
+    /// the handler's loop.
+    public func flushLog() {
+        logBuffer?.flush()
+    }
+
     /// A request the connection refused before routing (bad framing, over a
     /// limit, too slow).
     public func logRefusal(status: Int, reason: String) {
         guard logger.isEnabled(.info) else { return }
-        logger.info("refused status=\(status) reason=\"\(reason)\"")
+        log(.info, "refused status=\(status) reason=\"\(reason)\"")
     }
 
     private func logDelivery(_ target: RelayTarget, outcome: DeliveryOutcome, answer: RelayResponse,
@@ -155,25 +168,48 @@ public final class RelayHandler {
         }
         let level: LogLevel = answer.credentialsRejected ? .error : (answer.status >= 500 ? .warning : .info)
         guard logger.isEnabled(level) else { return }
-        logger.log(level, line(target, status: answer.status, apns: apns, reason: reason, started: started)
-            + " apns-id=" + apnsID)
+        log(level, line(target, status: answer.status, apns: apns, reason: reason, started: started, apnsID: apnsID))
     }
 
     private func logRelay(_ target: RelayTarget, status: Int, apns: String, reason: String, started: UInt64) {
         let level: LogLevel = status >= 500 ? .warning : .info
         guard logger.isEnabled(level) else { return }
-        logger.log(level, line(target, status: status, apns: apns, reason: reason, started: started))
+        log(level, line(target, status: status, apns: apns, reason: reason, started: started))
     }
 
     private func logLocal(_ request: HTTP1Request, status: Int, reason: String, started: UInt64) {
         guard logger.isEnabled(.info) else { return }
         // The path may hold a token: only the method is logged.
-        logger.info("\(request.method) status=\(status) reason=\"\(reason)\" latency=\(latency(since: started))")
+        log(.info, "\(request.method) status=\(status) reason=\"\(reason)\" latency=\(latency(since: started))")
     }
 
-    private func line(_ target: RelayTarget, status: Int, apns: String, reason: String, started: UInt64) -> String {
-        "relay env=\(target.environment.rawValue) token=\(tokenPrefix(target.deviceToken)) status=\(status) "
-            + "apns=\(apns) reason=\"\(reason)\" latency=\(latency(since: started))"
+    private func log(_ level: LogLevel, _ message: @autoclosure () -> String) {
+        if let logBuffer { logBuffer.log(level, message()) } else { logger.log(level, message()) }
+    }
+
+    /// Built in one reserved String: interpolation and `+` grew (reallocated)
+    /// the line several times on every request.
+    private func line(_ target: RelayTarget, status: Int, apns: String, reason: String, started: UInt64,
+                      apnsID: String? = nil) -> String {
+        var text = ""
+        text.reserveCapacity(96 + reason.utf8.count + (apnsID?.utf8.count ?? 0))
+        text += "relay env="
+        text += target.environment.rawValue
+        text += " token="
+        text += tokenPrefix(target.deviceToken)
+        text += " status="
+        text += String(status)
+        text += " apns="
+        text += apns
+        text += " reason=\""
+        text += reason
+        text += "\" latency="
+        text += latency(since: started)
+        if let apnsID {
+            text += " apns-id="
+            text += apnsID
+        }
+        return text
     }
 
     private func latency(since started: UInt64) -> String {

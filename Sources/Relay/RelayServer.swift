@@ -91,7 +91,7 @@ public final class RelayServer: @unchecked Sendable {
             let server = runOnLoop(loop) {
                 LoopServer(loop: loop, relay: RelayHandler(sender: self.senderFactory(loop), topic: self.topic,
                                                             counters: self.counters, logger: self.logger,
-                                                            metrics: self.metrics),
+                                                            loop: loop, metrics: self.metrics),
                            server: self)
             }
             loopServers.append(server)
@@ -164,6 +164,14 @@ public final class RelayServer: @unchecked Sendable {
     public func closeAllConnections() {
         for server in loopServers {
             server.loop.execute { server.closeAll() }
+        }
+    }
+
+    /// Writes the log lines every loop still buffers; returns once done.
+    /// Call from a thread that is not one of the loops, before they stop.
+    public func flushLogs() {
+        for server in loopServers {
+            runOnLoop(server.loop) { server.relay.flushLog() }
         }
     }
 

@@ -79,9 +79,22 @@ func asciiLowercased(_ text: some StringProtocol) -> String {
                   as: UTF8.self)
 }
 
-/// Lowercased string of the given ASCII bytes.
+/// Lowercased string of the given ASCII bytes (written straight into the
+/// String's storage: no intermediate array per header name).
 func asciiLowercased(_ bytes: some Collection<UInt8>) -> String {
-    String(decoding: bytes.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }, as: UTF8.self)
+    guard bytes.allSatisfy({ $0 < 0x80 }) else {
+        // Not ASCII: decoding repairs invalid UTF-8, as before.
+        return String(decoding: bytes.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 },
+                      as: UTF8.self)
+    }
+    return String(unsafeUninitializedCapacity: bytes.count) { buffer in
+        var count = 0
+        for byte in bytes {
+            buffer[count] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+            count += 1
+        }
+        return count
+    }
 }
 
 /// The bytes without leading and trailing optional whitespace (SP, HTAB;

@@ -312,14 +312,67 @@ private func checkAES128GCMHeader(_ body: [UInt8]) -> WebPushError? {
 /// parameter lists (`dh=…;p256ecdsa=…`, `keyid=a;dh=…, keyid=b;dh=…`).
 /// Names compare case-insensitively; whitespace around names, `=` and values
 /// is tolerated; a value may be a quoted-string (RFC 9110 §5.6.4).
+///
+/// Scans the bytes in place and builds a String only for the value found:
+/// Mastodon's Crypto-Key (`dh=…;p256ecdsa=…`) would otherwise cost a name and
+/// a value String per parameter on every request.
 func parameterValue(named name: String, in values: [String]) -> String? {
-    let wanted = asciiLowercased(name)
     for value in values {
-        for parameter in parameters(in: value) where parameter.name == wanted {
-            return parameter.value
-        }
+        var text = value
+        if let found = text.withUTF8({ firstParameter(named: name.utf8, in: $0) }) { return found }
     }
     return nil
+}
+
+/// The value of the first entry of `bytes` called `wanted`: the same
+/// splitting as `parameters(in:)` (`,`/`;` outside quotes, entries without
+/// `=` skipped, OWS trimmed, a quoted-string value unquoted).
+private func firstParameter(named wanted: String.UTF8View, in bytes: UnsafeBufferPointer<UInt8>) -> String? {
+    var entryStart = 0
+    var inQuotes = false
+    var escaped = false
+    var quotedValue = false
+    var index = 0
+    while index < bytes.count {
+        let byte = bytes[index]
+        if inQuotes {
+            if escaped {
+                escaped = false
+            } else if byte == UInt8(ascii: "\\") {
+                escaped = true
+            } else if byte == UInt8(ascii: "\"") {
+                inQuotes = false
+            }
+        } else if byte == UInt8(ascii: ",") || byte == UInt8(ascii: ";") {
+            if let value = parameterEntryValue(bytes[entryStart..<index], named: wanted, quoted: quotedValue) {
+                return value
+            }
+            entryStart = index + 1
+            quotedValue = false
+        } else if byte == UInt8(ascii: "\"") {
+            inQuotes = true
+            quotedValue = true
+        }
+        index += 1
+    }
+    return parameterEntryValue(bytes[entryStart..<bytes.count], named: wanted, quoted: quotedValue)
+}
+
+private func parameterEntryValue(_ entry: Slice<UnsafeBufferPointer<UInt8>>, named wanted: String.UTF8View,
+                                 quoted: Bool) -> String? {
+    guard let equals = entry.firstIndex(of: UInt8(ascii: "=")) else { return nil }
+    let name = trimmingOWS(entry[..<equals])
+    guard !name.isEmpty, name.count == wanted.count else { return nil }
+    for (byte, expected) in zip(name, wanted) where asciiLowercase(byte) != asciiLowercase(expected) {
+        return nil
+    }
+    let value = trimmingOWS(entry[(equals + 1)...])
+    return quoted ? String(decoding: unquoted(Array(value)), as: UTF8.self) : String(decoding: value, as: UTF8.self)
+}
+
+@inline(__always)
+private func asciiLowercase(_ byte: UInt8) -> UInt8 {
+    byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
 }
 
 /// Splits a parameter list into (lowercased name, value) pairs; entries

@@ -731,6 +731,21 @@ enum OpenSSL {
         SSL_pending(connection) > 0
     }
 
+    /// Read-ahead: OpenSSL reads as much as the socket holds into its buffer
+    /// instead of each record's 5-byte header, then its body (two read(2)
+    /// calls per record, i.e. per APNs answer). The buffer may then hold
+    /// whole undecrypted records that epoll cannot announce: see
+    /// `hasUnprocessedInput`.
+    static func enableReadAhead(_ connection: OpaquePointer) {
+        SSL_set_read_ahead(connection, 1)
+    }
+
+    /// Bytes inside OpenSSL not yet returned by a read: decrypted data or
+    /// raw (read-ahead) records, complete or not.
+    static func hasUnprocessedInput(_ connection: OpaquePointer) -> Bool {
+        SSL_has_pending(connection) == 1
+    }
+
     static func negotiatedProtocolVersion(_ connection: OpaquePointer) -> String {
         String(cString: SSL_get_version(connection))
     }

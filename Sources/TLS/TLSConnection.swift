@@ -107,4 +107,15 @@ public final class TLSConnection {
     /// after a read into a buffer smaller than the record: the socket will
     /// not become readable for them, so the caller must keep reading.
     public var hasBufferedReadData: Bool { OpenSSL.hasBufferedReadData(connection) }
+
+    /// Lets OpenSSL read everything the socket holds at once (one read(2) for
+    /// many records instead of two per record). The caller must then read
+    /// until `.wantRead` (or, when it stops early, come back while
+    /// `hasUnprocessedInput`): bytes OpenSSL already took from the socket
+    /// are invisible to epoll.
+    public func enableReadAhead() { OpenSSL.enableReadAhead(connection) }
+
+    /// Bytes inside OpenSSL a read has not returned yet, decrypted or not
+    /// (true also for a partial record, which a read cannot finish yet).
+    public var hasUnprocessedInput: Bool { OpenSSL.hasUnprocessedInput(connection) }
 }

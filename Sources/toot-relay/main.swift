@@ -388,6 +388,8 @@ struct Daemon {
             logger.warning("APNs connections did not close in time")
             break
         }
+        // The loops batch their request lines; none may be lost at exit.
+        server.flushLogs()
         group.stopAndJoin()
     }
 

@@ -97,4 +97,20 @@ struct BuffersTests {
         #expect(buffer.isFull)
         #expect(buffer.fill { _ in .bytes(1) } == .full)
     }
+
+    @Test("a short read says the socket is drained; a read that fills the space says it may hold more")
+    func lastReadFilledSpace() throws {
+        let (writer, reader) = try makeSocketPair()
+        var buffer = InputBuffer(initialCapacity: 16, limit: 64)
+        let sixteen = [UInt8](repeating: 1, count: 16)
+        _ = sixteen.withUnsafeBytes { writer.write($0) }
+        #expect(buffer.read(from: reader) == .bytes(16))
+        #expect(buffer.lastReadFilledSpace)
+        let ten = [UInt8](repeating: 2, count: 10)
+        _ = ten.withUnsafeBytes { writer.write($0) }
+        // The buffer grows to 32: 10 of 16 free bytes come.
+        #expect(buffer.read(from: reader) == .bytes(10))
+        #expect(!buffer.lastReadFilledSpace)
+        #expect(buffer.read(from: reader) == .wouldBlock)
+    }
 }

@@ -44,4 +44,22 @@ struct HTTPHeadersTests {
         copy.append(name: "X-New", value: "v")
         #expect(copy.last == HTTPField(name: "x-new", value: "v"))
     }
+
+    @Test("lowercases header-name bytes: ASCII letters only, long and short, non-ASCII repaired as UTF-8",
+          arguments: [
+              ("Content-Type", "content-type"),
+              ("X", "x"),
+              ("", ""),
+              ("A-Very-Long-Header-Name-Beyond-Fifteen-Bytes", "a-very-long-header-name-beyond-fifteen-bytes"),
+              ("already-lower-0123456789_~", "already-lower-0123456789_~"),
+              ("ÄB", "Äb"),
+          ])
+    func lowercasesBytes(input: String, expected: String) {
+        #expect(asciiLowercased(Array(input.utf8)) == expected)
+    }
+
+    @Test("invalid UTF-8 in a name is repaired, not trusted")
+    func lowercasesInvalidBytes() {
+        #expect(asciiLowercased([0x41, 0xFF]) == "a\u{FFFD}")
+    }
 }

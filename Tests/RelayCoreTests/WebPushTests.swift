@@ -277,6 +277,30 @@ struct WebPushTests {
         #expect(parsed.map(\.name) == ["a", "b", "e"])
         #expect(parsed.map(\.value) == ["1", #"x;y,"z""#, ""])
     }
+
+    @Test("the in-place parameter scan finds what the full split finds", arguments: [
+        (#" a=1 ;B = "x;y,\"z\"" , c , =d, e="#, "b"),
+        (#" a=1 ;B = "x;y,\"z\"" , c , =d, e="#, "E"),
+        (#" a=1 ;B = "x;y,\"z\"" , c , =d, e="#, "c"),
+        (#" a=1 ;B = "x;y,\"z\"" , c , =d, e="#, "d"),
+        ("dh=BAAA;p256ecdsa=BBBB", "p256ecdsa"),
+        ("keyid=a;dh=first, keyid=b;dh=second", "dh"),
+        (#"salt="unterminated;dh=x"#, "salt"),
+        (#"salt="unterminated;dh=x"#, "dh"),
+        ("DH = spaced ", "dh"),
+        ("dhx=1;xdh=2", "dh"),
+        ("", "dh"),
+    ])
+    func parameterValueMatchesSplit(text: String, name: String) {
+        let expected = parameters(in: text).first { $0.name == name.lowercased() }?.value
+        #expect(parameterValue(named: name, in: [text]) == expected)
+    }
+
+    @Test("the first header value holding the parameter wins")
+    func parameterValueAcrossValues() {
+        #expect(parameterValue(named: "dh", in: ["p256ecdsa=k", "dh=second", "dh=third"]) == "second")
+        #expect(parameterValue(named: "dh", in: []) == nil)
+    }
 }
 
 extension String {

@@ -1,3 +1,4 @@
+import EventLoop
 import Foundation
 import RelayCore
 import TestSupport
@@ -19,7 +20,36 @@ struct HTTP1ServerConnectionTests {
         let notification = try #require(fixture.recorder.all.first)
         #expect(response.header("Location") == "/relay-to/message/" + notification.apnsID)
         #expect(response.header("TTL") == "172800")
-        #expect(fixture.log.lines.contains { $0.contains("status=201 apns=200") })
+        #expect(fixture.log.eventuallyContains { $0.contains("status=201 apns=200") })
+    }
+
+    @Test("timer deadlines add the delay in nanoseconds and saturate", arguments: [
+        (Duration.seconds(10), UInt64(5), UInt64(10_000_000_005)),
+        (Duration.milliseconds(1), UInt64(0), UInt64(1_000_000)),
+        (Duration.zero, UInt64(7), UInt64(7)),
+        (Duration.seconds(-1), UInt64(7), UInt64(7)),
+        (Duration.seconds(Int64.max), UInt64(1), UInt64.max),
+        (Duration.seconds(1), UInt64.max - 10, UInt64.max),
+    ])
+    func timerDeadlines(delay: Duration, now: UInt64, expected: UInt64) {
+        #expect(HTTP1ServerConnection.deadline(after: delay, from: now) == expected)
+    }
+
+    @Test("a keep-alive connection that goes idle after requests still closes at the idle timeout")
+    func idleAfterRequestsCloses() throws {
+        let fixture = try ServerFixture(timeouts: .init(header: .milliseconds(300), body: .milliseconds(300),
+                                                        keepAlive: .milliseconds(300)))
+        defer { fixture.stop() }
+        let client = try TestClient(port: fixture.port)
+        // Each request moves the (lazy) timer: header, cancel, keep-alive.
+        for _ in 0..<3 {
+            try client.send(webPushBytes())
+            #expect(try client.readResponse().status == 201)
+        }
+        let started = EventLoop.monotonicNanoseconds()
+        #expect(try client.readsEOF())
+        let waited = Double(EventLoop.monotonicNanoseconds() - started) / 1e9
+        #expect(waited >= 0.2 && waited < 5)
     }
 
     @Test("100 requests on one keep-alive connection")
@@ -112,7 +142,7 @@ struct HTTP1ServerConnectionTests {
             #expect(try client.readsEOF())
         }
         #expect(fixture.recorder.all.isEmpty)
-        #expect(fixture.log.lines.contains { $0.contains("status=\(status)") })
+        #expect(fixture.log.eventuallyContains { $0.contains("status=\(status)") })
     }
 
     @Test("a body over the cap is refused with 413 while the sender is still sending")

@@ -60,9 +60,22 @@ final class CapturedLog: Sendable {
     var logger: Logger { logger(level: .debug) }
     func logger(level: LogLevel) -> Logger {
         Logger(level: level) { bytes in
-            let line = String(decoding: bytes, as: UTF8.self)
-            self.storage.withLock { $0.append(line) }
+            // A loop's LoopLogBuffer hands over several lines at once.
+            let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n").map { String($0) + "\n" }
+            self.storage.withLock { $0.append(contentsOf: lines) }
         }
+    }
+
+    /// Whether a line satisfying `predicate` shows up within `seconds`: a
+    /// server's loop writes its lines at the end of the loop iteration, just
+    /// after the response went out.
+    func eventuallyContains(seconds: Double = 2, _ predicate: (String) -> Bool) -> Bool {
+        let deadline = EventLoop.monotonicNanoseconds() + UInt64(seconds * 1e9)
+        repeat {
+            if lines.contains(where: predicate) { return true }
+            usleep(2_000)
+        } while EventLoop.monotonicNanoseconds() < deadline
+        return lines.contains(where: predicate)
     }
 }
 

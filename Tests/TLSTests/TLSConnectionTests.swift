@@ -322,6 +322,37 @@ struct TLSConnectionTests {
         }
     }
 
+    @Test("with read-ahead, many small records sent at once are all read back until wantRead, which empties OpenSSL")
+    func readAheadReadsEveryRecord() throws {
+        let peers = try Peers()
+        let (client, server) = peers.handshake()
+        try #require(client == .complete && server == .complete)
+        peers.client.enableReadAhead()
+        // 50 writes, 50 records of 100 bytes, all in the socket before the first read.
+        var expected: [UInt8] = []
+        for index in 0..<50 {
+            let record = [UInt8](repeating: UInt8(index), count: 100)
+            expected += record
+            #expect(record.withUnsafeBytes { peers.server.write($0) } == .bytes(100))
+        }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 150)
+        var sawHeldInput = false
+        for _ in 0..<1_000 {
+            let result = buffer.withUnsafeMutableBytes { peers.client.read(into: $0) }
+            guard case .bytes(let count) = result else {
+                #expect(result == .wantRead)
+                break
+            }
+            received += buffer[0..<count]
+            // Records already taken from the socket wait inside OpenSSL.
+            if peers.client.hasUnprocessedInput { sawHeldInput = true }
+        }
+        #expect(received == expected)
+        #expect(sawHeldInput)
+        #expect(!peers.client.hasUnprocessedInput)
+    }
+
     @Test("close_notify from the client reads as closed on the server; the fd stays the caller's")
     func orderlyClose() throws {
         let peers = try Peers()

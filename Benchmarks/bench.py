@@ -1,0 +1,417 @@
+#!/usr/bin/env python3
+"""The relay benchmark of DESIGN §8 (run it with scripts/bench).
+
+Per run: the ceiling (h2load straight at an APNs emulator without client
+authentication, same payload and headers as the relay sends), then each cell
+of the matrix with a fresh emulator (client certificates required, no log)
+and a fresh release relay on 127.0.0.1, driven by wrk with
+Benchmarks/mastodon-aesgcm.lua. Relay CPU comes from /proc/<pid>/stat
+(utime+stime over the wrk run), peak RSS from VmHWM. The relay's 201 count
+(its per-request log lines) must equal the emulator's accepted count, and
+wrk's 2xx count may trail it by at most the requests in flight when wrk stops
+(one per connection).
+
+Prints one table (medians over the runs) and appends it to BENCHMARKS.md.
+"""
+import argparse
+import datetime
+import os
+import platform
+import re
+import resource
+import secrets
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WORK = os.path.join(ROOT, ".build", "bench")
+CERTS = os.path.join(WORK, "certs")
+LUA = os.path.join(ROOT, "Benchmarks", "mastodon-aesgcm.lua")
+TOPIC = "com.example.tootrelay.test"  # the UID of the throwaway client certificate
+RELAY_VARIABLES = (
+    "PORT BIND CRT_FILENAME KEY_FILENAME P12_FILENAME P12_BASE64 P12_PASSWORD TOKEN_AUTH_KEY_FILENAME TOKEN_KEY_ID "
+    "TOKEN_TEAM_ID TOPIC CA_FILENAME APNS_PRODUCTION_HOST APNS_DEVELOPMENT_HOST MAX_HEADER_BYTES MAX_BODY_BYTES "
+    "HEADER_TIMEOUT BODY_TIMEOUT KEEPALIVE_TIMEOUT MAX_CONNECTIONS MAX_IN_FLIGHT APNS_CONNECT_TIMEOUT APNS_TIMEOUT "
+    "APNS_PING_INTERVAL APNS_PING_TIMEOUT APNS_MAX_CONNECTIONS SHUTDOWN_GRACE THREADS LOG_LEVEL REUSE_PORT").split()
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+
+
+def z85(data: bytes) -> str:
+    """Extended z85 (DESIGN §2): 4 bytes → 5 digits, a 1–3 byte tail → 2–4."""
+    out = []
+    for offset in range(0, len(data), 4):
+        chunk = data[offset:offset + 4]
+        value = int.from_bytes(chunk, "big")
+        digits = len(chunk) + 1
+        text = []
+        for _ in range(digits):
+            text.append(Z85[value % 85])
+            value //= 85
+        out.append("".join(reversed(text)))
+    return "".join(out)
+
+
+class Process:
+    """A child we started; stopped by its own pid only."""
+
+    def __init__(self, argv, env=None, stderr_path=None):
+        self.stderr_file = open(stderr_path, "wb") if stderr_path else subprocess.DEVNULL
+        self.stderr_path = stderr_path
+        self.popen = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=self.stderr_file)
+        line = self.popen.stdout.readline().decode()
+        match = re.match(r"listening on .*:(\d+)", line)
+        if not match:
+            self.popen.kill()
+            self.popen.wait()
+            raise SystemExit(f"bench: {argv[0]} did not start: {line!r} {self.stderr_text()}")
+        self.port = int(match.group(1))
+
+    @property
+    def pid(self):
+        return self.popen.pid
+
+    def cpu_seconds(self):
+        with open(f"/proc/{self.pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime (fields 14, 15)
+
+    def status_kib(self, name):
+        with open(f"/proc/{self.pid}/status") as status:
+            for line in status:
+                if line.startswith(name + ":"):
+                    return int(line.split()[1])
+        return 0
+
+    def stop(self, timeout=30):
+        if self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGTERM)
+        try:
+            self.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.popen.kill()
+            self.popen.wait()
+        if self.stderr_file is not subprocess.DEVNULL:
+            self.stderr_file.close()
+        return self.popen.returncode
+
+    def stderr_text(self):
+        if not self.stderr_path:
+            return ""
+        with open(self.stderr_path, "rb") as text:
+            return text.read().decode(errors="replace")
+
+
+def start_emulator(binary, delay_ms, client_auth, threads):
+    argv = [binary, "--host", "127.0.0.1", "--port", "0", "--certificate", f"{CERTS}/server.pem",
+            "--key", f"{CERTS}/server.key", "--delay-ms", str(delay_ms), "--quiet", "--threads", str(threads)]
+    argv += ["--client-ca", f"{CERTS}/ca.pem"] if client_auth else ["--no-client-auth"]
+    return Process(argv, stderr_path=os.path.join(WORK, "emulator.log"))
+
+
+def emulator_accepted(emulator):
+    match = re.search(r"accepted (\d+)", emulator.stderr_text())
+    return int(match.group(1)) if match else -1
+
+
+def start_relay(binary, emulator_port, relay_env):
+    env = dict(os.environ)
+    for name in RELAY_VARIABLES:
+        env.pop(name, None)  # only the configuration below reaches the relay
+    env.update({
+        "PORT": "0", "BIND": "127.0.0.1",
+        "P12_FILENAME": f"{CERTS}/client.p12", "P12_PASSWORD": "secret", "CA_FILENAME": f"{CERTS}/ca.pem",
+        "APNS_PRODUCTION_HOST": f"127.0.0.1:{emulator_port}", "APNS_DEVELOPMENT_HOST": f"127.0.0.1:{emulator_port}",
+        "CRT_FILENAME": os.path.join(WORK, "no-such.crt"),
+    })
+    env.update(relay_env)
+    return Process([binary], env=env, stderr_path=os.path.join(WORK, "relay.log"))
+
+
+def relay_created_count(log_text):
+    """201 answers the relay logged (one info line per delivered request)."""
+    return log_text.count(" status=201 ")
+
+
+def run_wrk(port, connections, duration, timeout):
+    threads = 2
+    argv = ["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{duration}s", "--timeout", f"{timeout}s",
+            "-s", LUA, f"http://127.0.0.1:{port}/"]
+    completed = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    match = re.search(r"WRK-RESULT (.*)", completed.stdout)
+    if not match:
+        raise SystemExit(f"bench: wrk failed:\n{completed.stdout}")
+    values = {key: int(value) for key, value in (item.split("=") for item in match.group(1).split())}
+    return values
+
+
+def cpu_delta(before, after):
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def cell(binaries, connections, delay_ms, duration, relay_env, emulator_threads):
+    emulator = start_emulator(binaries["apns-emulator"], delay_ms, client_auth=True, threads=emulator_threads)
+    relay = start_relay(binaries["toot-relay"], emulator.port, relay_env)
+    try:
+        cpu_before = relay.cpu_seconds()
+        emulator_cpu_before = emulator.cpu_seconds()
+        children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        wrk = run_wrk(relay.port, connections, duration, timeout=10)
+        children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = relay.cpu_seconds() - cpu_before
+        emulator_cpu = emulator.cpu_seconds() - emulator_cpu_before
+        peak_kib = relay.status_kib("VmHWM")
+    finally:
+        relay_status = relay.stop()
+        emulator.stop()
+    log_text = relay.stderr_text()
+    created = relay_created_count(log_text)
+    accepted = emulator_accepted(emulator)
+    wrk_2xx = wrk["requests"] - wrk["non2xx"]
+    seconds = wrk["duration_us"] / 1e6
+    errors = wrk["connect"] + wrk["read"] + wrk["write"] + wrk["timeout"]
+    # The relay answers 201 only after the emulator accepted; every 201 wrk
+    # counted was logged; those still in flight when wrk stopped were
+    # answered to a closed connection (at most one per connection).
+    counts_ok = (created == accepted and wrk_2xx <= created <= wrk_2xx + connections and relay_status == 0)
+    return {
+        "rps": wrk["requests"] / seconds,
+        "p50_ms": wrk["p50_us"] / 1000, "p99_ms": wrk["p99_us"] / 1000,
+        "non2xx": wrk["non2xx"], "errors": errors,
+        "cpu_us": cpu / max(created, 1) * 1e6,
+        "emulator_cpu_us": emulator_cpu / max(accepted, 1) * 1e6,
+        # wrk is the only child reaped while it runs.
+        "wrk_cpu_us": cpu_delta(children_before, children_after) / max(wrk["requests"], 1) * 1e6,
+        "rss_mib": peak_kib / 1024,
+        "created": created, "accepted": accepted, "wrk_2xx": wrk_2xx, "counts_ok": counts_ok,
+        "socket_detail": f"c{wrk['connect']}/r{wrk['read']}/w{wrk['write']}/t{wrk['timeout']}",
+    }
+
+
+def ceiling(binaries, duration, emulator_threads):
+    """h2load straight at the emulator: the same APNs request the relay sends
+    for a 2048-byte aesgcm body, to distinct tokens."""
+    body, salt, dh = os.urandom(2048), os.urandom(16), b"\x04" + os.urandom(64)
+    payload = ('{"aps":{"alert":"🎺","mutable-content":1,"content-available":1},"p":"' + z85(body)
+               + '","k":"' + z85(dh) + '","s":"' + z85(salt) + '"}').encode()
+    payload_file = os.path.join(WORK, "payload.json")
+    with open(payload_file, "wb") as out:
+        out.write(payload)
+    emulator = start_emulator(binaries["apns-emulator"], 0, client_auth=False, threads=emulator_threads)
+    uris_file = os.path.join(WORK, "uris.txt")
+    with open(uris_file, "w") as out:
+        for _ in range(10_000):
+            out.write(f"https://127.0.0.1:{emulator.port}/3/device/{secrets.token_hex(32)}\n")
+    expiration = str(int(time.time()) + 172800)
+    argv = ["h2load", "-D", str(duration), "-t", "1", "-c", "8", "-m", "64", "-d", payload_file, "-i", uris_file,
+            "-H", "apns-push-type: alert", "-H", f"apns-topic: {TOPIC}", "-H", "apns-priority: 10",
+            "-H", f"apns-expiration: {expiration}", "-H", "content-type: application/json"]
+    try:
+        children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        emulator_before = emulator.cpu_seconds()
+        completed = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        h2load_cpu = cpu_delta(children_before, resource.getrusage(resource.RUSAGE_CHILDREN))
+        emulator_cpu = emulator.cpu_seconds() - emulator_before
+    finally:
+        emulator.stop()
+    rps = re.search(r"finished in [\d.]+\w+, ([\d.]+) req/s", completed.stdout)
+    ok = re.search(r"status codes: (\d+) 2xx", completed.stdout)
+    if not rps or not ok or int(ok.group(1)) == 0:
+        raise SystemExit(f"bench: h2load failed:\n{completed.stdout}")
+    done = max(int(ok.group(1)), 1)
+    return {"rps": float(rps.group(1)), "accepted": emulator_accepted(emulator), "h2load_2xx": int(ok.group(1)),
+            "h2load_cpu_us": h2load_cpu / done * 1e6, "emulator_cpu_us": emulator_cpu / done * 1e6}
+
+
+def load_average():
+    with open("/proc/loadavg") as text:
+        return " ".join(text.read().split()[:3])
+
+
+def other_load():
+    """The busiest processes over one second (taken before the benchmark starts)."""
+    output = subprocess.run(["top", "-b", "-n", "2", "-d", "1", "-o", "%CPU", "-w", "200"],
+                            stdout=subprocess.PIPE, text=True).stdout
+    frame = output.rsplit("PID", 1)[-1].splitlines()[1:]
+    busy = []
+    for line in frame:
+        fields = line.split()
+        if len(fields) < 12:
+            continue
+        try:
+            cpu = float(fields[8])
+        except ValueError:
+            continue
+        name = fields[11]
+        if cpu >= 5 and name != "top":
+            busy.append(f"{name} {cpu:.0f} %")
+    return ", ".join(busy[:6]) or "none above 5 % CPU"
+
+
+def median(values):
+    return statistics.median(values)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bin", required=True, help="directory of the release toot-relay and apns-emulator")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--duration", type=int, default=10, help="seconds per matrix cell")
+    parser.add_argument("--many-duration", type=int, default=30, help="seconds for the 10,000-connection cell")
+    parser.add_argument("--quick", action="store_true", help="one short run (5 s cells), not appended")
+    parser.add_argument("--smoke", action="store_true",
+                        help="a few seconds: 64 senders, assert 201 count == emulator accepted, no table file")
+    parser.add_argument("--no-append", action="store_true", help="do not append to BENCHMARKS.md")
+    parser.add_argument("--emulator-threads", type=int, default=1)
+    parser.add_argument("--relay-env", action="append", default=[], metavar="NAME=VALUE",
+                        help="extra relay environment (e.g. LOG_LEVEL=warning)")
+    args = parser.parse_args()
+
+    os.makedirs(WORK, exist_ok=True)
+    subprocess.run([os.path.join(ROOT, "scripts", "make-test-certs"), CERTS], check=True)
+    # 10,000 senders: wrk, the relay and the emulator inherit the hard limit.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    binaries = {name: os.path.join(args.bin, name) for name in ("toot-relay", "apns-emulator")}
+    relay_env = dict(item.split("=", 1) for item in args.relay_env)
+
+    if args.smoke:
+        result = cell(binaries, 64, 0, 2, relay_env, args.emulator_threads)
+        print(f"bench --smoke: {result['rps']:.0f} req/s, relay 201 {result['created']}, emulator accepted "
+              f"{result['accepted']}, wrk 2xx {result['wrk_2xx']}, non-2xx {result['non2xx']}, "
+              f"socket errors {result['errors']}")
+        ok = result["counts_ok"] and result["non2xx"] == 0 and result["errors"] == 0 and result["created"] > 0
+        print("bench --smoke: " + ("OK" if ok else "FAILED"))
+        return 0 if ok else 1
+
+    runs, duration, many_duration = args.runs, args.duration, args.many_duration
+    if args.quick:
+        runs, duration, many_duration = 1, 5, 15
+    cells = [(64, 0, duration), (64, 20, duration), (512, 0, duration), (512, 20, duration),
+             (10_000, 200, many_duration)]
+    load_before, others = load_average(), other_load()
+    started = datetime.datetime.now(datetime.timezone.utc)
+    results = {(c, d): [] for c, d, _ in cells}
+    ceilings = []
+    for run in range(1, runs + 1):
+        ceilings.append(ceiling(binaries, duration, args.emulator_threads))
+        print(f"run {run}: h2load ceiling {ceilings[-1]['rps']:.0f} req/s, CPU µs/notification emulator "
+              f"{ceilings[-1]['emulator_cpu_us']:.1f}, h2load {ceilings[-1]['h2load_cpu_us']:.1f}", flush=True)
+        for connections, delay, seconds in cells:
+            result = cell(binaries, connections, delay, seconds, relay_env, args.emulator_threads)
+            result["of_ceiling"] = result["rps"] / ceilings[-1]["rps"]
+            results[(connections, delay)].append(result)
+            print(f"run {run}: {connections} senders, delay {delay} ms: {result['rps']:.0f} req/s, "
+                  f"p50 {result['p50_ms']:.1f} ms, p99 {result['p99_ms']:.1f} ms, non-2xx {result['non2xx']}, "
+                  f"socket errors {result['errors']} ({result['socket_detail']}), "
+                  f"CPU µs/notification relay {result['cpu_us']:.1f}, emulator {result['emulator_cpu_us']:.1f}, "
+                  f"wrk {result['wrk_cpu_us']:.1f}; RSS {result['rss_mib']:.1f} MiB, "
+                  f"201 {result['created']} / accepted {result['accepted']} / wrk 2xx {result['wrk_2xx']}",
+                  flush=True)
+    load_after = load_average()
+
+    ceiling_rps = median([c["rps"] for c in ceilings])
+    rows = []
+    header = ("| senders | APNs delay | req/s | % of ceiling | p50 ms | p99 ms | non-2xx | socket errors "
+              "| relay CPU s / 1,000 | relay peak RSS MiB | 201 = accepted | CPU µs/req: relay / emulator / load generator |")
+    rows.append(header)
+    rows.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
+    rows.append(f"| h2load → emulator (ceiling) | 0 ms | {ceiling_rps:,.0f} | 100 % | | | | | | | "
+                f"| – / {median([c['emulator_cpu_us'] for c in ceilings]):.1f} / "
+                f"{median([c['h2load_cpu_us'] for c in ceilings]):.1f} |")
+    for connections, delay, _ in cells:
+        cell_runs = results[(connections, delay)]
+        rps = median([r["rps"] for r in cell_runs])
+        counts = all(r["counts_ok"] for r in cell_runs)
+        count_text = "yes" if counts else "NO"
+        count_text += " (" + ", ".join(f"{r['created']}/{r['accepted']}" for r in cell_runs) + ")"
+        rows.append(
+            f"| {connections:,} | {delay} ms | {rps:,.0f} | {median([r['of_ceiling'] for r in cell_runs]) * 100:.0f} % "
+            f"| {median([r['p50_ms'] for r in cell_runs]):.1f} | {median([r['p99_ms'] for r in cell_runs]):.1f} "
+            f"| {max(r['non2xx'] for r in cell_runs)} | {max(r['errors'] for r in cell_runs)} "
+            f"| {median([r['cpu_us'] for r in cell_runs]) / 1000:.4f} "
+            f"| {max(r['rss_mib'] for r in cell_runs):.1f} | {count_text} "
+            f"| {median([r['cpu_us'] for r in cell_runs]):.1f} / {median([r['emulator_cpu_us'] for r in cell_runs]):.1f}"
+            f" / {median([r['wrk_cpu_us'] for r in cell_runs]):.1f} |")
+
+    def med(connections, delay, key):
+        return median([r[key] for r in results[(connections, delay)]])
+
+    def worst(connections, delay, key):
+        return max(r[key] for r in results[(connections, delay)])
+
+    # Everything is CPU-bound on shared cores: the ratio a busy machine
+    # tends to is (emulator + h2load CPU per request) / (relay + emulator +
+    # wrk CPU per request), whatever else runs.
+    ceiling_cpu = median([c["emulator_cpu_us"] + c["h2load_cpu_us"] for c in ceilings])
+    relayed_cpu = med(64, 0, "cpu_us") + med(64, 0, "emulator_cpu_us") + med(64, 0, "wrk_cpu_us")
+    projection = ceiling_cpu / relayed_cpu
+    targets = [
+        ("relay CPU ≤ 50 µs per notification (64 senders, no delay)",
+         f"{med(64, 0, 'cpu_us'):.1f} µs", med(64, 0, "cpu_us") <= 50),
+        ("throughput ≥ 60 % of the h2load ceiling of the same run (64 senders, no delay)",
+         f"{med(64, 0, 'of_ceiling') * 100:.0f} % (CPU-bound projection: {projection * 100:.0f} %)",
+         # Both: other load that changes between the ceiling and the cell
+         # moves the measured ratio either way; the CPU ratio does not.
+         med(64, 0, "of_ceiling") >= 0.6 and projection >= 0.6),
+        ("512 senders, 20 ms: p99 ≤ 40 ms", f"{med(512, 20, 'p99_ms'):.1f} ms", med(512, 20, "p99_ms") <= 40),
+        ("512 senders, 20 ms: zero non-2xx", str(worst(512, 20, "non2xx")), worst(512, 20, "non2xx") == 0),
+        ("peak RSS ≤ 48 MiB at 512 senders", f"{max(worst(512, 0, 'rss_mib'), worst(512, 20, 'rss_mib')):.1f} MiB",
+         max(worst(512, 0, "rss_mib"), worst(512, 20, "rss_mib")) <= 48),
+        ("peak RSS ≤ 160 MiB with 10,000 connections", f"{worst(10_000, 200, 'rss_mib'):.1f} MiB",
+         worst(10_000, 200, "rss_mib") <= 160),
+        ("10,000 senders, 200 ms: zero socket errors", str(worst(10_000, 200, "errors")),
+         worst(10_000, 200, "errors") == 0),
+        ("10,000 senders, 200 ms: zero non-2xx", str(worst(10_000, 200, "non2xx")),
+         worst(10_000, 200, "non2xx") == 0),
+        ("relay 201 count = emulator accepted count (every cell, every run)",
+         "yes" if all(r["counts_ok"] for rs in results.values() for r in rs) else "no",
+         all(r["counts_ok"] for rs in results.values() for r in rs)),
+    ]
+    target_rows = ["| target | measured | met |", "|---|---|---|"]
+    target_rows += [f"| {name} | {value} | {'yes' if ok else '**no**'} |" for name, value, ok in targets]
+
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE,
+                            text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+                           stdout=subprocess.PIPE, text=True).stdout.strip()
+    cpu_model = "unknown CPU"
+    with open("/proc/cpuinfo") as text:
+        for line in text:
+            if line.startswith("model name"):
+                cpu_model = line.split(":", 1)[1].strip()
+                break
+    section = [
+        f"### {started:%Y-%m-%d %H:%M} UTC, commit {commit}{' (with local changes)' if dirty else ''}",
+        "",
+        f"Machine: {cpu_model}, {os.cpu_count()} cores shared by wrk, relay and emulator; "
+        f"{platform.system()} {platform.release()}. Medians of {runs} run(s); {duration} s per cell, "
+        f"{many_duration} s for 10,000 senders. Relay: release build, default settings "
+        f"(THREADS = cores, LOG_LEVEL info, log to a file){''.join(f', {k}={v}' for k, v in relay_env.items())}; "
+        f"emulator: {args.emulator_threads} thread(s), client certificates required, no log. "
+        f"Load average before {load_before}, after {load_after}; other busy processes at start: {others}.",
+        "",
+        *rows,
+        "",
+        *target_rows,
+        "",
+    ]
+    text = "\n".join(section)
+    print()
+    print(text)
+    if not args.quick and not args.no_append:
+        path = os.path.join(ROOT, "BENCHMARKS.md")
+        new = not os.path.exists(path)
+        with open(path, "a") as out:
+            if new:
+                out.write("# Benchmarks\n\nAppended by `scripts/bench` (see Benchmarks/README.md).\n\n")
+            out.write(text + "\n")
+        print(f"appended to {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+-- wrk script: Mastodon-shaped Web Push POSTs to the relay (DESIGN §8).
+--
+-- What Mastodon (webpush gem, legacy "aesgcm" subscriptions) sends: the
+-- ciphertext as an octet stream, Content-Encoding aesgcm, the salt in
+-- Encryption, the sender's ECDH key (dh=) and the VAPID key (p256ecdsa=) in
+-- Crypto-Key, a VAPID JWT in Authorization, TTL 172800, Urgency normal.
+-- Every request goes to a fresh random 64-hex device token.
+--
+-- Environment: BODY_BYTES (ciphertext size, default 2048).
+--
+-- Everything but the token is built once: the per-request work in wrk (the
+-- same 2 cores as the relay) is 64 hex digits and one concatenation.
+
+local body_bytes = tonumber(os.getenv("BODY_BYTES") or "2048")
+
+local function random_bytes(count)
+  local bytes = {}
+  for i = 1, count do bytes[i] = string.char(math.random(0, 255)) end
+  return table.concat(bytes)
+end
+
+local b64chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+-- base64url without padding (RFC 4648 §5), as the webpush gem sends it.
+local function base64url(data)
+  local out = {}
+  for i = 1, #data, 3 do
+    local a, b, c = data:byte(i, i + 2)
+    local n = a * 65536 + (b or 0) * 256 + (c or 0)
+    local chars = (b == nil) and 2 or ((c == nil) and 3 or 4)
+    for j = 1, chars do
+      local shift = 18 - 6 * (j - 1)
+      local index = math.floor(n / 2 ^ shift) % 64
+      out[#out + 1] = b64chars:sub(index + 1, index + 1)
+    end
+  end
+  return table.concat(out)
+end
+
+-- 64 hex digits from eight 32-bit draws, one string.format: wrk shares the
+-- cores with the relay, so its per-request work is kept small.
+local random, format = math.random, string.format
+local function random_token()
+  return format("%08x%08x%08x%08x%08x%08x%08x%08x",
+    random(0, 0xffffffff), random(0, 0xffffffff), random(0, 0xffffffff), random(0, 0xffffffff),
+    random(0, 0xffffffff), random(0, 0xffffffff), random(0, 0xffffffff), random(0, 0xffffffff))
+end
+
+local head_prefix, head_suffix
+
+function init(args)
+  -- Distinct streams per wrk thread.
+  math.randomseed(os.time() * 1000 + (tonumber(tostring({}):match("0x(%x+)"), 16) or 0) % 1000003)
+  local body = random_bytes(body_bytes)
+  local salt = base64url(random_bytes(16))
+  -- An uncompressed P-256 point: 0x04 || X || Y.
+  local dh = base64url("\4" .. random_bytes(64))
+  local vapid_key = base64url("\4" .. random_bytes(64))
+  local jwt = base64url('{"typ":"JWT","alg":"ES256"}') .. "." ..
+    base64url('{"aud":"https://relay.example","exp":1893456000,"sub":"mailto:admin@mastodon.example"}') .. "." ..
+    base64url(random_bytes(64))
+  head_prefix = "POST /relay-to/production/"
+  head_suffix = " HTTP/1.1\r\n" ..
+    "Host: " .. wrk.host .. ":" .. wrk.port .. "\r\n" ..
+    "User-Agent: Mastodon/4.3.0 (http.rb/5.2.0; +https://mastodon.example/)\r\n" ..
+    "Content-Type: application/octet-stream\r\n" ..
+    "Content-Encoding: aesgcm\r\n" ..
+    "Encryption: salt=" .. salt .. "\r\n" ..
+    "Crypto-Key: dh=" .. dh .. ";p256ecdsa=" .. vapid_key .. "\r\n" ..
+    "Authorization: WebPush " .. jwt .. "\r\n" ..
+    "TTL: 172800\r\n" ..
+    "Urgency: normal\r\n" ..
+    "Content-Length: " .. #body .. "\r\n" ..
+    "\r\n" .. body
+end
+
+function request()
+  return head_prefix .. random_token() .. head_suffix
+end
+
+-- One machine-readable line for scripts/bench (latency in microseconds).
+function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    "WRK-RESULT requests=%d duration_us=%d connect=%d read=%d write=%d timeout=%d non2xx=%d " ..
+    "p50_us=%d p99_us=%d max_us=%d\n",
+    summary.requests, summary.duration, e.connect, e.read, e.write, e.timeout, e.status,
+    latency:percentile(50), latency:percentile(99), latency.max))
+end
