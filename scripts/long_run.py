@@ -91,7 +91,8 @@ def main():
     # bottleneck): its stats line counts accepted and duplicate apns-ids.
     emulator = rt.Process([rt.EMULATOR, "--certificate", os.path.join(certs, "server.pem"),
                            "--key", os.path.join(certs, "server.key"), "--client-ca", os.path.join(certs, "ca.pem"),
-                           "--quiet"], log_path=os.path.join(workdir, "emulator.log"))
+                           "--quiet", *os.environ.get("LONG_RUN_EMULATOR_ARGS", "").split()],
+                          log_path=os.path.join(workdir, "emulator.log"))
     env = rt.relay_environment(certs, emulator.port, LOG_LEVEL="info", THREADS="2")
     relay = rt.start_relay(env, workdir, name="relay")
     csv_path = os.path.join(workdir, "rss.csv")

@@ -99,6 +99,8 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
     /// waits inside the session until the socket drains).
     private static let outputHighWater = 256 * 1024
     private var flushScheduled = false
+    /// Set while a failed write reads what the server left (no recursion).
+    private var failingWrite = false
     /// Bytes ever taken from nghttp2, and ever accepted by OpenSSL (a TLS
     /// record is written whole or retried whole: a partial record on the
     /// wire cannot be decrypted, so it cannot be processed).
@@ -414,14 +416,27 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
                 setInterest(.readable)
                 return
             case .closed:
-                perform(lifecycle.failed("server closed the connection"))
+                failAfterReadingWhatIsLeft("server closed the connection")
                 return
             case .failed(let error):
-                perform(lifecycle.failed(error.description))
+                failAfterReadingWhatIsLeft(error.description)
                 return
             }
         }
         setInterest(readWantsWrite ? [.readable, .writable] : .readable)
+    }
+
+    /// A write failed (EPIPE, ECONNRESET): the server may have sent a GOAWAY
+    /// and closed before this loop read it. Reading what is still in the
+    /// socket first lets tearDown see its last-stream-id, so the requests
+    /// above it are resent rather than failed (RFC 9113 §6.8).
+    private func failAfterReadingWhatIsLeft(_ detail: String) {
+        guard !failingWrite else { return }
+        failingWrite = true
+        readAvailable()
+        failingWrite = false
+        guard lifecycle.state != .closed else { return }
+        perform(lifecycle.failed(detail))
     }
 
     /// Takes frames from nghttp2 into `output`, noting for the requests

@@ -104,6 +104,11 @@ def relay_environment(certs, apns_port, **overrides):
         "LOG_LEVEL": "info",
         "THREADS": "2",
     }
+    # scripts/sanitize: the sanitized relay gets the same sanitizer options
+    # (suppressions, leak checking) as the test processes.
+    for key in ("ASAN_OPTIONS", "TSAN_OPTIONS", "LSAN_OPTIONS", "SWIFT_BACKTRACE"):
+        if key in os.environ:
+            env[key] = os.environ[key]
     env.update({key: str(value) for key, value in overrides.items()})
     return env
 
