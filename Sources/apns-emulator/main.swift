@@ -34,6 +34,10 @@ struct APNsEmulatorCommand: ParsableCommand {
     @Option(name: .customLong("max-streams"), help: "SETTINGS_MAX_CONCURRENT_STREAMS.") var maxStreams: UInt32 = 1000
     @Option(name: .customLong("initial-max-streams"), help: "Announce this first, raise to --max-streams after the first request.")
     var initialMaxStreams: UInt32?
+    @Option(name: .customLong("goaway-after"), help: "Per connection: GOAWAY after the N-th request (later streams refused).")
+    var goAwayAfter: Int?
+    @Option(name: .customLong("drop-after"), help: "Per connection: the N-th request closes the TCP connection unanswered.")
+    var dropAfter: Int?
     @Option(help: "Loop threads (one SO_REUSEPORT listener each).") var threads = 1
     @Flag(help: "No connection log on stderr.") var quiet = false
     @Flag(name: .customLong("print"), help: "One JSON line per accepted notification on stdout.") var printNotifications = false
@@ -49,6 +53,9 @@ struct APNsEmulatorCommand: ParsableCommand {
         }
         guard threads >= 1 else { throw ValidationError("--threads must be at least 1") }
         guard delayMilliseconds >= 0 else { throw ValidationError("--delay-ms must not be negative") }
+        guard (goAwayAfter ?? 1) >= 1, (dropAfter ?? 1) >= 1 else {
+            throw ValidationError("--goaway-after and --drop-after must be at least 1")
+        }
     }
 
     func run() throws {
@@ -66,7 +73,8 @@ struct APNsEmulatorCommand: ParsableCommand {
         }
         let behavior = APNsEmulatorBehavior(
             responseDelay: .milliseconds(delayMilliseconds), maxConcurrentStreams: maxStreams,
-            initialMaxConcurrentStreams: initialMaxStreams)
+            initialMaxConcurrentStreams: initialMaxStreams, goAwayAfterStreams: goAwayAfter,
+            dropAfterStreams: dropAfter)
         let configuration = APNsEmulatorConfiguration(
             host: host, port: port, certificateFile: certificate, privateKeyFile: key,
             authentication: authentication, expectedTopic: topic, threads: threads,

@@ -77,6 +77,49 @@ struct ExecutableTests {
         #expect(stderr.contains("accepted 1, rejected 1"), "\(stderr)")
     }
 
+    @Test("--drop-after 1 closes the connection on the first request, unanswered, and counts it")
+    func dropAfterFlag() throws {
+        let executable = Self.executable
+        try #require(FileManager.default.isExecutableFile(atPath: executable), "build the package first: \(executable)")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = [
+            "--certificate", try TestCertificates.path(TestCertificates.serverCertificate),
+            "--key", try TestCertificates.path(TestCertificates.serverKey),
+            "--client-ca", try TestCertificates.path(TestCertificates.caCertificate),
+            "--drop-after", "1", "--goaway-after", "5", "--quiet",
+        ]
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let first = try #require(Self.readLine(output.fileHandleForReading.fileDescriptor))
+        let port = try #require(UInt16(first.split(separator: ":").last ?? ""))
+
+        let dropped = try Curl.request(port: port, path: "/3/device/\(Fixture.token())",
+                                       headers: ["apns-topic: \(Fixture.topic)"])
+        #expect(dropped.status != 200)
+
+        kill(process.processIdentifier, SIGTERM)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
+        #expect(process.terminationStatus == 0)
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(stderr.contains("accepted 0,"), "\(stderr)")
+        #expect(stderr.contains("dropped connections 1,"), "\(stderr)")
+    }
+
+    @Test("refuses --goaway-after 0 and --drop-after 0 with a usage error", arguments: ["--goaway-after", "--drop-after"])
+    func countFlagsMustBePositive(flag: String) throws {
+        let executable = Self.executable
+        try #require(FileManager.default.isExecutableFile(atPath: executable))
+        let result = try Subprocess.run([executable, "--certificate", "c", "--key", "k", "--no-client-auth", flag, "0"])
+        #expect(result.status != 0)
+        #expect(result.standardErrorText.contains("at least 1"))
+    }
+
     @Test("refuses contradictory authentication flags with a usage error")
     func usageErrors() throws {
         let executable = Self.executable

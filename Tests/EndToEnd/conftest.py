@@ -55,3 +55,19 @@ def spawn(certs, workdir):
     yield Spawner()
     for process in started:
         process.kill()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_sanitizer_reports(workdir):
+    """Under scripts/sanitize the relay and emulator are sanitized builds: a
+    report in any of their logs fails the run, even one from a process a
+    test killed before it could exit non-zero."""
+    yield
+    reports = []
+    for name in sorted(os.listdir(workdir)):
+        if name.endswith(".log"):
+            with open(os.path.join(workdir, name), "rb") as handle:
+                text = handle.read().decode(errors="replace")
+            if "Sanitizer:" in text or "runtime error:" in text:
+                reports.append(name)
+    assert not reports, f"sanitizer reports in {reports} (under {workdir})"

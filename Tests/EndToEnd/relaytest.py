@@ -104,6 +104,11 @@ def relay_environment(certs, apns_port, **overrides):
         "LOG_LEVEL": "info",
         "THREADS": "2",
     }
+    # scripts/sanitize: the sanitized relay gets the same sanitizer options
+    # (suppressions, leak checking) as the test processes.
+    for key in ("ASAN_OPTIONS", "TSAN_OPTIONS", "LSAN_OPTIONS", "SWIFT_BACKTRACE"):
+        if key in os.environ:
+            env[key] = os.environ[key]
     env.update({key: str(value) for key, value in overrides.items()})
     return env
 
@@ -301,3 +306,146 @@ def fault_token(code, filler=0):
     """A token that makes the emulator produce fault `code` (see FaultInjection.swift)."""
     filler_text = format(filler, "x")
     return "fa11fa11" + format(code, "02x") + "0" * (64 - 10 - len(filler_text)) + filler_text
+
+
+# MARK: load and the ledger (fault matrix, abuse, long run)
+
+def plain_token(index):
+    """A distinct ordinary 64-digit token (never the fault marker)."""
+    return format(index, "064x")
+
+
+def prepared_push(plaintext=b"ledger", encoding="aesgcm"):
+    """One Mastodon-shaped encrypted body and its headers; the path is not
+    part of the encryption, so they can be sent to any token."""
+    body, headers = mastodon_push(Subscriber(), "https://relay.test/relay-to/production/" + TOKEN, plaintext,
+                                  encoding=encoding)
+    return body, headers
+
+
+class Outcome:
+    """One request as the sender saw it: the status (None when the
+    connection failed before an answer) and the apns-id of a 201."""
+
+    def __init__(self, token, status, apns_id=None, error=None, elapsed=0.0):
+        self.token = token
+        self.status = status
+        self.apns_id = apns_id
+        self.error = error
+        self.elapsed = elapsed
+
+    def __repr__(self):
+        return f"Outcome({self.token[:12]}…, {self.status}, {self.apns_id}, {self.error})"
+
+
+def send_all(port, tokens, threads=8, body_headers=None, deadline_seconds=60, timeout=15, pause=0.0):
+    """Sends one POST per token over `threads` keep-alive connections (a new
+    connection after a close or an error); returns the outcomes. Bounded:
+    stops sending once `deadline_seconds` have passed."""
+    import threading
+    body, headers = body_headers or prepared_push()
+    outcomes = []
+    lock = threading.Lock()
+    queue = list(tokens)
+    deadline = time.monotonic() + deadline_seconds
+
+    def worker():
+        client = None
+        while time.monotonic() < deadline:
+            with lock:
+                if not queue:
+                    break
+                token = queue.pop()
+            started = time.monotonic()
+            try:
+                if client is None:
+                    client = Client(port, timeout=timeout)
+                client.send(request_bytes("POST", f"/relay-to/production/{token}", headers, body))
+                response = client.response()
+            except (OSError, EOFError) as error:
+                outcome = Outcome(token, None, error=repr(error), elapsed=time.monotonic() - started)
+                if client is not None:
+                    client.close()
+                client = None
+            else:
+                apns_id = None
+                if response.status == 201:
+                    apns_id = response.header("Location").rsplit("/", 1)[1]
+                outcome = Outcome(token, response.status, apns_id, elapsed=time.monotonic() - started)
+                if (response.header("Connection") or "").lower() == "close":
+                    client.close()
+                    client = None
+            with lock:
+                outcomes.append(outcome)
+            if pause:
+                time.sleep(pause)
+        if client is not None:
+            client.close()
+
+    workers = [threading.Thread(target=worker) for _ in range(threads)]
+    for thread in workers:
+        thread.start()
+    for thread in workers:
+        thread.join(timeout=deadline_seconds + timeout + 5)
+    return outcomes
+
+
+def check_ledger(outcomes, accepted, allowed_4xx=(429,), exact=True):
+    """The reliability ledger (RELIABILITY.md): every 201 was accepted by the
+    emulator exactly once; nothing the emulator did not accept got a 2xx; no
+    4xx except `allowed_4xx`. `exact`: also nothing accepted without a 201
+    (false where a lost answer may legitimately leave an accepted
+    notification behind a 5xx, which Mastodon retries)."""
+    accepted_ids = [entry["apns_id"] for entry in accepted]
+    assert len(accepted_ids) == len(set(accepted_ids)), "the emulator accepted an apns-id twice"
+    created = [outcome.apns_id for outcome in outcomes if outcome.status == 201]
+    assert len(created) == len(set(created)), "two 201s carry the same apns-id"
+    assert all(outcome.status is None or not 200 <= outcome.status < 300 or outcome.status == 201
+               for outcome in outcomes), "a 2xx other than 201"
+    missing = set(created) - set(accepted_ids)
+    assert not missing, f"{len(missing)} answered 201 but never accepted by APNs"
+    bad_4xx = [outcome for outcome in outcomes
+               if outcome.status is not None and 400 <= outcome.status < 500 and outcome.status not in allowed_4xx]
+    assert not bad_4xx, f"4xx not allowed here: {bad_4xx[:5]}"
+    if exact:
+        extra = set(accepted_ids) - set(created)
+        assert not extra, f"{len(extra)} accepted by APNs without a 201"
+    return {"sent": len(outcomes), "201": len(created), "accepted": len(accepted_ids),
+            "statuses": status_histogram(outcomes)}
+
+
+def status_histogram(outcomes):
+    histogram = {}
+    for outcome in outcomes:
+        histogram[outcome.status] = histogram.get(outcome.status, 0) + 1
+    return histogram
+
+
+def stop_emulator_and_read_stats(emulator, timeout=10):
+    """SIGTERM the emulator; returns its stats line (on stderr at exit)."""
+    emulator.signal(signal.SIGTERM)
+    emulator.wait(timeout=timeout)
+    for line in reversed(emulator.read_log().splitlines()):
+        if "stopped: received" in line:
+            return line
+    return ""
+
+
+def stat_value(stats_line, name):
+    """`accepted 12` in the emulator's stats line → 12."""
+    for field in stats_line.partition("stopped: ")[2].split(", "):
+        key, _, value = field.strip().rpartition(" ")
+        if key == name and value.isdigit():
+            return int(value)
+    raise AssertionError(f"no {name!r} in {stats_line!r}")
+
+
+def rss_kib(pid):
+    """(VmRSS, VmHWM) of a process in KiB, from /proc."""
+    values = {}
+    with open(f"/proc/{pid}/status") as handle:
+        for line in handle:
+            key, _, rest = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                values[key] = int(rest.split()[0])
+    return values.get("VmRSS", 0), values.get("VmHWM", 0)
