@@ -26,6 +26,36 @@ public func raiseFileDescriptorLimit() throws(EventLoopError) -> UInt64 {
     return UInt64(limit.rlim_cur)
 }
 
+/// Waits on the calling thread for one of `signals`, which must already be
+/// blocked (see `SignalSource.block(_:)`), for at most `timeout` (nil: for
+/// ever). Returns the signal taken, or nil when the time ran out. For a
+/// daemon's main thread, which has nothing else to do but wait for SIGTERM.
+public func waitForBlockedSignal(_ signals: [Int32], timeout: Duration? = nil) -> Int32? {
+    var set = SignalSource.makeSet(signals)
+    let deadline = timeout.map { EventLoop.monotonicNanoseconds() + nanoseconds($0) }
+    while true {
+        let received: Int32
+        if let deadline {
+            let now = EventLoop.monotonicNanoseconds()
+            guard now < deadline else { return nil }
+            let remaining = deadline - now
+            var wait = timespec(tv_sec: Int(remaining / 1_000_000_000), tv_nsec: Int(remaining % 1_000_000_000))
+            received = sigtimedwait(&set, nil, &wait)
+        } else {
+            received = sigwaitinfo(&set, nil)
+        }
+        if received > 0 { return received }
+        // EINTR (another signal's handler ran): wait out the rest.
+        if errno == EAGAIN { return nil }
+    }
+}
+
+private func nanoseconds(_ duration: Duration) -> UInt64 {
+    let (seconds, attoseconds) = duration.components
+    guard seconds >= 0 else { return 0 }
+    return UInt64(seconds) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
+}
+
 /// Delivers signals as callbacks on a loop, through a signalfd.
 ///
 /// signalfd only sees signals that are blocked, in every thread that could
@@ -46,7 +76,7 @@ public final class SignalSource: IOHandler {
         guard result == 0 else { throw EventLoopError(.signalMask, errno: result) }
     }
 
-    private static func makeSet(_ signals: [Int32]) -> sigset_t {
+    static func makeSet(_ signals: [Int32]) -> sigset_t {
         var set = sigset_t()
         sigemptyset(&set)
         for signal in signals { sigaddset(&set, signal) }

@@ -60,7 +60,7 @@ struct APNsEmulatorCommand: ParsableCommand {
 
     func run() throws {
         ignoreSIGPIPE()
-        // Blocked before any thread starts, so only sigwait below sees them.
+        // Blocked before any thread starts, so only waitForBlockedSignal below sees them.
         try SignalSource.block([SIGTERM, SIGINT])
 
         let authentication: APNsEmulatorAuthentication
@@ -88,12 +88,7 @@ struct APNsEmulatorCommand: ParsableCommand {
         try emulator.start()
         writeAll(1, "listening on \(host):\(emulator.port)\n")
 
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        sigaddset(&signals, SIGTERM)
-        sigaddset(&signals, SIGINT)
-        var received: Int32 = 0
-        while sigwait(&signals, &received) != 0 {}
+        _ = waitForBlockedSignal([SIGTERM, SIGINT])
         emulator.stop()
         let stats = emulator.statistics
         writeAll(2, "apns-emulator: stopped: received \(stats.received), accepted \(stats.accepted), "

@@ -149,7 +149,7 @@ struct Daemon {
 
     func run() throws(StartupFailure) {
         ignoreSIGPIPE()
-        // Before any thread starts, so only sigwait below takes them.
+        // Before any thread starts, so only waitForBlockedSignal below takes them.
         do { try SignalSource.block([SIGTERM, SIGINT]) } catch { throw StartupFailure("cannot block signals: \(error)") }
 
         // PORT=0 (any free port) is for tests and the demo; Configuration
@@ -277,29 +277,12 @@ struct Daemon {
         logger.info("stopped after \(server.counters.requestsAnswered) requests")
     }
 
-    /// A SIGTERM/SIGINT that arrives within `waitingMilliseconds`, if any.
-    private func pendingSignal(waitingMilliseconds: Int) -> Int32? {
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        sigaddset(&signals, SIGTERM)
-        sigaddset(&signals, SIGINT)
-        var timeout = timespec(tv_sec: 0, tv_nsec: waitingMilliseconds * 1_000_000)
-        let received = sigtimedwait(&signals, nil, &timeout)
-        return received > 0 ? received : nil
-    }
-
     /// Waits for SIGTERM/SIGINT on the main thread, running `tick` (given
     /// the unix time) every `interval` meanwhile: the periodic work that
     /// belongs to no event loop (metrics gauges, the daily expiry check).
     private func waitForSignal(every interval: Duration, tick: (Int) -> Void) -> Int32 {
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        sigaddset(&signals, SIGTERM)
-        sigaddset(&signals, SIGINT)
         while true {
-            var timeout = timespec(tv_sec: Int(interval.components.seconds), tv_nsec: 0)
-            let received = sigtimedwait(&signals, nil, &timeout)
-            if received > 0 { return received }
+            if let received = waitForBlockedSignal([SIGTERM, SIGINT], timeout: interval) { return received }
             tick(Int(Glibc.time(nil)))
         }
     }
@@ -362,7 +345,7 @@ struct Daemon {
         var forced = false
         while !server.isDrained && EventLoop.monotonicNanoseconds() < deadline {
             // A second SIGTERM/SIGINT means "now": skip the rest of the grace.
-            if let again = pendingSignal(waitingMilliseconds: 10) {
+            if let again = waitForBlockedSignal([SIGTERM, SIGINT], timeout: .milliseconds(10)) {
                 logger.warning("\(again == SIGTERM ? "SIGTERM" : "SIGINT") again: not waiting for the grace period")
                 forced = true
                 break

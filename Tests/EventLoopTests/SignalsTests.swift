@@ -27,6 +27,25 @@ struct SignalsTests {
         #expect(received == [SIGUSR1])
     }
 
+    @Test("waiting for a blocked signal takes one sent to this thread, and times out when none comes")
+    func waitForBlocked() async throws {
+        let (taken, timedOut, waited) = try await withLoopThread { loop in
+            try await onLoop(loop) { (promise: Promise<(Int32?, Int32?, UInt64)>) in
+                // On the loop thread only, as above: SIGUSR2 is blocked here
+                // and sent to this thread alone.
+                try SignalSource.block([SIGUSR2])
+                #expect(pthread_kill(pthread_self(), SIGUSR2) == 0)
+                let taken = waitForBlockedSignal([SIGUSR2], timeout: .seconds(5))
+                let start = EventLoop.monotonicNanoseconds()
+                let timedOut = waitForBlockedSignal([SIGUSR2], timeout: .milliseconds(30))
+                promise.succeed((taken, timedOut, EventLoop.monotonicNanoseconds() - start))
+            }
+        }
+        #expect(taken == SIGUSR2)
+        #expect(timedOut == nil)
+        #expect(waited >= 30_000_000)
+    }
+
     @Test("ignoring SIGPIPE and raising the descriptor limit succeed")
     func processSetup() throws {
         ignoreSIGPIPE()
