@@ -49,14 +49,7 @@ struct NGHTTP2SessionTests {
             try block.appendPseudo(name, value)
         }
         let streamID = try client.submitRequest(block, body: [1, 2, 3])
-        for _ in 0..<10 {
-            var bytes: [UInt8] = []
-            client.drain(into: &bytes)
-            try server.receive(bytes)
-            bytes.removeAll()
-            server.drain(into: &bytes)
-            try client.receive(bytes)
-        }
+        try exchange(client, server)
         #expect(serverLog.frames.contains("begin \(streamID) true"))
         #expect(serverLog.frames.contains(":path=/p"))
         #expect(serverLog.frames.contains("data 3"))
@@ -85,19 +78,9 @@ struct NGHTTP2SessionTests {
         }
         let ids = try (0..<3).map { _ in try client.submitRequest(block, body: []) }
         #expect(ids == [1, 3, 5])
-        func exchange() throws {
-            for _ in 0..<10 {
-                var bytes: [UInt8] = []
-                client.drain(into: &bytes)
-                try server.receive(bytes)
-                bytes.removeAll()
-                server.drain(into: &bytes)
-                try client.receive(bytes)
-            }
-        }
-        try exchange()
+        try exchange(client, server)
         try server.submitGoAway(lastStreamID: 1, errorCode: .noError, debugData: "")
-        try exchange()
+        try exchange(client, server)
         #expect(clientLog.frames.contains("goaway 1 NO_ERROR "))
         #expect(clientLog.frames.contains("closed 3 REFUSED_STREAM"))
         #expect(clientLog.frames.contains("closed 5 REFUSED_STREAM"))
@@ -112,5 +95,18 @@ struct NGHTTP2SessionTests {
         let session = try NGHTTP2Session(role: .server, settings: [])
         try session.receive(UnsafeRawBufferPointer(start: nil, count: 0))
         #expect(session.failure == nil)
+    }
+}
+
+/// Ten rounds of client → server → client bytes: enough for every exchange
+/// these tests start (a request, its answer, GOAWAY and the closes after it).
+private func exchange(_ client: NGHTTP2Session, _ server: NGHTTP2Session) throws {
+    for _ in 0..<10 {
+        var bytes: [UInt8] = []
+        client.drain(into: &bytes)
+        try server.receive(bytes)
+        bytes.removeAll()
+        server.drain(into: &bytes)
+        try client.receive(bytes)
     }
 }
