@@ -39,9 +39,9 @@ public struct ListenerOptions: Sendable {
     }
 
     /// The listener part of the configuration.
-    public init(configuration: Configuration, reusePort: Bool = true) {
+    public init(configuration: Configuration) {
         self.init(
-            bindAddress: configuration.bindAddress, port: configuration.port, reusePort: reusePort,
+            bindAddress: configuration.bindAddress, port: configuration.port, reusePort: configuration.reusePort,
             limits: HTTP1Limits(maxHeaderBytes: configuration.maxHeaderBytes, maxBodyBytes: configuration.maxBodyBytes),
             timeouts: .init(header: configuration.headerTimeout, body: configuration.bodyTimeout,
                             keepAlive: configuration.keepAliveTimeout),

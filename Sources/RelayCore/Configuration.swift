@@ -7,10 +7,13 @@
 /// `config/toot-relay.env.example` are written from.
 public struct Configuration: Sendable, Equatable {
     // MARK: Listener
-    /// TCP port of the Web Push listener.
+    /// TCP port of the Web Push listener; 0 picks a free one (tests, demo).
     public var port: UInt16 = 42069
     /// Address to bind; nil listens on all interfaces (IPv6 and IPv4).
     public var bindAddress: String? = nil
+    /// One listening socket per loop thread with SO_REUSEPORT (the kernel
+    /// spreads connections), or one shared socket handing them out.
+    public var reusePort = true
     /// Serve HTTPS when this certificate file exists (as the Go relay does).
     public var tlsCertificateFile = "toot-relay.crt"
     public var tlsKeyFile = "toot-relay.key"
@@ -50,7 +53,8 @@ public struct Configuration: Sendable, Equatable {
     public var shutdownGrace: Duration = .seconds(10)
 
     // MARK: Metrics
-    /// Port of the Prometheus metrics listener; nil: no metrics listener.
+    /// Port of the Prometheus metrics listener (0 picks a free one); nil: no
+    /// metrics listener.
     public var metricsPort: UInt16? = nil
     /// Address of the metrics listener: loopback unless opened on purpose.
     public var metricsBindAddress = "127.0.0.1"
@@ -163,7 +167,7 @@ extension String {
 extension Configuration {
     /// Every variable, in the order `--help` and the README list them.
     public static let variables: [ConfigurationVariable] = [
-        .init(name: "PORT", defaultText: "42069", help: "listen port of the Web Push listener"),
+        .init(name: "PORT", defaultText: "42069", help: "listen port of the Web Push listener (0: any free port)"),
         .init(name: "BIND", defaultText: "all interfaces", help: "address to listen on, e.g. 127.0.0.1 behind nginx"),
         .init(name: "CRT_FILENAME", defaultText: "toot-relay.crt", help: "serve HTTPS with this certificate when the file exists"),
         .init(name: "KEY_FILENAME", defaultText: "toot-relay.key", help: "private key for CRT_FILENAME"),
@@ -194,6 +198,7 @@ extension Configuration {
         .init(name: "LOG_LEVEL", defaultText: "info", help: "debug, info, warning or error"),
         .init(name: "METRICS_PORT", defaultText: "unset (off)", help: "serve Prometheus metrics on GET /metrics at this port"),
         .init(name: "METRICS_BIND", defaultText: "127.0.0.1", help: "address of the metrics listener"),
+        .init(name: "REUSE_PORT", defaultText: "1", help: "one listening socket per thread with SO_REUSEPORT (1), or one shared socket (0)"),
     ]
 
     /// Reads the configuration from environment-style variables. Empty values
@@ -210,10 +215,17 @@ extension Configuration {
             return value
         }
         if let text = value("PORT") {
-            guard let port = parsePort(Substring(text)) else {
-                throw ConfigurationError(variable: "PORT", message: "'\(text)' is not a port number (1-65535)")
+            guard let port = parsePort(Substring(text), allowingZero: true) else {
+                throw ConfigurationError(variable: "PORT", message: "'\(text)' is not a port number (0-65535; 0 picks a free port)")
             }
             self.port = port
+        }
+        if let text = value("REUSE_PORT") {
+            switch text.lowercased() {
+            case "1", "true", "yes", "on": reusePort = true
+            case "0", "false", "no", "off": reusePort = false
+            default: throw ConfigurationError(variable: "REUSE_PORT", message: "'\(text)' is not 1 or 0")
+            }
         }
         if let text = value("BIND") { bindAddress = text }
         if let text = value("CRT_FILENAME") { tlsCertificateFile = text }
@@ -277,8 +289,8 @@ extension Configuration {
             threads = number
         }
         if let text = value("METRICS_PORT") {
-            guard let port = parsePort(Substring(text)) else {
-                throw ConfigurationError(variable: "METRICS_PORT", message: "'\(text)' is not a port number (1-65535)")
+            guard let port = parsePort(Substring(text), allowingZero: true) else {
+                throw ConfigurationError(variable: "METRICS_PORT", message: "'\(text)' is not a port number (0-65535; 0 picks a free port)")
             }
             metricsPort = port
         }
@@ -317,8 +329,8 @@ public enum CredentialSource: Sendable, Equatable {
 }
 
 /// A decimal port in 1...65535, digits only.
-func parsePort(_ text: Substring) -> UInt16? {
+func parsePort(_ text: Substring, allowingZero: Bool = false) -> UInt16? {
     guard !text.isEmpty, text.count <= 5, text.allSatisfy({ $0.isASCII && $0.isNumber }),
-          let value = Int(text), (1...65535).contains(value) else { return nil }
+          let value = Int(text), ((allowingZero ? 0 : 1)...65535).contains(value) else { return nil }
     return UInt16(value)
 }

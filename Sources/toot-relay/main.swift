@@ -69,10 +69,7 @@ struct TootRelayCommand: ParsableCommand {
     @Option(name: .customLong("log-level"), help: help("LOG_LEVEL")) var logLevel: String?
     @Option(name: .customLong("metrics-port"), help: help("METRICS_PORT")) var metricsPort: String?
     @Option(name: .customLong("metrics-bind"), help: help("METRICS_BIND")) var metricsBind: String?
-    @Option(name: .customLong("reuse-port"), help: ArgumentHelp(
-        "one listening socket per thread with SO_REUSEPORT (1), or one shared socket (0) (env REUSE_PORT, default: 1)",
-        valueName: "value"))
-    var reusePort: String?
+    @Option(name: .customLong("reuse-port"), help: help("REUSE_PORT")) var reusePort: String?
     @Option(name: .customLong("demo"), help: ArgumentHelp(
         "demo: run an embedded APNs emulator on 127.0.0.1 with the throwaway certificates of scripts/make-test-certs in DIR, and print each notification it receives as a JSON line",
         valueName: "dir"))
@@ -152,30 +149,8 @@ struct Daemon {
         // Before any thread starts, so only waitForBlockedSignal below takes them.
         do { try SignalSource.block([SIGTERM, SIGINT]) } catch { throw StartupFailure("cannot block signals: \(error)") }
 
-        // PORT=0 (any free port) is for tests and the demo; Configuration
-        // only knows real ports. REUSE_PORT is the listener's own setting.
-        var values = environment.filter { name, _ in
-            Configuration.variables.contains { $0.name == name } || name == "REUSE_PORT"
-        }
+        var values = environment.filter { name, _ in Configuration.variables.contains { $0.name == name } }
         values.merge(flags) { _, flag in flag }
-        var listenOnAnyPort = false
-        if values["PORT"] == "0" {
-            listenOnAnyPort = true
-            values["PORT"] = nil
-        }
-        var metricsOnAnyPort = false
-        if values["METRICS_PORT"] == "0" {
-            metricsOnAnyPort = true
-            values["METRICS_PORT"] = nil
-        }
-        var reusePort = true
-        if let text = values.removeValue(forKey: "REUSE_PORT"), !text.isEmpty {
-            switch text.lowercased() {
-            case "1", "true", "yes", "on": reusePort = true
-            case "0", "false", "no", "off": reusePort = false
-            default: throw StartupFailure("REUSE_PORT: '\(text)' is not 1 or 0")
-            }
-        }
         var configuration: Configuration
         do { configuration = try Configuration(environment: values) } catch { throw StartupFailure(error.description) }
         let logger = Logger(level: configuration.logLevel)
@@ -226,11 +201,10 @@ struct Daemon {
 
         let clientConfiguration = APNsClientConfiguration(configuration, tlsContext: apnsTLS, credentials: credentials)
         let clients = ClientRegistry()
-        var options = ListenerOptions(configuration: configuration, reusePort: reusePort)
-        if listenOnAnyPort { options.port = 0 }
+        var options = ListenerOptions(configuration: configuration)
         if demoCertificates != nil && options.bindAddress == nil { options.bindAddress = "127.0.0.1" }
         let counters = RelayCounters(maxConnections: options.maxConnections, maxInFlight: options.maxInFlight)
-        let metricsPort = metricsOnAnyPort ? 0 : configuration.metricsPort
+        let metricsPort = configuration.metricsPort
         let metrics = metricsPort == nil ? nil : RelayMetrics(counters: counters)
         metrics?.setCredentialExpiry(unixSeconds: certificateExpiry ?? 0)
         let server = RelayServer(options: options, loops: group.loops, tlsContext: serverTLS, topic: credentials.topic,
@@ -252,7 +226,7 @@ struct Daemon {
         }
         writeLine(1, "listening on \(shownHost):\(port)")
         logger.info("listening on \(shownHost):\(port) (\(serverTLS == nil ? "HTTP" : "HTTPS")), \(threadCount) threads, "
-            + "SO_REUSEPORT \(reusePort ? "on" : "off"), file descriptor limit \(descriptorLimit)")
+            + "SO_REUSEPORT \(configuration.reusePort ? "on" : "off"), file descriptor limit \(descriptorLimit)")
         notifySystemd("READY=1", logger: logger)
 
         var expiryMonitor = certificateExpiry.map { CertificateExpiryMonitor(notAfter: $0, startedAt: Int(Glibc.time(nil))) }

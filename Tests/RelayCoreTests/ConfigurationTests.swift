@@ -35,7 +35,7 @@ struct ConfigurationTests {
         ("MAX_CONNECTIONS", "100"), ("MAX_IN_FLIGHT", "50"), ("APNS_CONNECT_TIMEOUT", "1"),
         ("APNS_TIMEOUT", "0.5"), ("APNS_PING_INTERVAL", "20"), ("APNS_PING_TIMEOUT", "2"),
         ("APNS_MAX_CONNECTIONS", "2"), ("SHUTDOWN_GRACE", "4"), ("THREADS", "3"), ("LOG_LEVEL", "debug"),
-        ("METRICS_PORT", "9100"), ("METRICS_BIND", "::1"),
+        ("METRICS_PORT", "9100"), ("METRICS_BIND", "::1"), ("REUSE_PORT", "0"),
     ])
     func appliesVariable(name: String, value: String) throws {
         let defaults = try Configuration(environment: [:])
@@ -76,11 +76,11 @@ struct ConfigurationTests {
     }
 
     @Test("bad values are refused with the variable named", arguments: [
-        ("PORT", "0"), ("PORT", "65536"), ("PORT", "80a"), ("PORT", "-1"), ("PORT", " 80"),
+        ("PORT", "65536"), ("PORT", "80a"), ("PORT", "-1"), ("PORT", " 80"),
         ("APNS_PRODUCTION_HOST", "host:port"), ("APNS_PRODUCTION_HOST", "[::1"), ("APNS_PRODUCTION_HOST", "a b"),
         ("APNS_DEVELOPMENT_HOST", "host:99999"), ("MAX_BODY_BYTES", "10"), ("MAX_IN_FLIGHT", "many"),
         ("APNS_TIMEOUT", "0"), ("APNS_TIMEOUT", "-3"), ("APNS_TIMEOUT", "nan"), ("THREADS", "0"),
-        ("LOG_LEVEL", "loud"), ("METRICS_PORT", "0"), ("METRICS_PORT", "metrics"), ("METRICS_PORT", "70000"),
+        ("LOG_LEVEL", "loud"), ("METRICS_PORT", "metrics"), ("METRICS_PORT", "70000"),
     ])
     func refusesBadValue(name: String, value: String) {
         #expect {
@@ -88,6 +88,17 @@ struct ConfigurationTests {
         } throws: { error in
             (error as? ConfigurationError)?.variable == name
         }
+    }
+
+    @Test("port 0 asks for any free port, for the listener and for metrics; REUSE_PORT is 1 or 0")
+    func portZeroAndReusePort() throws {
+        let configuration = try Configuration(environment: ["PORT": "0", "METRICS_PORT": "0", "REUSE_PORT": "off"])
+        #expect(configuration.port == 0)
+        #expect(configuration.metricsPort == 0)
+        #expect(!configuration.reusePort)
+        #expect(try Configuration(environment: [:]).reusePort)
+        #expect(try Configuration(environment: ["REUSE_PORT": "1"]).reusePort)
+        #expect(HostAndPort(parsing: "example.com:0") == nil, "an APNs host needs a real port")
     }
 
     @Test("empty values count as unset, as in the Go relay")

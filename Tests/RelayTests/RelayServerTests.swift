@@ -165,9 +165,9 @@ struct ListenerOptionsTests {
         let configuration = try Configuration(environment: [
             "PORT": "8443", "BIND": "::1", "MAX_HEADER_BYTES": "4096", "MAX_BODY_BYTES": "2048",
             "HEADER_TIMEOUT": "1.5", "BODY_TIMEOUT": "2", "KEEPALIVE_TIMEOUT": "30", "MAX_CONNECTIONS": "10",
-            "MAX_IN_FLIGHT": "20",
+            "MAX_IN_FLIGHT": "20", "REUSE_PORT": "0",
         ])
-        let options = ListenerOptions(configuration: configuration, reusePort: false)
+        let options = ListenerOptions(configuration: configuration)
         #expect(options.port == 8443)
         #expect(options.bindAddress == "::1")
         #expect(!options.reusePort)
