@@ -208,6 +208,20 @@ final class EmulatorConnection: IOHandler, HTTP2ServerSessionDelegate {
     private var timer: TimerID?
     private var continuationScheduled = false
     private var flushScheduled = false
+    /// Answers held for the response delay, in due order (the delay is one
+    /// value for every request, so a FIFO with one loop timer replaces a
+    /// timer, a closure and a flush per answer).
+    private var delayedAnswers: [DelayedAnswer] = []
+    private var delayedAnswersHead = 0
+    private var delayTimer: TimerID?
+
+    private struct DelayedAnswer {
+        let due: UInt64
+        let streamID: Int32
+        let status: Int
+        let headers: [(name: String, value: String)]
+        let body: [UInt8]
+    }
 
     init(worker: EmulatorWorker, socket: Socket, id: Int) throws(TLSError) {
         self.worker = worker
@@ -345,6 +359,63 @@ final class EmulatorConnection: IOHandler, HTTP2ServerSessionDelegate {
         }
     }
 
+    /// `now + delay` in loop nanoseconds, saturating.
+    private static func deadline(after delay: Duration, from now: UInt64) -> UInt64 {
+        let (seconds, attoseconds) = delay.components
+        let nanos = Double(seconds) * 1e9 + Double(attoseconds) / 1e9
+        guard nanos < Double(UInt64.max - now) else { return .max }
+        return now + UInt64(max(0, nanos))
+    }
+
+    private func holdAnswer(_ answer: DelayedAnswer) {
+        if delayedAnswersHead < delayedAnswers.count, let last = delayedAnswers.last, answer.due < last.due {
+            // The delay was shortened while answers wait: this one must not
+            // queue behind them.
+            worker.loop.schedule(atNanoseconds: answer.due) { [weak self] in
+                guard let self, self.phase == .open else { return }
+                self.submitAnswer(answer)
+                self.scheduleFlush()
+            }
+            return
+        }
+        delayedAnswers.append(answer)
+        if delayTimer == nil { armDelayTimer() }
+    }
+
+    private func armDelayTimer() {
+        guard delayedAnswersHead < delayedAnswers.count else { return }
+        delayTimer = worker.loop.schedule(atNanoseconds: delayedAnswers[delayedAnswersHead].due) { [weak self] in
+            guard let self else { return }
+            self.delayTimer = nil
+            self.releaseDueAnswers()
+        }
+    }
+
+    /// Every answer now due, then one flush for all of them.
+    private func releaseDueAnswers() {
+        guard phase == .open else { return }
+        let now = worker.loop.now
+        while delayedAnswersHead < delayedAnswers.count, delayedAnswers[delayedAnswersHead].due <= now {
+            submitAnswer(delayedAnswers[delayedAnswersHead])
+            delayedAnswersHead += 1
+        }
+        if delayedAnswersHead == delayedAnswers.count {
+            delayedAnswers.removeAll(keepingCapacity: true)
+            delayedAnswersHead = 0
+        } else if delayedAnswersHead >= 1024 && delayedAnswersHead * 2 >= delayedAnswers.count {
+            delayedAnswers.removeFirst(delayedAnswersHead)
+            delayedAnswersHead = 0
+        }
+        armDelayTimer()
+        flush()
+    }
+
+    private func submitAnswer(_ answer: DelayedAnswer) {
+        // The client may have reset the stream meanwhile: then nothing is sent.
+        try? session?.submitResponse(streamID: answer.streamID, status: answer.status, headers: answer.headers,
+                                     body: answer.body)
+    }
+
     /// Delayed answers fall due in bursts (every request of one read shares
     /// a deadline): they go out together after this pass of timers, in one
     /// TLS write, rather than one record and one write(2) each, which cost
@@ -408,6 +479,9 @@ final class EmulatorConnection: IOHandler, HTTP2ServerSessionDelegate {
         phase = .closed
         if let timer { worker.loop.cancel(timer) }
         timer = nil
+        if let delayTimer { worker.loop.cancel(delayTimer) }
+        delayTimer = nil
+        delayedAnswers = []
         // close_notify is best effort: a non-blocking socket takes it or not.
         if graceful { tls.shutdown() }
         worker.loop.deregister(fd)
@@ -451,13 +525,8 @@ final class EmulatorConnection: IOHandler, HTTP2ServerSessionDelegate {
         switch decision {
         case .respond(let status, let headers, let body):
             if behavior.responseDelay > .zero {
-                let streamID = request.streamID
-                worker.loop.schedule(after: behavior.responseDelay) { [weak self] in
-                    guard let self, self.phase == .open, let session = self.session else { return }
-                    // The client may have reset the stream meanwhile.
-                    try? session.submitResponse(streamID: streamID, status: status, headers: headers, body: body)
-                    self.scheduleFlush()
-                }
+                holdAnswer(DelayedAnswer(due: Self.deadline(after: behavior.responseDelay, from: worker.loop.now),
+                                         streamID: request.streamID, status: status, headers: headers, body: body))
             } else {
                 try? session.submitResponse(streamID: request.streamID, status: status, headers: headers, body: body)
             }

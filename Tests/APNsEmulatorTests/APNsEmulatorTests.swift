@@ -310,6 +310,27 @@ struct APNsEmulatorTests {
         #expect(result.status == 200)
     }
 
+    @Test("answers held for a long delay do not hold back a later request's shorter delay")
+    func shortenedDelay() throws {
+        let emulator = try Fixture.emulator(behavior: APNsEmulatorBehavior(responseDelay: .milliseconds(1500)))
+        defer { emulator.stop() }
+        let client = try TestClient(port: emulator.port)
+        _ = client.run(timeout: .milliseconds(100)) { !client.announcedMaxStreams.isEmpty }
+        let start = ContinuousClock.now
+        let slow = try client.submit(token: Fixture.token(1))
+        // Until the request has reached the emulator, a new delay would apply to it too.
+        #expect(client.run(timeout: .seconds(2)) { emulator.statistics.received == 1 })
+        emulator.update { $0.responseDelay = .milliseconds(20) }
+        let fast = try client.submit(token: Fixture.token(2))
+        #expect(client.runUntilClosed([fast]))
+        #expect(ContinuousClock.now - start < .milliseconds(1500))
+        #expect(client.responses[slow] == nil)
+        #expect(client.runUntilClosed([slow]))
+        #expect(ContinuousClock.now - start >= .milliseconds(1500))
+        #expect(client.responses[slow]?.status == 200)
+        #expect(client.responses[fast]?.status == 200)
+    }
+
     @Test("a forced answer applies to the next N requests only, then requests are accepted again")
     func forcedAnswer() throws {
         let emulator = try Fixture.emulator()
