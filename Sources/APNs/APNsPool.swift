@@ -22,6 +22,16 @@ struct RequestQueue {
         items.append(request)
     }
 
+    /// The request `popFirst` would return, left in place.
+    mutating func peekFirst() -> PendingRequest? {
+        while head < items.count {
+            if let request = items[head], !request.isFinished { return request }
+            items[head] = nil
+            head += 1
+        }
+        return nil
+    }
+
     mutating func popFirst() -> PendingRequest? {
         while head < items.count {
             let request = items[head]
@@ -46,8 +56,10 @@ struct RequestQueue {
 /// Policy:
 /// - connect lazily: the first request opens the first connection;
 /// - a request goes to the first ready connection with a free stream
-///   (the server's SETTINGS_MAX_CONCURRENT_STREAMS minus open streams);
-/// - when every stream is taken, another connection is opened (one being
+///   (the server's SETTINGS_MAX_CONCURRENT_STREAMS minus open streams) and
+///   room for its body in the server's connection flow-control window
+///   (`APNsConnection.canTake`); requests leave the queue in order;
+/// - when no connection can take the next request, another is opened (one being
 ///   established at a time) up to `maxConnections` (draining ones excluded);
 /// - beyond that, requests wait in a queue of at most `maxQueued`, then are
 ///   refused with `.overloaded`;
@@ -106,7 +118,7 @@ final class APNsPool: APNsConnectionOwner {
     func send(_ request: PendingRequest) {
         counters.sent += 1
         if isShuttingDown { return failLater(request, .allConnectionsDown) }
-        if queuedCount == 0, let connection = connectionWithCapacity() {
+        if queuedCount == 0, let connection = connection(taking: request) {
             switch connection.submit(request) {
             case .submitted:
                 inFlightCount += 1
@@ -184,8 +196,9 @@ final class APNsPool: APNsConnectionOwner {
         connections.contains { $0.state < .draining }
     }
 
-    private func connectionWithCapacity() -> APNsConnection? {
-        for connection in connections where connection.availableStreams > 0 {
+    private func connection(taking request: PendingRequest) -> APNsConnection? {
+        let bodyBytes = request.notification.payload.count
+        for connection in connections where connection.canTake(bodyBytes: bodyBytes) {
             return connection
         }
         return nil
@@ -193,8 +206,11 @@ final class APNsPool: APNsConnectionOwner {
 
     private func dispatch() {
         dispatchScheduled = false
-        while queuedCount > 0, let connection = connectionWithCapacity() {
-            guard let request = resendQueue.popFirst() ?? queue.popFirst() else { break }
+        while queuedCount > 0 {
+            // In order: a request that fits nowhere yet waits, and so do those behind it.
+            guard let next = resendQueue.peekFirst() ?? queue.peekFirst(),
+                  let connection = connection(taking: next),
+                  let request = resendQueue.popFirst() ?? queue.popFirst() else { break }
             queuedCount -= 1
             switch connection.submit(request) {
             case .submitted:

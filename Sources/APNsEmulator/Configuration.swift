@@ -42,11 +42,16 @@ public struct APNsEmulatorBehavior: Sendable, Hashable {
     /// Per connection: the N-th request closes the TCP connection abruptly;
     /// it and any later request in the same read are not answered.
     public var dropAfterStreams: Int?
+    /// The connection-level receive window new connections announce (by a
+    /// WINDOW_UPDATE on stream 0); nil keeps the 65,535 bytes every HTTP/2
+    /// connection starts with (RFC 9113 §6.9.2). Apple does not document
+    /// what APNs uses, so the default is the tightest a client can meet.
+    public var connectionWindowSize: Int?
 
     public init(forcedAction: APNsEmulatorAction? = nil, forcedCount: Int? = nil,
                 responseDelay: Duration = .zero, maxConcurrentStreams: UInt32 = 1000,
                 initialMaxConcurrentStreams: UInt32? = nil, goAwayAfterStreams: Int? = nil,
-                dropAfterStreams: Int? = nil) {
+                dropAfterStreams: Int? = nil, connectionWindowSize: Int? = nil) {
         self.forcedAction = forcedAction
         self.forcedCount = forcedCount
         self.responseDelay = responseDelay
@@ -54,6 +59,7 @@ public struct APNsEmulatorBehavior: Sendable, Hashable {
         self.initialMaxConcurrentStreams = initialMaxConcurrentStreams
         self.goAwayAfterStreams = goAwayAfterStreams
         self.dropAfterStreams = dropAfterStreams
+        self.connectionWindowSize = connectionWindowSize
     }
 }
 

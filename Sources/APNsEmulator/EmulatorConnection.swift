@@ -281,7 +281,8 @@ final class EmulatorConnection: IOHandler, HTTP2ServerSessionDelegate {
             raiseLimitOnFirstRequest = behavior.initialMaxConcurrentStreams != nil
             do {
                 session = try HTTP2ServerSession(
-                    delegate: self, maxConcurrentStreams: behavior.initialMaxConcurrentStreams ?? behavior.maxConcurrentStreams)
+                    delegate: self, maxConcurrentStreams: behavior.initialMaxConcurrentStreams ?? behavior.maxConcurrentStreams,
+                    connectionWindowSize: behavior.connectionWindowSize)
             } catch {
                 worker.state.log("connection \(id): \(error)")
                 close(graceful: true)

@@ -28,6 +28,13 @@ public protocol HTTP2ClientSessionDelegate: AnyObject {
                  errorCode: HTTP2ErrorCode, debugData: String)
     /// The server acknowledged a PING sent with `submitPing(payload:)`.
     func session(_ session: HTTP2ClientSession, didReceivePingAck payload: UInt64)
+    /// The server's WINDOW_UPDATE on the connection (stream 0) arrived:
+    /// `sendableBodyBytes` grew. Optional.
+    func sessionConnectionWindowOpened(_ session: HTTP2ClientSession)
+}
+
+extension HTTP2ClientSessionDelegate {
+    public func sessionConnectionWindowOpened(_ session: HTTP2ClientSession) {}
 }
 
 /// The client side of one HTTP/2 connection, bytes in and bytes out: the owner
@@ -153,6 +160,17 @@ public final class HTTP2ClientSession: HTTP2Session, NGHTTP2EventHandler {
     /// reported through `didReceiveSettings`.
     public var remoteMaxConcurrentStreams: UInt32 { core.remoteMaxConcurrentStreams }
 
+    /// Body bytes the server's connection flow-control window (RFC 9113
+    /// §6.9.1) still admits beyond the bodies already waiting to be sent;
+    /// negative when queued bodies exceed it. With hundreds of bodies queued
+    /// behind a small window, nghttp2 shares the window among them in small
+    /// DATA frames, so every one of them finishes late: a caller that keeps
+    /// its requests until this covers them gets them out whole and in order.
+    public var sendableBodyBytes: Int { core.remoteConnectionWindow - core.unsentBodyBytes }
+
+    /// Body bytes submitted and not yet sent in DATA frames.
+    public var unsentBodyBytes: Int { core.unsentBodyBytes }
+
     /// Streams submitted and not yet reported closed, including requests
     /// still queued behind the server's concurrency limit.
     public var activeStreamCount: Int { openStreams.count }
@@ -209,6 +227,8 @@ public final class HTTP2ClientSession: HTTP2Session, NGHTTP2EventHandler {
             delegate?.session(self, didReceiveResponseStatus: status, headers: headers, streamID: streamID)
         case .data:
             break
+        case .windowUpdate(let streamID):
+            if streamID == 0 { delegate?.sessionConnectionWindowOpened(self) }
         case .settings:
             delegate?.session(self, didReceiveSettings: core.remoteMaxConcurrentStreams)
         case .pingAck(let payload):

@@ -82,11 +82,19 @@ public final class HTTP2ServerSession: HTTP2Session, NGHTTP2EventHandler {
 
     /// Queues the server SETTINGS (SETTINGS_MAX_CONCURRENT_STREAMS when given,
     /// else unlimited; SETTINGS_MAX_HEADER_LIST_SIZE); they go out with the
-    /// first `drainOutput`.
+    /// first `drainOutput`. `connectionWindowSize`, when given, replaces the
+    /// connection-level receive window of 65,535 bytes every HTTP/2
+    /// connection starts with (RFC 9113 §6.9.2), by a WINDOW_UPDATE after the
+    /// SETTINGS.
     public init(delegate: any HTTP2ServerSessionDelegate, maxConcurrentStreams: UInt32? = nil,
-                maxRequestBodySize: Int = 65_536, maxHeaderListSize: Int = 16_384) throws(HTTP2Error) {
+                maxRequestBodySize: Int = 65_536, maxHeaderListSize: Int = 16_384,
+                connectionWindowSize: Int? = nil) throws(HTTP2Error) {
         guard maxRequestBodySize >= 0, maxHeaderListSize > 0, maxHeaderListSize <= Int(UInt32.max) else {
             throw .invalidUse("limits must be positive")
+        }
+        if let connectionWindowSize, !(1...Int(Int32.max)).contains(connectionWindowSize) {
+            // RFC 9113 §6.9.1: a window may not exceed 2^31-1.
+            throw .invalidUse("connection window \(connectionWindowSize) is not within 1...2^31-1")
         }
         self.maxRequestBodySize = maxRequestBodySize
         self.maxHeaderListSize = maxHeaderListSize
@@ -97,6 +105,7 @@ public final class HTTP2ServerSession: HTTP2Session, NGHTTP2EventHandler {
         self.delegate = delegate
         try super.init(core: NGHTTP2Session(role: .server, settings: settings, keepClosedStreams: false))
         core.handler = self
+        if let connectionWindowSize { try core.setLocalConnectionWindow(Int32(connectionWindowSize)) }
     }
 
 
@@ -221,7 +230,7 @@ public final class HTTP2ServerSession: HTTP2Session, NGHTTP2EventHandler {
                                        authority: state.authority, scheme: state.scheme,
                                        headers: state.headers, body: state.body)
             delegate?.session(self, didReceiveRequest: request)
-        case .settings, .pingAck, .goAway:
+        case .settings, .windowUpdate, .pingAck, .goAway:
             break
         }
     }

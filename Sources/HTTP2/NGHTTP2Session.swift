@@ -17,6 +17,8 @@ enum ReceivedFrame {
     case data(streamID: Int32, endStream: Bool)
     /// A SETTINGS frame (not an ACK), already applied by nghttp2.
     case settings
+    /// A WINDOW_UPDATE, already applied by nghttp2 (stream 0: the connection).
+    case windowUpdate(streamID: Int32)
     case pingAck(payload: UInt64)
     case goAway(lastStreamID: Int32, errorCode: HTTP2ErrorCode, debugData: String)
 }
@@ -119,6 +121,9 @@ final class NGHTTP2Session {
     /// Bodies of streams we submitted, keyed by stream id, until their last
     /// byte was copied or the stream closed.
     private var outgoingBodies: [Int32: OutgoingBody] = [:]
+    /// Body bytes submitted and not yet copied into DATA frames: what the
+    /// bodies waiting inside nghttp2 will take of the peer's window.
+    private(set) var unsentBodyBytes = 0
     /// Bytes serialized during `receive` (see there) not yet handed out.
     private var pendingOutput: [UInt8] = []
     /// Guards against `receive`/`drain` being re-entered from a callback,
@@ -235,7 +240,10 @@ final class NGHTTP2Session {
             return nghttp2_submit_request(session, nil, fields, count, &provider, nil)
         }
         guard result > 0 else { throw .library(result) }
-        if !body.isEmpty { outgoingBodies[result] = OutgoingBody(bytes: body) }
+        if !body.isEmpty {
+            outgoingBodies[result] = OutgoingBody(bytes: body)
+            unsentBodyBytes += body.count
+        }
         return result
     }
 
@@ -250,7 +258,10 @@ final class NGHTTP2Session {
             return nghttp2_submit_response(session, streamID, fields, count, &provider)
         }
         guard result == 0 else { throw .library(result) }
-        if !body.isEmpty { outgoingBodies[streamID] = OutgoingBody(bytes: body) }
+        if !body.isEmpty {
+            outgoingBodies[streamID] = OutgoingBody(bytes: body)
+            unsentBodyBytes += body.count
+        }
     }
 
     func submitRSTStream(streamID: Int32, errorCode: HTTP2ErrorCode) throws(HTTP2Error) {
@@ -322,7 +333,27 @@ final class NGHTTP2Session {
 
     /// Drops a body nghttp2 will never read (its stream is refused or cancelled).
     func discardBody(streamID: Int32) {
-        outgoingBodies.removeValue(forKey: streamID)
+        forgetBody(streamID: streamID)
+    }
+
+    private func forgetBody(streamID: Int32) {
+        guard let body = outgoingBodies.removeValue(forKey: streamID) else { return }
+        unsentBodyBytes -= body.bytes.count - body.offset
+    }
+
+    /// The peer's connection-level flow-control window left (RFC 9113 §6.9.1):
+    /// DATA bytes we may still send before it sends WINDOW_UPDATE.
+    var remoteConnectionWindow: Int {
+        failure == nil ? Int(nghttp2_session_get_remote_window_size(session)) : 0
+    }
+
+    /// Sets our connection-level receive window (RFC 9113 §6.9: only a
+    /// WINDOW_UPDATE on stream 0 changes it; SETTINGS cannot). nghttp2 sends
+    /// the WINDOW_UPDATE with the next `drain`.
+    func setLocalConnectionWindow(_ size: Int32) throws(HTTP2Error) {
+        guard failure == nil else { throw .sessionClosed }
+        let result = nghttp2_session_set_local_window_size(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, size)
+        guard result == 0 else { throw .library(result) }
     }
 
     // MARK: Callback bodies
@@ -340,6 +371,7 @@ final class NGHTTP2Session {
             guard let start = source.baseAddress, count > 0 else { return }
             buffer.update(from: (start + body.offset).assumingMemoryBound(to: UInt8.self), count: count)
         }
+        unsentBodyBytes -= count
         if body.offset + count == body.bytes.count {
             flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
             outgoingBodies.remove(at: index)
@@ -359,7 +391,7 @@ final class NGHTTP2Session {
     }
 
     fileprivate func streamClosed(streamID: Int32, errorCode: UInt32) {
-        outgoingBodies.removeValue(forKey: streamID)
+        forgetBody(streamID: streamID)
         handler?.streamClosed(streamID: streamID, errorCode: HTTP2ErrorCode(rawValue: errorCode))
     }
 
@@ -431,6 +463,8 @@ private let onFrameRecv: nghttp2_on_frame_recv_callback = { _, frame, userData i
         handler.frameReceived(.data(streamID: header.stream_id, endStream: endStream))
     case NGHTTP2_SETTINGS.rawValue where !isAck:
         handler.frameReceived(.settings)
+    case NGHTTP2_WINDOW_UPDATE.rawValue:
+        handler.frameReceived(.windowUpdate(streamID: header.stream_id))
     case NGHTTP2_PING.rawValue where isAck:
         let payload = withUnsafeBytes(of: frame.pointee.ping.opaque_data) { bytes in
             bytes.reduce(UInt64(0)) { ($0 << 8) | UInt64($1) }

@@ -38,6 +38,9 @@ struct APNsEmulatorCommand: ParsableCommand {
     var goAwayAfter: Int?
     @Option(name: .customLong("drop-after"), help: "Per connection: the N-th request closes the TCP connection unanswered.")
     var dropAfter: Int?
+    @Option(name: .customLong("connection-window"),
+            help: "Connection flow-control window in bytes announced to clients (default: HTTP/2's 65535).")
+    var connectionWindow: Int?
     @Option(help: "Loop threads (one SO_REUSEPORT listener each).") var threads = 1
     @Flag(help: "No connection log on stderr.") var quiet = false
     @Flag(name: .customLong("print"), help: "One JSON line per accepted notification on stdout.") var printNotifications = false
@@ -53,6 +56,9 @@ struct APNsEmulatorCommand: ParsableCommand {
         }
         guard threads >= 1 else { throw ValidationError("--threads must be at least 1") }
         guard delayMilliseconds >= 0 else { throw ValidationError("--delay-ms must not be negative") }
+        guard (1...Int(Int32.max)).contains(connectionWindow ?? 1) else {
+            throw ValidationError("--connection-window must be within 1...2147483647")
+        }
         guard (goAwayAfter ?? 1) >= 1, (dropAfter ?? 1) >= 1 else {
             throw ValidationError("--goaway-after and --drop-after must be at least 1")
         }
@@ -74,7 +80,7 @@ struct APNsEmulatorCommand: ParsableCommand {
         let behavior = APNsEmulatorBehavior(
             responseDelay: .milliseconds(delayMilliseconds), maxConcurrentStreams: maxStreams,
             initialMaxConcurrentStreams: initialMaxStreams, goAwayAfterStreams: goAwayAfter,
-            dropAfterStreams: dropAfter)
+            dropAfterStreams: dropAfter, connectionWindowSize: connectionWindow)
         let configuration = APNsEmulatorConfiguration(
             host: host, port: port, certificateFile: certificate, privateKeyFile: key,
             authentication: authentication, expectedTopic: topic, threads: threads,

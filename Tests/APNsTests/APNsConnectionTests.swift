@@ -410,12 +410,13 @@ extension APNsConnectionTests {
         // The second request makes the emulator answer, send GOAWAY and close.
         let last = try Fixtures.notification(token: Fixtures.deviceToken(1))
         // Then several TLS records (16 KB each) of requests, within the
-        // 64 KB flow-control window: the first write draws the RST, a later
-        // one fails with EPIPE.
+        // 64 KB flow-control window (30 payloads of about 2.05 KB; the
+        // connection takes no more than the window admits): the first write
+        // draws the RST, a later one fails with EPIPE.
         let late = try (2..<32).map { index in
             try makeNotification(
                 target: RelayTarget(environment: .development, deviceToken: Fixtures.deviceToken(index), extra: nil),
-                message: WebPushMessage(encoding: .aes128gcm, body: [UInt8](repeating: 0x42, count: 2000), ttl: 3600),
+                message: WebPushMessage(encoding: .aes128gcm, body: [UInt8](repeating: 0x42, count: 1600), ttl: 3600),
                 topic: TestCertificates.bundleID, apnsID: Fixtures.apnsID(), now: Int(time(nil)))
         }
         let all = [last] + late

@@ -88,6 +88,55 @@ struct APNsPoolTests {
         #expect(client.status.connections[.ready] == 3)
     }
 
+    /// Notifications of about 3.4 KB: twenty fill the 65,535-byte window
+    /// an HTTP/2 connection starts with.
+    static func largeNotifications(count: Int) throws -> [APNsNotification] {
+        try (0..<count).map { index in
+            try makeNotification(
+                target: RelayTarget(environment: .development, deviceToken: Fixtures.deviceToken(index), extra: nil),
+                message: WebPushMessage(encoding: .aes128gcm, body: [UInt8](repeating: 0x42, count: 2600), ttl: 3600),
+                topic: TestCertificates.bundleID, apnsID: Fixtures.apnsID(), now: Int(time(nil)))
+        }
+    }
+
+    @Test("bodies beyond the server's connection window wait in the pool and reach APNs whole, in the order sent")
+    func connectionWindowOrder() throws {
+        // The emulator keeps HTTP/2's initial 65,535-byte connection window;
+        // 300 bodies of 3.4 KB need it refilled fifteen times.
+        let emulator = try Fixtures.certificateEmulator(record: true)
+        defer { emulator.stop() }
+        let client = try Self.client(emulator) { $0.maxConnectionsPerEnvironment = 1 }
+        let notifications = try Self.largeNotifications(count: 300)
+        let results = try client.send(notifications)
+        #expect(results.outcomes.allSatisfy(Self.isSuccess))
+        let arrived = emulator.receivedNotifications().map(\.deviceToken)
+        #expect(arrived == notifications.map(\.deviceToken))
+    }
+
+    @Test("a connection whose window is full makes the pool open another, up to the maximum")
+    func connectionWindowMoreConnections() throws {
+        let emulator = try Fixtures.certificateEmulator(
+            behavior: APNsEmulatorBehavior(responseDelay: .milliseconds(200)))
+        defer { emulator.stop() }
+        let client = try Self.client(emulator) { $0.maxConnectionsPerEnvironment = 3 }
+        let results = try client.send(try Self.largeNotifications(count: 300))
+        #expect(results.outcomes.allSatisfy(Self.isSuccess))
+        #expect(emulator.statistics.connections == 3)
+    }
+
+    @Test("with a large connection window, one connection carries the same burst")
+    func largeConnectionWindow() throws {
+        let emulator = try Fixtures.certificateEmulator(
+            behavior: APNsEmulatorBehavior(responseDelay: .milliseconds(200), connectionWindowSize: 16 << 20))
+        defer { emulator.stop() }
+        let client = try Self.client(emulator) { $0.maxConnectionsPerEnvironment = 3 }
+        // The first send opens the connection and sees the server's WINDOW_UPDATE.
+        #expect(try client.send(try Self.largeNotifications(count: 1)).outcomes.allSatisfy(Self.isSuccess))
+        let results = try client.send(try Self.largeNotifications(count: 300))
+        #expect(results.outcomes.allSatisfy(Self.isSuccess))
+        #expect(emulator.statistics.connections == 1)
+    }
+
     @Test("beyond the queue bound, sends are refused as overloaded")
     func overloaded() throws {
         let emulator = try Fixtures.certificateEmulator()

@@ -94,6 +94,57 @@ struct HTTP2ClientSessionTests {
         #expect(client.remoteMaxConcurrentStreams == 1_000)
     }
 
+    @Test("bodies count against the server's connection window from submission until they are sent")
+    func connectionWindowAccounting() throws {
+        let (client, server) = try makePair()
+        // RFC 9113 §6.9.2: every connection starts with a 65,535-byte window.
+        #expect(client.sendableBodyBytes == 65_535)
+        let bodies = (0..<30).map { pseudoRandomBytes(count: 3000, seed: UInt64($0) + 1) }
+        for body in bodies {
+            _ = try client.submitRequest(path: "/3/device/ab", authority: "localhost", headers: [], body: body)
+        }
+        #expect(client.unsentBodyBytes == 90_000)
+        #expect(client.sendableBodyBytes == 65_535 - 90_000)
+
+        // One flight without the server's answer: exactly the window goes out.
+        try server.receive(client.drainOutput())
+        #expect(client.unsentBodyBytes == 90_000 - 65_535)
+        #expect(client.sendableBodyBytes == -(90_000 - 65_535))
+        #expect(clientEvents.connectionWindowUpdates == 0)
+
+        // The server's WINDOW_UPDATE (nghttp2 sends one once half the window
+        // is consumed) frees the window; the rest goes out.
+        try pump(client, server)
+        #expect(clientEvents.connectionWindowUpdates >= 1)
+        #expect(client.unsentBodyBytes == 0)
+        #expect(client.sendableBodyBytes > 65_535 / 2)
+        let received = serverEvents.pending.sorted { $0.streamID < $1.streamID }.map(\.body)
+        #expect(received.count == bodies.count)
+        #expect(received == bodies, "bodies arrived altered")
+    }
+
+    @Test("a server's larger connection window reaches the client as a WINDOW_UPDATE")
+    func largerConnectionWindow() throws {
+        let client = try HTTP2ClientSession(delegate: clientEvents)
+        let server = try HTTP2ServerSession(delegate: serverEvents, connectionWindowSize: 1 << 20)
+        try pump(client, server)
+        #expect(clientEvents.connectionWindowUpdates == 1)
+        #expect(client.sendableBodyBytes == 1 << 20)
+    }
+
+    @Test("a reset request's unsent body stops counting against the window")
+    func resetReleasesBody() throws {
+        let (client, server) = try makePair()
+        let streamID = try client.submitRequest(path: "/3/device/ab", authority: "localhost", headers: [],
+                                                body: [UInt8](repeating: 1, count: 5000))
+        #expect(client.unsentBodyBytes == 5000)
+        try client.submitRSTStream(id: streamID)
+        #expect(client.unsentBodyBytes == 0)
+        try pump(client, server)
+        #expect(client.unsentBodyBytes == 0)
+        #expect(client.sendableBodyBytes == 65_535)
+    }
+
     @Test("a server announcing no limit leaves the client unlimited")
     func unlimitedConcurrency() throws {
         let (client, server) = try makePair(maxConcurrentStreams: nil)

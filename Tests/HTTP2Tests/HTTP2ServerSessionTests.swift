@@ -13,6 +13,14 @@ struct HTTP2ServerSessionTests {
                                 maxHeaderListSize: maxHeaderListSize))
     }
 
+    @Test("a connection window outside 1...2^31-1 is refused (RFC 9113 §6.9.1)",
+          arguments: [0, -1, Int(Int32.max) + 1])
+    func connectionWindowLimits(size: Int) {
+        #expect(throws: HTTP2Error.self) {
+            _ = try HTTP2ServerSession(delegate: serverEvents, connectionWindowSize: size)
+        }
+    }
+
     @Test("a request without a body is delivered when its HEADERS end the stream")
     func headersOnlyRequest() throws {
         let (client, server) = try makePair()

@@ -12,6 +12,7 @@ private final class EventLog: NGHTTP2EventHandler {
         case .headers(let id, let end): frames.append("headers \(id) \(end)")
         case .data(let id, let end): frames.append("dataframe \(id) \(end)")
         case .settings: frames.append("settings")
+        case .windowUpdate(let id): frames.append("window \(id)")
         case .pingAck(let payload): frames.append("ping \(payload)")
         case .goAway(let last, let code, let debug): frames.append("goaway \(last) \(code) \(debug)")
         }

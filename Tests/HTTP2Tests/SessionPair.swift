@@ -52,6 +52,12 @@ final class ClientRecorder: HTTP2ClientSessionDelegate {
         pingAcks.append(payload)
     }
 
+    var connectionWindowUpdates = 0
+
+    func sessionConnectionWindowOpened(_ session: HTTP2ClientSession) {
+        connectionWindowUpdates += 1
+    }
+
     /// How many times each stream was reported closed.
     var closeCounts: [Int32: Int] {
         closes.reduce(into: [:]) { $0[$1.streamID, default: 0] += 1 }
