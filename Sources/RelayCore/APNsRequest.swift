@@ -36,18 +36,15 @@ public func makeNotification(target: RelayTarget, message: WebPushMessage, topic
     }
     let payload = makeAPNsPayload(for: message, extra: target.extra, capacity: size)
 
-    var expiration: [UInt8] = []
     let (expiresAt, overflowed) = now.addingReportingOverflow(message.ttl)
-    appendDecimal(message.ttl == 0 ? 0 : overflowed ? Int.max : expiresAt, to: &expiration)
-    var priority: [UInt8] = []
-    appendDecimal(message.urgency.apnsPriority, to: &priority)
-    var headers: [HTTPField] = [
-        HTTPField(name: "apns-push-type", value: "alert"),
-        HTTPField(name: "apns-topic", value: topic),
-        HTTPField(name: "apns-priority", value: String(decoding: priority, as: UTF8.self)),
-        HTTPField(name: "apns-expiration", value: String(decoding: expiration, as: UTF8.self)),
-    ]
-    headers.reserveCapacity(6)
+    let expiration = message.ttl == 0 ? 0 : overflowed ? Int.max : expiresAt
+    // Reserved at its final size: one allocation, no growth.
+    var headers: [HTTPField] = []
+    headers.reserveCapacity(message.topic == nil ? 5 : 6)
+    headers.append(HTTPField(name: "apns-push-type", value: "alert"))
+    headers.append(HTTPField(name: "apns-topic", value: topic))
+    headers.append(HTTPField(name: "apns-priority", value: decimalText(message.urgency.apnsPriority)))
+    headers.append(HTTPField(name: "apns-expiration", value: decimalText(expiration)))
     if let collapseID = message.topic { headers.append(HTTPField(name: "apns-collapse-id", value: collapseID)) }
     headers.append(HTTPField(name: "apns-id", value: apnsID))
 
@@ -142,25 +139,53 @@ func jsonEscapedCount(_ text: String) -> Int {
 
 /// A random (version 4, RFC 9562 §5.4) UUID in canonical 8-4-4-4-12 form,
 /// uppercase as APNs writes its own ids.
+///
+/// Byte i of the UUID is byte i (least significant first) of the first
+/// random word for i < 8, of the second for i ≥ 8. Written straight into the
+/// String's storage: one allocation.
 public func makeAPNsID(random: inout some RandomNumberGenerator) -> String {
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(16)
-    for _ in 0..<2 {
-        var word = random.next()
-        for _ in 0..<8 {
-            bytes.append(UInt8(truncatingIfNeeded: word))
-            word >>= 8
+    let words = (random.next() as UInt64, random.next() as UInt64)
+    return String(unsafeUninitializedCapacity: 36) { text in
+        var written = 0
+        for index in 0..<16 {
+            let word = index < 8 ? words.0 : words.1
+            var byte = UInt8(truncatingIfNeeded: word >> UInt64(8 * (index % 8)))
+            if index == 6 { byte = byte & 0x0F | 0x40 }  // version 4
+            if index == 8 { byte = byte & 0x3F | 0x80 }  // variant 10xx
+            if index == 4 || index == 6 || index == 8 || index == 10 {
+                text[written] = UInt8(ascii: "-")
+                written += 1
+            }
+            text[written] = uppercaseHexDigit(byte >> 4)
+            text[written + 1] = uppercaseHexDigit(byte & 0x0F)
+            written += 2
         }
+        return written
     }
-    bytes[6] = bytes[6] & 0x0F | 0x40  // version 4
-    bytes[8] = bytes[8] & 0x3F | 0x80  // variant 10xx
-    let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
-    var text: [UInt8] = []
-    text.reserveCapacity(36)
-    for (index, byte) in bytes.enumerated() {
-        if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
-        text.append(hexDigits[Int(byte >> 4)])
-        text.append(hexDigits[Int(byte & 0x0F)])
+}
+
+@inline(__always)
+private func uppercaseHexDigit(_ nibble: UInt8) -> UInt8 {
+    nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "A") - 10 + nibble
+}
+
+/// The decimal digits of `value`, as a String. Up to 15 characters (every
+/// TTL, expiration, priority and status) it is a small string: no
+/// allocation, unlike going through a [UInt8].
+func decimalText(_ value: Int) -> String {
+    // "-9223372036854775808" is the longest: 20 bytes.
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
+        var position = buffer.count
+        var magnitude = value.magnitude
+        repeat {
+            position -= 1
+            buffer[position] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10)
+            magnitude /= 10
+        } while magnitude != 0
+        if value < 0 {
+            position -= 1
+            buffer[position] = UInt8(ascii: "-")
+        }
+        return String(decoding: UnsafeBufferPointer(rebasing: buffer[position...]), as: UTF8.self)
     }
-    return String(decoding: text, as: UTF8.self)
 }
