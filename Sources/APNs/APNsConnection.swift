@@ -282,10 +282,7 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
 
     private func startSession() {
         do {
-            // APNs answers with :status (static table) and ids unique to
-            // each response (apns-id, apns-unique-id): a dynamic table would
-            // only make both sides insert and evict an entry per answer.
-            session = try HTTP2ClientSession(delegate: self, headerTableSize: 0)
+            session = try HTTP2ClientSession(delegate: self)
         } catch {
             perform(lifecycle.failed(error.description))
             return

@@ -98,22 +98,13 @@ public final class HTTP2ClientSession: HTTP2Session, NGHTTP2EventHandler {
     private var requestBlock = HeaderBlock(reservingCapacity: 512)
 
     /// Queues the connection preface and SETTINGS (ENABLE_PUSH 0,
-    /// MAX_HEADER_LIST_SIZE, and HEADER_TABLE_SIZE and INITIAL_WINDOW_SIZE
-    /// when given); they go out with the first `drainOutput`.
-    ///
-    /// `headerTableSize` bounds the HPACK dynamic table the server may fill
-    /// in our decoder (RFC 7541 §4.2, RFC 9113 §6.5.2; 4096 when not given).
-    /// 0 suits a server whose response fields are all either in the static
-    /// table or unique to the response: indexing those only costs both sides.
-    public init(delegate: any HTTP2ClientSessionDelegate, initialWindowSize: UInt32? = nil,
-                headerTableSize: UInt32? = nil) throws(HTTP2Error) {
+    /// MAX_HEADER_LIST_SIZE, and INITIAL_WINDOW_SIZE when given); they go out
+    /// with the first `drainOutput`.
+    public init(delegate: any HTTP2ClientSessionDelegate, initialWindowSize: UInt32? = nil) throws(HTTP2Error) {
         var settings: [(SettingID, UInt32)] = [
             (.enablePush, 0),
             (.maxHeaderListSize, UInt32(Self.maxResponseHeaderListSize)),
         ]
-        if let headerTableSize {
-            settings.append((.headerTableSize, headerTableSize))
-        }
         if let initialWindowSize {
             // RFC 9113 §6.5.2: above 2^31-1 is a FLOW_CONTROL_ERROR.
             guard initialWindowSize <= UInt32(Int32.max) else {

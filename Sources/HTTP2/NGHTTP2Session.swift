@@ -40,7 +40,6 @@ enum SettingID {
     case maxConcurrentStreams
     case initialWindowSize
     case maxHeaderListSize
-    case headerTableSize
 
     fileprivate var raw: Int32 {
         switch self {
@@ -48,7 +47,6 @@ enum SettingID {
         case .maxConcurrentStreams: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue)
         case .initialWindowSize: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue)
         case .maxHeaderListSize: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue)
-        case .headerTableSize: Int32(NGHTTP2_SETTINGS_HEADER_TABLE_SIZE.rawValue)
         }
     }
 }

@@ -388,29 +388,6 @@ struct HTTP2ClientSessionTests {
         #expect(serverEvents.requests.allSatisfy { $0.header("x-id") == id && $0.header("apns-topic") == "cx.c3.toot" })
     }
 
-    @Test("with HEADER_TABLE_SIZE 0 announced, the server's repeated response fields still arrive, every time")
-    func headerTableSizeZero() throws {
-        let client = try HTTP2ClientSession(delegate: clientEvents, headerTableSize: 0)
-        let server = try HTTP2ServerSession(delegate: serverEvents)
-        let preface = client.drainOutput()
-        // After the 24-byte preface: SETTINGS with HEADER_TABLE_SIZE (0x1) = 0 among its entries.
-        let settings = Array(preface.dropFirst(24 + 9))
-        let entries = stride(from: 0, to: settings.count - 5, by: 6).map { Array(settings[$0..<$0 + 6]) }
-        #expect(entries.contains([0, 1, 0, 0, 0, 0]))
-        try server.receive(preface)
-        serverEvents.answer = { request in .init(status: 200, headers: [("apns-id", "id-\(request.streamID)"), ("x-same", "v")]) }
-        var streamIDs: [Int32] = []
-        for _ in 0..<5 {
-            streamIDs.append(try client.submitRequest(path: "/", authority: "localhost", headers: [], body: [1]))
-            try pump(client, server)
-        }
-        for streamID in streamIDs {
-            #expect(clientEvents.responses[streamID]?.header("apns-id") == "id-\(streamID)")
-            #expect(clientEvents.responses[streamID]?.header("x-same") == "v")
-        }
-        #expect(clientEvents.closes.count == 5)
-    }
-
     @Test("the request header storage is reused: a shorter request after a longer one carries only its own fields")
     func reusedRequestStorage() throws {
         let (client, server) = try makePair()
