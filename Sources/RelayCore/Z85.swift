@@ -73,6 +73,18 @@ public enum Z85 {
         }
     }
 
+    /// Writes the encoding of `bytes` at `target`, which must have room for
+    /// `encodedCount(bytes.count)` bytes (the payload writer checks).
+    static func encode(_ bytes: UnsafeRawBufferPointer, to target: UnsafeMutableRawPointer) {
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+        alphabet.withUnsafeBufferPointer { digitTable in
+            digitPairs.withUnsafeBufferPointer { pairTable in
+                guard let digits = digitTable.baseAddress, let pairs = pairTable.baseAddress else { return }
+                encodeGroups(source, count: bytes.count, to: target, digits: digits, pairs: pairs)
+            }
+        }
+    }
+
     /// Writes the `encodedCount(count)` digits of `source[0..<count]` at `target`.
     @inline(__always)
     private static func encodeGroups(_ source: UnsafeRawPointer, count: Int, to target: UnsafeMutableRawPointer,

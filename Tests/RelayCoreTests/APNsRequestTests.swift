@@ -89,6 +89,22 @@ struct APNsRequestTests {
         }
     }
 
+    @Test("the payload written in place equals the one built by appending, byte for byte")
+    func inPlaceMatchesAppended() {
+        var generator = SeededGenerator(seed: 0x9A71)
+        let extras: [String?] = [nil, "", "plain", "\"quoted\\ and \u{1}\u{1F}\t\n", "🎺 ünïcödé </x> & /", String(repeating: "\u{0}", count: 50)]
+        for round in 0..<300 {
+            let body = generator.bytes(Int.random(in: 0...3000, using: &generator))
+            let encoding: ContentEncoding = round % 2 == 0 ? .aes128gcm : .aesgcm(dh: senderKey, salt: salt16)
+            let extra = extras[round % extras.count]
+            let message = WebPushMessage(encoding: encoding, body: body, ttl: 0)
+            let size = apnsPayloadSize(for: message, extra: extra)
+            let payload = makeAPNsPayload(for: message, extra: extra)
+            #expect(payload == appendAPNsPayload(for: message, extra: extra, capacity: size))
+            #expect(payload.count == size)
+        }
+    }
+
     /// The message (body length and x length) whose payload is exactly `size`.
     func message(payloadSize size: Int, encoding: ContentEncoding, withExtra: Bool) throws -> (WebPushMessage, String?) {
         let extraLength = withExtra ? 100 : 0
