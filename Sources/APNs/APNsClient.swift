@@ -127,7 +127,8 @@ public final class APNsClient: NotificationSender {
 
     /// `NotificationSender`: the outcome only.
     public func send(_ notification: APNsNotification, completion: @escaping (DeliveryOutcome) -> Void) {
-        send(notification, deliveryCompletion: { completion($0.outcome) })
+        let request = PendingRequest(notification: notification, completion: .outcome(completion))
+        pool(for: notification.environment).send(request)
     }
 
     /// The outcome and, for 410, APNs' timestamp. `deliveryCompletion` runs

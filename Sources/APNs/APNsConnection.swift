@@ -14,10 +14,20 @@ final class PendingRequest {
         case finished
     }
 
+    /// Who waits for the result, in the form they asked for it (no wrapping
+    /// closure, which would be one more allocation per notification).
+    enum Completion {
+        case delivery((APNsDelivery) -> Void)
+        case outcome((DeliveryOutcome) -> Void)
+    }
+
     let notification: APNsNotification
-    let completion: (APNsDelivery) -> Void
+    let completion: Completion
     var phase: Phase = .queued
-    var answerTimer: TimerID?
+    /// When the answer timeout fires (`EventLoop.now` scale), measured from `send`.
+    var answerDeadline: UInt64 = 0
+    /// Position in the pool's `AnswerDeadlines` while tracked there.
+    var deadlineSequence: UInt64?
     /// Response so far.
     var status: Int?
     var responseAPNsID: String?
@@ -35,7 +45,19 @@ final class PendingRequest {
 
     init(notification: APNsNotification, completion: @escaping (APNsDelivery) -> Void) {
         self.notification = notification
+        self.completion = .delivery(completion)
+    }
+
+    init(notification: APNsNotification, completion: Completion) {
+        self.notification = notification
         self.completion = completion
+    }
+
+    func complete(_ delivery: APNsDelivery) {
+        switch completion {
+        case .delivery(let body): body(delivery)
+        case .outcome(let body): body(delivery.outcome)
+        }
     }
 
     var isFinished: Bool {
@@ -126,6 +148,9 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
     /// handed to the owner after it returns, so the owner's code never runs
     /// inside nghttp2.
     private var finishedRequests: [(PendingRequest, APNsDelivery)] = []
+    /// `finishedRequests`' other buffer: the two take turns, so handing a
+    /// batch over allocates nothing.
+    private var spareFinishedRequests: [(PendingRequest, APNsDelivery)] = []
     private var unprocessedRequests: [PendingRequest] = []
     private var capacityChanged = false
     private var becameDraining = false
@@ -298,19 +323,18 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
     /// Hands `request` to the session.
     func submit(_ request: PendingRequest) -> SubmitResult {
         guard lifecycle.state == .ready, let session else { return .refused }
-        var headers: [(name: String, value: String)] = []
-        headers.reserveCapacity(request.notification.headers.count + 1)
-        for field in request.notification.headers { headers.append((field.name, field.value)) }
+        var authorization: String?
         if let provider = endpoint.tokenProvider {
-            let (token, issuedAt) = provider.currentToken(now: endpoint.wallClock())
-            headers.append(("authorization", "bearer " + token))
+            let (value, issuedAt) = provider.currentAuthorization(now: endpoint.wallClock())
+            authorization = value
             request.tokenIssuedAt = issuedAt
         }
         let streamID: Int32
         do {
             streamID = try session.submitRequest(
                 method: "POST", path: request.notification.path, authority: endpoint.authority,
-                headers: headers, body: request.notification.payload)
+                fields: APNsRequestFields(headers: request.notification.headers, authorization: authorization),
+                body: request.notification.payload)
         } catch {
             if case .invalidUse(let reason) = error { return .unsendable(reason) }
             return .refused
@@ -541,9 +565,14 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
             owner.connection(self, returnedUnprocessed: requests)
         }
         if !finishedRequests.isEmpty {
-            let finished = finishedRequests
-            finishedRequests.removeAll()
+            // Take the batch and leave the spare buffer in its place (an
+            // owner's callback may end up here again and gather more).
+            var finished = finishedRequests
+            finishedRequests = spareFinishedRequests
+            spareFinishedRequests = []
             for (request, delivery) in finished { owner.connection(self, finished: request, with: delivery) }
+            finished.removeAll(keepingCapacity: true)
+            spareFinishedRequests = finished
         }
         if becameDraining {
             becameDraining = false
@@ -658,12 +687,16 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
 
     // MARK: HTTP2ClientSessionDelegate (inside `receive`/`drainOutput`)
 
-    func session(_ session: HTTP2ClientSession, didReceiveResponseStatus status: Int,
-                 headers: [(name: String, value: String)], streamID: Int32) {
+    func session(_ session: HTTP2ClientSession, didReceiveResponse status: Int,
+                 fields: HTTP2HeaderFields, streamID: Int32) {
         guard let request = streams[streamID] else { return }
         request.status = status
-        for header in headers where header.name == "apns-id" {
-            request.responseAPNsID = header.value
+        // APNs echoes the apns-id we sent: share our String rather than
+        // building an equal one.
+        if fields.value(for: "apns-id", equals: request.notification.apnsID) {
+            request.responseAPNsID = request.notification.apnsID
+        } else if let returned = fields.value(for: "apns-id") {
+            request.responseAPNsID = returned
         }
     }
 
@@ -725,4 +758,34 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
         if let pingTimeoutTimer { loop.cancel(pingTimeoutTimer) }
         pingTimeoutTimer = nil
     }
+}
+
+/// The regular fields of one APNs request, read from the notification's own
+/// array (no copy), then `authorization` with token auth. apns-id is unique
+/// to the request: never indexed (RFC 7541 §6.2.3), so it does not churn the
+/// HPACK tables of either side; the fields that repeat stay indexed.
+struct APNsRequestFields: Sequence {
+    let headers: [HTTPField]
+    let authorization: String?
+
+    struct Iterator: IteratorProtocol {
+        let fields: APNsRequestFields
+        var index = 0
+
+        mutating func next() -> HTTP2HeaderField? {
+            defer { index += 1 }
+            if index < fields.headers.count {
+                let field = fields.headers[index]
+                return HTTP2HeaderField(name: field.name, value: field.value, neverIndexed: field.name == "apns-id")
+            }
+            if index == fields.headers.count, let authorization = fields.authorization {
+                return HTTP2HeaderField(name: "authorization", value: authorization)
+            }
+            return nil
+        }
+    }
+
+    func makeIterator() -> Iterator { Iterator(fields: self) }
+
+    var underestimatedCount: Int { headers.count + (authorization == nil ? 0 : 1) }
 }

@@ -50,6 +50,66 @@ struct RequestQueue {
     }
 }
 
+/// The answer deadlines of a pool's requests, in `send` order. Every request
+/// of a pool has the same answer timeout, measured from `send` on the loop's
+/// monotonic clock, so deadlines never decrease from front to back: one loop
+/// timer set for the front serves them all, with no timer, closure or heap
+/// entry per request. A request that finishes leaves a hole (O(1), through
+/// the sequence number it carries); holes reaching the front are dropped at
+/// once, so a finished request is released as soon as everything sent
+/// before it has finished too.
+struct AnswerDeadlines {
+    private var entries: [PendingRequest?] = []
+    private var head = 0
+    /// Sequence number of `entries[head]`.
+    private var headSequence: UInt64 = 0
+    /// Requests tracked (holes excluded).
+    private(set) var count = 0
+
+    var isEmpty: Bool { count == 0 }
+
+    /// The request sent first among those tracked: the earliest deadline.
+    var first: PendingRequest? { head < entries.count ? entries[head] : nil }
+
+    mutating func append(_ request: PendingRequest) {
+        request.deadlineSequence = headSequence &+ UInt64(entries.count - head)
+        entries.append(request)
+        count += 1
+    }
+
+    /// Stops tracking `request` (it finished); ignored when not tracked.
+    mutating func remove(_ request: PendingRequest) {
+        guard let sequence = request.deadlineSequence else { return }
+        request.deadlineSequence = nil
+        guard sequence >= headSequence, sequence - headSequence < UInt64(entries.count - head) else { return }
+        let index = head + Int(sequence - headSequence)
+        guard entries[index] === request else { return }
+        entries[index] = nil
+        count -= 1
+        dropLeadingHoles()
+    }
+
+    mutating func popFirst() -> PendingRequest? {
+        guard let request = first else { return nil }
+        remove(request)
+        return request
+    }
+
+    private mutating func dropLeadingHoles() {
+        while head < entries.count, entries[head] == nil {
+            head += 1
+            headSequence &+= 1
+        }
+        if head == entries.count {
+            entries.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= 1024 && head * 2 >= entries.count {
+            entries.removeFirst(head)
+            head = 0
+        }
+    }
+}
+
 /// The connections to one APNs environment from one event loop, and the
 /// requests waiting for a stream.
 ///
@@ -84,10 +144,17 @@ final class APNsPool: APNsConnectionOwner {
 
     private(set) var connections: [APNsConnection] = []
     private var queue = RequestQueue()
+    /// Every request from `send` to its completion, for the answer timeout.
+    private var deadlines = AnswerDeadlines()
+    /// Set for the front of `deadlines` or earlier, whenever it is not empty.
+    private var deadlineTimer: TimerID?
+    private let answerTimeoutNanoseconds: UInt64
     /// Requests handed back unprocessed: they go before the queue.
     private var resendQueue = RequestQueue()
     private(set) var queuedCount = 0
     private(set) var inFlightCount = 0
+    /// Requests whose answer deadline is tracked (sent, not yet completed).
+    var answerDeadlineCount: Int { deadlines.count }
 
     private var consecutiveFailures = 0
     private var backoffUntil: UInt64 = 0
@@ -111,6 +178,7 @@ final class APNsPool: APNsConnectionOwner {
         self.loop = loop
         self.endpoint = endpoint
         self.limits = limits
+        answerTimeoutNanoseconds = nanoseconds(limits.answerTimeout)
     }
 
     // MARK: Sending
@@ -122,7 +190,7 @@ final class APNsPool: APNsConnectionOwner {
             switch connection.submit(request) {
             case .submitted:
                 inFlightCount += 1
-                armAnswerTimer(request)
+                trackAnswerDeadline(request)
                 return
             case .unsendable(let reason):
                 return failLater(request, .streamFailed("request not sendable over HTTP/2: \(reason)"))
@@ -132,7 +200,7 @@ final class APNsPool: APNsConnectionOwner {
         }
         if !hasLiveConnection && loop.now < backoffUntil { return failLater(request, .allConnectionsDown) }
         if queuedCount >= limits.maxQueued { return failLater(request, .overloaded) }
-        armAnswerTimer(request)
+        trackAnswerDeadline(request)
         queue.append(request)
         queuedCount += 1
         openConnectionIfNeeded()
@@ -145,12 +213,31 @@ final class APNsPool: APNsConnectionOwner {
         }
     }
 
-    private func armAnswerTimer(_ request: PendingRequest) {
+    private func trackAnswerDeadline(_ request: PendingRequest) {
         // Measured from `send`: the relay must answer before Mastodon gives up.
-        request.answerTimer = loop.schedule(after: limits.answerTimeout) { [weak self, request] in
-            request.answerTimer = nil
-            self?.answerTimedOut(request)
+        let (deadline, overflow) = loop.now.addingReportingOverflow(answerTimeoutNanoseconds)
+        request.answerDeadline = overflow ? .max : deadline
+        deadlines.append(request)
+        if deadlineTimer == nil, let first = deadlines.first { armDeadlineTimer(at: first.answerDeadline) }
+    }
+
+    private func armDeadlineTimer(at deadline: UInt64) {
+        deadlineTimer = loop.schedule(atNanoseconds: deadline) { [weak self] in
+            guard let self else { return }
+            self.deadlineTimer = nil
+            self.expireAnswerDeadlines()
         }
+    }
+
+    /// Times out, in send order, every request whose deadline has passed,
+    /// then sets the timer for the next one.
+    private func expireAnswerDeadlines() {
+        while let first = deadlines.first, first.answerDeadline <= loop.now {
+            _ = deadlines.popFirst()
+            answerTimedOut(first)
+        }
+        // A completion above may have sent (and armed) already.
+        if deadlineTimer == nil, let first = deadlines.first { armDeadlineTimer(at: first.answerDeadline) }
     }
 
     private func answerTimedOut(_ request: PendingRequest) {
@@ -172,10 +259,7 @@ final class APNsPool: APNsConnectionOwner {
         guard !request.isCompleted else { return }
         request.isCompleted = true
         request.phase = .finished
-        if let timer = request.answerTimer {
-            loop.cancel(timer)
-            request.answerTimer = nil
-        }
+        deadlines.remove(request)
         counters.completed += 1
         if case .apns(let status, _, _) = delivery.outcome, status == 200 || status == 403 {
             credentialsRejected = status == 403
@@ -187,7 +271,7 @@ final class APNsPool: APNsConnectionOwner {
                 provider.tokenRejected(issuedAt: issuedAt, now: endpoint.wallClock())
             }
         }
-        request.completion(delivery)
+        request.complete(delivery)
     }
 
     // MARK: Connections
@@ -375,6 +459,9 @@ final class APNsPool: APNsConnectionOwner {
     private func checkShutdownDone() {
         guard isShuttingDown, connections.isEmpty, inFlightCount == 0, let done = shutdownCompletion else { return }
         shutdownCompletion = nil
+        // Nothing is left to time out (every request has completed).
+        if let deadlineTimer { loop.cancel(deadlineTimer) }
+        deadlineTimer = nil
         done()
     }
 

@@ -22,6 +22,14 @@ public final class APNsTokenProvider: Sendable {
     private struct Current {
         var token: String
         var issuedAt: Int
+        /// `bearer <token>`, built once per token rather than per request.
+        var authorization: String
+
+        init(token: String, issuedAt: Int) {
+            self.token = token
+            self.issuedAt = issuedAt
+            authorization = "bearer " + token
+        }
     }
 
     private let current: Mutex<Current>
@@ -70,12 +78,17 @@ public final class APNsTokenProvider: Sendable {
     /// that token to `tokenRejected`).
     public func currentToken(now: Int) -> (token: String, issuedAt: Int) {
         current.withLock { current in
-            // A clock stepped back by more than a minute also renews: `iat`
-            // in the future is refused by APNs.
-            if now - current.issuedAt >= Self.renewalAge || now < current.issuedAt - 60 {
-                renew(&current, now: now)
-            }
+            renewIfDue(&current, now: now)
             return (current.token, current.issuedAt)
+        }
+    }
+
+    /// The `authorization` field value (`bearer <token>`) to send at unix
+    /// time `now`, and when its token was issued; renews as `currentToken` does.
+    public func currentAuthorization(now: Int) -> (value: String, issuedAt: Int) {
+        current.withLock { current in
+            renewIfDue(&current, now: now)
+            return (current.authorization, current.issuedAt)
         }
     }
 
@@ -91,6 +104,14 @@ public final class APNsTokenProvider: Sendable {
 
     /// When the token in use was issued (unix seconds).
     public var issuedAt: Int { current.withLock { $0.issuedAt } }
+
+    private func renewIfDue(_ current: inout Current, now: Int) {
+        // A clock stepped back by more than a minute also renews: `iat`
+        // in the future is refused by APNs.
+        if now - current.issuedAt >= Self.renewalAge || now < current.issuedAt - 60 {
+            renew(&current, now: now)
+        }
+    }
 
     private func renew(_ current: inout Current, now: Int) {
         if let token = try? Self.makeJWT(signer: signer, keyID: keyID, teamID: teamID, issuedAt: now) {

@@ -99,10 +99,18 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
+    /// A timer's action, wrapped: a struct field holds the closure as it is,
+    /// whereas an array of bare optional closures stores them at the generic
+    /// (most abstract) representation, which costs a reabstraction thunk, a
+    /// heap allocation, on every store and every load.
+    private struct TimerAction {
+        let run: () -> Void
+    }
+
     private var heap: [HeapEntry] = []
     /// Timer actions live in slots; a slot's generation changes when its timer
     /// fires or is cancelled, which invalidates the heap entry lazily.
-    private var timerActions: [(() -> Void)?] = []
+    private var timerActions: [TimerAction?] = []
     private var timerGenerations: [UInt32] = []
     private var freeTimerSlots: [UInt32] = []
     private var nextTimerSequence: UInt64 = 0
@@ -253,10 +261,10 @@ public final class EventLoop: @unchecked Sendable {
         let slot: UInt32
         if let free = freeTimerSlots.popLast() {
             slot = free
-            timerActions[Int(slot)] = action
+            timerActions[Int(slot)] = TimerAction(run: action)
         } else {
             slot = UInt32(timerActions.count)
-            timerActions.append(action)
+            timerActions.append(TimerAction(run: action))
             timerGenerations.append(0)
         }
         let generation = timerGenerations[Int(slot)]
@@ -283,7 +291,7 @@ public final class EventLoop: @unchecked Sendable {
     public var pendingTimerCount: Int { heap.count - staleHeapEntries }
 
     /// Frees the slot if `generation` is current; returns its action.
-    private func releaseTimerSlot(_ slot: UInt32, generation: UInt32) -> (() -> Void)? {
+    private func releaseTimerSlot(_ slot: UInt32, generation: UInt32) -> TimerAction? {
         let index = Int(slot)
         guard index < timerGenerations.count, timerGenerations[index] == generation,
               let action = timerActions[index] else { return nil }
@@ -370,7 +378,7 @@ public final class EventLoop: @unchecked Sendable {
             guard first.sequence < sequenceLimit else { return }
             heapPopFirst()
             if let action = releaseTimerSlot(first.slot, generation: first.generation) {
-                action()
+                action.run()
             }
         }
     }

@@ -9,7 +9,14 @@
 /// must not touch the buffer passed to `drainOutput(into:)`.
 public protocol HTTP2ClientSessionDelegate: AnyObject {
     /// The final response header block of `streamID` (1xx interim responses
-    /// and trailers are not reported). `headers` excludes pseudo-header fields.
+    /// and trailers are not reported); `fields` excludes pseudo-header fields
+    /// and is read in place (no String per field). The default implementation
+    /// calls `session(_:didReceiveResponseStatus:headers:streamID:)` with
+    /// the fields as an array: implement one of the two.
+    func session(_ session: HTTP2ClientSession, didReceiveResponse status: Int,
+                 fields: HTTP2HeaderFields, streamID: Int32)
+    /// The same as an array of Strings; called only by the default
+    /// implementation of `session(_:didReceiveResponse:fields:streamID:)`.
     func session(_ session: HTTP2ClientSession, didReceiveResponseStatus status: Int,
                  headers: [(name: String, value: String)], streamID: Int32)
     /// A piece of the response body of `streamID`; `bytes` is valid only during the call.
@@ -35,6 +42,33 @@ public protocol HTTP2ClientSessionDelegate: AnyObject {
 
 extension HTTP2ClientSessionDelegate {
     public func sessionConnectionWindowOpened(_ session: HTTP2ClientSession) {}
+}
+
+extension HTTP2ClientSessionDelegate {
+    public func session(_ session: HTTP2ClientSession, didReceiveResponse status: Int,
+                        fields: HTTP2HeaderFields, streamID: Int32) {
+        self.session(session, didReceiveResponseStatus: status, headers: Array(fields), streamID: streamID)
+    }
+
+    public func session(_ session: HTTP2ClientSession, didReceiveResponseStatus status: Int,
+                        headers: [(name: String, value: String)], streamID: Int32) {}
+}
+
+/// A request header field for `HTTP2ClientSession.submitRequest`.
+public struct HTTP2HeaderField: Sendable, Equatable {
+    /// Lowercase (RFC 9113 §8.2.1).
+    public var name: String
+    public var value: String
+    /// HPACK "never indexed" (RFC 7541 §6.2.3): set it for a value unique to
+    /// one request (an id), which indexing would only push through both
+    /// peers' dynamic tables, evicting the fields that do repeat.
+    public var neverIndexed: Bool
+
+    public init(name: String, value: String, neverIndexed: Bool = false) {
+        self.name = name
+        self.value = value
+        self.neverIndexed = neverIndexed
+    }
 }
 
 /// The client side of one HTTP/2 connection, bytes in and bytes out: the owner
@@ -63,9 +97,12 @@ public final class HTTP2ClientSession: HTTP2Session, NGHTTP2EventHandler {
     // blocks (RFC 9113 §6.10: CONTINUATION must follow at once), so one is enough.
     private var blockStreamID: Int32 = 0
     private var blockStatus: Int?
-    private var blockHeaders: [(name: String, value: String)] = []
+    private var blockFields = HeaderBlock(reservingCapacity: 512)
     private var blockSize = 0
     private var blockDiscarded = false
+    /// The request being submitted: storage reused from one request to the
+    /// next (nghttp2 copies the fields during the submit call).
+    private var requestBlock = HeaderBlock(reservingCapacity: 512)
 
     /// Queues the connection preface and SETTINGS (ENABLE_PUSH 0,
     /// MAX_HEADER_LIST_SIZE, and INITIAL_WINDOW_SIZE when given); they go out
@@ -102,17 +139,25 @@ public final class HTTP2ClientSession: HTTP2Session, NGHTTP2EventHandler {
     /// connection-specific fields, RFC 9113 §8.2).
     public func submitRequest(method: String = "POST", path: String, authority: String, scheme: String = "https",
                               headers: [(name: String, value: String)], body: [UInt8]) throws(HTTP2Error) -> Int32 {
+        try submitRequest(method: method, path: path, authority: authority, scheme: scheme,
+                          fields: headers.lazy.map { HTTP2HeaderField(name: $0.name, value: $0.value) }, body: body)
+    }
+
+    /// `submitRequest` with fields that may be marked never-indexed, from
+    /// any sequence (a view of the caller's own storage: no copy).
+    public func submitRequest(method: String = "POST", path: String, authority: String, scheme: String = "https",
+                              fields: some Sequence<HTTP2HeaderField>, body: [UInt8]) throws(HTTP2Error) -> Int32 {
         guard core.failure == nil else { throw .sessionClosed }
         guard !isGoingAway else { throw .newStreamsNotAllowed }
-        var block = HeaderBlock(reservingCapacity: 64 + path.utf8.count + authority.utf8.count + headers.count * 48)
-        try block.appendPseudo(":method", method)
-        try block.appendPseudo(":scheme", scheme)
-        try block.appendPseudo(":authority", authority)
-        try block.appendPseudo(":path", path)
-        for header in headers {
-            try block.appendRegular(name: header.name, value: header.value)
+        requestBlock.removeAll()
+        try requestBlock.appendPseudo(":method", method)
+        try requestBlock.appendPseudo(":scheme", scheme)
+        try requestBlock.appendPseudo(":authority", authority)
+        try requestBlock.appendPseudo(":path", path)
+        for field in fields {
+            try requestBlock.appendRegular(name: field.name, value: field.value, neverIndexed: field.neverIndexed)
         }
-        let streamID = try core.submitRequest(block, body: body)
+        let streamID = try core.submitRequest(requestBlock, body: body)
         openStreams.insert(streamID)
         return streamID
     }
@@ -188,27 +233,38 @@ public final class HTTP2ClientSession: HTTP2Session, NGHTTP2EventHandler {
     func beginHeaders(streamID: Int32, opensStream: Bool) {
         blockStreamID = streamID
         blockStatus = nil
-        blockHeaders.removeAll(keepingCapacity: true)
+        blockFields.removeAll()
         blockSize = 0
         blockDiscarded = false
     }
 
-    func header(streamID: Int32, name: String, value: String) {
+    func header(streamID: Int32, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
         guard streamID == blockStreamID, !blockDiscarded else { return }
-        blockSize += name.utf8.count + value.utf8.count + 32
+        blockSize += name.count + value.count + 32
         if blockSize > Self.maxResponseHeaderListSize {
             blockDiscarded = true
-            blockHeaders.removeAll()
+            blockFields.removeAll()
             try? core.submitRSTStream(streamID: streamID, errorCode: .cancel)
             return
         }
-        if name.utf8.first == UInt8(ascii: ":") {
+        if name.first == UInt8(ascii: ":") {
             // nghttp2 already checked the pseudo-header fields (RFC 9113 §8.3.2):
             // a response carries exactly one three-digit :status.
-            if name == ":status" { blockStatus = Int(value) }
+            if name.elementsEqual(":status".utf8) { blockStatus = Self.decimalValue(value) }
         } else {
-            blockHeaders.append((name: name, value: value))
+            blockFields.appendReceived(name: name, value: value)
         }
+    }
+
+    /// The value of 1 to 9 ASCII digits, else nil.
+    private static func decimalValue(_ digits: UnsafeRawBufferPointer) -> Int? {
+        guard (1...9).contains(digits.count) else { return nil }
+        var value = 0
+        for digit in digits {
+            guard digit >= UInt8(ascii: "0") && digit <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int(digit - UInt8(ascii: "0"))
+        }
+        return value
     }
 
     func dataChunk(streamID: Int32, bytes: UnsafeRawBufferPointer) {
@@ -222,9 +278,7 @@ public final class HTTP2ClientSession: HTTP2Session, NGHTTP2EventHandler {
             // 1xx is interim (RFC 9110 §15.2); a block without :status is trailers.
             guard streamID == blockStreamID, !blockDiscarded, let status = blockStatus, status >= 200,
                   openStreams.contains(streamID) else { return }
-            let headers = blockHeaders
-            blockHeaders.removeAll(keepingCapacity: true)
-            delegate?.session(self, didReceiveResponseStatus: status, headers: headers, streamID: streamID)
+            delegate?.session(self, didReceiveResponse: status, fields: HTTP2HeaderFields(blockFields), streamID: streamID)
         case .data:
             break
         case .windowUpdate(let streamID):

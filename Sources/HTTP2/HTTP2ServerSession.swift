@@ -184,17 +184,19 @@ public final class HTTP2ServerSession: HTTP2Session, NGHTTP2EventHandler {
         }
     }
 
-    func header(streamID: Int32, name: String, value: String) {
+    func header(streamID: Int32, name nameBytes: UnsafeRawBufferPointer, value valueBytes: UnsafeRawBufferPointer) {
         // Mutate through the index: binding the state to a local would keep a
         // second reference to its arrays and make every append copy them.
         guard let index = streams.index(forKey: streamID), !streams.values[index].finished else { return }
-        let size = streams.values[index].headerListSize + name.utf8.count + value.utf8.count + 32
+        let size = streams.values[index].headerListSize + nameBytes.count + valueBytes.count + 32
         guard size <= maxHeaderListSize else {
             rejectOverLimit(streamID)
             return
         }
         streams.values[index].headerListSize = size
         if blockIsTrailers { return }
+        let name = String(decoding: nameBytes, as: UTF8.self)
+        let value = String(decoding: valueBytes, as: UTF8.self)
         // nghttp2 has validated the pseudo-header fields (RFC 9113 §8.3.1):
         // present, not repeated, and before the regular fields.
         switch name {

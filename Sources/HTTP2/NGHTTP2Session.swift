@@ -27,7 +27,8 @@ enum ReceivedFrame {
 protocol NGHTTP2EventHandler: AnyObject {
     /// A header block begins; `opensStream` is true for a request that opens a stream (server side).
     func beginHeaders(streamID: Int32, opensStream: Bool)
-    func header(streamID: Int32, name: String, value: String)
+    /// One field; the bytes are valid only during the call.
+    func header(streamID: Int32, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
     /// Valid only during the call.
     func dataChunk(streamID: Int32, bytes: UnsafeRawBufferPointer)
     func frameReceived(_ frame: ReceivedFrame)
@@ -396,7 +397,9 @@ final class NGHTTP2Session {
     }
 
     /// Builds the `nghttp2_nv` array for `headers` on the stack; nghttp2 copies
-    /// names and values during the submit call.
+    /// names and values during the submit call (no NO_COPY flags: the block's
+    /// storage is reused for the next request long before nghttp2 serializes
+    /// this one).
     private func withNameValues(_ headers: HeaderBlock,
                                 _ body: (UnsafePointer<nghttp2_nv>, Int) -> Int32) -> Int32 {
         let fields = headers.fields
@@ -409,7 +412,8 @@ final class NGHTTP2Session {
                     (nvBase + index).initialize(to: nghttp2_nv(
                         name: mutableBase + field.nameStart, value: mutableBase + field.valueStart,
                         namelen: field.nameCount, valuelen: field.valueCount,
-                        flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
+                        flags: UInt8(field.neverIndexed ? NGHTTP2_NV_FLAG_NO_INDEX.rawValue
+                                                        : NGHTTP2_NV_FLAG_NONE.rawValue)))
                 }
                 defer { nvBase.deinitialize(count: fields.count) }
                 return body(nvBase, fields.count)
@@ -441,7 +445,8 @@ private let onBeginHeaders: nghttp2_on_begin_headers_callback = { _, frame, user
 private let onHeader: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, userData in
     guard let frame, let session = owner(userData) else { return 0 }
     session.handler?.header(streamID: frame.pointee.hd.stream_id,
-                            name: text(name, nameLength), value: text(value, valueLength))
+                            name: UnsafeRawBufferPointer(start: name, count: name == nil ? 0 : nameLength),
+                            value: UnsafeRawBufferPointer(start: value, count: value == nil ? 0 : valueLength))
     return 0
 }
 

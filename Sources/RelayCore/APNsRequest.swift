@@ -36,18 +36,15 @@ public func makeNotification(target: RelayTarget, message: WebPushMessage, topic
     }
     let payload = makeAPNsPayload(for: message, extra: target.extra, capacity: size)
 
-    var expiration: [UInt8] = []
     let (expiresAt, overflowed) = now.addingReportingOverflow(message.ttl)
-    appendDecimal(message.ttl == 0 ? 0 : overflowed ? Int.max : expiresAt, to: &expiration)
-    var priority: [UInt8] = []
-    appendDecimal(message.urgency.apnsPriority, to: &priority)
-    var headers: [HTTPField] = [
-        HTTPField(name: "apns-push-type", value: "alert"),
-        HTTPField(name: "apns-topic", value: topic),
-        HTTPField(name: "apns-priority", value: String(decoding: priority, as: UTF8.self)),
-        HTTPField(name: "apns-expiration", value: String(decoding: expiration, as: UTF8.self)),
-    ]
-    headers.reserveCapacity(6)
+    let expiration = message.ttl == 0 ? 0 : overflowed ? Int.max : expiresAt
+    // Reserved at its final size: one allocation, no growth.
+    var headers: [HTTPField] = []
+    headers.reserveCapacity(message.topic == nil ? 5 : 6)
+    headers.append(HTTPField(name: "apns-push-type", value: "alert"))
+    headers.append(HTTPField(name: "apns-topic", value: topic))
+    headers.append(HTTPField(name: "apns-priority", value: decimalText(message.urgency.apnsPriority)))
+    headers.append(HTTPField(name: "apns-expiration", value: decimalText(expiration)))
     if let collapseID = message.topic { headers.append(HTTPField(name: "apns-collapse-id", value: collapseID)) }
     headers.append(HTTPField(name: "apns-id", value: apnsID))
 
@@ -83,7 +80,34 @@ public func makeAPNsPayload(for message: WebPushMessage, extra: String?) -> [UIn
     makeAPNsPayload(for: message, extra: extra, capacity: apnsPayloadSize(for: message, extra: extra))
 }
 
-private func makeAPNsPayload(for message: WebPushMessage, extra: String?, capacity: Int) -> [UInt8] {
+/// Writes the payload in place into storage of exactly `size` bytes (no
+/// zero-fill, no growth); falls back to appending should `size` not match
+/// what is written (it always does: both follow the same enumerations).
+private func makeAPNsPayload(for message: WebPushMessage, extra: String?, capacity size: Int) -> [UInt8] {
+    var complete = false
+    let payload = [UInt8](unsafeUninitializedCapacity: size) { buffer, initializedCount in
+        var writer = PayloadWriter(buffer)
+        writer.write(payloadPrefix)
+        writer.writeZ85(message.body)
+        if case .aesgcm(let dh, let salt) = message.encoding {
+            writer.write(keyPart)
+            writer.writeZ85(dh)
+            writer.write(saltPart)
+            writer.writeZ85(salt)
+        }
+        if let extra {
+            writer.write(extraPart)
+            forEachJSONEscapedByte(extra) { writer.write($0) }
+        }
+        writer.write(payloadSuffix)
+        complete = !writer.overflowed && writer.count == size
+        initializedCount = complete ? writer.count : 0
+    }
+    return complete ? payload : appendAPNsPayload(for: message, extra: extra, capacity: size)
+}
+
+/// The payload built by appending: the reference for `makeAPNsPayload`.
+func appendAPNsPayload(for message: WebPushMessage, extra: String?, capacity: Int) -> [UInt8] {
     var payload: [UInt8] = []
     payload.reserveCapacity(capacity)
     payload.append(contentsOf: payloadPrefix)
@@ -102,65 +126,145 @@ private func makeAPNsPayload(for message: WebPushMessage, extra: String?, capaci
     return payload
 }
 
+/// Writes into a fixed buffer; never past its end (it notes the overflow).
+private struct PayloadWriter {
+    let base: UnsafeMutablePointer<UInt8>?
+    let capacity: Int
+    private(set) var count = 0
+    private(set) var overflowed = false
+
+    init(_ buffer: UnsafeMutableBufferPointer<UInt8>) {
+        base = buffer.baseAddress
+        capacity = buffer.count
+    }
+
+    private mutating func reserve(_ byteCount: Int) -> UnsafeMutablePointer<UInt8>? {
+        guard !overflowed, let base, capacity - count >= byteCount else {
+            overflowed = true
+            return nil
+        }
+        defer { count += byteCount }
+        return base + count
+    }
+
+    mutating func write(_ byte: UInt8) {
+        reserve(1)?.initialize(to: byte)
+    }
+
+    mutating func write(_ bytes: [UInt8]) {
+        guard let target = reserve(bytes.count) else { return }
+        bytes.withUnsafeBufferPointer { source in
+            if let start = source.baseAddress { target.initialize(from: start, count: source.count) }
+        }
+    }
+
+    mutating func writeZ85(_ bytes: [UInt8]) {
+        guard let target = reserve(Z85.encodedCount(bytes.count)) else { return }
+        bytes.withUnsafeBytes { Z85.encode($0, to: UnsafeMutableRawPointer(target)) }
+    }
+}
+
 /// Appends `text` escaped for the inside of a JSON string (RFC 8259 §7):
 /// `"` and `\` escaped, control characters as short forms or \u00XX,
 /// everything else (non-ASCII UTF-8, `/`, `<`, `>`, `&`) passed through.
 func appendJSONStringContent(_ text: String, to output: inout [UInt8]) {
-    let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
-    for byte in text.utf8 {
-        switch byte {
-        case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-        case UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-        case 0x08: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
-        case 0x0C: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
-        case UInt8(ascii: "\n"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-        case UInt8(ascii: "\r"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-        case UInt8(ascii: "\t"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-        case 0..<0x20:
-            output.append(contentsOf: Array(#"\u00"#.utf8))
-            output.append(hexDigits[Int(byte >> 4)])
-            output.append(hexDigits[Int(byte & 0x0F)])
-        default: output.append(byte)
-        }
-    }
+    forEachJSONEscapedByte(text) { output.append($0) }
 }
 
 /// Bytes `appendJSONStringContent` writes for `text`.
 func jsonEscapedCount(_ text: String) -> Int {
     var count = 0
+    forEachJSONEscapedByte(text) { _ in count += 1 }
+    return count
+}
+
+/// The one definition of the escaping: hands each output byte to `emit`.
+@inline(__always)
+private func forEachJSONEscapedByte(_ text: String, _ emit: (UInt8) -> Void) {
     for byte in text.utf8 {
         switch byte {
-        case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x08, 0x0C, UInt8(ascii: "\n"), UInt8(ascii: "\r"),
-             UInt8(ascii: "\t"):
-            count += 2
-        case 0..<0x20: count += 6
-        default: count += 1
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+            emit(UInt8(ascii: "\\"))
+            emit(byte)
+        case 0x08:
+            emit(UInt8(ascii: "\\"))
+            emit(UInt8(ascii: "b"))
+        case 0x0C:
+            emit(UInt8(ascii: "\\"))
+            emit(UInt8(ascii: "f"))
+        case UInt8(ascii: "\n"):
+            emit(UInt8(ascii: "\\"))
+            emit(UInt8(ascii: "n"))
+        case UInt8(ascii: "\r"):
+            emit(UInt8(ascii: "\\"))
+            emit(UInt8(ascii: "r"))
+        case UInt8(ascii: "\t"):
+            emit(UInt8(ascii: "\\"))
+            emit(UInt8(ascii: "t"))
+        case 0..<0x20:
+            for escaped in #"\u00"#.utf8 { emit(escaped) }
+            emit(lowercaseHexDigit(byte >> 4))
+            emit(lowercaseHexDigit(byte & 0x0F))
+        default:
+            emit(byte)
         }
     }
-    return count
+}
+
+@inline(__always)
+private func lowercaseHexDigit(_ nibble: UInt8) -> UInt8 {
+    nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") - 10 + nibble
 }
 
 /// A random (version 4, RFC 9562 §5.4) UUID in canonical 8-4-4-4-12 form,
 /// uppercase as APNs writes its own ids.
+///
+/// Byte i of the UUID is byte i (least significant first) of the first
+/// random word for i < 8, of the second for i ≥ 8. Written straight into the
+/// String's storage: one allocation.
 public func makeAPNsID(random: inout some RandomNumberGenerator) -> String {
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(16)
-    for _ in 0..<2 {
-        var word = random.next()
-        for _ in 0..<8 {
-            bytes.append(UInt8(truncatingIfNeeded: word))
-            word >>= 8
+    let words = (random.next() as UInt64, random.next() as UInt64)
+    return String(unsafeUninitializedCapacity: 36) { text in
+        var written = 0
+        for index in 0..<16 {
+            let word = index < 8 ? words.0 : words.1
+            var byte = UInt8(truncatingIfNeeded: word >> UInt64(8 * (index % 8)))
+            if index == 6 { byte = byte & 0x0F | 0x40 }  // version 4
+            if index == 8 { byte = byte & 0x3F | 0x80 }  // variant 10xx
+            if index == 4 || index == 6 || index == 8 || index == 10 {
+                text[written] = UInt8(ascii: "-")
+                written += 1
+            }
+            text[written] = uppercaseHexDigit(byte >> 4)
+            text[written + 1] = uppercaseHexDigit(byte & 0x0F)
+            written += 2
         }
+        return written
     }
-    bytes[6] = bytes[6] & 0x0F | 0x40  // version 4
-    bytes[8] = bytes[8] & 0x3F | 0x80  // variant 10xx
-    let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
-    var text: [UInt8] = []
-    text.reserveCapacity(36)
-    for (index, byte) in bytes.enumerated() {
-        if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
-        text.append(hexDigits[Int(byte >> 4)])
-        text.append(hexDigits[Int(byte & 0x0F)])
+}
+
+@inline(__always)
+private func uppercaseHexDigit(_ nibble: UInt8) -> UInt8 {
+    nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "A") - 10 + nibble
+}
+
+/// The decimal digits of `value`, as a String. Up to 15 characters (every
+/// TTL, expiration, priority and status) it is a small string: no
+/// allocation, unlike going through a [UInt8].
+func decimalText(_ value: Int) -> String {
+    // "-9223372036854775808" is the longest: 20 bytes.
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
+        var position = buffer.count
+        var magnitude = value.magnitude
+        repeat {
+            position -= 1
+            buffer[position] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10)
+            magnitude /= 10
+        } while magnitude != 0
+        if value < 0 {
+            position -= 1
+            buffer[position] = UInt8(ascii: "-")
+        }
+        return String(decoding: UnsafeBufferPointer(rebasing: buffer[position...]), as: UTF8.self)
     }
-    return String(decoding: text, as: UTF8.self)
 }

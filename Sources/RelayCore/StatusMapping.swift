@@ -219,11 +219,9 @@ private func relayResponse(apnsStatus: Int, reason: APNsReason?, apnsID: String,
     let named = reason.map { " (\($0.rawValue))" } ?? ""
     switch apnsStatus {
     case 200:
-        var ttlText: [UInt8] = []
-        appendDecimal(ttl, to: &ttlText)
         return RelayResponse(status: 201, headers: [
             HTTPField(name: "Location", value: "/relay-to/message/" + apnsID),
-            HTTPField(name: "TTL", value: String(decoding: ttlText, as: UTF8.self)),
+            HTTPField(name: "TTL", value: decimalText(ttl)),
         ])
     case 410:
         return failure(410, "device token no longer active" + named)
@@ -251,9 +249,7 @@ private func relayResponse(apnsStatus: Int, reason: APNsReason?, apnsID: String,
     default:
         // Anything else (another 2xx, 3xx, a proxy's 502…) is not a success
         // and not a verdict on the subscription.
-        var status: [UInt8] = []
-        appendDecimal(apnsStatus, to: &status)
-        return failure(502, "unexpected APNs status \(String(decoding: status, as: UTF8.self))" + named)
+        return failure(502, "unexpected APNs status " + decimalText(apnsStatus) + named)
     }
 }
 
@@ -268,9 +264,7 @@ private func line(_ text: String) -> String {
 private func failure(_ status: Int, _ reason: String, retryAfter: Int? = nil) -> RelayResponse {
     var headers = plainText
     if let retryAfter {
-        var seconds: [UInt8] = []
-        appendDecimal(retryAfter, to: &seconds)
-        headers.append(HTTPField(name: "Retry-After", value: String(decoding: seconds, as: UTF8.self)))
+        headers.append(HTTPField(name: "Retry-After", value: decimalText(retryAfter)))
     }
     return RelayResponse(status: status, headers: headers, body: line(reason))
 }

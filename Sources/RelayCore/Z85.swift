@@ -42,40 +42,78 @@ public enum Z85 {
         }
     }
 
+    /// The two digits of every value below 85², first digit in the low byte
+    /// (so a little-endian 16-bit store writes them in order): two of a
+    /// group's five digits per lookup, and half the divisions.
+    static let digitPairs: [UInt16] = {
+        var table = [UInt16](repeating: 0, count: 85 * 85)
+        for value in table.indices {
+            table[value] = UInt16(alphabet[value / 85]) | UInt16(alphabet[value % 85]) << 8
+        }
+        return table
+    }()
+
     /// Appends the ASCII encoding of `bytes` to `output`.
     public static func encode(_ bytes: UnsafeRawBufferPointer, into output: inout [UInt8]) {
         let count = bytes.count
-        let fullGroups = count / 4
-        let remainder = count % 4
+        let encoded = encodedCount(count)
+        guard encoded > 0, let source = bytes.baseAddress else { return }
         let start = output.count
-        output.append(contentsOf: repeatElement(0, count: encodedCount(count)))
-        alphabet.withUnsafeBufferPointer { digits in
-            output.withUnsafeMutableBufferPointer { out in
-                var write = start
-                var read = 0
-                for _ in 0..<fullGroups {
-                    var value = UInt32(bytes[read]) << 24 | UInt32(bytes[read + 1]) << 16
-                        | UInt32(bytes[read + 2]) << 8 | UInt32(bytes[read + 3])
-                    var position = write + 4
-                    while position >= write {
-                        out[position] = digits[Int(value % 85)]
-                        value /= 85
-                        position -= 1
-                    }
-                    read += 4
-                    write += 5
-                }
-                if remainder != 0 {
-                    var value: UInt32 = 0
-                    for index in read..<count { value = value << 8 | UInt32(bytes[index]) }
-                    var position = write + remainder
-                    while position >= write {
-                        out[position] = digits[Int(value % 85)]
-                        value /= 85
-                        position -= 1
-                    }
+        output.append(contentsOf: repeatElement(0, count: encoded))
+        alphabet.withUnsafeBufferPointer { digitTable in
+            digitPairs.withUnsafeBufferPointer { pairTable in
+                output.withUnsafeMutableBufferPointer { out in
+                    // Non-empty: `encoded` > 0 elements were just appended.
+                    guard let digits = digitTable.baseAddress, let pairs = pairTable.baseAddress,
+                          let outBase = out.baseAddress else { return }
+                    encodeGroups(source, count: count, to: UnsafeMutableRawPointer(outBase + start),
+                                 digits: digits, pairs: pairs)
                 }
             }
+        }
+    }
+
+    /// Writes the encoding of `bytes` at `target`, which must have room for
+    /// `encodedCount(bytes.count)` bytes (the payload writer checks).
+    static func encode(_ bytes: UnsafeRawBufferPointer, to target: UnsafeMutableRawPointer) {
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+        alphabet.withUnsafeBufferPointer { digitTable in
+            digitPairs.withUnsafeBufferPointer { pairTable in
+                guard let digits = digitTable.baseAddress, let pairs = pairTable.baseAddress else { return }
+                encodeGroups(source, count: bytes.count, to: target, digits: digits, pairs: pairs)
+            }
+        }
+    }
+
+    /// Writes the `encodedCount(count)` digits of `source[0..<count]` at `target`.
+    @inline(__always)
+    private static func encodeGroups(_ source: UnsafeRawPointer, count: Int, to target: UnsafeMutableRawPointer,
+                                     digits: UnsafePointer<UInt8>, pairs: UnsafePointer<UInt16>) {
+        var target = target
+        var read = 0
+        let fullGroupsEnd = count & ~3
+        while read < fullGroupsEnd {
+            // A big-endian 32-bit word is five base-85 digits d0…d4:
+            // d0 = value / 85⁴, d1d2 = value / 85² mod 85², d3d4 = value mod 85².
+            let value = source.loadUnaligned(fromByteOffset: read, as: UInt32.self).bigEndian
+            let high = value / 7225
+            let top = high / 7225
+            target.storeBytes(of: digits[Int(top)], as: UInt8.self)
+            target.storeBytes(of: pairs[Int(high &- top &* 7225)].littleEndian, toByteOffset: 1, as: UInt16.self)
+            target.storeBytes(of: pairs[Int(value &- high &* 7225)].littleEndian, toByteOffset: 3, as: UInt16.self)
+            read += 4
+            target += 5
+        }
+        guard read < count else { return }
+        // The extension: a trailing group of n = 1…3 bytes, read as a
+        // big-endian integer, becomes n + 1 digits.
+        var value: UInt32 = 0
+        for index in read..<count { value = value << 8 | UInt32(source.load(fromByteOffset: index, as: UInt8.self)) }
+        var position = count - read
+        while position >= 0 {
+            target.storeBytes(of: digits[Int(value % 85)], toByteOffset: position, as: UInt8.self)
+            value /= 85
+            position -= 1
         }
     }
 

@@ -523,10 +523,14 @@ enum OpenSSL {
             throw TLSError(.configuration, "cannot require TLS 1.2: " + drainedErrorLine(fallback: "refused"))
         }
         // Partial writes let a non-blocking caller keep its own buffer;
-        // moving-buffer allows retrying from a different address; releasing
-        // buffers frees ~34 KiB of read/write buffers per idle connection.
-        _ = shim_SSL_CTX_set_mode(
-            context, Int(SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS))
+        // moving-buffer allows retrying from a different address. A server
+        // (thousands of mostly idle senders) also releases its ~34 KiB of
+        // read/write buffers whenever a connection goes quiet; a client (a
+        // few busy APNs connections) keeps them, or it would free and
+        // allocate them again after every burst.
+        var mode = SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER
+        if server { mode |= SSL_MODE_RELEASE_BUFFERS }
+        _ = shim_SSL_CTX_set_mode(context, Int(mode))
         // Renegotiation (TLS 1.2 only) is never needed here and has a history of attacks.
         _ = SSL_CTX_set_options(context, shim_SSL_OP_NO_RENEGOTIATION())
 

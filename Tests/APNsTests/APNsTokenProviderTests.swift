@@ -47,6 +47,21 @@ struct APNsTokenProviderTests {
         #expect(String(decoding: try Self.parts(renewed.token)[1], as: UTF8.self).contains("\"iat\":\(start + 3000)"))
     }
 
+    @Test("the authorization value is bearer and the current token, renewed with it")
+    func authorization() throws {
+        let start = 1_700_000_000
+        let provider = try Self.provider(now: start)
+        let first = provider.currentAuthorization(now: start + 60)
+        #expect(first.value == "bearer " + provider.token(now: start + 60))
+        #expect(first.issuedAt == start)
+        let renewed = provider.currentAuthorization(now: start + 50 * 60)
+        #expect(renewed.issuedAt == start + 50 * 60)
+        #expect(renewed.value == "bearer " + provider.token(now: start + 50 * 60))
+        #expect(renewed.value != first.value)
+        // A clock stepped back renews here too.
+        #expect(provider.currentAuthorization(now: start).issuedAt == start)
+    }
+
     @Test("a rejected token is renewed only when at least 20 minutes old, and only once")
     func rejection() throws {
         let start = 1_700_000_000

@@ -408,4 +408,51 @@ struct HTTP2ClientSessionTests {
             try HTTP2ClientSession(delegate: clientEvents, initialWindowSize: UInt32(Int32.max) + 1)
         }
     }
+
+    @Test("a never-indexed field goes out literally every time and stays out of the HPACK table")
+    func neverIndexedField() throws {
+        let (client, server) = try makePair()
+        try pump(client, server)
+        let id = "7A0C2B1E-0000-4000-8000-000000000001"
+        /// Bytes of the HEADERS frame for one request carrying `x-id: id`.
+        func headersSize(neverIndexed: Bool) throws -> Int {
+            _ = try client.submitRequest(
+                path: "/3/device/x", authority: "localhost",
+                fields: [HTTP2HeaderField(name: "apns-topic", value: "cx.c3.toot"),
+                         HTTP2HeaderField(name: "x-id", value: id, neverIndexed: neverIndexed)],
+                body: [])
+            let bytes = client.drainOutput()
+            try server.receive(bytes)
+            _ = server.drainOutput()
+            return bytes.count
+        }
+        let first = try headersSize(neverIndexed: true)
+        let second = try headersSize(neverIndexed: true)
+        // Had either been indexed, this one would be a one-byte reference.
+        let firstIndexed = try headersSize(neverIndexed: false)
+        let secondIndexed = try headersSize(neverIndexed: false)
+        #expect(second >= id.utf8.count && firstIndexed >= second - 1)
+        // (36 characters are about 27 bytes once Huffman-coded; a reference is 1.)
+        #expect(secondIndexed + 16 < firstIndexed, "an indexed value is a reference the second time")
+        #expect(first >= second)
+        #expect(serverEvents.requests.count == 4)
+        #expect(serverEvents.requests.allSatisfy { $0.header("x-id") == id && $0.header("apns-topic") == "cx.c3.toot" })
+    }
+
+    @Test("the request header storage is reused: a shorter request after a longer one carries only its own fields")
+    func reusedRequestStorage() throws {
+        let (client, server) = try makePair()
+        serverEvents.answer = { _ in .init() }
+        _ = try client.submitRequest(path: "/long/path/with/more", authority: "localhost",
+                                     headers: [("a", "1"), ("b", "2"), ("c", "3")], body: [1])
+        // A refused field must not leave anything behind for the next request.
+        #expect(throws: HTTP2Error.self) {
+            try client.submitRequest(path: "/x", authority: "localhost", headers: [("Bad", "1")], body: [])
+        }
+        _ = try client.submitRequest(path: "/s", authority: "localhost", headers: [("d", "4")], body: [2])
+        try pump(client, server)
+        #expect(serverEvents.requests.map(\.path) == ["/long/path/with/more", "/s"])
+        #expect(serverEvents.requests.map { $0.headers.map(\.name) } == [["a", "b", "c"], ["d"]])
+        #expect(serverEvents.requests.last?.header("d") == "4")
+    }
 }

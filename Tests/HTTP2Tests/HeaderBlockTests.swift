@@ -46,4 +46,22 @@ struct HeaderBlockTests {
         var block = HeaderBlock()
         #expect(throws: HTTP2Error.self) { try block.appendPseudo(":path", value) }
     }
+
+    @Test("removeAll empties the block for reuse; received fields are kept as they came")
+    func reuse() throws {
+        var block = HeaderBlock()
+        try block.appendPseudo(":path", "/a")
+        try block.appendRegular(name: "apns-id", value: "X", neverIndexed: true)
+        #expect(block.fields.map(\.neverIndexed) == [false, true])
+        #expect(block.listSize == 5 + 2 + 7 + 1 + 64)
+        block.removeAll()
+        #expect(block.fields.isEmpty && block.bytes.isEmpty)
+        let name = Array("x-a".utf8), value = Array("v 1".utf8)
+        name.withUnsafeBytes { nameBytes in
+            value.withUnsafeBytes { valueBytes in block.appendReceived(name: nameBytes, value: valueBytes) }
+        }
+        #expect(block.name(at: 0) == "x-a" && block.value(at: 0) == "v 1")
+        #expect(block.nameEquals("x-a", at: 0) && !block.nameEquals("x-ab", at: 0))
+        #expect(block.valueEquals("v 1", at: 0) && !block.valueEquals("v", at: 0))
+    }
 }

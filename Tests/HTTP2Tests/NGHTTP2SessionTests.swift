@@ -5,7 +5,9 @@ import Testing
 private final class EventLog: NGHTTP2EventHandler {
     var frames: [String] = []
     func beginHeaders(streamID: Int32, opensStream: Bool) { frames.append("begin \(streamID) \(opensStream)") }
-    func header(streamID: Int32, name: String, value: String) { frames.append("\(name)=\(value)") }
+    func header(streamID: Int32, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        frames.append("\(String(decoding: name, as: UTF8.self))=\(String(decoding: value, as: UTF8.self))")
+    }
     func dataChunk(streamID: Int32, bytes: UnsafeRawBufferPointer) { frames.append("data \(bytes.count)") }
     func frameReceived(_ frame: ReceivedFrame) {
         switch frame {

@@ -89,6 +89,22 @@ struct APNsRequestTests {
         }
     }
 
+    @Test("the payload written in place equals the one built by appending, byte for byte")
+    func inPlaceMatchesAppended() {
+        var generator = SeededGenerator(seed: 0x9A71)
+        let extras: [String?] = [nil, "", "plain", "\"quoted\\ and \u{1}\u{1F}\t\n", "🎺 ünïcödé </x> & /", String(repeating: "\u{0}", count: 50)]
+        for round in 0..<300 {
+            let body = generator.bytes(Int.random(in: 0...3000, using: &generator))
+            let encoding: ContentEncoding = round % 2 == 0 ? .aes128gcm : .aesgcm(dh: senderKey, salt: salt16)
+            let extra = extras[round % extras.count]
+            let message = WebPushMessage(encoding: encoding, body: body, ttl: 0)
+            let size = apnsPayloadSize(for: message, extra: extra)
+            let payload = makeAPNsPayload(for: message, extra: extra)
+            #expect(payload == appendAPNsPayload(for: message, extra: extra, capacity: size))
+            #expect(payload.count == size)
+        }
+    }
+
     /// The message (body length and x length) whose payload is exactly `size`.
     func message(payloadSize size: Int, encoding: ContentEncoding, withExtra: Bool) throws -> (WebPushMessage, String?) {
         let extraLength = withExtra ? 100 : 0
@@ -176,6 +192,40 @@ struct APNsRequestTests {
         #expect(notification.headers.first { $0.name == "apns-expiration" }?.value == "0")
         #expect(notification.headers.first { $0.name == "apns-priority" }?.value == "10")
         #expect(!notification.headers.contains { $0.name == "apns-collapse-id" })
+    }
+
+    /// Returns the given words in turn.
+    struct FixedWords: RandomNumberGenerator {
+        var words: [UInt64]
+        mutating func next() -> UInt64 { words.removeFirst() }
+    }
+
+    @Test("an APNs id is the two random words, least significant byte first, with version and variant set")
+    func apnsIDLayout() {
+        var words = FixedWords(words: [0x0123_4567_89AB_CDEF, 0xFEDC_BA98_7654_3210])
+        #expect(makeAPNsID(random: &words) == "EFCDAB89-6745-4301-9032-547698BADCFE")
+        var zeros = FixedWords(words: [0, 0])
+        #expect(makeAPNsID(random: &zeros) == "00000000-0000-4000-8000-000000000000")
+        var ones = FixedWords(words: [.max, .max])
+        #expect(makeAPNsID(random: &ones) == "FFFFFFFF-FFFF-4FFF-BFFF-FFFFFFFFFFFF")
+    }
+
+    @Test("decimal text of integers, negative and extreme ones included", arguments: [
+        (0, "0"), (7, "7"), (10, "10"), (172_800, "172800"), (1_700_172_800, "1700172800"), (-5, "-5"),
+        (-10, "-10"), (Int.max, "9223372036854775807"), (Int.min, "-9223372036854775808"),
+    ])
+    func decimal(value: Int, text: String) {
+        #expect(decimalText(value) == text)
+    }
+
+    @Test("a TTL overflowing the clock expires at Int.max")
+    func expirationOverflow() throws {
+        let message = WebPushMessage(encoding: .aes128gcm, body: aes128gcmBody(records: 17), ttl: 10)
+        let notification = try makeNotification(target: target, message: message, topic: "t", apnsID: "I",
+                                                 now: Int.max - 5)
+        #expect(notification.headers.first { $0.name == "apns-expiration" }?.value == String(Int.max))
+        #expect(notification.headers.map(\.name) == ["apns-push-type", "apns-topic", "apns-priority",
+                                                     "apns-expiration", "apns-id"])
     }
 
     @Test("makes uppercase version-4 UUIDs")

@@ -50,6 +50,37 @@ struct Z85Tests {
         #expect(failures.isEmpty, "lengths that did not round-trip: \(failures.prefix(10))")
     }
 
+    /// The five digits of one big-endian 32-bit group, the plain way.
+    static func referenceDigits(_ value: UInt32) -> String {
+        var digits: [UInt8] = []
+        var rest = value
+        for _ in 0..<5 {
+            digits.insert(Z85.alphabet[Int(rest % 85)], at: 0)
+            rest /= 85
+        }
+        return String(decoding: digits, as: UTF8.self)
+    }
+
+    @Test("a full group at every digit boundary matches the plain base-85 digits", arguments: [
+        0, 1, 84, 85, 7_224, 7_225, 7_226, 614_124, 614_125, 52_200_624, 52_200_625, 0x8000_0000, 0xFFFF_FFFE, 0xFFFF_FFFF,
+    ] as [UInt32])
+    func groupBoundaries(value: UInt32) {
+        let bytes = withUnsafeBytes(of: value.bigEndian) { Array($0) }
+        #expect(Z85.encode(bytes) == Self.referenceDigits(value))
+    }
+
+    @Test("random groups match the plain base-85 digits, from aligned and unaligned storage")
+    func randomGroups() {
+        var generator = SeededGenerator(seed: 0x2085)
+        let bytes = generator.bytes(4 * 4096 + 1)
+        let expected = stride(from: 1, to: bytes.count, by: 4).map { start in
+            Self.referenceDigits(bytes[start..<start + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+        }.joined()
+        // bytes[1...] starts one byte past the array's (aligned) storage.
+        #expect(Z85.encode(bytes[1...]) == expected)
+        #expect(Z85.encode(Array(bytes[1...])) == expected)
+    }
+
     @Test("encodes a non-contiguous collection like an array")
     func nonContiguous() {
         let bytes: [UInt8] = [0x86, 0x4F, 0xD2, 0x6F, 0xB5, 0x59, 0xF7, 0x5B, 0x01]
