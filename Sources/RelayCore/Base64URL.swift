@@ -23,11 +23,13 @@ public enum Base64URLError: Error, Equatable, Sendable {
 
 /// Decodes base64url or standard base64, with or without padding.
 public func base64URLDecode(_ text: some StringProtocol) throws(Base64URLError) -> [UInt8] {
-    let utf8 = Array(text.utf8)
     // withUnsafeBytes rethrows untyped errors: carry the typed one out in a Result.
-    let result = utf8.withUnsafeBytes { buffer in
+    func decode(_ buffer: UnsafeRawBufferPointer) -> Result<[UInt8], Base64URLError> {
         Result { () throws(Base64URLError) -> [UInt8] in try base64URLDecode(buffer) }
     }
+    // Native strings are decoded in place; others through a copy.
+    let result = text.utf8.withContiguousStorageIfAvailable { decode(UnsafeRawBufferPointer($0)) }
+        ?? Array(text.utf8).withUnsafeBytes(decode)
     return try result.get()
 }
 
@@ -44,24 +46,32 @@ public func base64URLDecode(_ text: UnsafeRawBufferPointer) throws(Base64URLErro
     if padding > 0 && (padding > 2 || text.count % 4 != 0) { throw .invalidPadding }
     if digitCount % 4 == 1 { throw .invalidLength }
 
-    var output: [UInt8] = []
-    output.reserveCapacity(digitCount * 3 / 4)
-    var accumulator: UInt32 = 0
-    var bits = 0
-    for index in 0..<digitCount {
-        let value = base64DigitValues[Int(text[index])]
-        if value == 0xFF {
-            // A `=` here is padding in the middle of the text.
-            throw text[index] == UInt8(ascii: "=") ? .invalidPadding : .invalidCharacter(offset: index)
+    // Exactly the decoded size: 4n digits → 3n bytes, 4n+2 → 3n+1, 4n+3 → 3n+2.
+    let byteCount = digitCount * 3 / 4
+    var failure: Base64URLError?
+    let output = [UInt8](unsafeUninitializedCapacity: byteCount) { bytes, initialized in
+        var accumulator: UInt32 = 0
+        var bits = 0
+        var written = 0
+        for index in 0..<digitCount {
+            let value = base64DigitValues[Int(text[index])]
+            if value == 0xFF {
+                // A `=` here is padding in the middle of the text.
+                failure = text[index] == UInt8(ascii: "=") ? .invalidPadding : .invalidCharacter(offset: index)
+                break
+            }
+            accumulator = accumulator << 6 | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                bytes[written] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
+                written += 1
+                accumulator &= (1 << UInt32(bits)) - 1
+            }
         }
-        accumulator = accumulator << 6 | UInt32(value)
-        bits += 6
-        if bits >= 8 {
-            bits -= 8
-            output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
-            accumulator &= (1 << UInt32(bits)) - 1
-        }
+        initialized = written
     }
+    if let failure { throw failure }
     return output
 }
 
