@@ -13,6 +13,12 @@ final class HTTP1ServerConnection: IOHandler {
     private let relay: RelayHandler
     private let owner: ConnectionOwner
     private var machine: HTTP1ConnectionMachine
+    /// The machine's actions still to carry out, from `nextAction` on. One
+    /// array for the connection's life: the machine appends to it, and it is
+    /// emptied (keeping its capacity) once carried out.
+    private var actions: [HTTP1ConnectionMachine.Action] = []
+    private var nextAction = 0
+    private var performing = false
     private var input: InputBuffer
     /// Plain connections write through the queue (one sendmsg for many
     /// chunks); TLS connections write the same chunks through OpenSSL.
@@ -52,6 +58,7 @@ final class HTTP1ServerConnection: IOHandler {
         self.input = InputBuffer(initialCapacity: 2048, limit: inputLimit)
         self.relay = relay
         self.owner = owner
+        actions.reserveCapacity(8)
     }
 
     /// Registers with the loop and starts the header timer. False when the
@@ -64,7 +71,7 @@ final class HTTP1ServerConnection: IOHandler {
             socket.close()
             return false
         }
-        perform(machine.start())
+        handle { $0.start(into: &$1) }
         return true
     }
 
@@ -148,18 +155,34 @@ final class HTTP1ServerConnection: IOHandler {
             return
         }
         if machine.wantsInput {
-            let actions = input.withReadableBytes { machine.bytesAvailable($0) }
-            perform(actions)
+            handle { machine, actions in input.withReadableBytes { machine.bytesAvailable($0, into: &actions) } }
         }
-        if peerEOF && !isClosed { perform(machine.peerClosed()) }
+        if peerEOF && !isClosed { handle { $0.peerClosed(into: &$1) } }
         if !isClosed { updateInterest() }
     }
 
     // MARK: actions
 
-    private func perform(_ actions: [HTTP1ConnectionMachine.Action]) {
-        var pending = actions[...]
-        while let action = pending.popFirst(), !isClosed {
+    /// Lets the machine take one event, then carries out what it decided.
+    private func handle(_ event: (inout HTTP1ConnectionMachine, inout [HTTP1ConnectionMachine.Action]) -> Void) {
+        event(&machine, &actions)
+        performActions()
+    }
+
+    /// Carries out the queued actions in order, with those they lead to (an
+    /// answer known at once, the next pipelined request once a write drains).
+    private func performActions() {
+        // Never nested today; were it, the outer loop carries out what was added.
+        guard !performing else { return }
+        performing = true
+        defer {
+            performing = false
+            actions.removeAll(keepingCapacity: true)
+            nextAction = 0
+        }
+        while nextAction < actions.count && !isClosed {
+            let action = actions[nextAction]
+            nextAction += 1
             switch action {
             case .send(let bytes):
                 if tls != nil { tlsPending.append(bytes) } else { output.append(bytes) }
@@ -169,7 +192,8 @@ final class HTTP1ServerConnection: IOHandler {
                 if let response = relay.handle(request, completion: { [weak self] response in
                     self?.answer(response)
                 }) {
-                    pending.append(contentsOf: machine.responseReady(response, hasBufferedInput: !input.isEmpty))
+                    let hasBufferedInput = !input.isEmpty
+                    machine.responseReady(response, hasBufferedInput: hasBufferedInput, into: &actions)
                 }
             case .armTimer(let kind, let delay):
                 armTimer(kind, after: delay)
@@ -182,11 +206,11 @@ final class HTTP1ServerConnection: IOHandler {
                 closeGracefully()
                 return
             }
-            if pending.isEmpty, hasPendingOutput || machine.state == .writing {
+            if nextAction == actions.count, hasPendingOutput || machine.state == .writing {
                 // Write what is queued; once it is out, the machine may
                 // move on (keep-alive, the next pipelined request, close).
                 if writeOut() {
-                    pending.append(contentsOf: input.withReadableBytes { machine.writeDrained(buffered: $0) })
+                    input.withReadableBytes { machine.writeDrained(buffered: $0, into: &actions) }
                 }
             }
         }
@@ -232,12 +256,14 @@ final class HTTP1ServerConnection: IOHandler {
             close()
             return
         }
-        perform(machine.timerFired(timerKind))
+        let kind = timerKind
+        handle { $0.timerFired(kind, into: &$1) }
     }
 
     private func answer(_ response: HTTP1Response) {
         guard !isClosed else { return }
-        perform(machine.responseReady(response, hasBufferedInput: !input.isEmpty))
+        let hasBufferedInput = !input.isEmpty
+        handle { $0.responseReady(response, hasBufferedInput: hasBufferedInput, into: &$1) }
     }
 
     // MARK: writing
@@ -295,7 +321,7 @@ final class HTTP1ServerConnection: IOHandler {
     private func flush() {
         guard hasPendingOutput else { return }
         if writeOut() && !isClosed {
-            perform(input.withReadableBytes { machine.writeDrained(buffered: $0) })
+            handle { machine, actions in input.withReadableBytes { machine.writeDrained(buffered: $0, into: &actions) } }
         }
     }
 
@@ -316,7 +342,7 @@ final class HTTP1ServerConnection: IOHandler {
     /// Graceful shutdown of the relay: see `HTTP1ConnectionMachine.shutdown`.
     func shutdown() {
         guard !isClosed else { return }
-        perform(machine.shutdown())
+        handle { $0.shutdown(into: &$1) }
     }
 
     /// The machine is done with the connection: half-close and linger so
