@@ -38,23 +38,43 @@ public final class Logger: Sendable {
         line.withUnsafeBytes { sink($0) }
     }
 
+    /// Logs the message that `message` appends as UTF-8 bytes (called only
+    /// when `level` is enabled) as one line: the same line as `log(_:_:)`
+    /// with that text, without building a String first.
+    public func log(_ level: LogLevel, building message: (inout [UInt8]) -> Void) {
+        guard isEnabled(level) else { return }
+        var line: [UInt8] = []
+        line.reserveCapacity(160)
+        appendLine(level, to: &line, building: message)
+        line.withUnsafeBytes { sink($0) }
+    }
+
     /// Hands finished lines (one or more, each ending in a newline) to the sink.
     func write(_ lines: UnsafeRawBufferPointer) { sink(lines) }
 
     /// Appends `message` as one finished line (timestamp, level, newline),
     /// at most `maxLineBytes` long.
     func appendLine(_ level: LogLevel, _ message: String, to line: inout [UInt8]) {
+        appendLine(level, to: &line) { $0.append(contentsOf: message.utf8) }
+    }
+
+    /// Appends one finished line (timestamp, level, the bytes `message`
+    /// appends, newline), at most `maxLineBytes` long.
+    func appendLine(_ level: LogLevel, to line: inout [UInt8], building message: (inout [UInt8]) -> Void) {
         let start = line.count
         Logger.appendTimestamp(unixNanoseconds: Logger.realtimeNanoseconds(), to: &line)
         line.append(UInt8(ascii: " "))
         line.append(contentsOf: level.name.utf8)
         line.append(UInt8(ascii: " "))
-        let end = start + Logger.maxLineBytes - 1
-        for byte in message.utf8 {
-            guard line.count < end else { break }
+        let messageStart = line.count
+        message(&line)
+        let end = min(line.count, start + Logger.maxLineBytes - 1)
+        if line.count > end { line.removeSubrange(end...) }
+        for index in messageStart..<max(messageStart, end) {
             // One event, one line: control characters from lower layers
             // (OpenSSL messages, peer-supplied text) become spaces.
-            line.append(byte < 0x20 || byte == 0x7F ? UInt8(ascii: " ") : byte)
+            let byte = line[index]
+            if byte < 0x20 || byte == 0x7F { line[index] = UInt8(ascii: " ") }
         }
         line.append(UInt8(ascii: "\n"))
     }
@@ -128,8 +148,15 @@ final class LoopLogBuffer {
 
     func log(_ level: LogLevel, _ message: @autoclosure () -> String) {
         guard logger.isEnabled(level) else { return }
+        log(level) { $0.append(contentsOf: message().utf8) }
+    }
+
+    /// `Logger.log(_:building:)`, batched like `log(_:_:)`: the message is
+    /// written straight into the pending lines.
+    func log(_ level: LogLevel, building message: (inout [UInt8]) -> Void) {
+        guard logger.isEnabled(level) else { return }
         let start = pending.count
-        logger.appendLine(level, message(), to: &pending)
+        logger.appendLine(level, to: &pending, building: message)
         if pending.count > Logger.maxLineBytes {
             // Out with the lines before this one (one line alone always fits).
             pending.withUnsafeBytes { logger.write(UnsafeRawBufferPointer(rebasing: $0[..<start])) }
@@ -156,4 +183,15 @@ public func tokenPrefix(_ token: String) -> String {
     let prefix = token.utf8.prefix(8)
     if prefix.allSatisfy({ $0 < 0x80 }) { return String(decoding: prefix, as: UTF8.self) }
     return String(prefix.map { Character(Unicode.Scalar($0)) })
+}
+
+/// Appends `tokenPrefix(token)` as UTF-8 without making a String (the hex
+/// digits of a token are ASCII).
+func appendTokenPrefix(_ token: String, to line: inout [UInt8]) {
+    let prefix = token.utf8.prefix(8)
+    if prefix.allSatisfy({ $0 < 0x80 }) {
+        line.append(contentsOf: prefix)
+    } else {
+        line.append(contentsOf: tokenPrefix(token).utf8)
+    }
 }

@@ -94,9 +94,9 @@ public struct HTTP1Response: Sendable, Equatable {
     }
 }
 
-/// Appends the decimal digits of a non-negative integer (no String(format:),
-/// no Foundation on the hot path).
-func appendDecimal(_ value: Int, to output: inout [UInt8]) {
+/// Appends the decimal digits of an integer, `-` first when negative (no
+/// String(format:), no Foundation on the hot path).
+public func appendDecimal(_ value: Int, to output: inout [UInt8]) {
     if value < 0 {
         output.append(UInt8(ascii: "-"))
         // Negate the quotient, not the value: -Int.min overflows.

@@ -79,4 +79,39 @@ struct LoggerTests {
     func tokenPrefixes(token: String, expected: String) {
         #expect(tokenPrefix(token) == expected)
     }
+
+    @Test("a message built as bytes gives the line its String gives", arguments: [
+        "hello world", "a\nb\rc\u{7F}d", "", "caf\u{E9}", String(repeating: "x", count: 10_000),
+        String(repeating: "\u{E9}", count: 3_000),
+    ])
+    func builtMessage(message: String) throws {
+        let lines = Lines()
+        let logger = Logger(level: .debug, sink: lines.sink())
+        logger.info(message)
+        logger.log(.info) { $0.append(contentsOf: message.utf8) }
+        let all = lines.all
+        try #require(all.count == 2)
+        // Same text after the timestamp (which may differ by a millisecond).
+        // (Cut at the same byte, too: the sink decodes a cut character alike.)
+        #expect(all[0].dropFirst(24) == all[1].dropFirst(24))
+    }
+
+    @Test("a message built as bytes below the level is not built")
+    func builtMessageBelowLevel() {
+        let lines = Lines()
+        let logger = Logger(level: .warning, sink: lines.sink())
+        var built = false
+        logger.log(.info) { _ in built = true }
+        #expect(!built)
+        #expect(lines.all.isEmpty)
+    }
+
+    @Test("the token prefix appended as bytes is the token prefix", arguments: [
+        "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "abc", "", "\u{E9}\u{E9}\u{E9}\u{E9}\u{E9}",
+    ])
+    func tokenPrefixBytes(token: String) {
+        var bytes: [UInt8] = []
+        appendTokenPrefix(token, to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == tokenPrefix(token))
+    }
 }
