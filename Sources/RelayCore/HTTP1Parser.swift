@@ -176,6 +176,18 @@ public struct HTTP1RequestParser: Sendable {
     private func firstNewline(in buffer: UnsafeRawBufferPointer, from start: Int) -> Int? {
         var index = start
         let count = buffer.count
+        // Eight bytes at a time (SWAR; a byte loop was most of the head's
+        // parsing): XOR with LF makes a newline byte zero, and
+        // (w - 0x01…) & ~w & 0x80… flags zero bytes, the lowest flag exactly.
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highBits: UInt64 = 0x8080_8080_8080_8080
+        let newlines = ones &* UInt64(UInt8(ascii: "\n"))
+        while index + 8 <= count {
+            let word = UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: index, as: UInt64.self)) ^ newlines
+            let zeroBytes = (word &- ones) & ~word & highBits
+            if zeroBytes != 0 { return index + zeroBytes.trailingZeroBitCount / 8 }
+            index += 8
+        }
         while index < count {
             if buffer[index] == UInt8(ascii: "\n") { return index }
             index += 1
@@ -291,7 +303,7 @@ public struct HTTP1RequestParser: Sendable {
     private mutating func parseRequestLine(_ line: UnsafeRawBufferPointer) -> HTTP1ParseError? {
         // method SP request-target SP HTTP-version, single spaces (§3).
         var index = 0
-        while index < line.count && isTokenByte[Int(line[index])] { index += 1 }
+        while index < line.count && isTokenByte(line[index]) { index += 1 }
         guard index > 0, index < line.count, line[index] == UInt8(ascii: " ") else {
             return HTTP1ParseError(status: 400, reason: "malformed request line: bad method")
         }
@@ -336,7 +348,7 @@ public struct HTTP1RequestParser: Sendable {
             return HTTP1ParseError(status: 400, reason: "obsolete line folding in header field")
         }
         var index = 0
-        while index < line.count && isTokenByte[Int(line[index])] { index += 1 }
+        while index < line.count && isTokenByte(line[index]) { index += 1 }
         guard index < line.count, line[index] == UInt8(ascii: ":") else {
             if index < line.count, line[index] == UInt8(ascii: " ") || line[index] == UInt8(ascii: "\t") {
                 // RFC 9112 §5.1: no whitespace between field name and colon; MUST 400.

@@ -279,12 +279,13 @@ func trimmingOWS<C: BidirectionalCollection>(_ bytes: C) -> C.SubSequence where 
     return bytes[start..<end]
 }
 
-/// `tchar` of RFC 9110 §5.6.2: the bytes allowed in a token (method, field name).
-let isTokenByte: [Bool] = {
-    var table = [Bool](repeating: false, count: 256)
-    for byte in UInt8(ascii: "0")...UInt8(ascii: "9") { table[Int(byte)] = true }
-    for byte in UInt8(ascii: "a")...UInt8(ascii: "z") { table[Int(byte)] = true }
-    for byte in UInt8(ascii: "A")...UInt8(ascii: "Z") { table[Int(byte)] = true }
-    for byte in "!#$%&'*+-.^_`|~".utf8 { table[Int(byte)] = true }
-    return table
-}()
+/// Whether `byte` is a `tchar` of RFC 9110 §5.6.2, the bytes allowed in a
+/// token (method, field name): `!#$%&'*+-.^_`|~`, digits and letters. Two
+/// bit masks over ASCII rather than a global table, whose every access paid
+/// a lazy-initialisation check (swift_once).
+@inline(__always)
+func isTokenByte(_ byte: UInt8) -> Bool {
+    if byte < 64 { return (0x03FF_6CFA_0000_0000 as UInt64) >> UInt64(byte) & 1 != 0 }
+    if byte < 128 { return (0x57FF_FFFF_C7FF_FFFE as UInt64) >> UInt64(byte - 64) & 1 != 0 }
+    return false
+}

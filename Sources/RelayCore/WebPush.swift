@@ -48,7 +48,13 @@ public enum Route: Sendable, Equatable {
 ///   that are not valid UTF-8 become U+FFFD, which is what Go's JSON encoder
 ///   did in the original relay.
 public func route(method: String, target: String) -> Route {
-    let path = requestPath(of: Substring(target).utf8)
+    // Scanned as contiguous UTF-8 (in place for a native String).
+    var target = target
+    return target.withUTF8 { route(method: method, target: $0) }
+}
+
+private func route(method: String, target: UnsafeBufferPointer<UInt8>) -> Route {
+    let path = requestPath(of: target[...])
     let prefix = "/relay-to/".utf8
     guard path.starts(with: prefix) else { return .notFound }
     let rest = path.dropFirst(prefix.count)
@@ -59,32 +65,41 @@ public func route(method: String, target: String) -> Route {
     guard method == "POST" else { return .methodNotAllowed(allow: "POST") }
 
     let slash = UInt8(ascii: "/")
-    guard let environmentEnd = rest.firstIndex(of: slash),
-          let environment = APNsEnvironment(rawValue: String(decoding: rest[..<environmentEnd], as: UTF8.self))
-    else { return .notFound }
-    let afterEnvironment = rest[rest.index(after: environmentEnd)...]
+    guard let environmentEnd = rest.firstIndex(of: slash) else { return .notFound }
+    let environmentName = rest[..<environmentEnd]
+    let environment: APNsEnvironment
+    if environmentName.elementsEqual(APNsEnvironment.production.rawValue.utf8) {
+        environment = .production
+    } else if environmentName.elementsEqual(APNsEnvironment.development.rawValue.utf8) {
+        environment = .development
+    } else {
+        return .notFound
+    }
+    let afterEnvironment = rest[(environmentEnd + 1)...]
     let tokenEnd = afterEnvironment.firstIndex(of: slash) ?? afterEnvironment.endIndex
     guard let deviceToken = normalizedDeviceToken(afterEnvironment[..<tokenEnd]) else { return .notFound }
 
     var extra: String?
     if tokenEnd != afterEnvironment.endIndex {
-        let rawExtra = afterEnvironment[afterEnvironment.index(after: tokenEnd)...]
+        let rawExtra = afterEnvironment[(tokenEnd + 1)...]
         if !rawExtra.isEmpty { extra = String(decoding: percentDecoded(rawExtra), as: UTF8.self) }
     }
     return .relay(RelayTarget(environment: environment, deviceToken: deviceToken, extra: extra))
 }
 
+private typealias TargetBytes = Slice<UnsafeBufferPointer<UInt8>>
+
 /// The path of a request target: no query, no fragment, no scheme and
 /// authority for absolute-form.
-private func requestPath(of target: Substring.UTF8View) -> Substring.UTF8View {
+private func requestPath(of target: TargetBytes) -> TargetBytes {
     var path = target
     if let end = path.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) {
         path = path[..<end]
     }
     if path.first != UInt8(ascii: "/") {
-        let lower = asciiLowercased(path.prefix(8))
-        for scheme in ["http://", "https://"] where lower.hasPrefix(scheme) {
-            let afterScheme = path.dropFirst(scheme.utf8.count)
+        for scheme in ["http://".utf8, "https://".utf8]
+        where path.count >= scheme.count && asciiCaseInsensitiveEquals(path.prefix(scheme.count), scheme) {
+            let afterScheme = path.dropFirst(scheme.count)
             return afterScheme[(afterScheme.firstIndex(of: UInt8(ascii: "/")) ?? afterScheme.endIndex)...]
         }
     }
@@ -93,10 +108,18 @@ private func requestPath(of target: Substring.UTF8View) -> Substring.UTF8View {
 
 /// The device token lowercased, if it is even-length hex of 64–200 digits
 /// (Apple documents tokens as variable length; they are 32 bytes today).
-private func normalizedDeviceToken(_ bytes: Substring.UTF8View) -> String? {
+private func normalizedDeviceToken(_ bytes: TargetBytes) -> String? {
     guard (64...200).contains(bytes.count), bytes.count % 2 == 0, bytes.allSatisfy({ hexValue($0) != nil })
     else { return nil }
-    return asciiLowercased(bytes)
+    // Hex digits are ASCII: lowercase straight into the String's storage.
+    return String(unsafeUninitializedCapacity: bytes.count) { buffer in
+        var count = 0
+        for byte in bytes {
+            buffer[count] = asciiLowercase(byte)
+            count += 1
+        }
+        return count
+    }
 }
 
 /// Percent-decodes (RFC 3986 §2.1), keeping malformed escapes literally.

@@ -286,6 +286,24 @@ struct HTTP1ParserTests {
         #expect(consumed == buffer.count)
     }
 
+    @Test("finds every line end whatever its offset in the eight-byte scan", arguments: 0..<24)
+    func lineEndsAtEveryOffset(padding: Int) throws {
+        let value = String(repeating: "v", count: padding)
+        var text = "GET /\(value) HTTP/1.1\r\nHost: a\r\n"
+        for length in 0..<20 { text += "X-\(length): \(String(repeating: "w", count: length))\(length % 2 == 0 ? "\r\n" : "\n")" }
+        let raw = Array((text + "X-Last: \(value)\n\r\n").utf8)
+        guard case .complete(let request, let consumed) = parseOnce(raw) else {
+            Issue.record("expected a request")
+            return
+        }
+        #expect(consumed == raw.count)
+        #expect(request.target == "/" + value)
+        #expect(request.headers.count == 22)
+        #expect(request.headers["x-19"] == String(repeating: "w", count: 19))
+        #expect(request.headers["x-last"] == value)
+        #expect(parseByteAtATime(raw) == parseOnce(raw))
+    }
+
     @Test("reports Expect: 100-continue only once the head is in and the body is not")
     func expectContinue() {
         let head = "POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-Continue\r\nContent-Length: 4\r\n\r\n"

@@ -148,4 +148,12 @@ struct HTTPHeadersTests {
             #expect(elements == expected, "omitting empty: \(omitting)")
         }
     }
+
+    @Test("token bytes are exactly RFC 9110 tchar, for every byte value")
+    func tokenBytes() {
+        let tchar = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ".utf8)
+        for byte in UInt8.min...UInt8.max {
+            #expect(isTokenByte(byte) == tchar.contains(byte), "byte \(byte)")
+        }
+    }
 }
