@@ -75,10 +75,16 @@ public struct HTTP1ConnectionMachine: Sendable {
     private var closeAfterWrite = false
     private var peerHasClosed = false
     private var shuttingDown = false
+    /// The last response's bytes, reused for the next response once the
+    /// connection has written and dropped them (then the buffer is unique
+    /// again): an allocation per connection instead of one per response.
+    private var responseBytes: [UInt8] = []
     /// The connection closes because a response said `Connection: close`
     /// (rather than idling out or losing its peer): the peer may still be
     /// sending, so the closer should linger (RFC 9112 §9.6).
     public private(set) var closedAfterResponse = false
+
+    private static let keptResponseCapacity = 2048
 
     public init(limits: HTTP1Limits, timeouts: Timeouts) {
         parser = HTTP1RequestParser(limits: limits)
@@ -147,8 +153,13 @@ public struct HTTP1ConnectionMachine: Sendable {
         let closing = !pendingKeepAlive || shuttingDown || (peerHasClosed && !hasBufferedInput)
         state = .writing
         closeAfterWrite = closing
-        actions.append(
-            .send(response.serialize(closing: closing, requestVersion: pendingVersion, includeBody: !pendingIsHead)))
+        // Still shared (not yet written): removeAll allocates a new buffer,
+        // as before. Far larger than any answer: not worth keeping.
+        if responseBytes.capacity > Self.keptResponseCapacity { responseBytes = [] }
+        responseBytes.removeAll(keepingCapacity: true)
+        response.serialize(closing: closing, requestVersion: pendingVersion, includeBody: !pendingIsHead,
+                           into: &responseBytes)
+        actions.append(.send(responseBytes))
     }
 
     /// Everything queued has been written. `buffered` is the unconsumed input

@@ -63,6 +63,21 @@ public final class Logger: Sendable {
     func appendLine(_ level: LogLevel, to line: inout [UInt8], building message: (inout [UInt8]) -> Void) {
         let start = line.count
         Logger.appendTimestamp(unixNanoseconds: Logger.realtimeNanoseconds(), to: &line)
+        appendLevelAndMessage(level, to: &line, start: start, building: message)
+    }
+
+    /// `appendLine(_:to:building:)` with the date and time formatted once a
+    /// second (`timestamps`), for a loop writing many lines a second.
+    func appendLine(_ level: LogLevel, to line: inout [UInt8], timestamps: inout TimestampCache,
+                    building message: (inout [UInt8]) -> Void) {
+        let start = line.count
+        timestamps.append(unixNanoseconds: Logger.realtimeNanoseconds(), to: &line)
+        appendLevelAndMessage(level, to: &line, start: start, building: message)
+    }
+
+    /// The rest of a line whose timestamp starts at `start`.
+    private func appendLevelAndMessage(_ level: LogLevel, to line: inout [UInt8], start: Int,
+                                       building message: (inout [UInt8]) -> Void) {
         line.append(UInt8(ascii: " "))
         line.append(contentsOf: level.name.utf8)
         line.append(UInt8(ascii: " "))
@@ -123,6 +138,35 @@ public final class Logger: Sendable {
     }
 }
 
+/// The date and time of the current second as `appendTimestamp` writes
+/// them (`2026-01-02T03:04:05.`), kept to format only the milliseconds of
+/// the lines that follow in the same second.
+struct TimestampCache {
+    private var second = Int64.min
+    private var prefix: [UInt8] = []
+
+    /// Appends what `Logger.appendTimestamp` would.
+    mutating func append(unixNanoseconds: Int64, to line: inout [UInt8]) {
+        let second = unixNanoseconds / 1_000_000_000
+        guard unixNanoseconds >= 0, second == self.second else {
+            let start = line.count
+            Logger.appendTimestamp(unixNanoseconds: unixNanoseconds, to: &line)
+            if unixNanoseconds >= 0 {
+                // Up to and including the "." before the milliseconds.
+                prefix = Array(line[start..<(line.count - 4)])
+                self.second = second
+            }
+            return
+        }
+        line.append(contentsOf: prefix)
+        let milliseconds = Int(unixNanoseconds % 1_000_000_000 / 1_000_000)
+        line.append(UInt8(ascii: "0") + UInt8(milliseconds / 100))
+        line.append(UInt8(ascii: "0") + UInt8(milliseconds / 10 % 10))
+        line.append(UInt8(ascii: "0") + UInt8(milliseconds % 10))
+        line.append(UInt8(ascii: "Z"))
+    }
+}
+
 /// The log lines of one event loop, written together at the end of the loop
 /// iteration that produced them (a zero-delay timer runs after the
 /// iteration's I/O) instead of one write(2) per line: at 10,000 requests a
@@ -137,6 +181,7 @@ final class LoopLogBuffer {
     private let loop: EventLoop
     private var pending: [UInt8] = []
     private var flushScheduled = false
+    private var timestamps = TimestampCache()
 
     init(logger: Logger, loop: EventLoop) {
         self.logger = logger
@@ -156,7 +201,7 @@ final class LoopLogBuffer {
     func log(_ level: LogLevel, building message: (inout [UInt8]) -> Void) {
         guard logger.isEnabled(level) else { return }
         let start = pending.count
-        logger.appendLine(level, to: &pending, building: message)
+        logger.appendLine(level, to: &pending, timestamps: &timestamps, building: message)
         if pending.count > Logger.maxLineBytes {
             // Out with the lines before this one (one line alone always fits).
             pending.withUnsafeBytes { logger.write(UnsafeRawBufferPointer(rebasing: $0[..<start])) }

@@ -1,3 +1,4 @@
+import EventLoop
 import RelayCore
 import Synchronization
 import Testing
@@ -113,5 +114,40 @@ struct LoggerTests {
         var bytes: [UInt8] = []
         appendTokenPrefix(token, to: &bytes)
         #expect(String(decoding: bytes, as: UTF8.self) == tokenPrefix(token))
+    }
+
+    @Test("the per-second timestamp cache writes what appendTimestamp writes")
+    func timestampCache() {
+        var cache = TimestampCache()
+        let times: [Int64] = [
+            1_700_000_000_123_456_789, 1_700_000_000_999_999_999, 1_700_000_000_000_000_000, 1_700_000_001_000_000_000,
+            1_700_000_000_500_000_000, 0, 999_999, 951_782_400_999_000_000, 951_782_400_007_000_000,
+        ]
+        for time in times {
+            var cached = Array("x".utf8)
+            cache.append(unixNanoseconds: time, to: &cached)
+            var direct = Array("x".utf8)
+            Logger.appendTimestamp(unixNanoseconds: time, to: &direct)
+            #expect(cached == direct, "\(time)")
+        }
+    }
+
+    @Test("a loop's batched lines have the same shape as single lines")
+    func loopLines() throws {
+        let lines = Lines()
+        let logger = Logger(level: .debug, sink: lines.sink())
+        let loop = try EventLoop()
+        do {
+            let buffer = LoopLogBuffer(logger: logger, loop: loop)
+            buffer.log(.info, "first")
+            buffer.log(.warning) { $0.append(contentsOf: "second\u{7}".utf8) }
+            buffer.flush()
+        }
+        let all = lines.all.joined().split(separator: "\n")
+        try #require(all.count == 2)
+        #expect(all[0].hasSuffix(" info first"))
+        #expect(all[1].hasSuffix(" warning second "))
+        #expect(all.allSatisfy { $0.utf8.count == 24 + $0.split(separator: " ", maxSplits: 1)[1].utf8.count + 1 })
+        #expect(all.allSatisfy { $0.dropFirst(23).first == "Z" })
     }
 }
