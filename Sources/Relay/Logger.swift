@@ -233,10 +233,13 @@ public func tokenPrefix(_ token: String) -> String {
 /// Appends `tokenPrefix(token)` as UTF-8 without making a String (the hex
 /// digits of a token are ASCII).
 func appendTokenPrefix(_ token: String, to line: inout [UInt8]) {
-    let prefix = token.utf8.prefix(8)
-    if prefix.allSatisfy({ $0 < 0x80 }) {
+    // In place for a native String (a copy through the generic path cost
+    // more than the rest of the line).
+    let appended: Bool? = token.utf8.withContiguousStorageIfAvailable { utf8 in
+        let prefix = UnsafeBufferPointer(rebasing: utf8.prefix(8))
+        guard prefix.allSatisfy({ $0 < 0x80 }) else { return false }
         line.append(contentsOf: prefix)
-    } else {
-        line.append(contentsOf: tokenPrefix(token).utf8)
+        return true
     }
+    if appended != true { line.append(contentsOf: tokenPrefix(token).utf8) }
 }

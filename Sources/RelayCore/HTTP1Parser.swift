@@ -288,7 +288,7 @@ public struct HTTP1RequestParser: Sendable {
             if line.isEmpty {
                 return .complete(makeRequest(body: body), consumed: lineEnd)
             }
-            if line.contains(where: { $0 < 0x20 && $0 != UInt8(ascii: "\t") || $0 == 0x7F }) {
+            if containsControlCharacter(line) {
                 return .invalid(HTTP1ParseError(status: 400, reason: "control character in a trailer field"))
             }
             return nil
@@ -360,8 +360,7 @@ public struct HTTP1RequestParser: Sendable {
         let nameEnd = index
         // RFC 9110 §5.5: field values are VCHAR, obs-text, SP and HTAB; CR,
         // LF and NUL are never allowed, other controls are refused as well.
-        for byte in UnsafeRawBufferPointer(rebasing: line[(nameEnd + 1)...])
-        where (byte < 0x20 && byte != UInt8(ascii: "\t")) || byte == 0x7F {
+        if containsControlCharacter(UnsafeRawBufferPointer(rebasing: line[(nameEnd + 1)...])) {
             return HTTP1ParseError(status: 400, reason: "control character in header field value")
         }
         if fieldSpans.count >= limits.maxHeaderCount {
@@ -511,7 +510,7 @@ public struct HTTP1RequestParser: Sendable {
         guard rest.isEmpty || rest.first == UInt8(ascii: ";") else {
             return .failure(HTTP1ParseError(status: 400, reason: "invalid chunk size"))
         }
-        if rest.contains(where: { ($0 < 0x20 && $0 != UInt8(ascii: "\t")) || $0 == 0x7F }) {
+        if containsControlCharacter(UnsafeRawBufferPointer(rebasing: rest)) {
             return .failure(HTTP1ParseError(status: 400, reason: "control character in chunk extension"))
         }
         return .success(size)
@@ -521,6 +520,40 @@ public struct HTTP1RequestParser: Sendable {
         HTTP1Request(method: method, target: target, version: version, headers: headers, body: body,
                      keepAlive: keepAlive)
     }
+}
+
+/// Whether `bytes` hold a control character other than HTAB, or DEL: never
+/// allowed in a field value (RFC 9110 §5.5), a trailer or a chunk extension.
+/// Eight bytes at a time (SWAR): a word with no byte below 0x20 and none
+/// equal to 0x7F is skipped; one that might have either (a tab does) is
+/// checked byte by byte. This was most of the time spent on a head.
+func containsControlCharacter(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let highBits: UInt64 = 0x8080_8080_8080_8080
+    var index = 0
+    let count = bytes.count
+    while index + 8 <= count {
+        let word = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+        // Some byte < 0x20 (bytes >= 0x80 never flag: `~word` clears them).
+        let below = (word &- ones &* 0x20) & ~word & highBits
+        // Some byte == 0x7F.
+        let delete = word ^ (ones &* 0x7F)
+        let isDelete = (delete &- ones) & ~delete & highBits
+        if below | isDelete != 0 {
+            for offset in index..<(index + 8) where isForbiddenInFieldValue(bytes[offset]) { return true }
+        }
+        index += 8
+    }
+    while index < count {
+        if isForbiddenInFieldValue(bytes[index]) { return true }
+        index += 1
+    }
+    return false
+}
+
+@inline(__always)
+func isForbiddenInFieldValue(_ byte: UInt8) -> Bool {
+    (byte < 0x20 && byte != UInt8(ascii: "\t")) || byte == 0x7F
 }
 
 @inline(__always)
