@@ -48,19 +48,20 @@ public func base64URLDecode(_ text: UnsafeRawBufferPointer) throws(Base64URLErro
 
     // Exactly the decoded size: 4n digits → 3n bytes, 4n+2 → 3n+1, 4n+3 → 3n+2.
     let byteCount = digitCount * 3 / 4
-    var failure: Base64URLError?
-    let output = [UInt8](unsafeUninitializedCapacity: byteCount) { bytes, initialized in
+    // Checked first, so the decoding loop has no exit: a zero-filled array
+    // written in place (Array(unsafeUninitializedCapacity:) went through
+    // the runtime's generic metadata lookup on every call).
+    for index in 0..<digitCount where base64DigitValue(text[index]) == 0xFF {
+        // A `=` here is padding in the middle of the text.
+        throw text[index] == UInt8(ascii: "=") ? .invalidPadding : .invalidCharacter(offset: index)
+    }
+    var output = [UInt8](repeating: 0, count: byteCount)
+    output.withUnsafeMutableBufferPointer { bytes in
         var accumulator: UInt32 = 0
         var bits = 0
         var written = 0
         for index in 0..<digitCount {
-            let value = base64DigitValue(text[index])
-            if value == 0xFF {
-                // A `=` here is padding in the middle of the text.
-                failure = text[index] == UInt8(ascii: "=") ? .invalidPadding : .invalidCharacter(offset: index)
-                break
-            }
-            accumulator = accumulator << 6 | UInt32(value)
+            accumulator = accumulator << 6 | UInt32(base64DigitValue(text[index]))
             bits += 6
             if bits >= 8 {
                 bits -= 8
@@ -69,9 +70,7 @@ public func base64URLDecode(_ text: UnsafeRawBufferPointer) throws(Base64URLErro
                 accumulator &= (1 << UInt32(bits)) - 1
             }
         }
-        initialized = written
     }
-    if let failure { throw failure }
     return output
 }
 

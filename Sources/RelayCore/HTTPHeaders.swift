@@ -226,8 +226,13 @@ func sameFieldValue(_ left: some Collection<UInt8>, _ right: some Collection<UIn
 /// field names: RFC 9110 §5.1, §5.6.2).
 func asciiCaseInsensitiveEquals(_ bytes: some Collection<UInt8>, _ expected: some Collection<UInt8>) -> Bool {
     guard bytes.count == expected.count else { return false }
-    for (byte, wanted) in zip(bytes, expected) where asciiLowercase(byte) != asciiLowercase(wanted) {
-        return false
+    // Index loops rather than zip: zip's iterator was most of the cost.
+    var index = bytes.startIndex
+    var expectedIndex = expected.startIndex
+    while index != bytes.endIndex {
+        if asciiLowercase(bytes[index]) != asciiLowercase(expected[expectedIndex]) { return false }
+        bytes.formIndex(after: &index)
+        expected.formIndex(after: &expectedIndex)
     }
     return true
 }
