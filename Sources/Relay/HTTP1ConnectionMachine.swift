@@ -75,16 +75,10 @@ public struct HTTP1ConnectionMachine: Sendable {
     private var closeAfterWrite = false
     private var peerHasClosed = false
     private var shuttingDown = false
-    /// The last response's bytes, reused for the next response once the
-    /// connection has written and dropped them (then the buffer is unique
-    /// again): an allocation per connection instead of one per response.
-    private var responseBytes: [UInt8] = []
     /// The connection closes because a response said `Connection: close`
     /// (rather than idling out or losing its peer): the peer may still be
     /// sending, so the closer should linger (RFC 9112 §9.6).
     public private(set) var closedAfterResponse = false
-
-    private static let keptResponseCapacity = 2048
 
     public init(limits: HTTP1Limits, timeouts: Timeouts) {
         parser = HTTP1RequestParser(limits: limits)
@@ -153,13 +147,11 @@ public struct HTTP1ConnectionMachine: Sendable {
         let closing = !pendingKeepAlive || shuttingDown || (peerHasClosed && !hasBufferedInput)
         state = .writing
         closeAfterWrite = closing
-        // Still shared (not yet written): removeAll allocates a new buffer,
-        // as before. Far larger than any answer: not worth keeping.
-        if responseBytes.capacity > Self.keptResponseCapacity { responseBytes = [] }
-        responseBytes.removeAll(keepingCapacity: true)
-        response.serialize(closing: closing, requestVersion: pendingVersion, includeBody: !pendingIsHead,
-                           into: &responseBytes)
-        actions.append(.send(responseBytes))
+        // A fresh buffer per response, on purpose: one kept per connection
+        // saved the allocation but was cold in the cache by the time of the
+        // next answer, and the misses cost more (perf: +0.25 µs/request).
+        actions.append(
+            .send(response.serialize(closing: closing, requestVersion: pendingVersion, includeBody: !pendingIsHead)))
     }
 
     /// Everything queued has been written. `buffered` is the unconsumed input

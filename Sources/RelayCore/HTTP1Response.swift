@@ -34,17 +34,7 @@ public struct HTTP1Response: Sendable, Equatable {
     /// (RFC 9110 §8.6).
     public func serialize(closing: Bool, requestVersion: HTTPVersion = .http1_1, includeBody: Bool = true) -> [UInt8] {
         var output: [UInt8] = []
-        serialize(closing: closing, requestVersion: requestVersion, includeBody: includeBody, into: &output)
-        return output
-    }
-
-    /// `serialize(closing:requestVersion:includeBody:)`, appended to
-    /// `output`: a caller that reuses its buffer saves an allocation per
-    /// response.
-    public func serialize(closing: Bool, requestVersion: HTTPVersion = .http1_1, includeBody: Bool = true,
-                          into output: inout [UInt8]) {
-        output.reserveCapacity(output.count + 128 + body.count
-            + headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 })
+        output.reserveCapacity(128 + body.count + headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 })
         output.append(contentsOf: "HTTP/1.1 ".utf8)
         appendDecimal(status, to: &output)
         output.append(UInt8(ascii: " "))
@@ -69,6 +59,7 @@ public struct HTTP1Response: Sendable, Equatable {
         }
         output.append(contentsOf: "\r\n".utf8)
         if includeBody && mayHaveContent { output.append(contentsOf: body) }
+        return output
     }
 
     /// The RFC 9110 §15 reason phrase (informational only: clients ignore it).

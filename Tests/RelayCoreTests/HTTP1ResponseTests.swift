@@ -41,19 +41,6 @@ struct HTTP1ResponseTests {
         #expect(text(HTTP1Response(status: 204).serialize(closing: false)) == "HTTP/1.1 204 No Content\r\n\r\n")
     }
 
-    @Test("serializing into a buffer appends exactly the bytes serialize returns", arguments: [
-        (HTTP1Response(status: 201, headers: [HTTPField(name: "TTL", value: "60")]), false, HTTPVersion.http1_1, true),
-        (HTTP1Response(status: 400, body: "bad\n"), true, .http1_1, true),
-        (HTTP1Response(status: 200, body: "OK"), false, .http1_0, false),
-        (HTTP1Response(status: 204), false, .http1_1, true),
-    ])
-    func serializeInto(response: HTTP1Response, closing: Bool, version: HTTPVersion, includeBody: Bool) {
-        var buffer = Array("kept".utf8)
-        response.serialize(closing: closing, requestVersion: version, includeBody: includeBody, into: &buffer)
-        #expect(buffer == Array("kept".utf8)
-            + response.serialize(closing: closing, requestVersion: version, includeBody: includeBody))
-    }
-
     @Test("has the 100 Continue interim response")
     func continueResponse() {
         #expect(text(HTTP1Response.continue100) == "HTTP/1.1 100 Continue\r\n\r\n")

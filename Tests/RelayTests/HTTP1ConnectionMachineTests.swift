@@ -287,25 +287,6 @@ struct HTTP1ConnectionMachineTests {
         #expect(machine.drained() == [])
     }
 
-    @Test("a response held elsewhere keeps its bytes when the machine answers the next request")
-    func responseBytesStayPut() throws {
-        var machine = makeMachine()
-        _ = machine.start()
-        _ = machine.feed(simpleGet)
-        let first = try #require(sentText(machine.responseReady(HTTP1Response(status: 200, body: "first"))))
-        var held: [Machine.Action] = []
-        _ = machine.drained()
-        _ = machine.feed(simpleGet)
-        machine.responseReady(HTTP1Response(status: 404, body: "second"), into: &held)
-        _ = machine.drained()
-        _ = machine.feed(simpleGet)
-        let third = try #require(sentText(machine.responseReady(HTTP1Response(status: 201))))
-        #expect(first.hasPrefix("HTTP/1.1 200 OK\r\n") && first.hasSuffix("first"))
-        #expect(sentText(held)?.hasPrefix("HTTP/1.1 404 Not Found\r\n") == true)
-        #expect(sentText(held)?.hasSuffix("\r\n\r\nsecond") == true)
-        #expect(third.hasPrefix("HTTP/1.1 201 Created\r\n") && !third.contains("second"))
-    }
-
     /// One event, given to a machine through both forms.
     enum Event: Sendable, CustomTestStringConvertible {
         case start, bytes(String), response(Int), drained(String), timer(Machine.TimerKind), peerClosed, shutdown
