@@ -46,29 +46,28 @@ public func base64URLDecode(_ text: UnsafeRawBufferPointer) throws(Base64URLErro
     if padding > 0 && (padding > 2 || text.count % 4 != 0) { throw .invalidPadding }
     if digitCount % 4 == 1 { throw .invalidLength }
 
-    // Exactly the decoded size: 4n digits → 3n bytes, 4n+2 → 3n+1, 4n+3 → 3n+2.
-    let byteCount = digitCount * 3 / 4
-    // Checked first, so the decoding loop has no exit: a zero-filled array
-    // written in place (Array(unsafeUninitializedCapacity:) went through
-    // the runtime's generic metadata lookup on every call).
-    for index in 0..<digitCount where base64DigitValue(text[index]) == 0xFF {
-        // A `=` here is padding in the middle of the text.
-        throw text[index] == UInt8(ascii: "=") ? .invalidPadding : .invalidCharacter(offset: index)
-    }
-    var output = [UInt8](repeating: 0, count: byteCount)
-    output.withUnsafeMutableBufferPointer { bytes in
-        var accumulator: UInt32 = 0
-        var bits = 0
-        var written = 0
-        for index in 0..<digitCount {
-            accumulator = accumulator << 6 | UInt32(base64DigitValue(text[index]))
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                bytes[written] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
-                written += 1
-                accumulator &= (1 << UInt32(bits)) - 1
-            }
+    // Reserved (exactly: 4n digits → 3n bytes, 4n+2 → 3n+1, 4n+3 → 3n+2)
+    // then appended. Not Array(repeating:count:) nor
+    // Array(unsafeUninitializedCapacity:): they reach the array buffer
+    // through an unspecialised entry point that looks the storage type up in
+    // the runtime's generic metadata cache on every call (perf: 0.3 µs per
+    // request for the two decodes).
+    var output: [UInt8] = []
+    output.reserveCapacity(digitCount * 3 / 4)
+    var accumulator: UInt32 = 0
+    var bits = 0
+    for index in 0..<digitCount {
+        let value = base64DigitValue(text[index])
+        if value == 0xFF {
+            // A `=` here is padding in the middle of the text.
+            throw text[index] == UInt8(ascii: "=") ? .invalidPadding : .invalidCharacter(offset: index)
+        }
+        accumulator = accumulator << 6 | UInt32(value)
+        bits += 6
+        if bits >= 8 {
+            bits -= 8
+            output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+            accumulator &= (1 << UInt32(bits)) - 1
         }
     }
     return output
