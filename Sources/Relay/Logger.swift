@@ -182,14 +182,26 @@ final class LoopLogBuffer {
     private var pending: [UInt8] = []
     private var flushScheduled = false
     private var timestamps = TimestampCache()
+    /// The flush the loop runs, made once; it reaches the buffer through
+    /// `reference`, for the reason `ConnectionReference` gives (every
+    /// delivery's completion retains this buffer).
+    private let reference: LogBufferReference
+    private let flushCallback: () -> Void
 
     init(logger: Logger, loop: EventLoop) {
         self.logger = logger
         self.loop = loop
+        let reference = LogBufferReference()
+        self.reference = reference
+        flushCallback = { reference.buffer?.flush() }
         pending.reserveCapacity(Logger.maxLineBytes + 256)
+        reference.buffer = self
     }
 
-    deinit { flush() }
+    deinit {
+        reference.buffer = nil
+        flush()
+    }
 
     func log(_ level: LogLevel, _ message: @autoclosure () -> String) {
         guard logger.isEnabled(level) else { return }
@@ -209,7 +221,7 @@ final class LoopLogBuffer {
         }
         if !flushScheduled {
             flushScheduled = true
-            loop.schedule(after: .zero) { [weak self] in self?.flush() }
+            loop.schedule(after: .zero, flushCallback)
         }
     }
 
@@ -219,6 +231,12 @@ final class LoopLogBuffer {
         pending.withUnsafeBytes { logger.write($0) }
         pending.removeAll(keepingCapacity: true)
     }
+}
+
+/// `ConnectionReference` for a `LoopLogBuffer`: set in init, cleared in
+/// deinit, read by the loop's flush.
+final class LogBufferReference {
+    unowned(unsafe) var buffer: LoopLogBuffer?
 }
 
 /// What a log line may show of a device token: its first 8 hex digits.
