@@ -196,7 +196,10 @@ final class HTTP1ServerConnection: IOHandler {
             nextAction = 0
         }
         while nextAction < actions.count && !isClosed {
-            let action = actions[nextAction]
+            // Moved out, not copied: a copy retains (and later releases)
+            // every buffer of a dispatched request.
+            var action = HTTP1ConnectionMachine.Action.cancelTimer
+            swap(&action, &actions[nextAction])
             nextAction += 1
             switch action {
             case .send(let bytes):

@@ -320,7 +320,10 @@ public struct HTTP1RequestParser: Sendable {
         index += 1
         let versionBytes = UnsafeRawBufferPointer(rebasing: line[index...])
         // HTTP-version = "HTTP" "/" DIGIT "." DIGIT, case-sensitive (§2.3).
-        guard versionBytes.count == 8, versionBytes.starts(with: "HTTP/".utf8),
+        // (Byte by byte: `starts(with:)` went through generic sequence code.)
+        guard versionBytes.count == 8, versionBytes[0] == UInt8(ascii: "H"), versionBytes[1] == UInt8(ascii: "T"),
+              versionBytes[2] == UInt8(ascii: "T"), versionBytes[3] == UInt8(ascii: "P"),
+              versionBytes[4] == UInt8(ascii: "/"),
               isDigit(versionBytes[5]), versionBytes[6] == UInt8(ascii: "."), isDigit(versionBytes[7])
         else {
             return HTTP1ParseError(status: 400, reason: "malformed request line: bad HTTP version")
