@@ -13,6 +13,12 @@ final class HTTP1ServerConnection: IOHandler {
     private let relay: RelayHandler
     private let owner: ConnectionOwner
     private var machine: HTTP1ConnectionMachine
+    /// The machine's actions still to carry out, from `nextAction` on. One
+    /// array for the connection's life: the machine appends to it, and it is
+    /// emptied (keeping its capacity) once carried out.
+    private var actions: [HTTP1ConnectionMachine.Action] = []
+    private var nextAction = 0
+    private var performing = false
     private var input: InputBuffer
     /// Plain connections write through the queue (one sendmsg for many
     /// chunks); TLS connections write the same chunks through OpenSSL.
@@ -38,6 +44,12 @@ final class HTTP1ServerConnection: IOHandler {
     /// the peer has read the answer (RFC 9112 §9.6).
     private var lingering = false
     private(set) var isClosed = false
+    /// How the closures the loop and the relay hold reach this connection
+    /// without keeping it alive, and the two they get on every request,
+    /// made once (a closure per request cost an allocation).
+    private let reference: ConnectionReference
+    private let answerCallback: (HTTP1Response) -> Void
+    private let timerCallback: () -> Void
     /// Guards the loop against processing events for one connection forever.
     private static let readsPerWakeup = 16
     private static let lingerTime: Duration = .seconds(2)
@@ -52,6 +64,16 @@ final class HTTP1ServerConnection: IOHandler {
         self.input = InputBuffer(initialCapacity: 2048, limit: inputLimit)
         self.relay = relay
         self.owner = owner
+        let reference = ConnectionReference()
+        self.reference = reference
+        answerCallback = { response in reference.connection?.answer(response) }
+        timerCallback = { reference.connection?.loopTimerFired() }
+        actions.reserveCapacity(8)
+        reference.connection = self
+    }
+
+    deinit {
+        reference.connection = nil
     }
 
     /// Registers with the loop and starts the header timer. False when the
@@ -64,7 +86,7 @@ final class HTTP1ServerConnection: IOHandler {
             socket.close()
             return false
         }
-        perform(machine.start())
+        handle { $0.start(into: &$1) }
         return true
     }
 
@@ -148,28 +170,46 @@ final class HTTP1ServerConnection: IOHandler {
             return
         }
         if machine.wantsInput {
-            let actions = input.withReadableBytes { machine.bytesAvailable($0) }
-            perform(actions)
+            handle { machine, actions in input.withReadableBytes { machine.bytesAvailable($0, into: &actions) } }
         }
-        if peerEOF && !isClosed { perform(machine.peerClosed()) }
+        if peerEOF && !isClosed { handle { $0.peerClosed(into: &$1) } }
         if !isClosed { updateInterest() }
     }
 
     // MARK: actions
 
-    private func perform(_ actions: [HTTP1ConnectionMachine.Action]) {
-        var pending = actions[...]
-        while let action = pending.popFirst(), !isClosed {
+    /// Lets the machine take one event, then carries out what it decided.
+    private func handle(_ event: (inout HTTP1ConnectionMachine, inout [HTTP1ConnectionMachine.Action]) -> Void) {
+        event(&machine, &actions)
+        performActions()
+    }
+
+    /// Carries out the queued actions in order, with those they lead to (an
+    /// answer known at once, the next pipelined request once a write drains).
+    private func performActions() {
+        // Never nested today; were it, the outer loop carries out what was added.
+        guard !performing else { return }
+        performing = true
+        defer {
+            performing = false
+            actions.removeAll(keepingCapacity: true)
+            nextAction = 0
+        }
+        while nextAction < actions.count && !isClosed {
+            // Moved out, not copied: a copy retains (and later releases)
+            // every buffer of a dispatched request.
+            var action = HTTP1ConnectionMachine.Action.cancelTimer
+            swap(&action, &actions[nextAction])
+            nextAction += 1
             switch action {
             case .send(let bytes):
                 if tls != nil { tlsPending.append(bytes) } else { output.append(bytes) }
             case .consume(let count):
                 input.consume(count)
             case .dispatch(let request):
-                if let response = relay.handle(request, completion: { [weak self] response in
-                    self?.answer(response)
-                }) {
-                    pending.append(contentsOf: machine.responseReady(response, hasBufferedInput: !input.isEmpty))
+                if let response = relay.handle(request, completion: answerCallback) {
+                    let hasBufferedInput = !input.isEmpty
+                    machine.responseReady(response, hasBufferedInput: hasBufferedInput, into: &actions)
                 }
             case .armTimer(let kind, let delay):
                 armTimer(kind, after: delay)
@@ -182,11 +222,11 @@ final class HTTP1ServerConnection: IOHandler {
                 closeGracefully()
                 return
             }
-            if pending.isEmpty, hasPendingOutput || machine.state == .writing {
+            if nextAction == actions.count, hasPendingOutput || machine.state == .writing {
                 // Write what is queued; once it is out, the machine may
                 // move on (keep-alive, the next pipelined request, close).
                 if writeOut() {
-                    pending.append(contentsOf: input.withReadableBytes { machine.writeDrained(buffered: $0) })
+                    input.withReadableBytes { machine.writeDrained(buffered: $0, into: &actions) }
                 }
             }
         }
@@ -216,7 +256,7 @@ final class HTTP1ServerConnection: IOHandler {
     private func scheduleLoopTimer(at deadline: UInt64) {
         if let timer { loop.cancel(timer) }
         timerScheduledAt = deadline
-        timer = loop.schedule(atNanoseconds: deadline) { [weak self] in self?.loopTimerFired() }
+        timer = loop.schedule(atNanoseconds: deadline, timerCallback)
     }
 
     private func loopTimerFired() {
@@ -232,12 +272,14 @@ final class HTTP1ServerConnection: IOHandler {
             close()
             return
         }
-        perform(machine.timerFired(timerKind))
+        let kind = timerKind
+        handle { $0.timerFired(kind, into: &$1) }
     }
 
     private func answer(_ response: HTTP1Response) {
         guard !isClosed else { return }
-        perform(machine.responseReady(response, hasBufferedInput: !input.isEmpty))
+        let hasBufferedInput = !input.isEmpty
+        handle { $0.responseReady(response, hasBufferedInput: hasBufferedInput, into: &$1) }
     }
 
     // MARK: writing
@@ -253,9 +295,9 @@ final class HTTP1ServerConnection: IOHandler {
             if let writeTimer { loop.cancel(writeTimer) }
             writeTimer = nil
         } else if writeTimer == nil && !isClosed {
-            writeTimer = loop.schedule(after: machine.timeouts.body) { [weak self] in
-                self?.writeTimer = nil
-                self?.close()
+            writeTimer = loop.schedule(after: machine.timeouts.body) { [reference] in
+                reference.connection?.writeTimer = nil
+                reference.connection?.close()
             }
         }
         return done
@@ -295,7 +337,7 @@ final class HTTP1ServerConnection: IOHandler {
     private func flush() {
         guard hasPendingOutput else { return }
         if writeOut() && !isClosed {
-            perform(input.withReadableBytes { machine.writeDrained(buffered: $0) })
+            handle { machine, actions in input.withReadableBytes { machine.writeDrained(buffered: $0, into: &actions) } }
         }
     }
 
@@ -316,7 +358,7 @@ final class HTTP1ServerConnection: IOHandler {
     /// Graceful shutdown of the relay: see `HTTP1ConnectionMachine.shutdown`.
     func shutdown() {
         guard !isClosed else { return }
-        perform(machine.shutdown())
+        handle { $0.shutdown(into: &$1) }
     }
 
     /// The machine is done with the connection: half-close and linger so
@@ -333,7 +375,7 @@ final class HTTP1ServerConnection: IOHandler {
         tls?.shutdown()
         try? socket.shutdownWrite()
         input.consume(input.readableCount)
-        lingerTimer = loop.schedule(after: Self.lingerTime) { [weak self] in self?.close() }
+        lingerTimer = loop.schedule(after: Self.lingerTime) { [reference] in reference.connection?.close() }
         updateInterest()
     }
 
@@ -351,6 +393,20 @@ final class HTTP1ServerConnection: IOHandler {
         socket.close()
         owner.connectionClosed(self)
     }
+}
+
+/// A reference to a connection for the closures the loop and the relay hold
+/// (timers, the answer callback): it neither keeps the connection alive nor,
+/// unlike `weak`, gives the connection a side table. (Once an object has a
+/// weak reference, every retain and release of it takes the runtime's slow
+/// path, and each weak load costs more than the rest of the callback: about
+/// 1 % of the relay's CPU at 512 senders.) The connection sets it in init and
+/// clears it in deinit. Every read is on the connection's loop thread, and
+/// what keeps the connection alive (its registration with the loop, its
+/// owner's table) lets go of it on that thread too, or after the loop has
+/// stopped: a read sees either the live connection or nil, never a freed one.
+final class ConnectionReference {
+    unowned(unsafe) var connection: HTTP1ServerConnection?
 }
 
 /// Who keeps a connection's registration: told once when it closes.

@@ -38,23 +38,58 @@ public final class Logger: Sendable {
         line.withUnsafeBytes { sink($0) }
     }
 
+    /// Logs the message that `message` appends as UTF-8 bytes (called only
+    /// when `level` is enabled) as one line: the same line as `log(_:_:)`
+    /// with that text, without building a String first.
+    public func log(_ level: LogLevel, building message: (inout [UInt8]) -> Void) {
+        guard isEnabled(level) else { return }
+        var line: [UInt8] = []
+        line.reserveCapacity(160)
+        appendLine(level, to: &line, building: message)
+        line.withUnsafeBytes { sink($0) }
+    }
+
     /// Hands finished lines (one or more, each ending in a newline) to the sink.
     func write(_ lines: UnsafeRawBufferPointer) { sink(lines) }
 
     /// Appends `message` as one finished line (timestamp, level, newline),
     /// at most `maxLineBytes` long.
     func appendLine(_ level: LogLevel, _ message: String, to line: inout [UInt8]) {
+        appendLine(level, to: &line) { $0.append(contentsOf: message.utf8) }
+    }
+
+    /// Appends one finished line (timestamp, level, the bytes `message`
+    /// appends, newline), at most `maxLineBytes` long.
+    func appendLine(_ level: LogLevel, to line: inout [UInt8], building message: (inout [UInt8]) -> Void) {
         let start = line.count
         Logger.appendTimestamp(unixNanoseconds: Logger.realtimeNanoseconds(), to: &line)
+        appendLevelAndMessage(level, to: &line, start: start, building: message)
+    }
+
+    /// `appendLine(_:to:building:)` with the date and time formatted once a
+    /// second (`timestamps`), for a loop writing many lines a second.
+    func appendLine(_ level: LogLevel, to line: inout [UInt8], timestamps: inout TimestampCache,
+                    building message: (inout [UInt8]) -> Void) {
+        let start = line.count
+        timestamps.append(unixNanoseconds: Logger.realtimeNanoseconds(), to: &line)
+        appendLevelAndMessage(level, to: &line, start: start, building: message)
+    }
+
+    /// The rest of a line whose timestamp starts at `start`.
+    private func appendLevelAndMessage(_ level: LogLevel, to line: inout [UInt8], start: Int,
+                                       building message: (inout [UInt8]) -> Void) {
         line.append(UInt8(ascii: " "))
         line.append(contentsOf: level.name.utf8)
         line.append(UInt8(ascii: " "))
-        let end = start + Logger.maxLineBytes - 1
-        for byte in message.utf8 {
-            guard line.count < end else { break }
+        let messageStart = line.count
+        message(&line)
+        let end = min(line.count, start + Logger.maxLineBytes - 1)
+        if line.count > end { line.removeSubrange(end...) }
+        for index in messageStart..<max(messageStart, end) {
             // One event, one line: control characters from lower layers
             // (OpenSSL messages, peer-supplied text) become spaces.
-            line.append(byte < 0x20 || byte == 0x7F ? UInt8(ascii: " ") : byte)
+            let byte = line[index]
+            if byte < 0x20 || byte == 0x7F { line[index] = UInt8(ascii: " ") }
         }
         line.append(UInt8(ascii: "\n"))
     }
@@ -103,6 +138,35 @@ public final class Logger: Sendable {
     }
 }
 
+/// The date and time of the current second as `appendTimestamp` writes
+/// them (`2026-01-02T03:04:05.`), kept to format only the milliseconds of
+/// the lines that follow in the same second.
+struct TimestampCache {
+    private var second = Int64.min
+    private var prefix: [UInt8] = []
+
+    /// Appends what `Logger.appendTimestamp` would.
+    mutating func append(unixNanoseconds: Int64, to line: inout [UInt8]) {
+        let second = unixNanoseconds / 1_000_000_000
+        guard unixNanoseconds >= 0, second == self.second else {
+            let start = line.count
+            Logger.appendTimestamp(unixNanoseconds: unixNanoseconds, to: &line)
+            if unixNanoseconds >= 0 {
+                // Up to and including the "." before the milliseconds.
+                prefix = Array(line[start..<(line.count - 4)])
+                self.second = second
+            }
+            return
+        }
+        line.append(contentsOf: prefix)
+        let milliseconds = Int(unixNanoseconds % 1_000_000_000 / 1_000_000)
+        line.append(UInt8(ascii: "0") + UInt8(milliseconds / 100))
+        line.append(UInt8(ascii: "0") + UInt8(milliseconds / 10 % 10))
+        line.append(UInt8(ascii: "0") + UInt8(milliseconds % 10))
+        line.append(UInt8(ascii: "Z"))
+    }
+}
+
 /// The log lines of one event loop, written together at the end of the loop
 /// iteration that produced them (a zero-delay timer runs after the
 /// iteration's I/O) instead of one write(2) per line: at 10,000 requests a
@@ -117,19 +181,39 @@ final class LoopLogBuffer {
     private let loop: EventLoop
     private var pending: [UInt8] = []
     private var flushScheduled = false
+    private var timestamps = TimestampCache()
+    /// The flush the loop runs, made once; it reaches the buffer through
+    /// `reference`, for the reason `ConnectionReference` gives (every
+    /// delivery's completion retains this buffer).
+    private let reference: LogBufferReference
+    private let flushCallback: () -> Void
 
     init(logger: Logger, loop: EventLoop) {
         self.logger = logger
         self.loop = loop
+        let reference = LogBufferReference()
+        self.reference = reference
+        flushCallback = { reference.buffer?.flush() }
         pending.reserveCapacity(Logger.maxLineBytes + 256)
+        reference.buffer = self
     }
 
-    deinit { flush() }
+    deinit {
+        reference.buffer = nil
+        flush()
+    }
 
     func log(_ level: LogLevel, _ message: @autoclosure () -> String) {
         guard logger.isEnabled(level) else { return }
+        log(level) { $0.append(contentsOf: message().utf8) }
+    }
+
+    /// `Logger.log(_:building:)`, batched like `log(_:_:)`: the message is
+    /// written straight into the pending lines.
+    func log(_ level: LogLevel, building message: (inout [UInt8]) -> Void) {
+        guard logger.isEnabled(level) else { return }
         let start = pending.count
-        logger.appendLine(level, message(), to: &pending)
+        logger.appendLine(level, to: &pending, timestamps: &timestamps, building: message)
         if pending.count > Logger.maxLineBytes {
             // Out with the lines before this one (one line alone always fits).
             pending.withUnsafeBytes { logger.write(UnsafeRawBufferPointer(rebasing: $0[..<start])) }
@@ -137,7 +221,7 @@ final class LoopLogBuffer {
         }
         if !flushScheduled {
             flushScheduled = true
-            loop.schedule(after: .zero) { [weak self] in self?.flush() }
+            loop.schedule(after: .zero, flushCallback)
         }
     }
 
@@ -149,6 +233,12 @@ final class LoopLogBuffer {
     }
 }
 
+/// `ConnectionReference` for a `LoopLogBuffer`: set in init, cleared in
+/// deinit, read by the loop's flush.
+final class LogBufferReference {
+    unowned(unsafe) var buffer: LoopLogBuffer?
+}
+
 /// What a log line may show of a device token: its first 8 hex digits.
 public func tokenPrefix(_ token: String) -> String {
     // Tokens are hex by the time they are logged; a non-ASCII byte (never
@@ -156,4 +246,18 @@ public func tokenPrefix(_ token: String) -> String {
     let prefix = token.utf8.prefix(8)
     if prefix.allSatisfy({ $0 < 0x80 }) { return String(decoding: prefix, as: UTF8.self) }
     return String(prefix.map { Character(Unicode.Scalar($0)) })
+}
+
+/// Appends `tokenPrefix(token)` as UTF-8 without making a String (the hex
+/// digits of a token are ASCII).
+func appendTokenPrefix(_ token: String, to line: inout [UInt8]) {
+    // In place for a native String (a copy through the generic path cost
+    // more than the rest of the line).
+    let appended: Bool? = token.utf8.withContiguousStorageIfAvailable { utf8 in
+        let prefix = UnsafeBufferPointer(rebasing: utf8.prefix(8))
+        guard prefix.allSatisfy({ $0 < 0x80 }) else { return false }
+        line.append(contentsOf: prefix)
+        return true
+    }
+    if appended != true { line.append(contentsOf: tokenPrefix(token).utf8) }
 }

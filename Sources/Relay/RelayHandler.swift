@@ -12,8 +12,8 @@ public final class RelayHandler {
     private let topic: String
     private let counters: RelayCounters
     private let logger: Logger
-    /// On a loop: lines are written once per loop iteration (see LoopLogBuffer).
-    private let logBuffer: LoopLogBuffer?
+    /// Where lines go; on a loop, they are written once per loop iteration.
+    private let output: RelayLog
     private let maxTTL: Int
     /// Unix time in seconds (replaceable for tests).
     private let unixTime: () -> Int
@@ -32,7 +32,7 @@ public final class RelayHandler {
         self.topic = topic
         self.counters = counters
         self.logger = logger
-        self.logBuffer = loop.map { LoopLogBuffer(logger: logger, loop: $0) }
+        self.output = RelayLog(logger: logger, buffer: loop.map { LoopLogBuffer(logger: logger, loop: $0) })
         self.maxTTL = maxTTL
         self.unixTime = unixTime
     }
@@ -87,7 +87,7 @@ public final class RelayHandler {
         case .success(let parsed): message = parsed
         case .failure(let error):
             metrics?.count(environment: target.environment, status: error.status, localReason: 1)
-            logRelay(target, status: error.status, apns: "-", reason: error.reason, started: started)
+            output.logRelay(target, status: error.status, reason: error.reason, started: started)
             return plain(error.status, error.reason)
         }
         let apnsID = makeAPNsID(random: &random)
@@ -97,32 +97,40 @@ public final class RelayHandler {
                                                 now: unixTime())
         } catch {
             metrics?.count(environment: target.environment, status: error.status, localReason: 1)
-            logRelay(target, status: error.status, apns: "-", reason: error.reason, started: started)
+            output.logRelay(target, status: error.status, reason: error.reason, started: started)
             return plain(error.status, error.reason)
         }
         guard counters.beginDelivery() else {
             let answer = relayResponse(for: .overloaded, notification: apnsID, ttl: message.ttl)
             metrics?.count(environment: target.environment, status: answer.status, localReason: 7)
-            logRelay(target, status: answer.status, apns: "-", reason: "over MAX_IN_FLIGHT", started: started)
+            output.logRelay(target, status: answer.status, reason: "over MAX_IN_FLIGHT", started: started)
             return answer.http1Response
         }
+        // The completion holds what it needs, not the handler: a weak
+        // reference to the handler cost a second allocation per request
+        // (the box of the weak reference), and none of these owns the sender.
         let counters = self.counters
+        let output = self.output
+        let metrics = self.metrics
         let ttl = message.ttl
         let sent = metrics == nil ? 0 : EventLoop.monotonicNanoseconds()
-        sender.send(notification) { [weak self] outcome in
+        sender.send(notification) { outcome in
             counters.endDelivery()
             let answer = relayResponse(for: outcome, notification: apnsID, ttl: ttl)
             counters.recordCredentials(rejected: answer.credentialsRejected, succeeded: answer.status == 201)
-            self?.countDelivery(target.environment, outcome: outcome, status: answer.status, sent: sent)
-            self?.logDelivery(target, outcome: outcome, answer: answer, apnsID: apnsID, started: started)
+            if let metrics {
+                RelayHandler.countDelivery(metrics, target.environment, outcome: outcome, status: answer.status,
+                                           sent: sent)
+            }
+            output.logDelivery(target, outcome: outcome, answer: answer, apnsID: apnsID, started: started)
             completion(answer.http1Response)
         }
         return nil
     }
 
     /// Metrics of a notification APNs (or the way to it) has answered.
-    private func countDelivery(_ environment: APNsEnvironment, outcome: DeliveryOutcome, status: Int, sent: UInt64) {
-        guard let metrics else { return }
+    private static func countDelivery(_ metrics: RelayMetricsRecorder, _ environment: APNsEnvironment,
+                                      outcome: DeliveryOutcome, status: Int, sent: UInt64) {
         switch outcome {
         case .apns(_, let reason, _):
             metrics.recordAPNsLatency(environment: environment, nanoseconds: EventLoop.monotonicNanoseconds() &- sent)
@@ -141,7 +149,7 @@ public final class RelayHandler {
     /// Writes the lines still waiting in this loop's buffer (shutdown). On
     /// the handler's loop.
     public func flushLog() {
-        logBuffer?.flush()
+        output.buffer?.flush()
     }
 
     /// A request the connection refused before routing (bad framing, over a
@@ -151,70 +159,105 @@ public final class RelayHandler {
         log(.info, "refused status=\(status) reason=\"\(reason)\"")
     }
 
-    private func logDelivery(_ target: RelayTarget, outcome: DeliveryOutcome, answer: RelayResponse,
-                             apnsID: String, started: UInt64) {
-        let apns: String
-        let reason: String
-        switch outcome {
-        case .apns(let status, let apnsReason, _):
-            apns = String(status)
-            reason = apnsReason?.rawValue ?? "-"
-        case .answerTimedOut: (apns, reason) = ("-", "timeout")
-        case .connectFailed(let detail): (apns, reason) = ("-", "connect failed: " + detail)
-        case .tlsFailed(let detail): (apns, reason) = ("-", "TLS failed: " + detail)
-        case .streamFailed(let detail): (apns, reason) = ("-", "stream failed: " + detail)
-        case .allConnectionsDown: (apns, reason) = ("-", "all APNs connections down")
-        case .overloaded: (apns, reason) = ("-", "overloaded")
-        }
-        let level: LogLevel = answer.credentialsRejected ? .error : (answer.status >= 500 ? .warning : .info)
-        guard logger.isEnabled(level) else { return }
-        log(level, line(target, status: answer.status, apns: apns, reason: reason, started: started, apnsID: apnsID))
-    }
-
-    private func logRelay(_ target: RelayTarget, status: Int, apns: String, reason: String, started: UInt64) {
-        let level: LogLevel = status >= 500 ? .warning : .info
-        guard logger.isEnabled(level) else { return }
-        log(level, line(target, status: status, apns: apns, reason: reason, started: started))
-    }
-
     private func logLocal(_ request: HTTP1Request, status: Int, reason: String, started: UInt64) {
         guard logger.isEnabled(.info) else { return }
         // The path may hold a token: only the method is logged.
-        log(.info, "\(request.method) status=\(status) reason=\"\(reason)\" latency=\(latency(since: started))")
+        output.log(.info) { line in
+            line.append(contentsOf: request.method.utf8)
+            line.append(contentsOf: " status=".utf8)
+            appendDecimal(status, to: &line)
+            line.append(contentsOf: " reason=\"".utf8)
+            line.append(contentsOf: reason.utf8)
+            line.append(contentsOf: "\" latency=".utf8)
+            RelayLog.appendLatency(since: started, to: &line)
+        }
     }
 
     private func log(_ level: LogLevel, _ message: @autoclosure () -> String) {
-        if let logBuffer { logBuffer.log(level, message()) } else { logger.log(level, message()) }
+        output.log(level) { $0.append(contentsOf: message().utf8) }
+    }
+}
+
+/// The relay's log output: lines written at once, or batched per loop
+/// iteration by a `LoopLogBuffer`. Lines are built as bytes straight into
+/// the output (a String per line cost an allocation per request). Holds no
+/// reference to the handler, so a delivery's completion can keep it.
+struct RelayLog {
+    let logger: Logger
+    /// On a loop: lines are written once per loop iteration (see LoopLogBuffer).
+    let buffer: LoopLogBuffer?
+
+    func log(_ level: LogLevel, building message: (inout [UInt8]) -> Void) {
+        if let buffer { buffer.log(level, building: message) } else { logger.log(level, building: message) }
     }
 
-    /// Built in one reserved String: interpolation and `+` grew (reallocated)
-    /// the line several times on every request.
-    private func line(_ target: RelayTarget, status: Int, apns: String, reason: String, started: UInt64,
-                      apnsID: String? = nil) -> String {
-        var text = ""
-        text.reserveCapacity(96 + reason.utf8.count + (apnsID?.utf8.count ?? 0))
-        text += "relay env="
-        text += target.environment.rawValue
-        text += " token="
-        text += tokenPrefix(target.deviceToken)
-        text += " status="
-        text += String(status)
-        text += " apns="
-        text += apns
-        text += " reason=\""
-        text += reason
-        text += "\" latency="
-        text += latency(since: started)
-        if let apnsID {
-            text += " apns-id="
-            text += apnsID
+    func logDelivery(_ target: RelayTarget, outcome: DeliveryOutcome, answer: RelayResponse, apnsID: String,
+                     started: UInt64) {
+        let level: LogLevel = answer.credentialsRejected ? .error : (answer.status >= 500 ? .warning : .info)
+        guard logger.isEnabled(level) else { return }
+        log(level) { line in
+            switch outcome {
+            case .apns(let status, let apnsReason, _):
+                appendRelayLine(target, status: answer.status, apnsStatus: status,
+                                reason: apnsReason?.rawValue ?? "-", started: started, apnsID: apnsID, to: &line)
+            case .answerTimedOut:
+                appendRelayLine(target, status: answer.status, reason: "timeout", started: started, apnsID: apnsID,
+                                to: &line)
+            case .connectFailed(let detail):
+                appendRelayLine(target, status: answer.status, reason: "connect failed: " + detail,
+                                started: started, apnsID: apnsID, to: &line)
+            case .tlsFailed(let detail):
+                appendRelayLine(target, status: answer.status, reason: "TLS failed: " + detail, started: started,
+                                apnsID: apnsID, to: &line)
+            case .streamFailed(let detail):
+                appendRelayLine(target, status: answer.status, reason: "stream failed: " + detail,
+                                started: started, apnsID: apnsID, to: &line)
+            case .allConnectionsDown:
+                appendRelayLine(target, status: answer.status, reason: "all APNs connections down", started: started,
+                                apnsID: apnsID, to: &line)
+            case .overloaded:
+                appendRelayLine(target, status: answer.status, reason: "overloaded", started: started,
+                                apnsID: apnsID, to: &line)
+            }
         }
-        return text
     }
 
-    private func latency(since started: UInt64) -> String {
+    /// A relay request answered without APNs (`apns=-`).
+    func logRelay(_ target: RelayTarget, status: Int, reason: String, started: UInt64) {
+        let level: LogLevel = status >= 500 ? .warning : .info
+        guard logger.isEnabled(level) else { return }
+        log(level) { appendRelayLine(target, status: status, reason: reason, started: started, to: &$0) }
+    }
+
+    /// `relay env=… token=<8 hex> status=… apns=<status or -> reason="…"
+    /// latency=…ms[ apns-id=…]`.
+    func appendRelayLine(_ target: RelayTarget, status: Int, apnsStatus: Int? = nil, reason: String,
+                         started: UInt64, apnsID: String? = nil, to line: inout [UInt8]) {
+        line.append(contentsOf: "relay env=".utf8)
+        line.append(contentsOf: target.environment.rawValue.utf8)
+        line.append(contentsOf: " token=".utf8)
+        appendTokenPrefix(target.deviceToken, to: &line)
+        line.append(contentsOf: " status=".utf8)
+        appendDecimal(status, to: &line)
+        line.append(contentsOf: " apns=".utf8)
+        if let apnsStatus { appendDecimal(apnsStatus, to: &line) } else { line.append(UInt8(ascii: "-")) }
+        line.append(contentsOf: " reason=\"".utf8)
+        line.append(contentsOf: reason.utf8)
+        line.append(contentsOf: "\" latency=".utf8)
+        RelayLog.appendLatency(since: started, to: &line)
+        if let apnsID {
+            line.append(contentsOf: " apns-id=".utf8)
+            line.append(contentsOf: apnsID.utf8)
+        }
+    }
+
+    /// Milliseconds with one decimal: `12.3ms`.
+    static func appendLatency(since started: UInt64, to line: inout [UInt8]) {
         let micros = (EventLoop.monotonicNanoseconds() &- started) / 1000
-        return "\(micros / 1000).\(String(micros % 1000 / 100))ms"
+        appendDecimal(Int(micros / 1000), to: &line)
+        line.append(UInt8(ascii: "."))
+        line.append(UInt8(ascii: "0") + UInt8(micros % 1000 / 100))
+        line.append(contentsOf: "ms".utf8)
     }
 }
 

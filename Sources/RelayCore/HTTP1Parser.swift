@@ -98,6 +98,11 @@ public struct HTTP1RequestParser: Sendable {
     private var method = ""
     private var target = ""
     private var version = HTTPVersion.http1_1
+    /// Offset of the first header field line: `fieldSpans` count from it.
+    private var fieldsStart = 0
+    /// Where each field's name and value are while the head is read; the
+    /// head's bytes are copied once, into `headers`, when it is complete.
+    private var fieldSpans: [HTTPHeaders.Span] = []
     private var headers = HTTPHeaders()
     private var keepAlive = true
     private var expectsContinue = false
@@ -134,7 +139,8 @@ public struct HTTP1RequestParser: Sendable {
             case .fixedBody(let length):
                 guard buffer.count - bodyStart >= length else { return .incomplete(expectsContinue: expectsContinue) }
                 let end = bodyStart + length
-                return .complete(makeRequest(body: Array(buffer[bodyStart..<end])), consumed: end)
+                return .complete(makeRequest(body: Array(UnsafeRawBufferPointer(rebasing: buffer[bodyStart..<end]))),
+                                 consumed: end)
 
             case .chunkData(let remaining):
                 let available = min(remaining, buffer.count - scanOffset)
@@ -160,8 +166,9 @@ public struct HTTP1RequestParser: Sendable {
                 var lineEnd = newline
                 if lineEnd > lineStart && buffer[lineEnd - 1] == UInt8(ascii: "\r") { lineEnd -= 1 }
                 let line = UnsafeRawBufferPointer(rebasing: buffer[lineStart..<lineEnd])
+                let offset = lineStart
                 lineStart = newline + 1
-                if let outcome = handleLine(line, lineEnd: newline + 1) { return outcome }
+                if let outcome = handleLine(line, at: offset, lineEnd: newline + 1, in: buffer) { return outcome }
             }
         }
     }
@@ -169,6 +176,18 @@ public struct HTTP1RequestParser: Sendable {
     private func firstNewline(in buffer: UnsafeRawBufferPointer, from start: Int) -> Int? {
         var index = start
         let count = buffer.count
+        // Eight bytes at a time (SWAR; a byte loop was most of the head's
+        // parsing): XOR with LF makes a newline byte zero, and
+        // (w - 0x01…) & ~w & 0x80… flags zero bytes, the lowest flag exactly.
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highBits: UInt64 = 0x8080_8080_8080_8080
+        let newlines = ones &* UInt64(UInt8(ascii: "\n"))
+        while index + 8 <= count {
+            let word = UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: index, as: UInt64.self)) ^ newlines
+            let zeroBytes = (word &- ones) & ~word & highBits
+            if zeroBytes != 0 { return index + zeroBytes.trailingZeroBitCount / 8 }
+            index += 8
+        }
         while index < count {
             if buffer[index] == UInt8(ascii: "\n") { return index }
             index += 1
@@ -223,20 +242,23 @@ public struct HTTP1RequestParser: Sendable {
         HTTP1ParseError(status: 413, reason: "chunked framing and trailers larger than \(limits.maxHeaderBytes) bytes")
     }
 
-    /// Handles one complete line (without its line terminator). Returns a
-    /// result when the request is finished or refused.
-    private mutating func handleLine(_ line: UnsafeRawBufferPointer, lineEnd: Int) -> HTTP1ParseResult? {
+    /// Handles one complete line (without its line terminator), which
+    /// starts at `offset` in `buffer`. Returns a result when the request is
+    /// finished or refused.
+    private mutating func handleLine(_ line: UnsafeRawBufferPointer, at offset: Int, lineEnd: Int,
+                                     in buffer: UnsafeRawBufferPointer) -> HTTP1ParseResult? {
         switch phase {
         case .requestLine:
             // RFC 9112 §2.2: ignore empty lines received before the request line.
             if line.isEmpty { return nil }
             if let error = parseRequestLine(line) { return .invalid(error) }
             phase = .headerFields
+            fieldsStart = lineEnd
             return nil
 
         case .headerFields:
-            if line.isEmpty { return finishHead(headEnd: lineEnd) }
-            if let error = parseHeaderField(line) { return .invalid(error) }
+            if line.isEmpty { return finishHead(headEnd: lineEnd, in: buffer) }
+            if let error = parseHeaderField(line, at: offset - fieldsStart) { return .invalid(error) }
             return nil
 
         case .chunkSize:
@@ -266,7 +288,7 @@ public struct HTTP1RequestParser: Sendable {
             if line.isEmpty {
                 return .complete(makeRequest(body: body), consumed: lineEnd)
             }
-            if line.contains(where: { $0 < 0x20 && $0 != UInt8(ascii: "\t") || $0 == 0x7F }) {
+            if containsControlCharacter(line) {
                 return .invalid(HTTP1ParseError(status: 400, reason: "control character in a trailer field"))
             }
             return nil
@@ -281,7 +303,7 @@ public struct HTTP1RequestParser: Sendable {
     private mutating func parseRequestLine(_ line: UnsafeRawBufferPointer) -> HTTP1ParseError? {
         // method SP request-target SP HTTP-version, single spaces (§3).
         var index = 0
-        while index < line.count && isTokenByte[Int(line[index])] { index += 1 }
+        while index < line.count && isTokenByte(line[index]) { index += 1 }
         guard index > 0, index < line.count, line[index] == UInt8(ascii: " ") else {
             return HTTP1ParseError(status: 400, reason: "malformed request line: bad method")
         }
@@ -298,7 +320,10 @@ public struct HTTP1RequestParser: Sendable {
         index += 1
         let versionBytes = UnsafeRawBufferPointer(rebasing: line[index...])
         // HTTP-version = "HTTP" "/" DIGIT "." DIGIT, case-sensitive (§2.3).
-        guard versionBytes.count == 8, versionBytes.starts(with: "HTTP/".utf8),
+        // (Byte by byte: `starts(with:)` went through generic sequence code.)
+        guard versionBytes.count == 8, versionBytes[0] == UInt8(ascii: "H"), versionBytes[1] == UInt8(ascii: "T"),
+              versionBytes[2] == UInt8(ascii: "T"), versionBytes[3] == UInt8(ascii: "P"),
+              versionBytes[4] == UInt8(ascii: "/"),
               isDigit(versionBytes[5]), versionBytes[6] == UInt8(ascii: "."), isDigit(versionBytes[7])
         else {
             return HTTP1ParseError(status: 400, reason: "malformed request line: bad HTTP version")
@@ -317,7 +342,8 @@ public struct HTTP1RequestParser: Sendable {
 
     // MARK: Header fields (RFC 9112 §5, RFC 9110 §5)
 
-    private mutating func parseHeaderField(_ line: UnsafeRawBufferPointer) -> HTTP1ParseError? {
+    /// `offset`: where the line starts, counted from the first field line.
+    private mutating func parseHeaderField(_ line: UnsafeRawBufferPointer, at offset: Int) -> HTTP1ParseError? {
         let first = line[0]
         if first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") {
             // RFC 9112 §5.2: obsolete line folding; a server MUST reject it
@@ -325,7 +351,7 @@ public struct HTTP1RequestParser: Sendable {
             return HTTP1ParseError(status: 400, reason: "obsolete line folding in header field")
         }
         var index = 0
-        while index < line.count && isTokenByte[Int(line[index])] { index += 1 }
+        while index < line.count && isTokenByte(line[index]) { index += 1 }
         guard index < line.count, line[index] == UInt8(ascii: ":") else {
             if index < line.count, line[index] == UInt8(ascii: " ") || line[index] == UInt8(ascii: "\t") {
                 // RFC 9112 §5.1: no whitespace between field name and colon; MUST 400.
@@ -335,27 +361,36 @@ public struct HTTP1RequestParser: Sendable {
         }
         guard index > 0 else { return HTTP1ParseError(status: 400, reason: "empty header field name") }
         let nameEnd = index
-        let rawValue = UnsafeRawBufferPointer(rebasing: line[(nameEnd + 1)...])
         // RFC 9110 §5.5: field values are VCHAR, obs-text, SP and HTAB; CR,
         // LF and NUL are never allowed, other controls are refused as well.
-        if rawValue.contains(where: { ($0 < 0x20 && $0 != UInt8(ascii: "\t")) || $0 == 0x7F }) {
+        if containsControlCharacter(UnsafeRawBufferPointer(rebasing: line[(nameEnd + 1)...])) {
             return HTTP1ParseError(status: 400, reason: "control character in header field value")
         }
-        if headers.count >= limits.maxHeaderCount {
+        if fieldSpans.count >= limits.maxHeaderCount {
             return HTTP1ParseError(status: 431, reason: "more than \(limits.maxHeaderCount) header fields")
         }
-        headers.append(
-            name: asciiLowercased(line[0..<nameEnd]),
-            value: String(decoding: trimmingOWS(rawValue), as: UTF8.self))
+        // Trim optional whitespace around the value (RFC 9110 §5.6.3).
+        var valueStart = nameEnd + 1
+        var valueEnd = line.count
+        while valueStart < valueEnd && isOWS(line[valueStart]) { valueStart += 1 }
+        while valueEnd > valueStart && isOWS(line[valueEnd - 1]) { valueEnd -= 1 }
+        if fieldSpans.isEmpty { fieldSpans.reserveCapacity(16) }
+        fieldSpans.append(HTTPHeaders.Span(nameStart: offset, nameEnd: offset + nameEnd,
+                                           valueStart: offset + valueStart, valueEnd: offset + valueEnd))
         return nil
     }
 
     // MARK: End of head: framing and connection (RFC 9112 §6, §9)
 
-    private mutating func finishHead(headEnd: Int) -> HTTP1ParseResult? {
+    private mutating func finishHead(headEnd: Int, in buffer: UnsafeRawBufferPointer) -> HTTP1ParseResult? {
         bodyStart = headEnd
         lineStart = headEnd
         scanOffset = headEnd
+        // The one copy of the head: the fields' bytes, up to the last value.
+        let fieldsEnd = fieldsStart + (fieldSpans.last?.valueEnd ?? 0)
+        headers = HTTPHeaders(copying: UnsafeRawBufferPointer(rebasing: buffer[fieldsStart..<fieldsEnd]),
+                              spans: fieldSpans)
+        fieldSpans = []
 
         if version == .http1_1 && headers.count(of: "host") != 1 {
             // RFC 9112 §3.2: MUST answer 400 to an HTTP/1.1 request without
@@ -372,10 +407,10 @@ public struct HTTP1RequestParser: Sendable {
         }
         // RFC 9110 §10.1.1: ignore 100-continue in an HTTP/1.0 request.
         expectsContinue = version == .http1_1
-            && headers.values(for: "expect").contains { asciiLowercased($0) == "100-continue" }
+            && headers.valueBytes(for: "expect").contains { asciiCaseInsensitiveEquals($0, "100-continue".utf8) }
 
-        let transferEncodings = headers.values(for: "transfer-encoding")
-        let contentLengths = headers.values(for: "content-length")
+        let transferEncodings = headers.valueBytes(for: "transfer-encoding")
+        let contentLengths = headers.valueBytes(for: "content-length")
         if !transferEncodings.isEmpty {
             if version == .http1_0 {
                 // RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0 means faulty framing.
@@ -403,36 +438,40 @@ public struct HTTP1RequestParser: Sendable {
 
     /// Accepts exactly one coding, `chunked` (RFC 9112 §7). Unknown codings
     /// are 501 (§6.1), `chunked` twice or not last is 400 (§6.3 rule 4).
-    private func checkTransferCodings(_ values: [String]) -> HTTP1ParseError? {
-        var codings: [String] = []
+    private func checkTransferCodings(_ values: HTTPHeaders.ValueBytes) -> HTTP1ParseError? {
+        var codingCount = 0
+        var firstUnknown: ArraySlice<UInt8>?
         for value in values {
-            for element in value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true) {
+            forEachListElement(of: value) { element in
                 let coding = trimmingOWS(element)
-                if coding.isEmpty { continue }
+                if coding.isEmpty { return }
                 // Transfer-coding parameters (";q=…") do not apply to chunked.
                 let name = trimmingOWS(coding.prefix { $0 != UInt8(ascii: ";") })
-                codings.append(asciiLowercased(name))
+                codingCount += 1
+                if firstUnknown == nil && !asciiCaseInsensitiveEquals(name, "chunked".utf8) { firstUnknown = name }
             }
         }
-        guard !codings.isEmpty else { return HTTP1ParseError(status: 400, reason: "empty Transfer-Encoding") }
-        if let unknown = codings.first(where: { $0 != "chunked" }) {
-            return HTTP1ParseError(status: 501, reason: "transfer coding \(unknown) not implemented")
+        guard codingCount > 0 else { return HTTP1ParseError(status: 400, reason: "empty Transfer-Encoding") }
+        if let firstUnknown {
+            return HTTP1ParseError(status: 501, reason: "transfer coding \(asciiLowercased(firstUnknown)) not implemented")
         }
-        if codings.count > 1 { return HTTP1ParseError(status: 400, reason: "chunked transfer coding applied twice") }
+        if codingCount > 1 { return HTTP1ParseError(status: 400, reason: "chunked transfer coding applied twice") }
         return nil
     }
 
     /// Content-Length: 1*DIGIT; repeated fields or list values must agree
     /// (RFC 9110 §8.6, RFC 9112 §6.3 rule 5). Over the body cap: 413, decided
     /// before any body byte arrives.
-    private func parseContentLength(_ values: [String]) -> Result<Int, HTTP1ParseError> {
+    private func parseContentLength(_ values: HTTPHeaders.ValueBytes) -> Result<Int, HTTP1ParseError> {
         var length: Int?
+        var failure: HTTP1ParseError?
         for value in values {
-            let elements = value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false)
-            for element in elements {
+            forEachListElement(of: value, omittingEmpty: false) { element in
+                guard failure == nil else { return }
                 let digits = trimmingOWS(element)
                 guard !digits.isEmpty, digits.allSatisfy(isDigit) else {
-                    return .failure(HTTP1ParseError(status: 400, reason: "invalid Content-Length"))
+                    failure = HTTP1ParseError(status: 400, reason: "invalid Content-Length")
+                    return
                 }
                 var parsed = 0
                 for digit in digits {
@@ -440,10 +479,12 @@ public struct HTTP1RequestParser: Sendable {
                     parsed = min(parsed * 10 + Int(digit - UInt8(ascii: "0")), Int.max / 20)
                 }
                 if let previous = length, previous != parsed {
-                    return .failure(HTTP1ParseError(status: 400, reason: "conflicting Content-Length values"))
+                    failure = HTTP1ParseError(status: 400, reason: "conflicting Content-Length values")
+                    return
                 }
                 length = parsed
             }
+            if let failure { return .failure(failure) }
         }
         guard let length else { return .failure(HTTP1ParseError(status: 400, reason: "invalid Content-Length")) }
         if length > limits.maxBodyBytes { return .failure(bodyTooLarge()) }
@@ -472,7 +513,7 @@ public struct HTTP1RequestParser: Sendable {
         guard rest.isEmpty || rest.first == UInt8(ascii: ";") else {
             return .failure(HTTP1ParseError(status: 400, reason: "invalid chunk size"))
         }
-        if rest.contains(where: { ($0 < 0x20 && $0 != UInt8(ascii: "\t")) || $0 == 0x7F }) {
+        if containsControlCharacter(UnsafeRawBufferPointer(rebasing: rest)) {
             return .failure(HTTP1ParseError(status: 400, reason: "control character in chunk extension"))
         }
         return .success(size)
@@ -482,6 +523,40 @@ public struct HTTP1RequestParser: Sendable {
         HTTP1Request(method: method, target: target, version: version, headers: headers, body: body,
                      keepAlive: keepAlive)
     }
+}
+
+/// Whether `bytes` hold a control character other than HTAB, or DEL: never
+/// allowed in a field value (RFC 9110 §5.5), a trailer or a chunk extension.
+/// Eight bytes at a time (SWAR): a word with no byte below 0x20 and none
+/// equal to 0x7F is skipped; one that might have either (a tab does) is
+/// checked byte by byte. This was most of the time spent on a head.
+func containsControlCharacter(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let highBits: UInt64 = 0x8080_8080_8080_8080
+    var index = 0
+    let count = bytes.count
+    while index + 8 <= count {
+        let word = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+        // Some byte < 0x20 (bytes >= 0x80 never flag: `~word` clears them).
+        let below = (word &- ones &* 0x20) & ~word & highBits
+        // Some byte == 0x7F.
+        let delete = word ^ (ones &* 0x7F)
+        let isDelete = (delete &- ones) & ~delete & highBits
+        if below | isDelete != 0 {
+            for offset in index..<(index + 8) where isForbiddenInFieldValue(bytes[offset]) { return true }
+        }
+        index += 8
+    }
+    while index < count {
+        if isForbiddenInFieldValue(bytes[index]) { return true }
+        index += 1
+    }
+    return false
+}
+
+@inline(__always)
+func isForbiddenInFieldValue(_ byte: UInt8) -> Bool {
+    (byte < 0x20 && byte != UInt8(ascii: "\t")) || byte == 0x7F
 }
 
 @inline(__always)

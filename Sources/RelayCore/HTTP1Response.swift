@@ -94,16 +94,23 @@ public struct HTTP1Response: Sendable, Equatable {
     }
 }
 
-/// Appends the decimal digits of a non-negative integer (no String(format:),
-/// no Foundation on the hot path).
-func appendDecimal(_ value: Int, to output: inout [UInt8]) {
-    if value < 0 {
-        output.append(UInt8(ascii: "-"))
-        // Negate the quotient, not the value: -Int.min overflows.
-        if value / 10 != 0 { appendDecimal(-(value / 10), to: &output) }
-        output.append(UInt8(ascii: "0") + UInt8(-(value % 10)))
-        return
+/// Appends the decimal digits of an integer, `-` first when negative (no
+/// String(format:), no Foundation on the hot path). The digits are written
+/// right to left on the stack, then appended at once.
+public func appendDecimal(_ value: Int, to output: inout [UInt8]) {
+    // Int.min: 19 digits and a sign.
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+        var magnitude = value.magnitude
+        var start = digits.count
+        repeat {
+            start -= 1
+            digits[start] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10)
+            magnitude /= 10
+        } while magnitude > 0
+        if value < 0 {
+            start -= 1
+            digits[start] = UInt8(ascii: "-")
+        }
+        output.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
     }
-    if value >= 10 { appendDecimal(value / 10, to: &output) }
-    output.append(UInt8(ascii: "0") + UInt8(value % 10))
 }

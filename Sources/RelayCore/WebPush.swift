@@ -48,7 +48,13 @@ public enum Route: Sendable, Equatable {
 ///   that are not valid UTF-8 become U+FFFD, which is what Go's JSON encoder
 ///   did in the original relay.
 public func route(method: String, target: String) -> Route {
-    let path = requestPath(of: Substring(target).utf8)
+    // Scanned as contiguous UTF-8 (in place for a native String).
+    var target = target
+    return target.withUTF8 { route(method: method, target: $0) }
+}
+
+private func route(method: String, target: UnsafeBufferPointer<UInt8>) -> Route {
+    let path = requestPath(of: target[...])
     let prefix = "/relay-to/".utf8
     guard path.starts(with: prefix) else { return .notFound }
     let rest = path.dropFirst(prefix.count)
@@ -59,32 +65,41 @@ public func route(method: String, target: String) -> Route {
     guard method == "POST" else { return .methodNotAllowed(allow: "POST") }
 
     let slash = UInt8(ascii: "/")
-    guard let environmentEnd = rest.firstIndex(of: slash),
-          let environment = APNsEnvironment(rawValue: String(decoding: rest[..<environmentEnd], as: UTF8.self))
-    else { return .notFound }
-    let afterEnvironment = rest[rest.index(after: environmentEnd)...]
+    guard let environmentEnd = rest.firstIndex(of: slash) else { return .notFound }
+    let environmentName = rest[..<environmentEnd]
+    let environment: APNsEnvironment
+    if environmentName.elementsEqual(APNsEnvironment.production.rawValue.utf8) {
+        environment = .production
+    } else if environmentName.elementsEqual(APNsEnvironment.development.rawValue.utf8) {
+        environment = .development
+    } else {
+        return .notFound
+    }
+    let afterEnvironment = rest[(environmentEnd + 1)...]
     let tokenEnd = afterEnvironment.firstIndex(of: slash) ?? afterEnvironment.endIndex
     guard let deviceToken = normalizedDeviceToken(afterEnvironment[..<tokenEnd]) else { return .notFound }
 
     var extra: String?
     if tokenEnd != afterEnvironment.endIndex {
-        let rawExtra = afterEnvironment[afterEnvironment.index(after: tokenEnd)...]
+        let rawExtra = afterEnvironment[(tokenEnd + 1)...]
         if !rawExtra.isEmpty { extra = String(decoding: percentDecoded(rawExtra), as: UTF8.self) }
     }
     return .relay(RelayTarget(environment: environment, deviceToken: deviceToken, extra: extra))
 }
 
+private typealias TargetBytes = Slice<UnsafeBufferPointer<UInt8>>
+
 /// The path of a request target: no query, no fragment, no scheme and
 /// authority for absolute-form.
-private func requestPath(of target: Substring.UTF8View) -> Substring.UTF8View {
+private func requestPath(of target: TargetBytes) -> TargetBytes {
     var path = target
     if let end = path.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) {
         path = path[..<end]
     }
     if path.first != UInt8(ascii: "/") {
-        let lower = asciiLowercased(path.prefix(8))
-        for scheme in ["http://", "https://"] where lower.hasPrefix(scheme) {
-            let afterScheme = path.dropFirst(scheme.utf8.count)
+        for scheme in ["http://".utf8, "https://".utf8]
+        where path.count >= scheme.count && asciiCaseInsensitiveEquals(path.prefix(scheme.count), scheme) {
+            let afterScheme = path.dropFirst(scheme.count)
             return afterScheme[(afterScheme.firstIndex(of: UInt8(ascii: "/")) ?? afterScheme.endIndex)...]
         }
     }
@@ -93,10 +108,18 @@ private func requestPath(of target: Substring.UTF8View) -> Substring.UTF8View {
 
 /// The device token lowercased, if it is even-length hex of 64–200 digits
 /// (Apple documents tokens as variable length; they are 32 bytes today).
-private func normalizedDeviceToken(_ bytes: Substring.UTF8View) -> String? {
+private func normalizedDeviceToken(_ bytes: TargetBytes) -> String? {
     guard (64...200).contains(bytes.count), bytes.count % 2 == 0, bytes.allSatisfy({ hexValue($0) != nil })
     else { return nil }
-    return asciiLowercased(bytes)
+    // Hex digits are ASCII: lowercase straight into the String's storage.
+    return String(unsafeUninitializedCapacity: bytes.count) { buffer in
+        var count = 0
+        for byte in bytes {
+            buffer[count] = asciiLowercase(byte)
+            count += 1
+        }
+        return count
+    }
 }
 
 /// Percent-decodes (RFC 3986 §2.1), keeping malformed escapes literally.
@@ -185,45 +208,49 @@ public let defaultMaxTTL = 2_592_000
 /// Also refuses (413) a body whose APNs payload could not fit in 4096 bytes
 /// even without `x`; `makeNotification` checks again with `x`.
 public func parseWebPush(_ request: HTTP1Request, maxTTL: Int = defaultMaxTTL) -> Result<WebPushMessage, WebPushError> {
+    // Header values are read as bytes in place: only the Topic, when there
+    // is one, becomes a String.
     let headers = request.headers
 
-    let contentEncoding = asciiLowercased(headers["content-encoding"] ?? "")
+    let contentEncoding = headers.firstValueBytes(for: "content-encoding") ?? []
     let isAESGCM: Bool
-    switch contentEncoding {
-    case "aesgcm": isAESGCM = true
-    case "aes128gcm": isAESGCM = false
-    case "": return .failure(WebPushError(status: 415, reason: "missing Content-Encoding (aesgcm or aes128gcm)"))
-    default:
-        return .failure(WebPushError(
-            status: 415, reason: "unsupported Content-Encoding \(String(contentEncoding.prefix(40)))"))
+    if asciiCaseInsensitiveEquals(contentEncoding, "aesgcm".utf8) {
+        isAESGCM = true
+    } else if asciiCaseInsensitiveEquals(contentEncoding, "aes128gcm".utf8) {
+        isAESGCM = false
+    } else if contentEncoding.isEmpty {
+        return .failure(WebPushError(status: 415, reason: "missing Content-Encoding (aesgcm or aes128gcm)"))
+    } else {
+        let text = asciiLowercased(String(decoding: contentEncoding, as: UTF8.self))
+        return .failure(WebPushError(status: 415, reason: "unsupported Content-Encoding \(String(text.prefix(40)))"))
     }
 
     let ttl: Int
-    switch parseTTL(headers.values(for: "ttl"), maxTTL: maxTTL) {
+    switch parseTTL(headers.valueBytes(for: "ttl"), maxTTL: maxTTL) {
     case .success(let value): ttl = value
     case .failure(let error): return .failure(error)
     }
 
     var urgency = Urgency.normal
-    let urgencies = headers.values(for: "urgency")
-    if urgencies.count > 1 { return .failure(.badRequest("repeated Urgency header")) }
-    if let value = urgencies.first {
-        guard let parsed = Urgency(rawValue: asciiLowercased(value)) else {
+    let urgencyField = singleValue(of: "urgency", in: headers)
+    if urgencyField.repeated { return .failure(.badRequest("repeated Urgency header")) }
+    if let value = urgencyField.value {
+        guard let parsed = Urgency(caseInsensitive: value) else {
             return .failure(.badRequest("Urgency must be very-low, low, normal or high"))
         }
         urgency = parsed
     }
 
     var topic: String?
-    let topics = headers.values(for: "topic")
-    if topics.count > 1 { return .failure(.badRequest("repeated Topic header")) }
+    let topicField = singleValue(of: "topic", in: headers)
+    if topicField.repeated { return .failure(.badRequest("repeated Topic header")) }
     // An empty Topic is treated as absent, as the original relay did.
-    if let value = topics.first, !value.isEmpty {
+    if let value = topicField.value, !value.isEmpty {
         // RFC 8030 §5.4: at most 32 characters of the base64url alphabet.
-        guard value.utf8.count <= 32, isBase64URLAlphabet(value.utf8) else {
+        guard value.count <= 32, isBase64URLAlphabet(value) else {
             return .failure(.badRequest("Topic must be at most 32 base64url characters"))
         }
-        topic = value
+        topic = String(decoding: value, as: UTF8.self)
     }
 
     let encoding: ContentEncoding
@@ -249,18 +276,45 @@ public func parseWebPush(_ request: HTTP1Request, maxTTL: Int = defaultMaxTTL) -
     return .success(message)
 }
 
+/// The value of a field that may appear at most once, and whether it
+/// appears more than once.
+private func singleValue(of name: String, in headers: HTTPHeaders) -> (value: ArraySlice<UInt8>?, repeated: Bool) {
+    var values = headers.valueBytes(for: name).makeIterator()
+    let first = values.next()
+    return (first, first != nil && values.next() != nil)
+}
+
+extension Urgency {
+    /// RFC 8030 §5.3 values compare case-insensitively, as before.
+    init?(caseInsensitive bytes: ArraySlice<UInt8>) {
+        if asciiCaseInsensitiveEquals(bytes, "very-low".utf8) {
+            self = .veryLow
+        } else if asciiCaseInsensitiveEquals(bytes, "low".utf8) {
+            self = .low
+        } else if asciiCaseInsensitiveEquals(bytes, "normal".utf8) {
+            self = .normal
+        } else if asciiCaseInsensitiveEquals(bytes, "high".utf8) {
+            self = .high
+        } else {
+            return nil
+        }
+    }
+}
+
 /// RFC 8030 §5.2: TTL is required, a non-negative integer of seconds.
 /// Larger than `maxTTL` (including values too large for Int) is capped.
 /// Repeated fields must agree.
-private func parseTTL(_ values: [String], maxTTL: Int) -> Result<Int, WebPushError> {
+private func parseTTL(_ values: HTTPHeaders.ValueBytes, maxTTL: Int) -> Result<Int, WebPushError> {
     guard let first = values.first else { return .failure(.badRequest("missing TTL header")) }
-    if values.contains(where: { $0 != first }) { return .failure(.badRequest("conflicting TTL headers")) }
-    guard !first.isEmpty, first.utf8.allSatisfy(isDigit) else {
+    if values.contains(where: { !sameFieldValue($0, first) }) {
+        return .failure(.badRequest("conflicting TTL headers"))
+    }
+    guard !first.isEmpty, first.allSatisfy(isDigit) else {
         return .failure(.badRequest("TTL must be a non-negative integer"))
     }
     let cap = max(0, maxTTL)
     var ttl = 0
-    for digit in first.utf8 {
+    for digit in first {
         let (shifted, overflowed) = ttl.multipliedReportingOverflow(by: 10)
         ttl = shifted + Int(digit - UInt8(ascii: "0"))
         if overflowed || ttl > cap || ttl < 0 { return .success(cap) }
@@ -270,21 +324,22 @@ private func parseTTL(_ values: [String], maxTTL: Int) -> Result<Int, WebPushErr
 
 /// `Crypto-Key: dh=…` and `Encryption: salt=…` (DESIGN §1), base64url with
 /// or without padding. The key must be an uncompressed P-256 point (65 bytes,
-/// 0x04 first) and the salt 16 bytes, or the app cannot decrypt.
+/// 0x04 first) and the salt 16 bytes, or the app cannot decrypt. Decoded
+/// straight from the header bytes.
 private func parseAESGCMKeys(_ headers: HTTPHeaders) -> Result<ContentEncoding, WebPushError> {
-    guard let dhText = parameterValue(named: "dh", in: headers.values(for: "crypto-key")) else {
+    guard let dhText = parameterValueBytes(named: "dh", in: headers.valueBytes(for: "crypto-key")) else {
         return .failure(.badRequest("aesgcm needs Crypto-Key with a dh parameter"))
     }
-    guard let saltText = parameterValue(named: "salt", in: headers.values(for: "encryption")) else {
+    guard let saltText = parameterValueBytes(named: "salt", in: headers.valueBytes(for: "encryption")) else {
         return .failure(.badRequest("aesgcm needs Encryption with a salt parameter"))
     }
-    guard let dh = try? base64URLDecode(dhText) else {
+    guard let dh = dhText.withUnsafeBytes({ try? base64URLDecode($0) }) else {
         return .failure(.badRequest("Crypto-Key dh is not base64url"))
     }
     guard dh.count == 65, dh.first == 0x04 else {
         return .failure(.badRequest("Crypto-Key dh is not an uncompressed P-256 public key"))
     }
-    guard let salt = try? base64URLDecode(saltText) else {
+    guard let salt = saltText.withUnsafeBytes({ try? base64URLDecode($0) }) else {
         return .failure(.badRequest("Encryption salt is not base64url"))
     }
     guard salt.count == 16 else { return .failure(.badRequest("Encryption salt is not 16 bytes")) }
@@ -312,22 +367,42 @@ private func checkAES128GCMHeader(_ body: [UInt8]) -> WebPushError? {
 /// parameter lists (`dh=…;p256ecdsa=…`, `keyid=a;dh=…, keyid=b;dh=…`).
 /// Names compare case-insensitively; whitespace around names, `=` and values
 /// is tolerated; a value may be a quoted-string (RFC 9110 §5.6.4).
-///
-/// Scans the bytes in place and builds a String only for the value found:
-/// Mastodon's Crypto-Key (`dh=…;p256ecdsa=…`) would otherwise cost a name and
-/// a value String per parameter on every request.
 func parameterValue(named name: String, in values: [String]) -> String? {
     for value in values {
         var text = value
-        if let found = text.withUTF8({ firstParameter(named: name.utf8, in: $0) }) { return found }
+        let found = text.withUTF8 { bytes in
+            firstParameter(named: name, in: bytes).map { parameterText(bytes[$0.range], quoted: $0.quoted) }
+        }
+        if let found { return String(decoding: found, as: UTF8.self) }
     }
     return nil
 }
 
-/// The value of the first entry of `bytes` called `wanted`: the same
+/// `parameterValue(named:in:)` over header values in place: the value's
+/// bytes are a slice of the headers' unless it was a quoted-string.
+///
+/// Mastodon's Crypto-Key (`dh=…;p256ecdsa=…`) would otherwise cost a name and
+/// a value String per parameter on every request.
+func parameterValueBytes(named name: String, in values: HTTPHeaders.ValueBytes) -> ArraySlice<UInt8>? {
+    for value in values {
+        let found = value.withUnsafeBufferPointer { firstParameter(named: name, in: $0) }
+        guard let found else { continue }
+        let bytes = value[(value.startIndex + found.range.lowerBound)..<(value.startIndex + found.range.upperBound)]
+        return found.quoted ? ArraySlice(unquoted(Array(bytes))) : bytes
+    }
+    return nil
+}
+
+private func parameterText(_ value: Slice<UnsafeBufferPointer<UInt8>>, quoted: Bool) -> [UInt8] {
+    quoted ? unquoted(Array(value)) : Array(value)
+}
+
+/// Where the value of the first entry of `bytes` called `wanted` is (OWS
+/// trimmed; `quoted` when it is a quoted-string still to unquote): the same
 /// splitting as `parameters(in:)` (`,`/`;` outside quotes, entries without
-/// `=` skipped, OWS trimmed, a quoted-string value unquoted).
-private func firstParameter(named wanted: String.UTF8View, in bytes: UnsafeBufferPointer<UInt8>) -> String? {
+/// `=` skipped). Scans in place.
+private func firstParameter(named wanted: String, in bytes: UnsafeBufferPointer<UInt8>)
+    -> (range: Range<Int>, quoted: Bool)? {
     var entryStart = 0
     var inQuotes = false
     var escaped = false
@@ -344,8 +419,8 @@ private func firstParameter(named wanted: String.UTF8View, in bytes: UnsafeBuffe
                 inQuotes = false
             }
         } else if byte == UInt8(ascii: ",") || byte == UInt8(ascii: ";") {
-            if let value = parameterEntryValue(bytes[entryStart..<index], named: wanted, quoted: quotedValue) {
-                return value
+            if let value = parameterEntryValue(bytes[entryStart..<index], named: wanted.utf8) {
+                return (value, quotedValue)
             }
             entryStart = index + 1
             quotedValue = false
@@ -355,24 +430,17 @@ private func firstParameter(named wanted: String.UTF8View, in bytes: UnsafeBuffe
         }
         index += 1
     }
-    return parameterEntryValue(bytes[entryStart..<bytes.count], named: wanted, quoted: quotedValue)
+    return parameterEntryValue(bytes[entryStart..<bytes.count], named: wanted.utf8).map { ($0, quotedValue) }
 }
 
-private func parameterEntryValue(_ entry: Slice<UnsafeBufferPointer<UInt8>>, named wanted: String.UTF8View,
-                                 quoted: Bool) -> String? {
+/// The range of the entry's value if the entry is `wanted=value`.
+private func parameterEntryValue(_ entry: Slice<UnsafeBufferPointer<UInt8>>, named wanted: String.UTF8View)
+    -> Range<Int>? {
     guard let equals = entry.firstIndex(of: UInt8(ascii: "=")) else { return nil }
     let name = trimmingOWS(entry[..<equals])
-    guard !name.isEmpty, name.count == wanted.count else { return nil }
-    for (byte, expected) in zip(name, wanted) where asciiLowercase(byte) != asciiLowercase(expected) {
-        return nil
-    }
+    guard !name.isEmpty, asciiCaseInsensitiveEquals(name, wanted) else { return nil }
     let value = trimmingOWS(entry[(equals + 1)...])
-    return quoted ? String(decoding: unquoted(Array(value)), as: UTF8.self) : String(decoding: value, as: UTF8.self)
-}
-
-@inline(__always)
-private func asciiLowercase(_ byte: UInt8) -> UInt8 {
-    byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+    return value.startIndex..<value.endIndex
 }
 
 /// Splits a parameter list into (lowercased name, value) pairs; entries

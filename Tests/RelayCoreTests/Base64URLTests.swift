@@ -73,4 +73,14 @@ struct Base64URLTests {
         #expect(!isBase64URLAlphabet("a=".utf8))
         #expect(!isBase64URLAlphabet("a b".utf8))
     }
+
+    @Test("digit values: both alphabets, every other byte refused")
+    func digitValues() {
+        let standard = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        let url = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        for byte in UInt8.min...UInt8.max {
+            let expected = (standard.firstIndex(of: byte) ?? url.firstIndex(of: byte)).map(UInt8.init) ?? 0xFF
+            #expect(base64DigitValue(byte) == expected, "byte \(byte)")
+        }
+    }
 }

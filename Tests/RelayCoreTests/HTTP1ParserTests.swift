@@ -286,6 +286,63 @@ struct HTTP1ParserTests {
         #expect(consumed == buffer.count)
     }
 
+    @Test("finds every line end whatever its offset in the eight-byte scan", arguments: 0..<24)
+    func lineEndsAtEveryOffset(padding: Int) throws {
+        let value = String(repeating: "v", count: padding)
+        var text = "GET /\(value) HTTP/1.1\r\nHost: a\r\n"
+        for length in 0..<20 { text += "X-\(length): \(String(repeating: "w", count: length))\(length % 2 == 0 ? "\r\n" : "\n")" }
+        let raw = Array((text + "X-Last: \(value)\n\r\n").utf8)
+        guard case .complete(let request, let consumed) = parseOnce(raw) else {
+            Issue.record("expected a request")
+            return
+        }
+        #expect(consumed == raw.count)
+        #expect(request.target == "/" + value)
+        #expect(request.headers.count == 22)
+        #expect(request.headers["x-19"] == String(repeating: "w", count: 19))
+        #expect(request.headers["x-last"] == value)
+        #expect(parseByteAtATime(raw) == parseOnce(raw))
+    }
+
+    @Test("the word-at-a-time control character scan agrees with the byte rule", arguments: [
+        // Allowed bytes only: visible ASCII, SP, HTAB, obs-text.
+        Array("plain value with spaces and\ttabs, and more than eight bytes".utf8),
+        Array("caf\u{E9} \u{1F3BA}".utf8) + [0x80, 0xFF, 0xA0],
+        [], Array("\t".utf8), Array(repeating: 0x20, count: 17), Array(repeating: 0x7E, count: 9),
+    ])
+    func controlScanAllowed(bytes: [UInt8]) {
+        #expect(!bytes.withUnsafeBytes(containsControlCharacter))
+        // One forbidden byte at every position is found.
+        for forbidden: UInt8 in [0x00, 0x01, 0x0A, 0x0D, 0x1B, 0x1F, 0x7F] {
+            for position in 0...bytes.count {
+                var probe = bytes
+                probe.insert(forbidden, at: position)
+                #expect(probe.withUnsafeBytes(containsControlCharacter), "byte \(forbidden) at \(position)")
+            }
+        }
+    }
+
+    @Test("the word-at-a-time control character scan agrees with the byte rule on random bytes")
+    func controlScanRandom() {
+        var random = SeededGenerator(seed: 7)
+        for length in 0..<64 {
+            for _ in 0..<50 {
+                // Mostly harmless bytes, some controls, DEL, tabs and high bytes.
+                let bytes = random.bytes(length).map { byte -> UInt8 in
+                    switch byte % 16 {
+                    case 0: byte % 0x20
+                    case 1: 0x7F
+                    case 2: UInt8(ascii: "\t")
+                    case 3: byte | 0x80
+                    default: 0x20 + byte % 0x5F
+                    }
+                }
+                let expected = bytes.contains { ($0 < 0x20 && $0 != UInt8(ascii: "\t")) || $0 == 0x7F }
+                #expect(bytes.withUnsafeBytes(containsControlCharacter) == expected, "\(bytes)")
+            }
+        }
+    }
+
     @Test("reports Expect: 100-continue only once the head is in and the body is not")
     func expectContinue() {
         let head = "POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-Continue\r\nContent-Length: 4\r\n\r\n"

@@ -323,3 +323,20 @@ struct WebPushExtremeLimitTests {
         #expect(notification.headers.first { $0.name == "apns-expiration" }?.value == String(Int.max))
     }
 }
+
+struct ParameterValueBytesTests {
+    @Test("the in-place scan over header bytes finds what the String scan finds", arguments: [
+        ["dh=BAAA;p256ecdsa=BBBB"],
+        ["p256ecdsa=k", "dh=second", "dh=third"],
+        [#"keyid=a;DH="quo\"ted""#],
+        ["DH = spaced "],
+        ["dhx=1;xdh=2"],
+        [],
+        [""],
+    ])
+    func matchesStrings(values: [String]) {
+        let headers = HTTPHeaders(values.map { ("Crypto-Key", $0) })
+        let bytes = parameterValueBytes(named: "dh", in: headers.valueBytes(for: "crypto-key"))
+        #expect(bytes.map { String(decoding: $0, as: UTF8.self) } == parameterValue(named: "dh", in: values))
+    }
+}

@@ -286,4 +286,58 @@ struct HTTP1ConnectionMachineTests {
         #expect(machine.responseReady(HTTP1Response(status: 200)) == [])
         #expect(machine.drained() == [])
     }
+
+    /// One event, given to a machine through both forms.
+    enum Event: Sendable, CustomTestStringConvertible {
+        case start, bytes(String), response(Int), drained(String), timer(Machine.TimerKind), peerClosed, shutdown
+        var testDescription: String { "\(self)" }
+    }
+
+    @Test("the into: forms append to the caller's array exactly what the returning forms return", arguments: [
+        [Event.start, .bytes(simpleGet), .response(200), .drained(""), .bytes("GET / HTTP/1.1\r\n"),
+         .bytes("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), .response(204), .drained(""), .timer(.keepAlive)],
+        [Event.start, .bytes(simpleGet + simpleGet), .response(200), .drained(simpleGet), .response(200),
+         .shutdown, .drained("")],
+        [Event.start, .bytes("GET / HTTP/1.1\r\n"), .timer(.header)],
+        [Event.start, .bytes("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nab"), .timer(.body)],
+        [Event.start, .bytes("BAD\r\n\r\n"), .drained("")],
+        [Event.start, .bytes(simpleGet), .peerClosed, .response(200), .drained("")],
+        [Event.start, .shutdown],
+    ])
+    func intoFormsMatch(events: [Event]) {
+        var returning = makeMachine()
+        var appending = makeMachine()
+        // Appending must keep what the array already holds.
+        var collected: [Machine.Action] = [.consume(-1)]
+        for event in events {
+            let before = collected.count
+            let expected: [Machine.Action]
+            switch event {
+            case .start:
+                expected = returning.start()
+                appending.start(into: &collected)
+            case .bytes(let text):
+                expected = returning.feed(text)
+                Array(text.utf8).withUnsafeBytes { appending.bytesAvailable($0, into: &collected) }
+            case .response(let status):
+                expected = returning.responseReady(HTTP1Response(status: status))
+                appending.responseReady(HTTP1Response(status: status), into: &collected)
+            case .drained(let text):
+                expected = returning.drained(text)
+                Array(text.utf8).withUnsafeBytes { appending.writeDrained(buffered: $0, into: &collected) }
+            case .timer(let kind):
+                expected = returning.timerFired(kind)
+                appending.timerFired(kind, into: &collected)
+            case .peerClosed:
+                expected = returning.peerClosed()
+                appending.peerClosed(into: &collected)
+            case .shutdown:
+                expected = returning.shutdown()
+                appending.shutdown(into: &collected)
+            }
+            #expect(Array(collected[before...]) == expected, "\(event)")
+            #expect(appending.state == returning.state, "\(event)")
+        }
+        #expect(collected.first == .consume(-1))
+    }
 }

@@ -1,3 +1,4 @@
+import EventLoop
 import RelayCore
 import Synchronization
 import Testing
@@ -78,5 +79,75 @@ struct LoggerTests {
     ])
     func tokenPrefixes(token: String, expected: String) {
         #expect(tokenPrefix(token) == expected)
+    }
+
+    @Test("a message built as bytes gives the line its String gives", arguments: [
+        "hello world", "a\nb\rc\u{7F}d", "", "caf\u{E9}", String(repeating: "x", count: 10_000),
+        String(repeating: "\u{E9}", count: 3_000),
+    ])
+    func builtMessage(message: String) throws {
+        let lines = Lines()
+        let logger = Logger(level: .debug, sink: lines.sink())
+        logger.info(message)
+        logger.log(.info) { $0.append(contentsOf: message.utf8) }
+        let all = lines.all
+        try #require(all.count == 2)
+        // Same text after the timestamp (which may differ by a millisecond).
+        // (Cut at the same byte, too: the sink decodes a cut character alike.)
+        #expect(all[0].dropFirst(24) == all[1].dropFirst(24))
+    }
+
+    @Test("a message built as bytes below the level is not built")
+    func builtMessageBelowLevel() {
+        let lines = Lines()
+        let logger = Logger(level: .warning, sink: lines.sink())
+        var built = false
+        logger.log(.info) { _ in built = true }
+        #expect(!built)
+        #expect(lines.all.isEmpty)
+    }
+
+    @Test("the token prefix appended as bytes is the token prefix", arguments: [
+        "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "abc", "", "\u{E9}\u{E9}\u{E9}\u{E9}\u{E9}",
+    ])
+    func tokenPrefixBytes(token: String) {
+        var bytes: [UInt8] = []
+        appendTokenPrefix(token, to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == tokenPrefix(token))
+    }
+
+    @Test("the per-second timestamp cache writes what appendTimestamp writes")
+    func timestampCache() {
+        var cache = TimestampCache()
+        let times: [Int64] = [
+            1_700_000_000_123_456_789, 1_700_000_000_999_999_999, 1_700_000_000_000_000_000, 1_700_000_001_000_000_000,
+            1_700_000_000_500_000_000, 0, 999_999, 951_782_400_999_000_000, 951_782_400_007_000_000,
+        ]
+        for time in times {
+            var cached = Array("x".utf8)
+            cache.append(unixNanoseconds: time, to: &cached)
+            var direct = Array("x".utf8)
+            Logger.appendTimestamp(unixNanoseconds: time, to: &direct)
+            #expect(cached == direct, "\(time)")
+        }
+    }
+
+    @Test("a loop's batched lines have the same shape as single lines")
+    func loopLines() throws {
+        let lines = Lines()
+        let logger = Logger(level: .debug, sink: lines.sink())
+        let loop = try EventLoop()
+        do {
+            let buffer = LoopLogBuffer(logger: logger, loop: loop)
+            buffer.log(.info, "first")
+            buffer.log(.warning) { $0.append(contentsOf: "second\u{7}".utf8) }
+            buffer.flush()
+        }
+        let all = lines.all.joined().split(separator: "\n")
+        try #require(all.count == 2)
+        #expect(all[0].hasSuffix(" info first"))
+        #expect(all[1].hasSuffix(" warning second "))
+        #expect(all.allSatisfy { $0.utf8.count == 24 + $0.split(separator: " ", maxSplits: 1)[1].utf8.count + 1 })
+        #expect(all.allSatisfy { $0.dropFirst(23).first == "Z" })
     }
 }

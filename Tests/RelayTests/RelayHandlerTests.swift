@@ -59,6 +59,13 @@ struct RelayHandlerTests {
         let line = try #require(fixture.log.lines.last)
         #expect(line.contains("env=production token=01234567 status=201 apns=200"))
         #expect(!line.contains(testToken))
+        // The whole line: `relay env= token= status= apns= reason="" latency=N.Nms apns-id=`.
+        let message = try #require(line.split(separator: " ", maxSplits: 2).last)
+        let prefix = #"relay env=production token=01234567 status=201 apns=200 reason="-" latency="#
+        #expect(message.hasPrefix(prefix))
+        #expect(message.hasSuffix("ms apns-id=" + notification.apnsID + "\n"))
+        let latency = message.dropFirst(prefix.count).prefix { $0 != " " }
+        #expect(latency.wholeMatch(of: /[0-9]+\.[0-9]ms/) != nil, "\(latency)")
     }
 
     @Test("every APNs outcome maps to its status (DESIGN §3)", arguments: [
@@ -125,6 +132,21 @@ struct RelayHandlerTests {
         #expect(response.status == status)
         #expect(fixture.sender2.sent.isEmpty)
         if status == 405 { #expect(header(response, "Allow") != nil) }
+    }
+
+    @Test("requests answered without APNs log one line each, in the same words as ever", arguments: [
+        (webPushRequest(ttl: nil), #"relay env=production token=01234567 status=400 apns=- reason="missing TTL header" latency="#),
+        (webPushRequest(path: "/elsewhere"), #"POST status=404 reason="no such route" latency="#),
+        (HTTP1Request(method: "GET", target: "/relay-to/production/" + testToken, version: .http1_1, headers: [:],
+                      body: [], keepAlive: true), #"GET status=405 reason="method not allowed" latency="#),
+    ])
+    func localLines(request: HTTP1Request, expected: String) throws {
+        let fixture = Fixture()
+        _ = fixture.handler.handle(request, completion: { _ in })
+        let line = try #require(fixture.log.lines.last)
+        let message = try #require(line.split(separator: " ", maxSplits: 2).last)
+        #expect(message.hasPrefix(expected), "\(message)")
+        #expect(message.dropFirst(expected.count).wholeMatch(of: /[0-9]+\.[0-9]ms\n/) != nil, "\(message)")
     }
 
     @Test("an extra path that pushes the payload over 4096 bytes is 413")
