@@ -192,7 +192,7 @@ extension Configuration {
         .init(name: "APNS_TIMEOUT", defaultText: "8", help: "seconds to wait for APNs to answer a notification (504 beyond)"),
         .init(name: "APNS_PING_INTERVAL", defaultText: "60", help: "seconds of idle before an APNs connection is PINGed"),
         .init(name: "APNS_PING_TIMEOUT", defaultText: "5", help: "seconds to wait for a PING answer before reconnecting"),
-        .init(name: "APNS_MAX_CONNECTIONS", defaultText: "4", help: "connections to each APNs environment per thread"),
+        .init(name: "APNS_MAX_CONNECTIONS", defaultText: "4", help: "connections to each APNs environment per thread (opened as streams or flow-control window fill)"),
         .init(name: "SHUTDOWN_GRACE", defaultText: "10", help: "seconds to finish in-flight requests on SIGTERM"),
         .init(name: "THREADS", defaultText: "one per core", help: "event loop threads"),
         .init(name: "LOG_LEVEL", defaultText: "info", help: "debug, info, warning or error"),
