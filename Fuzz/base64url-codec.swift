@@ -32,10 +32,10 @@ private func checkDecode(_ text: [UInt8]) {
     let digitCount = text.count - padding
     switch result {
     case .failure(.invalidCharacter(let offset)):
-        require(offset >= 0 && offset < digitCount && base64DigitValues[Int(text[offset])] == 0xFF
+        require(offset >= 0 && offset < digitCount && base64DigitValue(text[offset]) == 0xFF
                     && text[offset] != UInt8(ascii: "="),
                 "invalidCharacter(\(offset)) for \(describe(text))")
-        require(text[..<offset].allSatisfy { base64DigitValues[Int($0)] != 0xFF }, "an earlier byte is invalid")
+        require(text[..<offset].allSatisfy { base64DigitValue($0) != 0xFF }, "an earlier byte is invalid")
     case .failure(.invalidLength):
         require(digitCount % 4 == 1, "invalidLength for \(digitCount) digits")
     case .failure(.invalidPadding):
@@ -50,9 +50,9 @@ private func checkDecode(_ text: [UInt8]) {
         require(reencoded.count == digitCount, "re-encoding has \(reencoded.count) digits, not \(digitCount)")
         let unusedBits = [0, 0, 4, 2][digitCount % 4]
         for index in 0..<digitCount {
-            var original = base64DigitValues[Int(text[index])]
+            var original = base64DigitValue(text[index])
             if index == digitCount - 1 { original &= ~UInt8((1 << unusedBits) - 1) }
-            require(base64DigitValues[Int(reencoded[index])] == original,
+            require(base64DigitValue(reencoded[index]) == original,
                     "digit \(index) re-encodes differently: \(describe(text)) → \(describe(reencoded))")
         }
     }

@@ -116,11 +116,11 @@ private func checkResult(_ result: HTTP1ParseResult, remaining: UnsafeRawBufferP
         require(request.body.count < consumed, "body longer than the bytes consumed")
         require(request.headers.count <= limits.maxHeaderCount,
                 "\(request.headers.count) header fields over the cap of \(limits.maxHeaderCount)")
-        require(!request.method.isEmpty && request.method.utf8.allSatisfy { isTokenByte[Int($0)] },
+        require(!request.method.isEmpty && request.method.utf8.allSatisfy { isTokenByte($0) },
                 "method is not a token: \(describe(request.method.utf8))")
         require(!request.target.isEmpty, "empty request target")
         for field in request.headers {
-            require(!field.name.isEmpty && field.name.utf8.allSatisfy { isTokenByte[Int($0)] && !isUpper($0) },
+            require(!field.name.isEmpty && field.name.utf8.allSatisfy { isTokenByte($0) && !isUpper($0) },
                     "header name is not a lowercase token: \(describe(field.name.utf8))")
             require(!field.value.utf8.contains { $0 == 0 || $0 == 0x0A || $0 == 0x0D },
                     "CR, LF or NUL in a header value: \(describe(field.value.utf8))")
