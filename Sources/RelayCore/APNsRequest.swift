@@ -252,19 +252,5 @@ private func uppercaseHexDigit(_ nibble: UInt8) -> UInt8 {
 /// TTL, expiration, priority and status) it is a small string: no
 /// allocation, unlike going through a [UInt8].
 func decimalText(_ value: Int) -> String {
-    // "-9223372036854775808" is the longest: 20 bytes.
-    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
-        var position = buffer.count
-        var magnitude = value.magnitude
-        repeat {
-            position -= 1
-            buffer[position] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10)
-            magnitude /= 10
-        } while magnitude != 0
-        if value < 0 {
-            position -= 1
-            buffer[position] = UInt8(ascii: "-")
-        }
-        return String(decoding: UnsafeBufferPointer(rebasing: buffer[position...]), as: UTF8.self)
-    }
+    withDecimalDigits(value) { String(decoding: $0, as: UTF8.self) }
 }

@@ -95,9 +95,14 @@ public struct HTTP1Response: Sendable, Equatable {
 }
 
 /// Appends the decimal digits of an integer, `-` first when negative (no
-/// String(format:), no Foundation on the hot path). The digits are written
-/// right to left on the stack, then appended at once.
+/// String(format:), no Foundation on the hot path).
 public func appendDecimal(_ value: Int, to output: inout [UInt8]) {
+    withDecimalDigits(value) { output.append(contentsOf: $0) }
+}
+
+/// The decimal digits of `value` (`-` first when negative), written right to
+/// left on the stack and handed to `body`: no allocation.
+func withDecimalDigits<Result>(_ value: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
     // Int.min: 19 digits and a sign.
     withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
         var magnitude = value.magnitude
@@ -111,6 +116,6 @@ public func appendDecimal(_ value: Int, to output: inout [UInt8]) {
             start -= 1
             digits[start] = UInt8(ascii: "-")
         }
-        output.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        return body(UnsafeBufferPointer(rebasing: digits[start...]))
     }
 }
