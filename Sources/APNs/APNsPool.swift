@@ -10,43 +10,26 @@ struct APNsPoolLimits {
     var backoffCap: Duration
 }
 
-/// First-in first-out requests with O(1) removal from the front; entries
-/// finished while waiting (answer timeout) are skipped when reached.
+/// First-in first-out requests; entries finished while waiting (answer
+/// timeout) are skipped when reached.
 struct RequestQueue {
-    private var items: [PendingRequest?] = []
-    private var head = 0
+    private var requests = FIFO<PendingRequest>()
 
-    var isEmpty: Bool { head == items.count }
+    var isEmpty: Bool { requests.isEmpty }
 
     mutating func append(_ request: PendingRequest) {
-        items.append(request)
+        requests.append(request)
     }
 
     /// The request `popFirst` would return, left in place.
     mutating func peekFirst() -> PendingRequest? {
-        while head < items.count {
-            if let request = items[head], !request.isFinished { return request }
-            items[head] = nil
-            head += 1
-        }
-        return nil
+        while let request = requests.first, request.isFinished { requests.popFirst() }
+        return requests.first
     }
 
     mutating func popFirst() -> PendingRequest? {
-        while head < items.count {
-            let request = items[head]
-            items[head] = nil
-            head += 1
-            if head == items.count {
-                items.removeAll(keepingCapacity: true)
-                head = 0
-            } else if head >= 1024 && head * 2 >= items.count {
-                items.removeFirst(head)
-                head = 0
-            }
-            if let request, !request.isFinished { return request }
-        }
-        return nil
+        _ = peekFirst()
+        return requests.popFirst()
     }
 }
 
@@ -55,58 +38,35 @@ struct RequestQueue {
 /// monotonic clock, so deadlines never decrease from front to back: one loop
 /// timer set for the front serves them all, with no timer, closure or heap
 /// entry per request. A request that finishes leaves a hole (O(1), through
-/// the sequence number it carries); holes reaching the front are dropped at
-/// once, so a finished request is released as soon as everything sent
-/// before it has finished too.
+/// the position it carries); holes reaching the front are dropped at once,
+/// so a finished request is released as soon as everything sent before it
+/// has finished too.
 struct AnswerDeadlines {
-    private var entries: [PendingRequest?] = []
-    private var head = 0
-    /// Sequence number of `entries[head]`.
-    private var headSequence: UInt64 = 0
-    /// Requests tracked (holes excluded).
-    private(set) var count = 0
+    private var requests = FIFO<PendingRequest>()
 
-    var isEmpty: Bool { count == 0 }
+    /// Requests tracked (holes excluded).
+    var count: Int { requests.count }
+
+    var isEmpty: Bool { requests.isEmpty }
 
     /// The request sent first among those tracked: the earliest deadline.
-    var first: PendingRequest? { head < entries.count ? entries[head] : nil }
+    var first: PendingRequest? { requests.first }
 
     mutating func append(_ request: PendingRequest) {
-        request.deadlineSequence = headSequence &+ UInt64(entries.count - head)
-        entries.append(request)
-        count += 1
+        request.deadlineSequence = requests.append(request)
     }
 
     /// Stops tracking `request` (it finished); ignored when not tracked.
     mutating func remove(_ request: PendingRequest) {
-        guard let sequence = request.deadlineSequence else { return }
+        guard let position = request.deadlineSequence else { return }
         request.deadlineSequence = nil
-        guard sequence >= headSequence, sequence - headSequence < UInt64(entries.count - head) else { return }
-        let index = head + Int(sequence - headSequence)
-        guard entries[index] === request else { return }
-        entries[index] = nil
-        count -= 1
-        dropLeadingHoles()
+        requests.remove(at: position)
     }
 
     mutating func popFirst() -> PendingRequest? {
-        guard let request = first else { return nil }
-        remove(request)
+        let request = requests.popFirst()
+        request?.deadlineSequence = nil
         return request
-    }
-
-    private mutating func dropLeadingHoles() {
-        while head < entries.count, entries[head] == nil {
-            head += 1
-            headSequence &+= 1
-        }
-        if head == entries.count {
-            entries.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head >= 1024 && head * 2 >= entries.count {
-            entries.removeFirst(head)
-            head = 0
-        }
     }
 }
 

@@ -211,8 +211,9 @@ final class EmulatorConnection: IOHandler, HTTP2ServerSessionDelegate {
     /// Answers held for the response delay, in due order (the delay is one
     /// value for every request, so a FIFO with one loop timer replaces a
     /// timer, a closure and a flush per answer).
-    private var delayedAnswers: [DelayedAnswer] = []
-    private var delayedAnswersHead = 0
+    private var delayedAnswers = FIFO<DelayedAnswer>()
+    /// Due time of the answer appended last to `delayedAnswers`.
+    private var latestDue: UInt64 = 0
     private var delayTimer: TimerID?
 
     private struct DelayedAnswer {
@@ -369,7 +370,7 @@ final class EmulatorConnection: IOHandler, HTTP2ServerSessionDelegate {
     }
 
     private func holdAnswer(_ answer: DelayedAnswer) {
-        if delayedAnswersHead < delayedAnswers.count, let last = delayedAnswers.last, answer.due < last.due {
+        if !delayedAnswers.isEmpty, answer.due < latestDue {
             // The delay was shortened while answers wait: this one must not
             // queue behind them.
             worker.loop.schedule(atNanoseconds: answer.due) { [weak self] in
@@ -380,12 +381,13 @@ final class EmulatorConnection: IOHandler, HTTP2ServerSessionDelegate {
             return
         }
         delayedAnswers.append(answer)
+        latestDue = answer.due
         if delayTimer == nil { armDelayTimer() }
     }
 
     private func armDelayTimer() {
-        guard delayedAnswersHead < delayedAnswers.count else { return }
-        delayTimer = worker.loop.schedule(atNanoseconds: delayedAnswers[delayedAnswersHead].due) { [weak self] in
+        guard let first = delayedAnswers.first else { return }
+        delayTimer = worker.loop.schedule(atNanoseconds: first.due) { [weak self] in
             guard let self else { return }
             self.delayTimer = nil
             self.releaseDueAnswers()
@@ -396,16 +398,9 @@ final class EmulatorConnection: IOHandler, HTTP2ServerSessionDelegate {
     private func releaseDueAnswers() {
         guard phase == .open else { return }
         let now = worker.loop.now
-        while delayedAnswersHead < delayedAnswers.count, delayedAnswers[delayedAnswersHead].due <= now {
-            submitAnswer(delayedAnswers[delayedAnswersHead])
-            delayedAnswersHead += 1
-        }
-        if delayedAnswersHead == delayedAnswers.count {
-            delayedAnswers.removeAll(keepingCapacity: true)
-            delayedAnswersHead = 0
-        } else if delayedAnswersHead >= 1024 && delayedAnswersHead * 2 >= delayedAnswers.count {
-            delayedAnswers.removeFirst(delayedAnswersHead)
-            delayedAnswersHead = 0
+        while let first = delayedAnswers.first, first.due <= now {
+            delayedAnswers.popFirst()
+            submitAnswer(first)
         }
         armDelayTimer()
         flush()
@@ -482,7 +477,7 @@ final class EmulatorConnection: IOHandler, HTTP2ServerSessionDelegate {
         timer = nil
         if let delayTimer { worker.loop.cancel(delayTimer) }
         delayTimer = nil
-        delayedAnswers = []
+        delayedAnswers = FIFO()
         // close_notify is best effort: a non-blocking socket takes it or not.
         if graceful { tls.shutdown() }
         worker.loop.deregister(fd)
