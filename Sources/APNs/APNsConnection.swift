@@ -610,7 +610,7 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
 
     private func checkIdle() {
         guard lifecycle.state == .ready || lifecycle.state == .draining, let session else { return }
-        let interval = nanoseconds(endpoint.pingInterval)
+        let interval = endpoint.pingInterval.saturatingNanoseconds
         if loop.now &- lastReadAt >= interval, pingTimeoutTimer == nil {
             pingPayload &+= 1
             do {

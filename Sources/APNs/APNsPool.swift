@@ -138,7 +138,7 @@ final class APNsPool: APNsConnectionOwner {
         self.loop = loop
         self.endpoint = endpoint
         self.limits = limits
-        answerTimeoutNanoseconds = nanoseconds(limits.answerTimeout)
+        answerTimeoutNanoseconds = limits.answerTimeout.saturatingNanoseconds
     }
 
     // MARK: Sending
@@ -221,10 +221,10 @@ final class APNsPool: APNsConnectionOwner {
         request.phase = .finished
         deadlines.remove(request)
         counters.completed += 1
-        if case .apns(let status, _, _) = delivery.outcome, status == 200 || status == 403 {
-            credentialsRejected = status == 403
+        if let verdict = delivery.outcome.credentialVerdict {
+            credentialsRejected = verdict == .rejected
         }
-        if case .apns(let status, let reason, _) = delivery.outcome, status == 403 {
+        if delivery.outcome.credentialVerdict == .rejected, case .apns(let status, let reason, _) = delivery.outcome {
             onCredentialRejection?(status, reason)
             if reason == .expiredProviderToken || reason == .invalidProviderToken,
                let provider = endpoint.tokenProvider, let issuedAt = request.tokenIssuedAt {
@@ -303,8 +303,8 @@ final class APNsPool: APNsConnectionOwner {
     }
 
     private func backoffDelay() -> UInt64 {
-        let base = Double(nanoseconds(limits.backoffBase))
-        let cap = Double(nanoseconds(limits.backoffCap))
+        let base = Double(limits.backoffBase.saturatingNanoseconds)
+        let cap = Double(limits.backoffCap.saturatingNanoseconds)
         let exponent = Double(min(consecutiveFailures - 1, 30))
         let delay = min(cap, base * pow2(exponent))
         // "Equal jitter": half fixed, half random, so reconnects of many
@@ -465,10 +465,4 @@ public struct APNsCounters: Sendable, Equatable {
         sum.connectionsLost += rhs.connectionsLost
         return sum
     }
-}
-
-func nanoseconds(_ duration: Duration) -> UInt64 {
-    let (seconds, attoseconds) = duration.components
-    guard seconds >= 0 else { return 0 }
-    return UInt64(seconds) &* 1_000_000_000 &+ UInt64(max(0, attoseconds / 1_000_000_000))
 }

@@ -361,14 +361,6 @@ final class EmulatorConnection: IOHandler, HTTP2ServerSessionDelegate {
         }
     }
 
-    /// `now + delay` in loop nanoseconds, saturating.
-    private static func deadline(after delay: Duration, from now: UInt64) -> UInt64 {
-        let (seconds, attoseconds) = delay.components
-        let nanos = Double(seconds) * 1e9 + Double(attoseconds) / 1e9
-        guard nanos < Double(UInt64.max - now) else { return .max }
-        return now + UInt64(max(0, nanos))
-    }
-
     private func holdAnswer(_ answer: DelayedAnswer) {
         if !delayedAnswers.isEmpty, answer.due < latestDue {
             // The delay was shortened while answers wait: this one must not
@@ -521,7 +513,7 @@ final class EmulatorConnection: IOHandler, HTTP2ServerSessionDelegate {
         switch decision {
         case .respond(let status, let headers, let body):
             if behavior.responseDelay > .zero {
-                holdAnswer(DelayedAnswer(due: Self.deadline(after: behavior.responseDelay, from: worker.loop.now),
+                holdAnswer(DelayedAnswer(due: EventLoop.deadline(after: behavior.responseDelay, from: worker.loop.now),
                                          streamID: request.streamID, status: status, headers: headers, body: body))
             } else {
                 try? session.submitResponse(streamID: request.streamID, status: status, headers: headers, body: body)

@@ -251,7 +251,7 @@ public final class EventLoop: @unchecked Sendable {
     /// from `now`). Timers with the same deadline run in scheduling order.
     @discardableResult
     public func schedule(after delay: Duration, _ action: @escaping () -> Void) -> TimerID {
-        schedule(atNanoseconds: EventLoop.adding(delay, to: now), action)
+        schedule(atNanoseconds: EventLoop.deadline(after: delay, from: now), action)
     }
 
     /// Runs `action` once the monotonic clock reaches `deadline` (nanoseconds,
@@ -306,16 +306,6 @@ public final class EventLoop: @unchecked Sendable {
         timerGenerations[Int(entry.slot)] == entry.generation
     }
 
-    private static func adding(_ delay: Duration, to base: UInt64) -> UInt64 {
-        guard delay > .zero else { return base }
-        let (seconds, attoseconds) = delay.components
-        let (secondsNanos, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return UInt64.max }
-        let (relative, overflow2) = secondsNanos.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000))
-        if overflow2 { return UInt64.max }
-        let (deadline, overflow3) = base.addingReportingOverflow(relative)
-        return overflow3 ? UInt64.max : deadline
-    }
 
     private func heapPush(_ entry: HeapEntry) {
         heap.append(entry)

@@ -32,7 +32,7 @@ public func raiseFileDescriptorLimit() throws(EventLoopError) -> UInt64 {
 /// daemon's main thread, which has nothing else to do but wait for SIGTERM.
 public func waitForBlockedSignal(_ signals: [Int32], timeout: Duration? = nil) -> Int32? {
     var set = SignalSource.makeSet(signals)
-    let deadline = timeout.map { EventLoop.monotonicNanoseconds() + nanoseconds($0) }
+    let deadline = timeout.map { EventLoop.deadline(after: $0, from: EventLoop.monotonicNanoseconds()) }
     while true {
         let received: Int32
         if let deadline {
@@ -48,12 +48,6 @@ public func waitForBlockedSignal(_ signals: [Int32], timeout: Duration? = nil) -
         // EINTR (another signal's handler ran): wait out the rest.
         if errno == EAGAIN { return nil }
     }
-}
-
-private func nanoseconds(_ duration: Duration) -> UInt64 {
-    let (seconds, attoseconds) = duration.components
-    guard seconds >= 0 else { return 0 }
-    return UInt64(seconds) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
 }
 
 /// Delivers signals as callbacks on a loop, through a signalfd.

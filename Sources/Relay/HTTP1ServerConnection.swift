@@ -234,23 +234,13 @@ final class HTTP1ServerConnection: IOHandler {
     }
 
     private func armTimer(_ kind: HTTP1ConnectionMachine.TimerKind, after delay: Duration) {
-        let deadline = Self.deadline(after: delay, from: loop.now)
+        let deadline = EventLoop.deadline(after: delay, from: loop.now)
         timerKind = kind
         timerDeadline = deadline
         // A pending loop timer due no later than the new deadline will
         // re-arm itself when it fires; an earlier deadline needs a new one.
         if timer != nil && timerScheduledAt <= deadline { return }
         scheduleLoopTimer(at: deadline)
-    }
-
-    /// `now + delay` in nanoseconds, saturating (a negative delay is now).
-    static func deadline(after delay: Duration, from now: UInt64) -> UInt64 {
-        let (seconds, attoseconds) = delay.components
-        guard seconds >= 0, attoseconds >= 0 else { return now }
-        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
-        guard !overflow else { return .max }
-        let (sum, overflow2) = now.addingReportingOverflow(whole &+ UInt64(attoseconds / 1_000_000_000))
-        return overflow2 ? .max : sum
     }
 
     private func scheduleLoopTimer(at deadline: UInt64) {

@@ -88,7 +88,7 @@ public final class RelayServer: @unchecked Sendable {
     /// that is not one of the loops.
     public func start() throws(RelayServerError) -> UInt16 {
         for loop in loops {
-            let server = runOnLoop(loop) {
+            let server = loop.runAndWait {
                 LoopServer(loop: loop, relay: RelayHandler(sender: self.senderFactory(loop), topic: self.topic,
                                                             counters: self.counters, logger: self.logger,
                                                             loop: loop, metrics: self.metrics),
@@ -118,7 +118,7 @@ public final class RelayServer: @unchecked Sendable {
         let listeners = options.reusePort ? loopServers : [loopServers[0]]
         for (index, server) in listeners.enumerated() {
             let reusePort = options.reusePort
-            let bound: Result<UInt16, SocketError> = runOnLoop(server.loop) {
+            let bound: Result<UInt16, SocketError> = server.loop.runAndWait {
                 Result { () throws(SocketError) -> UInt16 in
                     try server.listen(host: host, port: port, reusePort: reusePort)
                 }
@@ -127,7 +127,7 @@ public final class RelayServer: @unchecked Sendable {
             case .success(let boundPort):
                 port = boundPort
             case .failure(let error):
-                for started in listeners[..<index] { runOnLoop(started.loop) { started.stopAccepting() } }
+                for started in listeners[..<index] { started.loop.runAndWait { started.stopAccepting() } }
                 throw error
             }
         }
@@ -171,30 +171,12 @@ public final class RelayServer: @unchecked Sendable {
     /// Call from a thread that is not one of the loops, before they stop.
     public func flushLogs() {
         for server in loopServers {
-            runOnLoop(server.loop) { server.relay.flushLog() }
+            server.loop.runAndWait { server.relay.flushLog() }
         }
     }
 
     /// True once no connection is open and no notification is in flight.
     public var isDrained: Bool { counters.openConnections == 0 && counters.inFlight == 0 }
-
-    private func runOnLoop<Value>(_ loop: EventLoop, _ body: @escaping () -> Value) -> Value {
-        if loop.isOnLoopThread { return body() }
-        let box = UncheckedBox<Value?>(nil)
-        let work = UncheckedBox(body)
-        let done = DispatchSemaphore(value: 0)
-        loop.execute {
-            box.value = work.value()
-            done.signal()
-        }
-        done.wait()
-        return box.value!
-    }
-}
-
-private final class UncheckedBox<Value>: @unchecked Sendable {
-    var value: Value
-    init(_ value: Value) { self.value = value }
 }
 
 /// The listener and connections of one loop. Confined to that loop.

@@ -152,6 +152,31 @@ public enum DeliveryOutcome: Sendable, Equatable {
     case overloaded
 }
 
+/// What an outcome says about the relay's own APNs credentials (certificate
+/// or provider token). The one place that decides it: the status mapping,
+/// the pool's rejection flag and the health check all ask here.
+public enum CredentialVerdict: Sendable, Equatable {
+    /// APNs accepted a notification: the credentials work.
+    case accepted
+    /// APNs answered 403: it refused the credentials themselves, whatever
+    /// the reason (BadCertificate, ExpiredProviderToken, …). Never the
+    /// subscription's fault.
+    case rejected
+}
+
+extension DeliveryOutcome {
+    /// nil when the outcome says nothing about the credentials (another
+    /// APNs status, or no answer at all).
+    public var credentialVerdict: CredentialVerdict? {
+        guard case .apns(let status, _, _) = self else { return nil }
+        switch status {
+        case 200: return .accepted
+        case 403: return .rejected
+        default: return nil
+        }
+    }
+}
+
 /// The answer to a relay request.
 public struct RelayResponse: Sendable, Equatable {
     public var status: Int
@@ -197,6 +222,12 @@ public enum RetryAfter {
 ///     not echo one.
 ///   - ttl: the TTL used, echoed in `TTL` on 201 (RFC 8030 §5.2).
 public func relayResponse(for outcome: DeliveryOutcome, notification apnsID: String, ttl: Int) -> RelayResponse {
+    if outcome.credentialVerdict == .rejected, case .apns(_, let reason, _) = outcome {
+        let named = reason.map { " (\($0.rawValue))" } ?? ""
+        return RelayResponse(
+            status: 502, headers: plainText, body: line("APNs rejected the relay's credentials" + named),
+            credentialsRejected: true)
+    }
     switch outcome {
     case .apns(let status, let reason, let returnedID):
         return relayResponse(apnsStatus: status, reason: reason, apnsID: returnedID ?? apnsID, ttl: ttl)
@@ -230,10 +261,6 @@ private func relayResponse(apnsStatus: Int, reason: APNsReason?, apnsID: String,
         return failure(410, "device token rejected by APNs" + named)
     case 400:
         return failure(502, "APNs refused the relay's request" + named)
-    case 403:
-        return RelayResponse(
-            status: 502, headers: plainText, body: line("APNs rejected the relay's credentials" + named),
-            credentialsRejected: true)
     case 404, 405:
         return failure(502, "APNs refused the relay's request" + named)
     case 413:

@@ -271,24 +271,16 @@ struct Daemon {
     private func startMetrics(_ metrics: RelayMetrics, host: String, port: UInt16, loop: EventLoop,
                               logger: Logger) throws(StartupFailure) -> MetricsServer {
         let server = MetricsServer(loop: loop) { metrics.exposition() }
-        let box = UnsafeTransfer(server)
-        let bound = DispatchSemaphore(value: 0)
-        let result = Mutex<Result<UInt16, SocketError>?>(nil)
-        loop.execute {
-            let outcome = Result { () throws(SocketError) -> UInt16 in try box.value.start(host: host, port: port) }
-            result.withLock { $0 = outcome }
-            bound.signal()
+        let result = loop.runAndWait {
+            Result { () throws(SocketError) -> UInt16 in try server.start(host: host, port: port) }
         }
-        bound.wait()
-        switch result.withLock({ $0 }) {
+        switch result {
         case .success(let boundPort):
             let shown = host.contains(":") ? "[\(host)]" : host
             logger.info("metrics on \(shown):\(boundPort) (GET /metrics)")
             return server
         case .failure(let error):
             throw StartupFailure("METRICS_PORT: cannot listen on \(host) port \(port): \(error)")
-        case nil:
-            throw StartupFailure("METRICS_PORT: the metrics listener did not start")
         }
     }
 
@@ -311,10 +303,7 @@ struct Daemon {
     /// period), then GOAWAY and close the APNs connections.
     private func shutDown(server: RelayServer, clients: ClientRegistry, group: EventLoopGroup, grace: Duration,
                           logger: Logger) {
-        let start = EventLoop.monotonicNanoseconds()
-        let graceNanoseconds = UInt64(grace.components.seconds) * 1_000_000_000
-            + UInt64(grace.components.attoseconds / 1_000_000_000)
-        let deadline = start + graceNanoseconds
+        let deadline = EventLoop.deadline(after: grace, from: EventLoop.monotonicNanoseconds())
         server.beginShutdown()
         var forced = false
         while !server.isDrained && EventLoop.monotonicNanoseconds() < deadline {

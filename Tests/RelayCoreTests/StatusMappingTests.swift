@@ -121,4 +121,20 @@ struct StatusMappingTests {
         #expect(response.headers.contains(HTTPField(name: "Retry-After", value: "1")))
         #expect(response.body == Array("relay overloaded, retry\n".utf8))
     }
+
+    @Test("only APNs' 200 and 403 are verdicts on the relay's credentials", arguments: [
+        (DeliveryOutcome.apns(status: 200, reason: nil, apnsID: nil), CredentialVerdict?.some(.accepted)),
+        (.apns(status: 403, reason: .badCertificate, apnsID: nil), .rejected),
+        (.apns(status: 403, reason: nil, apnsID: nil), .rejected),
+        (.apns(status: 410, reason: .unregistered, apnsID: nil), nil),
+        (.apns(status: 400, reason: .badDeviceToken, apnsID: nil), nil),
+        (.apns(status: 429, reason: .tooManyProviderTokenUpdates, apnsID: nil), nil),
+        (.answerTimedOut, nil),
+        (.tlsFailed("certificate expired"), nil),
+    ])
+    func credentialVerdicts(outcome: DeliveryOutcome, verdict: CredentialVerdict?) {
+        #expect(outcome.credentialVerdict == verdict)
+        let response = relayResponse(for: outcome, notification: "ID", ttl: 1)
+        #expect(response.credentialsRejected == (verdict == .rejected))
+    }
 }

@@ -24,18 +24,6 @@ struct HTTP1ServerConnectionTests {
         #expect(fixture.log.eventuallyContains { $0.contains("status=201 apns=200") })
     }
 
-    @Test("timer deadlines add the delay in nanoseconds and saturate", arguments: [
-        (Duration.seconds(10), UInt64(5), UInt64(10_000_000_005)),
-        (Duration.milliseconds(1), UInt64(0), UInt64(1_000_000)),
-        (Duration.zero, UInt64(7), UInt64(7)),
-        (Duration.seconds(-1), UInt64(7), UInt64(7)),
-        (Duration.seconds(Int64.max), UInt64(1), UInt64.max),
-        (Duration.seconds(1), UInt64.max - 10, UInt64.max),
-    ])
-    func timerDeadlines(delay: Duration, now: UInt64, expected: UInt64) {
-        #expect(HTTP1ServerConnection.deadline(after: delay, from: now) == expected)
-    }
-
     @Test("a keep-alive connection that goes idle after requests still closes at the idle timeout")
     func idleAfterRequestsCloses() throws {
         let fixture = try ServerFixture(timeouts: .init(header: .milliseconds(300), body: .milliseconds(300),
