@@ -56,8 +56,9 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
-        // Shared by the test targets only: throwaway certificates and the like.
-        .target(name: "TestSupport"),
+        // Shared by the test targets only (throwaway certificates, subprocesses,
+        // waiting helpers): the one home of test helpers used by more than one target.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
 
         .testTarget(name: "RelayCoreTests", dependencies: ["RelayCore"]),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
