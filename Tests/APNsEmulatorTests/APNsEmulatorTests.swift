@@ -302,9 +302,9 @@ struct APNsEmulatorTests {
         let start = ContinuousClock.now
         let streams = try (0..<5).map { try client.submit(token: Fixture.token($0)) }
         #expect(client.runUntilClosed(streams))
-        let elapsed = ContinuousClock.now - start
-        #expect(elapsed >= .milliseconds(150))
-        #expect(elapsed < .seconds(3))
+        // Only a lower bound: a loaded machine (sanitizers, CI) may answer
+        // later than the delay, never earlier. The wait above is bounded.
+        #expect(ContinuousClock.now - start >= .milliseconds(150))
         #expect(streams.allSatisfy { client.responses[$0]?.status == 200 })
         let result = try Curl.request(port: emulator.port, path: "/3/device/\(Fixture.token())")
         #expect(result.status == 200)
@@ -323,7 +323,8 @@ struct APNsEmulatorTests {
         emulator.update { $0.responseDelay = .milliseconds(20) }
         let fast = try client.submit(token: Fixture.token(2))
         #expect(client.runUntilClosed([fast]))
-        #expect(ContinuousClock.now - start < .milliseconds(1500))
+        // The behaviour, not the clock: the later request's short delay
+        // answered it while the first one is still held.
         #expect(client.responses[slow] == nil)
         #expect(client.runUntilClosed([slow]))
         #expect(ContinuousClock.now - start >= .milliseconds(1500))
