@@ -1,34 +1,36 @@
+// A Swift owner of an OpenSSL object: it holds its SSL_CTX as an opaque
+// pointer and frees it in deinit; only the files in Sources/TLS/OpenSSL/ call
+// OpenSSL or touch its pointers (ARCHITECTURE.md §5).
+
 /// An OpenSSL SSL_CTX: the configuration shared by many connections. Once
 /// made it is only read (SSL_new is thread-safe), so it may be shared.
 public final class TLSContext: @unchecked Sendable {
-    let context: OpaquePointer  // SSL_CTX*
+    let context: OpaquePointer  // SSL_CTX*, owned
     let isServer: Bool
     /// Kept alive for the ALPN select callback (server side).
-    private let alpnList: OpenSSL.ALPNList?
+    private let alpnList: ALPNProtocolList?
     /// The identity's objects are up-referenced by the SSL_CTX; holding the
     /// Swift owner too keeps the lifetime obvious.
     private let identity: TLSIdentity?
 
     /// The linked OpenSSL's version text, e.g. "OpenSSL 3.0.19 27 Jan 2026".
-    public static var openSSLVersion: String { OpenSSL.version }
+    public static var openSSLVersion: String { OpenSSLProviders.libraryVersion }
 
     private init(server: Bool, identity: TLSIdentity?, alpn: [String], verifyFile: String?) throws(TLSError) {
-        var list: OpenSSL.ALPNList? = nil
-        context = try OpenSSL.makeContext(
-            server: server, identity: identity, alpn: alpn, verifyFile: verifyFile,
-            requireClientCertificate: true, alpnList: &list)
-        alpnList = list
+        (context, alpnList) = try SSLContext.make(
+            server: server, identity: identity?.objects, alpn: alpn, verifyFile: verifyFile,
+            requireClientCertificate: true)
         isServer = server
         self.identity = identity
     }
 
-    deinit { OpenSSL.freeContext(context) }
+    deinit { SSLContext.free(context) }
 
     /// Caps this context at TLS 1.2, before any connection is made: lets
     /// tests exercise the TLS 1.2 handshake (client authentication fails
     /// inside the client's handshake there, not on its first read).
     func limitToTLS12() -> Bool {
-        OpenSSL.limitToTLS12(context)
+        SSLContext.limitToTLS12(context)
     }
 
     /// A client context: TLS 1.2 or later, the server's certificate verified

@@ -1,11 +1,14 @@
+// A Swift owner of OpenSSL objects: it holds them as opaque pointers and
+// frees them in deinit; only the files in Sources/TLS/OpenSSL/ call OpenSSL
+// or touch its pointers (ARCHITECTURE.md §5).
+
 /// A certificate, its private key and its chain: the client identity for
 /// APNs certificate auth, or a server identity. Immutable once made;
 /// OpenSSL's X509/EVP_PKEY are reference counted and safe to share for
 /// reading across threads, hence Sendable.
 public final class TLSIdentity: @unchecked Sendable {
-    let certificate: OpaquePointer  // X509*
-    let key: OpaquePointer  // EVP_PKEY*
-    let chain: OpaquePointer  // STACK_OF(X509)*, possibly empty
+    /// Owned: freed in deinit.
+    let objects: X509Identity
 
     /// The subject's UID: Apple puts the app's bundle id (the APNs topic) there.
     public let subjectUID: String?
@@ -16,37 +19,30 @@ public final class TLSIdentity: @unchecked Sendable {
     /// Number of chain (CA) certificates carried along with the leaf.
     public let chainLength: Int
 
-    private init(_ identity: OpenSSL.Identity) throws(CredentialError) {
-        guard let validity = OpenSSL.validity(identity.certificate) else {
-            OpenSSL.freeCertificate(identity.certificate)
-            OpenSSL.freeKey(identity.key)
-            OpenSSL.freeChain(identity.chain)
+    /// Takes ownership of `objects`, freeing them if it throws.
+    init(_ objects: X509Identity) throws(CredentialError) {
+        guard let validity = X509Certificate.validity(objects.certificate) else {
+            objects.free()
             throw .invalidPEM(what: "certificate", reason: "unreadable validity dates")
         }
-        certificate = identity.certificate
-        key = identity.key
-        chain = identity.chain
-        subjectUID = OpenSSL.subjectUID(identity.certificate)
-        subjectCommonName = OpenSSL.subjectCommonName(identity.certificate)
-        chainLength = OpenSSL.chainCount(identity.chain)
+        self.objects = objects
+        subjectUID = X509Certificate.subjectUID(objects.certificate)
+        subjectCommonName = X509Certificate.subjectCommonName(objects.certificate)
+        chainLength = objects.chainLength
         notBefore = validity.notBefore
         notAfter = validity.notAfter
     }
 
-    deinit {
-        OpenSSL.freeCertificate(certificate)
-        OpenSSL.freeKey(key)
-        OpenSSL.freeChain(chain)
-    }
+    deinit { objects.free() }
 
     /// A PKCS#12 (.p12) file's identity. An empty password matches files
     /// exported with no password as well as with an empty one.
     public static func pkcs12(_ data: [UInt8], password: String) throws(CredentialError) -> TLSIdentity {
-        try pkcs12(data, password: password, legacyAvailable: OpenSSL.providers.legacyLoaded)
+        try pkcs12(data, password: password, legacyAvailable: OpenSSLProviders.shared.legacyLoaded)
     }
 
     static func pkcs12(_ data: [UInt8], password: String, legacyAvailable: Bool) throws(CredentialError) -> TLSIdentity {
-        try TLSIdentity(OpenSSL.parsePKCS12(data, password: password, legacyAvailable: legacyAvailable))
+        try TLSIdentity(PKCS12Bundle.parse(data, password: password, legacyAvailable: legacyAvailable))
     }
 
     public static func pkcs12(file path: String, password: String) throws(CredentialError) -> TLSIdentity {
@@ -56,7 +52,7 @@ public final class TLSIdentity: @unchecked Sendable {
     /// A PEM certificate (leaf first, then any chain certificates) and a PEM
     /// private key (PKCS#8 or traditional, unencrypted).
     public static func pem(certificate: [UInt8], privateKey: [UInt8]) throws(CredentialError) -> TLSIdentity {
-        try TLSIdentity(OpenSSL.parsePEMIdentity(certificate: certificate, privateKey: privateKey))
+        try TLSIdentity(PEMReader.readIdentity(certificate: certificate, privateKey: privateKey))
     }
 
     public static func pem(certificateFile: String, privateKeyFile: String) throws(CredentialError) -> TLSIdentity {
