@@ -78,17 +78,10 @@ public final class TLSConnection {
     /// The ALPN protocol both sides agreed on, nil if none.
     public var negotiatedALPN: String? { SSLConnection.negotiatedALPN(connection) }
 
-    /// "TLSv1.3", "TLSv1.2", ...
-    public var protocolVersion: String { SSLConnection.negotiatedProtocolVersion(connection) }
-
     /// The UID of the peer certificate's subject: on the server side, the
     /// APNs topic (bundle id) of a client authenticating with a certificate.
     public var peerCertificateSubjectUID: String? {
         SSLConnection.peerCertificate(connection).flatMap(X509Certificate.subjectUID)
-    }
-
-    public var peerCertificateSubjectCommonName: String? {
-        SSLConnection.peerCertificate(connection).flatMap(X509Certificate.subjectCommonName)
     }
 
     /// True when decrypted bytes wait inside OpenSSL (SSL_pending), e.g.

@@ -13,9 +13,6 @@ public final class TLSContext: @unchecked Sendable {
     /// Swift owner too keeps the lifetime obvious.
     private let identity: TLSIdentity?
 
-    /// The linked OpenSSL's version text, e.g. "OpenSSL 3.0.19 27 Jan 2026".
-    public static var openSSLVersion: String { OpenSSLProviders.libraryVersion }
-
     private init(server: Bool, identity: TLSIdentity?, alpn: [String], verifyFile: String?) throws(TLSError) {
         (context, alpnList) = try SSLContext.make(
             server: server, identity: identity?.objects, alpn: alpn, verifyFile: verifyFile,
@@ -25,13 +22,6 @@ public final class TLSContext: @unchecked Sendable {
     }
 
     deinit { SSLContext.free(context) }
-
-    /// Caps this context at TLS 1.2, before any connection is made: lets
-    /// tests exercise the TLS 1.2 handshake (client authentication fails
-    /// inside the client's handshake there, not on its first read).
-    func limitToTLS12() -> Bool {
-        SSLContext.limitToTLS12(context)
-    }
 
     /// A client context: TLS 1.2 or later, the server's certificate verified
     /// against `trustedRootsFile` (PEM) or the system's roots when nil,

@@ -16,8 +16,6 @@ public final class TLSIdentity: @unchecked Sendable {
     /// Validity period, unix seconds.
     public let notBefore: Int
     public let notAfter: Int
-    /// Number of chain (CA) certificates carried along with the leaf.
-    public let chainLength: Int
 
     /// Takes ownership of `objects`, freeing them if it throws.
     init(_ objects: X509Identity) throws(CredentialError) {
@@ -28,7 +26,6 @@ public final class TLSIdentity: @unchecked Sendable {
         self.objects = objects
         subjectUID = X509Certificate.subjectUID(objects.certificate)
         subjectCommonName = X509Certificate.subjectCommonName(objects.certificate)
-        chainLength = objects.chainLength
         notBefore = validity.notBefore
         notAfter = validity.notAfter
     }
@@ -38,11 +35,7 @@ public final class TLSIdentity: @unchecked Sendable {
     /// A PKCS#12 (.p12) file's identity. An empty password matches files
     /// exported with no password as well as with an empty one.
     public static func pkcs12(_ data: [UInt8], password: String) throws(CredentialError) -> TLSIdentity {
-        try pkcs12(data, password: password, legacyAvailable: OpenSSLProviders.shared.legacyLoaded)
-    }
-
-    static func pkcs12(_ data: [UInt8], password: String, legacyAvailable: Bool) throws(CredentialError) -> TLSIdentity {
-        try TLSIdentity(PKCS12Bundle.parse(data, password: password, legacyAvailable: legacyAvailable))
+        try TLSIdentity(PKCS12Bundle.parse(data, password: password, legacyAvailable: OpenSSLProviders.shared.legacyLoaded))
     }
 
     public static func pkcs12(file path: String, password: String) throws(CredentialError) -> TLSIdentity {

@@ -27,29 +27,3 @@ final class OpenSSLProviders: @unchecked Sendable {
         if let defaultProvider { OSSL_PROVIDER_unload(defaultProvider) }
     }
 }
-
-extension OpenSSLProviders {
-    static var libraryVersion: String {
-        String(cString: OpenSSL_version(OPENSSL_VERSION))
-    }
-
-    /// Runs `body` with a fresh library context, holding only the named
-    /// providers, as this thread's default: lets tests see how parsing behaves
-    /// when a provider (legacy) is missing, without touching other threads.
-    /// `body` must not suspend (the override is per thread).
-    static func withIsolatedLibraryContext<T>(providers names: [String], _ body: () throws -> T) rethrows -> T? {
-        guard let context = OSSL_LIB_CTX_new() else { return nil }
-        var loaded: [OpaquePointer] = []
-        for name in names {
-            if let provider = OSSL_PROVIDER_load(context, name) { loaded.append(provider) }
-        }
-        let previous = OSSL_LIB_CTX_set0_default(context)
-        defer {
-            OSSL_LIB_CTX_set0_default(previous)
-            for provider in loaded { OSSL_PROVIDER_unload(provider) }
-            OSSL_LIB_CTX_free(context)
-            ERR_clear_error()
-        }
-        return try body()
-    }
-}

@@ -124,8 +124,4 @@ enum SSLConnection {
     static func hasUnprocessedInput(_ connection: OpaquePointer) -> Bool {
         SSL_has_pending(connection) == 1
     }
-
-    static func negotiatedProtocolVersion(_ connection: OpaquePointer) -> String {
-        String(cString: SSL_get_version(connection))
-    }
 }

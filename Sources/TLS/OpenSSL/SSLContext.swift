@@ -27,11 +27,6 @@ enum SSLContext {
 
     static func free(_ context: OpaquePointer) { SSL_CTX_free(context) }
 
-    /// Caps the context at TLS 1.2 (tests: APNs and older peers may stop there).
-    static func limitToTLS12(_ context: OpaquePointer) -> Bool {
-        shim_SSL_CTX_set_max_proto_version(context, TLS1_2_VERSION) == 1
-    }
-
     private static func configure(
         _ context: OpaquePointer, server: Bool, identity: X509Identity?, wire: [UInt8], verifyFile: String?,
         requireClientCertificate: Bool

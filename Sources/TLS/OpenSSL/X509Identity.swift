@@ -11,9 +11,6 @@ struct X509Identity {
     let key: OpaquePointer
     let chain: OpaquePointer
 
-    /// Number of chain (CA) certificates carried along with the leaf.
-    var chainLength: Int { Int(shim_sk_X509_num(chain)) }
-
     func free() {
         X509_free(certificate)
         EVP_PKEY_free(key)
