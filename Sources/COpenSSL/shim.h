@@ -25,8 +25,7 @@ static inline long shim_SSL_CTX_set_mode(SSL_CTX *ctx, long mode) {
 static inline long shim_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) {
     return SSL_CTX_set_min_proto_version(ctx, version);
 }
-
-/* Module TLS: more macro shims. */
+/* Tests only (Tests/TLSTests/OpenSSLTestHooks.swift): the TLS 1.2 cap. */
 static inline long shim_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version) {
     return SSL_CTX_set_max_proto_version(ctx, version);
 }
@@ -36,11 +35,9 @@ static inline long shim_SSL_CTX_set1_chain(SSL_CTX *ctx, STACK_OF(X509) *chain) 
 static inline uint64_t shim_SSL_OP_NO_RENEGOTIATION(void) {
     return SSL_OP_NO_RENEGOTIATION;
 }
+/* Tests only (Tests/TLSTests/OpenSSLTestHooks.swift): the chain length. */
 static inline int shim_sk_X509_num(const STACK_OF(X509) *stack) {
     return sk_X509_num(stack);
-}
-static inline X509 *shim_sk_X509_value(const STACK_OF(X509) *stack, int index) {
-    return sk_X509_value(stack, index);
 }
 static inline STACK_OF(X509) *shim_sk_X509_new_null(void) {
     return sk_X509_new_null();

@@ -1,3 +1,7 @@
+// A Swift owner of an OpenSSL object: it holds its SSL as an opaque pointer
+// and frees it in deinit; only the files in Sources/TLS/OpenSSL/ call OpenSSL
+// or touch its pointers (ARCHITECTURE.md §5).
+
 /// Result of a handshake step on a non-blocking socket.
 public enum TLSResult: Equatable, Sendable {
     case complete
@@ -24,98 +28,75 @@ public enum TLSIOResult: Equatable, Sendable {
 /// One TLS connection (an OpenSSL SSL) over a non-blocking socket that the
 /// caller owns and closes. Not thread-safe: use it from one event loop.
 public final class TLSConnection {
-    private let connection: OpaquePointer  // SSL*
+    let connection: OpaquePointer  // SSL*, owned
     /// Keeps the SSL_CTX's Swift owner (and its ALPN list) alive.
     public let context: TLSContext
-    /// OpenSSL forbids SSL_shutdown after a fatal error.
-    private var failed = false
+    /// A call failed fatally: OpenSSL forbids SSL_shutdown from then on.
+    private var hadFatalError = false
 
     /// `serverName` (client only): a host name is sent as SNI and verified
     /// against the certificate; an IP literal is verified against its IP
     /// addresses. nil verifies the chain only, not the name.
     public init(context: TLSContext, fd: Int32, serverName: String?) throws(TLSError) {
         self.context = context
-        connection = try OpenSSL.makeConnection(
+        connection = try SSLConnection.make(
             context: context.context, fd: fd, server: context.isServer, serverName: serverName)
     }
 
-    deinit { OpenSSL.freeConnection(connection) }
+    deinit { SSLConnection.free(connection) }
 
     public func handshake() -> TLSResult {
-        switch OpenSSL.handshake(connection) {
-        case .done: return .complete
-        case .wantRead: return .wantRead
-        case .wantWrite: return .wantWrite
-        case .closed: return .closed
-        case .failed(let error):
-            failed = true
-            return .failed(error)
-        }
+        let result = SSLConnection.handshake(connection)
+        if case .failed = result { hadFatalError = true }
+        return result
     }
 
     /// Reads decrypted bytes. After `.bytes`, call again while
     /// `hasBufferedReadData`: OpenSSL may hold bytes epoll cannot announce.
     /// May return `.wantWrite` (TLS 1.3 key updates): retry once writable.
     public func read(into buffer: UnsafeMutableRawBufferPointer) -> TLSIOResult {
-        let (outcome, count) = OpenSSL.read(connection, into: buffer)
-        return result(outcome, count)
+        let result = SSLConnection.read(connection, into: buffer)
+        if case .failed = result { hadFatalError = true }
+        return result
     }
 
     /// Writes some of `bytes` (partial writes are on). After `.wantWrite` or
     /// `.wantRead`, retry with at least the same bytes (they may have moved).
     /// The process must ignore SIGPIPE: OpenSSL writes with write(2).
     public func write(_ bytes: UnsafeRawBufferPointer) -> TLSIOResult {
-        let (outcome, count) = OpenSSL.write(connection, bytes)
-        return result(outcome, count)
-    }
-
-    private func result(_ outcome: OpenSSL.Outcome, _ count: Int) -> TLSIOResult {
-        switch outcome {
-        case .done: return .bytes(count)
-        case .wantRead: return .wantRead
-        case .wantWrite: return .wantWrite
-        case .closed: return .closed
-        case .failed(let error):
-            failed = true
-            return .failed(error)
-        }
+        let result = SSLConnection.write(connection, bytes)
+        if case .failed = result { hadFatalError = true }
+        return result
     }
 
     /// Sends close_notify, best effort, without waiting for the peer's.
     public func shutdown() {
-        guard !failed else { return }
-        OpenSSL.shutdown(connection)
+        guard !hadFatalError else { return }
+        SSLConnection.shutdown(connection)
     }
 
     /// The ALPN protocol both sides agreed on, nil if none.
-    public var negotiatedALPN: String? { OpenSSL.negotiatedALPN(connection) }
-
-    /// "TLSv1.3", "TLSv1.2", ...
-    public var protocolVersion: String { OpenSSL.negotiatedProtocolVersion(connection) }
+    public var negotiatedALPN: String? { SSLConnection.negotiatedALPN(connection) }
 
     /// The UID of the peer certificate's subject: on the server side, the
     /// APNs topic (bundle id) of a client authenticating with a certificate.
     public var peerCertificateSubjectUID: String? {
-        OpenSSL.peerCertificate(connection).flatMap(OpenSSL.subjectUID)
-    }
-
-    public var peerCertificateSubjectCommonName: String? {
-        OpenSSL.peerCertificate(connection).flatMap(OpenSSL.subjectCommonName)
+        SSLConnection.peerCertificate(connection).flatMap(X509Certificate.subjectUID)
     }
 
     /// True when decrypted bytes wait inside OpenSSL (SSL_pending), e.g.
     /// after a read into a buffer smaller than the record: the socket will
     /// not become readable for them, so the caller must keep reading.
-    public var hasBufferedReadData: Bool { OpenSSL.hasBufferedReadData(connection) }
+    public var hasBufferedReadData: Bool { SSLConnection.hasBufferedReadData(connection) }
 
     /// Lets OpenSSL read everything the socket holds at once (one read(2) for
     /// many records instead of two per record). The caller must then read
     /// until `.wantRead` (or, when it stops early, come back while
     /// `hasUnprocessedInput`): bytes OpenSSL already took from the socket
     /// are invisible to epoll.
-    public func enableReadAhead() { OpenSSL.enableReadAhead(connection) }
+    public func enableReadAhead() { SSLConnection.enableReadAhead(connection) }
 
     /// Bytes inside OpenSSL a read has not returned yet, decrypted or not
     /// (true also for a partial record, which a read cannot finish yet).
-    public var hasUnprocessedInput: Bool { OpenSSL.hasUnprocessedInput(connection) }
+    public var hasUnprocessedInput: Bool { SSLConnection.hasUnprocessedInput(connection) }
 }

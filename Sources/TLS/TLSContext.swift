@@ -1,63 +1,27 @@
-/// Why a TLS context, connection, handshake or transfer failed: a class to
-/// act on and a one-line description taken from OpenSSL's error queue.
-public struct TLSError: Error, Equatable, Sendable, CustomStringConvertible {
-    public enum Kind: Equatable, Sendable {
-        /// The peer's certificate chain or name did not verify; the reason is
-        /// OpenSSL's verify result text ("hostname mismatch", ...).
-        case certificateVerifyFailed(String)
-        case handshakeFailed
-        /// No ALPN protocol in common (RFC 7301 no_application_protocol alert).
-        case alpnMismatch
-        /// A TLS error after the handshake (bad record, alert from the peer...).
-        case protocolError
-        /// The socket failed with this errno.
-        case syscall(Int32)
-        /// Making the context or connection failed (unreadable CA file,
-        /// unusable identity, bad ALPN name, out of memory).
-        case configuration
-    }
-
-    public let kind: Kind
-    public let description: String
-
-    public init(_ kind: Kind, _ description: String) {
-        self.kind = kind
-        self.description = description
-    }
-}
+// A Swift owner of an OpenSSL object: it holds its SSL_CTX as an opaque
+// pointer and frees it in deinit; only the files in Sources/TLS/OpenSSL/ call
+// OpenSSL or touch its pointers (ARCHITECTURE.md §5).
 
 /// An OpenSSL SSL_CTX: the configuration shared by many connections. Once
 /// made it is only read (SSL_new is thread-safe), so it may be shared.
 public final class TLSContext: @unchecked Sendable {
-    let context: OpaquePointer  // SSL_CTX*
+    let context: OpaquePointer  // SSL_CTX*, owned
     let isServer: Bool
     /// Kept alive for the ALPN select callback (server side).
-    private let alpnList: OpenSSL.ALPNList?
+    private let alpnList: ALPNProtocolList?
     /// The identity's objects are up-referenced by the SSL_CTX; holding the
     /// Swift owner too keeps the lifetime obvious.
     private let identity: TLSIdentity?
 
-    /// The linked OpenSSL's version text, e.g. "OpenSSL 3.0.19 27 Jan 2026".
-    public static var openSSLVersion: String { OpenSSL.version }
-
     private init(server: Bool, identity: TLSIdentity?, alpn: [String], verifyFile: String?) throws(TLSError) {
-        var list: OpenSSL.ALPNList? = nil
-        context = try OpenSSL.makeContext(
-            server: server, identity: identity, alpn: alpn, verifyFile: verifyFile,
-            requireClientCertificate: true, alpnList: &list)
-        alpnList = list
+        (context, alpnList) = try SSLContext.make(
+            server: server, identity: identity?.objects, alpn: alpn, verifyFile: verifyFile,
+            requireClientCertificate: true)
         isServer = server
         self.identity = identity
     }
 
-    deinit { OpenSSL.freeContext(context) }
-
-    /// Caps this context at TLS 1.2, before any connection is made: lets
-    /// tests exercise the TLS 1.2 handshake (client authentication fails
-    /// inside the client's handshake there, not on its first read).
-    func limitToTLS12() -> Bool {
-        OpenSSL.limitToTLS12(context)
-    }
+    deinit { SSLContext.free(context) }
 
     /// A client context: TLS 1.2 or later, the server's certificate verified
     /// against `trustedRootsFile` (PEM) or the system's roots when nil,

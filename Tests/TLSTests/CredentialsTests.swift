@@ -110,7 +110,7 @@ struct CredentialsTests {
         let modern = try TestCertificates.bytes(TestCertificates.clientP12)
         // A library context with only the default provider, as on a system
         // without ossl-modules/legacy.so.
-        let outcome = OpenSSL.withIsolatedLibraryContext(providers: ["default"]) {
+        let outcome = OpenSSLTestHooks.withIsolatedLibraryContext(providers: ["default"]) {
             () -> (legacy: Result<TLSIdentity, CredentialError>, modern: Result<TLSIdentity, CredentialError>) in
             (Result { () throws(CredentialError) in try TLSIdentity.pkcs12(legacy, password: "secret", legacyAvailable: false) },
              Result { () throws(CredentialError) in try TLSIdentity.pkcs12(modern, password: "secret", legacyAvailable: false) })

@@ -10,35 +10,35 @@ struct OpenSSLTests {
         (["h2", "http/1.1"], [2, 0x68, 0x32, 8] + Array("http/1.1".utf8)),
     ] as [([String], [UInt8])])
     func alpnWireFormat(protocols: [String], wire: [UInt8]) throws {
-        #expect(try OpenSSL.alpnWireFormat(protocols) == wire)
+        #expect(try ALPNProtocolList.wireFormat(protocols) == wire)
     }
 
     @Test("a 255-byte ALPN name is the longest allowed")
     func longestALPN() throws {
-        let wire = try OpenSSL.alpnWireFormat([String(repeating: "a", count: 255)])
+        let wire = try ALPNProtocolList.wireFormat([String(repeating: "a", count: 255)])
         #expect(wire.count == 256)
         #expect(wire.first == 255)
     }
 
     @Test("the error line keeps distinct entries, at most three, and falls back when empty")
     func errorLine() {
-        let entry = { (text: String) in OpenSSL.QueuedError(library: 0, reason: 0, text: text) }
-        #expect(OpenSSL.errorLine([], fallback: "nothing") == "nothing")
-        #expect(OpenSSL.errorLine([entry("a"), entry("a"), entry("b")], fallback: "") == "a; b")
-        #expect(OpenSSL.errorLine([entry("a"), entry("b"), entry("c"), entry("d")], fallback: "") == "a; b; c")
+        let entry = { (text: String) in OpenSSLErrorQueue.Entry(library: 0, reason: 0, text: text) }
+        #expect(OpenSSLErrorQueue.line([], fallback: "nothing") == "nothing")
+        #expect(OpenSSLErrorQueue.line([entry("a"), entry("a"), entry("b")], fallback: "") == "a; b")
+        #expect(OpenSSLErrorQueue.line([entry("a"), entry("b"), entry("c"), entry("d")], fallback: "") == "a; b; c")
     }
 
     @Test("a failed parse leaves this thread's error queue empty")
-    func errorQueueIsDrained() throws {
+    func errorQueueIsEmptied() throws {
         let bytes = try TestCertificates.bytes(TestCertificates.notAP12)
         #expect(throws: CredentialError.self) { try TLSIdentity.pkcs12(bytes, password: "") }
-        #expect(OpenSSL.drainErrors().isEmpty)
+        #expect(OpenSSLErrorQueue.takeAll().isEmpty)
         #expect(throws: CredentialError.self) { try ES256Signer(pkcs8PEM: bytes) }
-        #expect(OpenSSL.drainErrors().isEmpty)
+        #expect(OpenSSLErrorQueue.takeAll().isEmpty)
     }
 
     @Test("the legacy provider is available on this system (Debian's libssl3 ships it)")
     func legacyProviderLoaded() {
-        #expect(OpenSSL.providers.legacyLoaded)
+        #expect(OpenSSLProviders.shared.legacyLoaded)
     }
 }
