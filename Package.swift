@@ -3,7 +3,8 @@ import PackageDescription
 
 // toot-relay: a Web Push (RFC 8030) to APNs relay.
 // C libraries enter only through the two system-library targets; each is
-// imported by exactly one Swift module (TLS for OpenSSL, HTTP2 for nghttp2).
+// imported by exactly one Swift module (TLS for OpenSSL, HTTP2 for nghttp2;
+// ARCHITECTURE.md §5.2), and by that module's tests where they need it.
 let package = Package(
     name: "toot-relay",
     products: [
@@ -62,7 +63,10 @@ let package = Package(
 
         .testTarget(name: "RelayCoreTests", dependencies: ["RelayCore"]),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
-        .testTarget(name: "TLSTests", dependencies: ["TLS", "TestSupport"]),
+        // The TLS tests reach OpenSSL directly for what only they need
+        // (Tests/TLSTests/OpenSSLTestHooks.swift): an isolated library
+        // context, a TLS 1.2 cap, the linked version.
+        .testTarget(name: "TLSTests", dependencies: ["TLS", "COpenSSL", "TestSupport"]),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2"]),
         .testTarget(name: "APNsTests", dependencies: ["APNs", "APNsEmulator", "TestSupport"]),
         .testTarget(name: "APNsEmulatorTests", dependencies: ["APNsEmulator", "HTTP2", "TLS", "EventLoop", "TestSupport"]),
