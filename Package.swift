@@ -37,11 +37,14 @@ let package = Package(
         .target(name: "TLS", dependencies: ["COpenSSL"]),
         // nghttp2 sessions, bytes in and bytes out.
         .target(name: "HTTP2", dependencies: ["CNGHTTP2"]),
+        // The byte pump between an HTTP/2 session and a TLS connection,
+        // shared by the APNs client and the emulator.
+        .target(name: "HTTP2Transport", dependencies: ["HTTP2", "TLS"]),
 
         // The APNs client: credentials, JWT, connections, pools.
-        .target(name: "APNs", dependencies: ["RelayCore", "EventLoop", "TLS", "HTTP2"]),
+        .target(name: "APNs", dependencies: ["RelayCore", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
         // An APNs-compatible HTTP/2 server for tests, benchmarks and the demo.
-        .target(name: "APNsEmulator", dependencies: ["RelayCore", "EventLoop", "TLS", "HTTP2"]),
+        .target(name: "APNsEmulator", dependencies: ["RelayCore", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
         // The daemon: HTTP/1 listener, routing, wiring of it all.
         .target(name: "Relay", dependencies: [
             "RelayCore", "EventLoop", "TLS", "APNs",

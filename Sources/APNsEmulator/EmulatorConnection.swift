@@ -1,6 +1,7 @@
 import EventLoop
 import Glibc
 import HTTP2
+import HTTP2Transport
 import RelayCore
 import Synchronization
 import TLS
@@ -182,13 +183,11 @@ final class EmulatorWorker {
 final class EmulatorConnection: IOHandler, HTTP2ServerSessionDelegate {
     private enum Phase { case handshaking, open, closed }
 
-    /// Stop reading while this much output waits for the peer.
-    private static let outputHighWater = 1 << 20
     private static let handshakeTimeout: Duration = .seconds(10)
     /// After our GOAWAY, the answers still owed get this long.
     private static let drainTimeout: Duration = .seconds(10)
     /// TLS reads per readiness event, for fairness between connections.
-    private static let readsPerEvent = 32
+    private static let readsPerPass = 32
 
     private unowned let worker: EmulatorWorker
     let id: Int
@@ -198,8 +197,9 @@ final class EmulatorConnection: IOHandler, HTTP2ServerSessionDelegate {
     private var session: HTTP2ServerSession?
     private var phase = Phase.handshaking
     private var credential = ClientCredential.none
-    private var output: [UInt8] = []
-    private var outputOffset = 0
+    /// Answers on their way to the client; reading stops while 1 MiB of
+    /// them waits for the peer.
+    private var pump = HTTP2TLSPump(highWater: 1 << 20, keptCapacity: 1 << 20)
     private var writeBlocked = false
     private var requestCount = 0
     private var goAwayLastStreamID: Int32?
@@ -304,42 +304,31 @@ final class EmulatorConnection: IOHandler, HTTP2ServerSessionDelegate {
 
     // MARK: bytes in, bytes out
 
-    private var pendingOutput: Int { output.count - outputOffset }
-
     private func readAvailable() {
         guard let session else { return }
-        var reads = 0
-        reading: while phase == .open, !dropping, pendingOutput < Self.outputHighWater {
-            guard reads < Self.readsPerEvent else {
-                // Data already decrypted inside OpenSSL raises no epoll event.
-                if tls.hasBufferedReadData { scheduleContinuation() }
-                break
-            }
-            reads += 1
-            switch tls.read(into: worker.readBuffer) {
-            case .bytes(let count):
-                do {
-                    try session.receive(UnsafeRawBufferPointer(rebasing: worker.readBuffer[0..<count]))
-                } catch {
-                    worker.state.log("connection \(id): \(error)")
-                    flush()
-                    close(graceful: false)
-                    return
-                }
-            case .wantRead:
-                break reading
-            case .wantWrite:
-                writeBlocked = true
-                break reading
-            case .closed:
-                flush()
-                close(graceful: false)
-                return
-            case .failed(let error):
-                worker.state.log("connection \(id): \(error)")
-                close(graceful: false)
-                return
-            }
+        let pass = HTTP2TLSPump.readAndFeed(session, from: tls, into: worker.readBuffer, maxReads: Self.readsPerPass,
+                                            host: self)
+        switch pass.stop {
+        case .wantRead, .stoppedByHost:
+            break
+        case .yielded(let moreBuffered):
+            // Data already inside OpenSSL raises no epoll event.
+            if moreBuffered { scheduleContinuation() }
+        case .wantWrite:
+            writeBlocked = true
+        case .protocolError(let error):
+            worker.state.log("connection \(id): \(error)")
+            flush()
+            close(graceful: false)
+            return
+        case .closed:
+            flush()
+            close(graceful: false)
+            return
+        case .failed(let error):
+            worker.state.log("connection \(id): \(error)")
+            close(graceful: false)
+            return
         }
         if dropping {
             // Answers already queued for earlier requests go out first, so
@@ -420,24 +409,17 @@ final class EmulatorConnection: IOHandler, HTTP2ServerSessionDelegate {
 
     private func flush() {
         guard phase == .open, let session else { return }
-        session.drainOutput(into: &output)
-        while outputOffset < output.count {
-            let offset = outputOffset
-            let result = output.withUnsafeBytes { tls.write(UnsafeRawBufferPointer(rebasing: $0[offset...])) }
-            switch result {
-            case .bytes(let count):
-                outputOffset += count
-            case .wantWrite, .wantRead:
-                writeBlocked = true
-                updateInterest()
-                return
-            case .closed, .failed:
-                close(graceful: false)
-                return
-            }
+        switch pump.write(session, through: tls, host: self) {
+        case .flushed:
+            break
+        case .wantWrite, .wantRead:
+            writeBlocked = true
+            updateInterest()
+            return
+        case .closed, .failed:
+            close(graceful: false)
+            return
         }
-        output.removeAll(keepingCapacity: output.capacity <= 1 << 20)
-        outputOffset = 0
         writeBlocked = false
         updateInterest()
         if !session.wantsRead && !session.wantsWrite {
@@ -450,7 +432,7 @@ final class EmulatorConnection: IOHandler, HTTP2ServerSessionDelegate {
     private func updateInterest() {
         guard phase == .open else { return }
         var interest: IOEvents = []
-        if pendingOutput < Self.outputHighWater { interest.insert(.readable) }
+        if pump.pendingBytes < pump.highWater { interest.insert(.readable) }
         if writeBlocked { interest.insert(.writable) }
         worker.loop.setInterest(fd, interest)
     }
@@ -528,4 +510,15 @@ final class EmulatorConnection: IOHandler, HTTP2ServerSessionDelegate {
     }
 
     func session(_ session: HTTP2ServerSession, streamDidClose streamID: Int32, errorCode: HTTP2ErrorCode) {}
+}
+
+// MARK: HTTP2TLSPumpHost
+
+extension EmulatorConnection: HTTP2TLSPumpHost {
+    /// Not after a close or a decision to drop the connection, nor while
+    /// the client leaves our answers unread.
+    var keepsReading: Bool { phase == .open && !dropping && pump.pendingBytes < pump.highWater }
+
+    /// The emulator resends nothing: where frames begin does not matter.
+    func framesSerialized(at offset: UInt64) {}
 }

@@ -23,7 +23,7 @@ enum ReceivedFrame {
     case goAway(lastStreamID: Int32, errorCode: HTTP2ErrorCode, debugData: String)
 }
 
-/// Receives what nghttp2 reports during `receive` and `drain`.
+/// Receives what nghttp2 reports during `receive` and `takeOutput`.
 protocol NGHTTP2EventHandler: AnyObject {
     /// A header block begins; `opensStream` is true for a request that opens a stream (server side).
     func beginHeaders(streamID: Int32, opensStream: Bool)
@@ -111,7 +111,7 @@ private struct OutgoingBody {
 // MARK: - The session
 
 /// One nghttp2 session (client or server) driven purely by memory: bytes in
-/// through `receive`, bytes out through `drain`. Not thread-safe: one owner,
+/// through `receive`, bytes out through `takeOutput`. Not thread-safe: one owner,
 /// one thread.
 final class NGHTTP2Session {
     enum Role { case client, server }
@@ -127,7 +127,7 @@ final class NGHTTP2Session {
     private(set) var unsentBodyBytes = 0
     /// Bytes serialized during `receive` (see there) not yet handed out.
     private var pendingOutput: [UInt8] = []
-    /// Guards against `receive`/`drain` being re-entered from a callback,
+    /// Guards against `receive`/`takeOutput` being re-entered from a callback,
     /// which nghttp2 does not allow.
     private var insideLibraryCall = false
     /// GOAWAY frames we submitted and nghttp2 has not sent yet; a GOAWAY sent
@@ -165,7 +165,7 @@ final class NGHTTP2Session {
     /// Feeds received bytes to nghttp2. Callbacks run synchronously inside.
     ///
     /// Afterwards everything the input provoked is serialized at once (into
-    /// `pendingOutput`, handed out by `drain`), because nghttp2 reports most
+    /// `pendingOutput`, handed out by `takeOutput`), because nghttp2 reports most
     /// connection errors only by queueing a GOAWAY: serializing it here lets
     /// this call throw instead of the error surfacing later or never.
     func receive(_ bytes: UnsafeRawBufferPointer) throws(HTTP2Error) {
@@ -187,7 +187,7 @@ final class NGHTTP2Session {
     /// Appends every pending output byte to `buffer`. Callbacks (stream
     /// closes) may run inside; they must not touch `buffer`. Does nothing when
     /// called from inside a callback.
-    func drain(into buffer: inout [UInt8]) {
+    func takeOutput(into buffer: inout [UInt8]) {
         guard !insideLibraryCall else { return }
         if !pendingOutput.isEmpty {
             if buffer.isEmpty {
@@ -350,7 +350,7 @@ final class NGHTTP2Session {
 
     /// Sets our connection-level receive window (RFC 9113 §6.9: only a
     /// WINDOW_UPDATE on stream 0 changes it; SETTINGS cannot). nghttp2 sends
-    /// the WINDOW_UPDATE with the next `drain`.
+    /// the WINDOW_UPDATE with the next `takeOutput`.
     func setLocalConnectionWindow(_ size: Int32) throws(HTTP2Error) {
         guard failure == nil else { throw .sessionClosed }
         let result = nghttp2_session_set_local_window_size(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, size)

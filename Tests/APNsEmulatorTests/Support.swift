@@ -194,7 +194,7 @@ final class TestClient: HTTP2ClientSessionDelegate {
                 headers: [(name: String, value: String)] = [("apns-topic", Fixture.topic)],
                 body: [UInt8] = Fixture.payload) throws -> Int32 {
         try session.submitRequest(method: method, path: path ?? "/3/device/\(token)", authority: "localhost",
-                                  headers: headers, body: body)
+                                  fields: headers.map { HTTP2HeaderField(name: $0.name, value: $0.value) }, body: body)
     }
 
     /// Moves bytes until `condition` holds or `timeout` passes; true when it held.
@@ -216,7 +216,7 @@ final class TestClient: HTTP2ClientSessionDelegate {
 
     private func pump() {
         guard !connectionClosed else { return }
-        session.drainOutput(into: &output)
+        session.takeOutput(into: &output)
         while outputOffset < output.count {
             let offset = outputOffset
             let result = output.withUnsafeBytes { tls.write(UnsafeRawBufferPointer(rebasing: $0[offset...])) }
@@ -256,9 +256,9 @@ final class TestClient: HTTP2ClientSessionDelegate {
 
     // MARK: HTTP2ClientSessionDelegate
 
-    func session(_ session: HTTP2ClientSession, didReceiveResponseStatus status: Int,
-                 headers: [(name: String, value: String)], streamID: Int32) {
-        responses[streamID] = Response(status: status, headers: headers)
+    func session(_ session: HTTP2ClientSession, didReceiveResponse status: Int,
+                 fields: HTTP2HeaderFields, streamID: Int32) {
+        responses[streamID] = Response(status: status, headers: Array(fields))
     }
 
     func session(_ session: HTTP2ClientSession, didReceiveData bytes: UnsafeRawBufferPointer, streamID: Int32) {
