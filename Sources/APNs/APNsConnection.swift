@@ -4,6 +4,15 @@ import HTTP2Transport
 import RelayCore
 import TLS
 
+// Over 500 lines and still one thing: one connection to APNs. Performing
+// the machine's actions, the handshake, the streams, the read and write
+// passes, the idle PING and the teardown all work on the same private state
+// (socket, TLS, session, open streams, results gathered for the owner); the
+// pieces that stand alone live elsewhere: the lifecycle decisions in
+// APNsConnectionMachine, the byte pump in HTTP2Transport, the request and its
+// fields in PendingRequest and APNsRequestFields, the answer mapping in
+// APNsResponse.
+
 /// One HTTP/2 connection to APNs: moves bytes between the socket, OpenSSL and
 /// the nghttp2 session (through `HTTP2TLSPump`), and performs what
 /// `APNsConnectionMachine` decides.
@@ -73,9 +82,6 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
     }
 
     var state: APNsConnectionState { machine.state }
-
-    /// Streams open (submitted, not yet closed) on this connection.
-    var openStreamCount: Int { streams.count }
 
     /// New requests this connection takes now (0 unless ready).
     var availableStreams: Int {

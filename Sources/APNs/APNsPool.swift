@@ -45,7 +45,7 @@ final class APNsPool: APNsConnectionOwner {
     private(set) var connections: [APNsConnection] = []
     private var queue = RequestQueue()
     /// Every request from `send` to its completion, for the answer timeout.
-    private var deadlines = AnswerDeadlines()
+    private(set) var deadlines = AnswerDeadlines()
     /// Set for the front of `deadlines` or earlier, whenever it is not empty.
     private var deadlineTimer: TimerID?
     private let answerTimeoutNanoseconds: UInt64
@@ -53,8 +53,6 @@ final class APNsPool: APNsConnectionOwner {
     private var resendQueue = RequestQueue()
     private(set) var queuedCount = 0
     private(set) var inFlightCount = 0
-    /// Requests whose answer deadline is tracked (sent, not yet completed).
-    var answerDeadlineCount: Int { deadlines.count }
 
     private var consecutiveFailures = 0
     private var backoffUntil: UInt64 = 0

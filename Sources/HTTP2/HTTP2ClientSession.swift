@@ -167,7 +167,7 @@ public final class HTTP2ClientSession: HTTP2Session, NGHTTP2EventHandler {
 
     /// Immediate shutdown: GOAWAY with `errorCode`, after which nothing more
     /// is sent or read. Streams still open get no close report; the caller
-    /// fails them (see `openStreamIDs`).
+    /// fails them (from its own map of stream ids).
     public func terminate(errorCode: HTTP2ErrorCode = .noError) throws(HTTP2Error) {
         try core.terminate(errorCode: errorCode)
         goAwaySubmitted = true
@@ -197,10 +197,6 @@ public final class HTTP2ClientSession: HTTP2Session, NGHTTP2EventHandler {
     /// Streams submitted and not yet reported closed, including requests
     /// still queued behind the server's concurrency limit.
     public var activeStreamCount: Int { openStreams.count }
-
-    /// The ids counted by `activeStreamCount`, ascending: what to fail or
-    /// resend when the connection dies without closing them.
-    public var openStreamIDs: [Int32] { openStreams.sorted() }
 
     /// True once GOAWAY was received or sent: no new request is accepted.
     /// `lastProcessedStreamID` holds the last-stream-id of the latest GOAWAY received.

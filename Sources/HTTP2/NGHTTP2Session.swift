@@ -3,6 +3,12 @@
 // object from `user_data` with `Unmanaged` and translate C frames into the
 // Swift events of `NGHTTP2EventHandler`.
 //
+// Over 500 lines and still one thing: the C boundary of the HTTP2 module.
+// The callback table, the option and session owners and the C-to-Swift
+// translation share nghttp2's pointers and the re-entrancy guard; splitting
+// them would spread `import CNGHTTP2` and unsafe pointer handling over
+// several files, which this file exists to keep in one place.
+//
 // nghttp2 1.52 only: `nghttp2_session_mem_recv` / `nghttp2_session_mem_send`
 // and the ssize_t callbacks (the `*2` / nghttp2_ssize API is newer).
 import CNGHTTP2

@@ -77,7 +77,7 @@ public struct HTTP2TLSPump {
     @usableFromInline var output: [UInt8] = []
     @usableFromInline var sent = 0
     /// Stop taking frames from the session beyond this many pending bytes
-    /// (back-pressure: the rest waits inside nghttp2 until the socket drains).
+    /// (back-pressure: the rest waits inside nghttp2 until the socket takes more).
     public let highWater: Int
     /// An emptied buffer keeps its storage up to this capacity.
     @usableFromInline let keptCapacity: Int
