@@ -37,11 +37,8 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
     /// After a failed write, reads to get the server's last answers and its
     /// GOAWAY (bounded: a socket receive queue holds a few MB at most).
     private static let readsAfterWriteFailure = 4096
-    /// A zero-delay flush is scheduled (one per event batch, not one per request).
-    private var flushScheduled = false
-    /// A read pass stopped at its bound with input left inside OpenSSL; a
-    /// zero-delay pass to read it is scheduled.
-    private var readContinuationScheduled = false
+    /// Zero-delay passes scheduled and not yet run, at most one of each kind.
+    private var scheduledPasses: ZeroDelayPasses = []
     /// Submitted since frames were last taken from the session: the next
     /// frames taken carry them.
     private var unserialized: [PendingRequest] = []
@@ -325,19 +322,28 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
         case .failed(let error):
             transportEnded(error.description)
         case .yielded(let moreBuffered):
-            if moreBuffered { scheduleReadContinuation() }
+            if moreBuffered { schedule(.readContinuation) }
         }
     }
 
-    /// A read pass stopped at its bound with records inside OpenSSL, which
-    /// epoll does not announce: read them on the next loop pass.
-    private func scheduleReadContinuation() {
-        guard !readContinuationScheduled else { return }
-        readContinuationScheduled = true
+    /// Work for a zero-delay timer, which runs after this loop iteration's I/O.
+    private struct ZeroDelayPasses: OptionSet {
+        let rawValue: UInt8
+        /// Write what was submitted: every request submitted in one event
+        /// batch goes out in one write.
+        static let flush = ZeroDelayPasses(rawValue: 1)
+        /// A read pass stopped at its bound with records inside OpenSSL,
+        /// which epoll does not announce: read them, then write.
+        static let readContinuation = ZeroDelayPasses(rawValue: 2)
+    }
+
+    private func schedule(_ pass: ZeroDelayPasses) {
+        guard !scheduledPasses.contains(pass) else { return }
+        scheduledPasses.insert(pass)
         loop.schedule(after: .zero) { [weak self] in
             guard let self else { return }
-            self.readContinuationScheduled = false
-            self.readAvailable()
+            self.scheduledPasses.remove(pass)
+            if pass == .readContinuation { self.readAvailable() }
             self.flushOutput()
             self.afterEvents()
         }
@@ -392,16 +398,8 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
     }
 
     private func scheduleFlush() {
-        guard !flushScheduled, machine.state != .closed else { return }
-        flushScheduled = true
-        // A zero-delay timer runs after this iteration's I/O: every request
-        // submitted in one event batch goes out in one write.
-        loop.schedule(after: .zero) { [weak self] in
-            guard let self else { return }
-            self.flushScheduled = false
-            self.flushOutput()
-            self.afterEvents()
-        }
+        guard machine.state != .closed else { return }
+        schedule(.flush)
     }
 
     /// Hands gathered results to the owner and closes a drained connection.

@@ -97,9 +97,10 @@ struct APNsConnectionMachine: Equatable {
     mutating func start(into actions: inout [Action]) {
         switch machineState {
         case .idle:
-            machineState = .resolving
+            // The connect timeout covers resolution too (getaddrinfo can hang).
             actions.append(.armConnectTimeout)
             actions.append(.resolve)
+            machineState = .resolving
         case .closed:
             // A closed connection is never started again (the pool makes a
             // new one); asking does nothing.
@@ -203,11 +204,12 @@ struct APNsConnectionMachine: Equatable {
     /// Our own graceful close (shutdown): GOAWAY, let open streams finish.
     mutating func drain(into actions: inout [Action]) {
         switch machineState {
+        case .idle, .resolving, .connecting, .handshakingTLS, .awaitingSettings:
+            // Nothing to let finish: close at once.
+            close(nil, into: &actions)
         case .ready:
             machineState = .draining
             actions.append(.sendGoAway)
-        case .idle, .resolving, .connecting, .handshakingTLS, .awaitingSettings:
-            close(nil, into: &actions)
         case .draining, .closed:
             // Already closing, by the server's GOAWAY or an earlier shutdown.
             return
