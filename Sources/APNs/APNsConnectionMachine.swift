@@ -177,7 +177,11 @@ struct APNsConnectionMachine: Equatable {
         case .ready, .draining:
             // Later SETTINGS change limits only (the session applies them).
             return
-        case .idle, .resolving, .connecting, .handshakingTLS, .closed:
+        case .closed:
+            // A close decided inside `receive` (GOAWAY before ready) waits
+            // until it returns; frames after it in the same read still come.
+            return
+        case .idle, .resolving, .connecting, .handshakingTLS:
             // No HTTP/2 session exists in these states.
             impossible("settingsReceived")
         }
@@ -191,11 +195,12 @@ struct APNsConnectionMachine: Equatable {
             actions.append(.announceDraining)
         case .awaitingSettings:
             close(.tls("server sent GOAWAY before the connection was ready"), into: &actions)
-        case .draining:
+        case .draining, .closed:
             // A server may send several GOAWAYs (RFC 9113 §6.8: a first one
-            // with 2^31-1, then the real last-stream-id): already draining.
+            // with 2^31-1, then the real last-stream-id): already draining,
+            // or closed by the first one and torn down once `receive` returns.
             return
-        case .idle, .resolving, .connecting, .handshakingTLS, .closed:
+        case .idle, .resolving, .connecting, .handshakingTLS:
             // No HTTP/2 session exists in these states.
             impossible("goAwayReceived")
         }

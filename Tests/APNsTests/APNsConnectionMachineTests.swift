@@ -36,48 +36,38 @@ struct APNsConnectionMachineTests {
     let first = SocketAddress(ip: "127.0.0.1", port: 443)!
     let second = SocketAddress(ip: "::1", port: 443)!
 
-    func readyLifecycle() -> APNsConnectionMachine {
-        var lifecycle = APNsConnectionMachine()
-        _ = lifecycle.start()
-        _ = lifecycle.resolved([first])
-        _ = lifecycle.connected()
-        _ = lifecycle.handshakeCompleted(alpn: "h2")
-        _ = lifecycle.settingsReceived()
-        return lifecycle
-    }
-
     @Test("the happy path: idle → resolving → connecting → handshaking → ready → draining → closed")
     func happyPath() {
-        var lifecycle = APNsConnectionMachine()
-        #expect(lifecycle.state == .idle)
-        #expect(lifecycle.start() == [.armConnectTimeout, .resolve])
-        #expect(lifecycle.state == .resolving)
-        #expect(lifecycle.resolved([first, second]) == [.connect(first)])
-        #expect(lifecycle.state == .connecting)
-        #expect(lifecycle.connected() == [.startTLSHandshake])
-        #expect(lifecycle.state == .handshaking)
-        #expect(lifecycle.handshakeCompleted(alpn: "h2") == [.startHTTP2Session])
-        #expect(lifecycle.state == .handshaking)
-        #expect(!lifecycle.wasReady)
-        #expect(lifecycle.settingsReceived() == [.cancelConnectTimeout, .becameReady])
-        #expect(lifecycle.state == .ready)
-        #expect(lifecycle.wasReady)
+        var machine = APNsConnectionMachine()
+        #expect(machine.state == .idle)
+        #expect(machine.start() == [.armConnectTimeout, .resolve])
+        #expect(machine.state == .resolving)
+        #expect(machine.resolved([first, second]) == [.connect(first)])
+        #expect(machine.state == .connecting)
+        #expect(machine.connected() == [.startTLSHandshake])
+        #expect(machine.state == .handshaking)
+        #expect(machine.handshakeCompleted(alpn: "h2") == [.startHTTP2Session])
+        #expect(machine.state == .handshaking)
+        #expect(!machine.wasReady)
+        #expect(machine.settingsReceived() == [.cancelConnectTimeout, .becameReady])
+        #expect(machine.state == .ready)
+        #expect(machine.wasReady)
         // Later SETTINGS change limits only.
-        #expect(lifecycle.settingsReceived() == [])
-        #expect(lifecycle.drain() == [.sendGoAway])
-        #expect(lifecycle.state == .draining)
-        #expect(lifecycle.drained() == [.close(nil)])
-        #expect(lifecycle.state == .closed)
-        #expect(lifecycle.start() == [])
+        #expect(machine.settingsReceived() == [])
+        #expect(machine.drain() == [.sendGoAway])
+        #expect(machine.state == .draining)
+        #expect(machine.drained() == [.close(nil)])
+        #expect(machine.state == .closed)
+        #expect(machine.start() == [])
     }
 
     @Test("each address is tried in turn; the last error is the failure")
     func addressFallback() {
-        var lifecycle = APNsConnectionMachine()
-        _ = lifecycle.start()
-        _ = lifecycle.resolved([first, second])
-        #expect(lifecycle.connectFailed("refused") == [.connect(second)])
-        #expect(lifecycle.connectFailed("unreachable") == [.close(.connect("unreachable"))])
+        var machine = APNsConnectionMachine()
+        _ = machine.start()
+        _ = machine.resolved([first, second])
+        #expect(machine.connectFailed("refused") == [.connect(second)])
+        #expect(machine.connectFailed("unreachable") == [.close(.connect("unreachable"))])
     }
 
     @Test("failures are classed by the phase they happen in")
@@ -96,24 +86,24 @@ struct APNsConnectionMachineTests {
         _ = handshaking.connected()
         #expect(handshaking.failed("certificate verify failed") == [.close(.tls("certificate verify failed"))])
 
-        var ready = readyLifecycle()
+        var ready = machine(in: .ready)
         #expect(ready.failed("EOF") == [.close(.lost("EOF"))])
         #expect(ready.failed("again") == [])
     }
 
     @Test("ALPN other than h2 fails the TLS phase", arguments: [nil, "http/1.1"] as [String?])
     func alpnRequired(alpn: String?) {
-        var lifecycle = APNsConnectionMachine()
-        _ = lifecycle.start()
-        _ = lifecycle.resolved([first])
-        _ = lifecycle.connected()
-        let actions = lifecycle.handshakeCompleted(alpn: alpn)
+        var machine = APNsConnectionMachine()
+        _ = machine.start()
+        _ = machine.resolved([first])
+        _ = machine.connected()
+        let actions = machine.handshakeCompleted(alpn: alpn)
         guard case .close(.tls(let detail))? = actions.first else {
             Issue.record("got \(actions)")
             return
         }
         #expect(detail.contains("h2"))
-        #expect(lifecycle.state == .closed)
+        #expect(machine.state == .closed)
     }
 
     @Test("the connect timeout is a connect failure before TLS, a TLS failure during it, nothing once ready")
@@ -134,13 +124,13 @@ struct APNsConnectionMachineTests {
         _ = handshaking.connected()
         #expect(handshaking.connectTimedOut(after: "5 seconds") == [.close(.tls("TLS/HTTP/2 handshake timed out after 5 seconds"))])
 
-        var ready = readyLifecycle()
+        var ready = machine(in: .ready)
         #expect(ready.connectTimedOut(after: "5 seconds") == [])
     }
 
     @Test("GOAWAY drains a ready connection, and fails one not yet ready")
     func goAway() {
-        var ready = readyLifecycle()
+        var ready = machine(in: .ready)
         #expect(ready.goAwayReceived() == [.announceDraining])
         #expect(ready.state == .draining)
         #expect(ready.drain() == [])
@@ -157,10 +147,10 @@ struct APNsConnectionMachineTests {
 
     @Test("draining before ready closes at once")
     func drainEarly() {
-        var lifecycle = APNsConnectionMachine()
-        _ = lifecycle.start()
-        #expect(lifecycle.drain() == [.close(nil)])
-        #expect(lifecycle.drained() == [])
+        var machine = APNsConnectionMachine()
+        _ = machine.start()
+        #expect(machine.drain() == [.close(nil)])
+        #expect(machine.drained() == [])
     }
 
     /// A machine driven to one named state.
@@ -269,6 +259,15 @@ struct APNsConnectionMachineTests {
         #expect(draining.state == .draining)
     }
 
+    @Test("frames read after a GOAWAY closed an unready connection, in the same read, change nothing")
+    func framesAfterEarlyGoAway() {
+        var machine = machine(in: .awaitingSettings)
+        #expect(machine.goAwayReceived() == [.close(.tls("server sent GOAWAY before the connection was ready"))])
+        #expect(machine.settingsReceived() == [])
+        #expect(machine.goAwayReceived() == [])
+        #expect(machine.machineState == .closed(wasReady: false))
+    }
+
     @Test("our drain before ready closes at once, in every early state",
           arguments: [Phase.resolving, .connecting, .handshakingTLS, .awaitingSettings])
     func drainBeforeReady(phase: Phase) {
@@ -277,7 +276,7 @@ struct APNsConnectionMachineTests {
         #expect(machine.machineState == .closed(wasReady: false))
     }
 
-    @Test("states are ordered along the lifecycle")
+    @Test("states are ordered along the machine")
     func ordering() {
         #expect(APNsConnectionState.allCases.sorted() == APNsConnectionState.allCases)
         #expect(APNsConnectionState.handshaking < .ready && .ready < .draining)
