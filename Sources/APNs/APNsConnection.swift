@@ -20,7 +20,7 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
     private let loop: EventLoop
     private let endpoint: APNsEndpoint
     private weak var owner: (any APNsConnectionOwner)?
-    private(set) var machine = APNsConnectionMachine()
+    private var machine = APNsConnectionMachine()
 
     private var socket: Socket?
     private var tls: TLSConnection?
@@ -64,7 +64,11 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
     /// batch over allocates nothing.
     private var spareFinishedRequests: [(PendingRequest, APNsDelivery)] = []
     private var unprocessedRequests: [PendingRequest] = []
+    /// Since the last hand-over: the server's SETTINGS, a closed stream or a
+    /// WINDOW_UPDATE may have made room for new requests.
     private var capacityChanged = false
+    /// Since the last hand-over: the server's GOAWAY made this connection
+    /// draining (the machine's `announceDraining`).
     private var becameDraining = false
 
     init(loop: EventLoop, endpoint: APNsEndpoint, owner: any APNsConnectionOwner) {
