@@ -68,7 +68,7 @@ let package = Package(
         .testTarget(name: "TLSTests", dependencies: ["TLS", "TestSupport"]),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2"]),
         .testTarget(name: "APNsTests", dependencies: ["APNs", "APNsEmulator", "TestSupport"]),
-        .testTarget(name: "APNsEmulatorTests", dependencies: ["APNsEmulator", "HTTP2", "TLS", "EventLoop", "TestSupport"]),
+        .testTarget(name: "APNsEmulatorTests", dependencies: ["APNsEmulator", "HTTP2", "HTTP2Transport", "TLS", "EventLoop", "TestSupport"]),
         .testTarget(name: "RelayTests", dependencies: ["Relay", "APNs", "APNsEmulator", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

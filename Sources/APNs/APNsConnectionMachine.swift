@@ -97,10 +97,10 @@ struct APNsConnectionMachine: Equatable {
     mutating func start(into actions: inout [Action]) {
         switch machineState {
         case .idle:
+            machineState = .resolving
             // The connect timeout covers resolution too (getaddrinfo can hang).
             actions.append(.armConnectTimeout)
             actions.append(.resolve)
-            machineState = .resolving
         case .closed:
             // A closed connection is never started again (the pool makes a
             // new one); asking does nothing.
@@ -171,9 +171,10 @@ struct APNsConnectionMachine: Equatable {
     mutating func settingsReceived(into actions: inout [Action]) {
         switch machineState {
         case .awaitingSettings:
-            machineState = .ready
+            // The server's preface is complete (RFC 9113 §3.4): its limits are known.
             actions.append(.cancelConnectTimeout)
             actions.append(.becameReady)
+            machineState = .ready
         case .ready, .draining:
             // Later SETTINGS change limits only (the session applies them).
             return
