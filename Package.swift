@@ -37,9 +37,10 @@ let package = Package(
         .target(name: "TLS", dependencies: ["COpenSSL"]),
         // nghttp2 sessions, bytes in and bytes out.
         .target(name: "HTTP2", dependencies: ["CNGHTTP2"]),
-        // The byte pump between an HTTP/2 session and a TLS connection,
-        // shared by the APNs client and the emulator.
-        .target(name: "HTTP2Transport", dependencies: ["HTTP2", "TLS"]),
+        // The byte pump between an HTTP/2 session and a TLS connection, and
+        // the zero-delay passes that continue it, shared by the APNs client
+        // and the emulator.
+        .target(name: "HTTP2Transport", dependencies: ["HTTP2", "TLS", "EventLoop"]),
 
         // The APNs client: credentials, JWT, connections, pools.
         .target(name: "APNs", dependencies: ["RelayCore", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),

@@ -37,8 +37,8 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
     /// After a failed write, reads to get the server's last answers and its
     /// GOAWAY (bounded: a socket receive queue holds a few MB at most).
     private static let readsAfterWriteFailure = 4096
-    /// Zero-delay passes scheduled and not yet run, at most one of each kind.
-    private var scheduledPasses: ZeroDelayPasses = []
+    /// Zero-delay passes scheduled and not yet run (`ZeroDelayPassHost`).
+    var scheduledPasses: ZeroDelayPasses = []
     /// Submitted since frames were last taken from the session: the next
     /// frames taken carry them.
     private var unserialized: [PendingRequest] = []
@@ -326,31 +326,16 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
         case .failed(let error):
             transportEnded(error.description)
         case .yielded(let moreBuffered):
-            if moreBuffered { schedule(.readContinuation) }
+            if moreBuffered { scheduleZeroDelayPass(.readContinuation, on: loop) }
         }
     }
 
-    /// Work for a zero-delay timer, which runs after this loop iteration's I/O.
-    private struct ZeroDelayPasses: OptionSet {
-        let rawValue: UInt8
-        /// Write what was submitted: every request submitted in one event
-        /// batch goes out in one write.
-        static let flush = ZeroDelayPasses(rawValue: 1)
-        /// A read pass stopped at its bound with records inside OpenSSL,
-        /// which epoll does not announce: read them, then write.
-        static let readContinuation = ZeroDelayPasses(rawValue: 2)
-    }
-
-    private func schedule(_ pass: ZeroDelayPasses) {
-        guard !scheduledPasses.contains(pass) else { return }
-        scheduledPasses.insert(pass)
-        loop.schedule(after: .zero) { [weak self] in
-            guard let self else { return }
-            self.scheduledPasses.remove(pass)
-            if pass == .readContinuation { self.readAvailable() }
-            self.flushOutput()
-            self.afterEvents()
-        }
+    /// A flush writes what was submitted in this event batch; a read
+    /// continuation reads first. Both then hand results to the owner.
+    func runZeroDelayPass(_ pass: ZeroDelayPasses) {
+        if pass == .readContinuation { readAvailable() }
+        flushOutput()
+        afterEvents()
     }
 
     /// EOF, a reset, or a failed write once everything was read: the
@@ -403,7 +388,7 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
 
     private func scheduleFlush() {
         guard machine.state != .closed else { return }
-        schedule(.flush)
+        scheduleZeroDelayPass(.flush, on: loop)
     }
 
     /// Hands gathered results to the owner and closes a drained connection.
@@ -604,7 +589,7 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
 
 // MARK: HTTP2TLSPumpHost
 
-extension APNsConnection: HTTP2TLSPumpHost {
+extension APNsConnection: HTTP2TLSPumpHost, ZeroDelayPassHost {
     var keepsReading: Bool { machine.state != .closed }
 
     /// The requests submitted since frames were last taken begin in these

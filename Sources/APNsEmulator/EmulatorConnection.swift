@@ -70,8 +70,8 @@ final class EmulatorConnection: IOHandler, HTTP2ServerSessionDelegate {
     private var requestCount = 0
     private var raiseLimitOnFirstRequest = false
     private var timer: TimerID?
-    private var continuationScheduled = false
-    private var flushScheduled = false
+    /// Zero-delay passes scheduled and not yet run (`ZeroDelayPassHost`).
+    var scheduledPasses: ZeroDelayPasses = []
     /// Answers held for the response delay, in due order (the delay is one
     /// value for every request, so a FIFO with one loop timer replaces a
     /// timer, a closure and a flush per answer).
@@ -177,7 +177,7 @@ final class EmulatorConnection: IOHandler, HTTP2ServerSessionDelegate {
             break
         case .yielded(let moreBuffered):
             // Data already inside OpenSSL raises no epoll event.
-            if moreBuffered { scheduleContinuation() }
+            if moreBuffered { scheduleZeroDelayPass(.readContinuation, on: worker.loop) }
         case .wantWrite:
             writeBlocked = true
         case .protocolError(let error):
@@ -204,16 +204,6 @@ final class EmulatorConnection: IOHandler, HTTP2ServerSessionDelegate {
         flush()
     }
 
-    private func scheduleContinuation() {
-        guard !continuationScheduled else { return }
-        continuationScheduled = true
-        worker.loop.schedule(after: .zero) { [weak self] in
-            guard let self else { return }
-            self.continuationScheduled = false
-            if self.phase.isOpen { self.readAvailable() }
-        }
-    }
-
     private func holdAnswer(_ answer: DelayedAnswer) {
         if !delayedAnswers.isEmpty, answer.due < latestDue {
             // The delay was shortened while answers wait: this one must not
@@ -221,7 +211,7 @@ final class EmulatorConnection: IOHandler, HTTP2ServerSessionDelegate {
             worker.loop.schedule(atNanoseconds: answer.due) { [weak self] in
                 guard let self, self.phase.isOpen else { return }
                 self.submitAnswer(answer)
-                self.scheduleFlush()
+                self.scheduleZeroDelayPass(.flush, on: self.worker.loop)
             }
             return
         }
@@ -255,20 +245,6 @@ final class EmulatorConnection: IOHandler, HTTP2ServerSessionDelegate {
         // The client may have reset the stream meanwhile: then nothing is sent.
         try? session?.submitResponse(streamID: answer.streamID, status: answer.status, headers: answer.headers,
                                      body: answer.body)
-    }
-
-    /// Delayed answers fall due in bursts (every request of one read shares
-    /// a deadline): they go out together after this pass of timers, in one
-    /// TLS write, rather than one record and one write(2) each, which cost
-    /// the emulator twice the CPU per answer and woke the client per answer.
-    private func scheduleFlush() {
-        guard !flushScheduled else { return }
-        flushScheduled = true
-        worker.loop.schedule(after: .zero) { [weak self] in
-            guard let self else { return }
-            self.flushScheduled = false
-            self.flush()
-        }
     }
 
     private func flush() {
@@ -378,6 +354,21 @@ final class EmulatorConnection: IOHandler, HTTP2ServerSessionDelegate {
 }
 
 // MARK: HTTP2TLSPumpHost
+
+extension EmulatorConnection: ZeroDelayPassHost {
+    /// A read continuation reads what OpenSSL holds (if still open). A
+    /// flush sends delayed answers that fell due in a burst (every request of
+    /// one read shares a deadline) together after this pass of timers, in one
+    /// TLS write, rather than one record and one write(2) each, which cost the
+    /// emulator twice the CPU per answer and woke the client per answer.
+    func runZeroDelayPass(_ pass: ZeroDelayPasses) {
+        if pass == .readContinuation {
+            if phase.isOpen { readAvailable() }
+        } else {
+            flush()
+        }
+    }
+}
 
 extension EmulatorConnection: HTTP2TLSPumpHost {
     /// Not after a close or a decision to drop the connection, nor while
