@@ -146,7 +146,9 @@ final class TestClient: HTTP2ClientSessionDelegate {
     private var session: HTTP2ClientSession!
     /// The same byte pump as the relay's connections; no back-pressure here
     /// (everything submitted is taken at once).
-    private var pump = HTTP2TLSPump(highWater: .max, keptCapacity: .max)
+    private(set) var pump = HTTP2TLSPump(highWater: .max, keptCapacity: .max)
+    /// Where each batch of frames the pump took begins (`framesSerialized`).
+    private(set) var serializedOffsets: [UInt64] = []
     private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
 
     private(set) var responses: [Int32: Response] = [:]
@@ -278,5 +280,7 @@ func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) -> Boo
 
 extension TestClient: HTTP2TLSPumpHost {
     var keepsReading: Bool { true }
-    func framesSerialized(at offset: UInt64) {}
+    func framesSerialized(at offset: UInt64) {
+        serializedOffsets.append(offset)
+    }
 }
