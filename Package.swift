@@ -38,11 +38,15 @@ let package = Package(
         .target(name: "TLS", dependencies: ["COpenSSL"]),
         // nghttp2 sessions, bytes in and bytes out.
         .target(name: "HTTP2", dependencies: ["CNGHTTP2"]),
+        // The byte pump between an HTTP/2 session and a TLS connection, and
+        // the zero-delay passes that continue it, shared by the APNs client
+        // and the emulator.
+        .target(name: "HTTP2Transport", dependencies: ["HTTP2", "TLS", "EventLoop"]),
 
         // The APNs client: credentials, JWT, connections, pools.
-        .target(name: "APNs", dependencies: ["RelayCore", "EventLoop", "TLS", "HTTP2"]),
+        .target(name: "APNs", dependencies: ["RelayCore", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
         // An APNs-compatible HTTP/2 server for tests, benchmarks and the demo.
-        .target(name: "APNsEmulator", dependencies: ["RelayCore", "EventLoop", "TLS", "HTTP2"]),
+        .target(name: "APNsEmulator", dependencies: ["RelayCore", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
         // The daemon: HTTP/1 listener, routing, wiring of it all.
         .target(name: "Relay", dependencies: [
             "RelayCore", "EventLoop", "TLS", "APNs",
@@ -69,7 +73,7 @@ let package = Package(
         .testTarget(name: "TLSTests", dependencies: ["TLS", "COpenSSL", "TestSupport"]),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2"]),
         .testTarget(name: "APNsTests", dependencies: ["APNs", "APNsEmulator", "TestSupport"]),
-        .testTarget(name: "APNsEmulatorTests", dependencies: ["APNsEmulator", "HTTP2", "TLS", "EventLoop", "TestSupport"]),
+        .testTarget(name: "APNsEmulatorTests", dependencies: ["APNsEmulator", "HTTP2", "HTTP2Transport", "TLS", "EventLoop", "TestSupport"]),
         .testTarget(name: "RelayTests", dependencies: ["Relay", "APNs", "APNsEmulator", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

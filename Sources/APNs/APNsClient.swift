@@ -13,7 +13,7 @@ public struct APNsClientConfiguration: Sendable {
     public var tokenProvider: APNsTokenProvider?
     /// Resolve + TCP connect + TLS handshake + the server's first SETTINGS.
     public var connectTimeout: Duration = .seconds(5)
-    /// From `send` to the answer (DESIGN §6).
+    /// From `send` to the answer (ARCHITECTURE.md §6).
     public var answerTimeout: Duration = .seconds(8)
     public var pingInterval: Duration = .seconds(60)
     public var pingTimeout: Duration = .seconds(5)
@@ -73,7 +73,7 @@ public struct APNsClientStatus: Sendable, Equatable {
     public var counters: APNsCounters
     public var lastCredentialRejection: APNsCredentialRejection?
     /// True while the latest 200-or-403 answer of either environment was a
-    /// 403: the health check answers 503 (DESIGN §1).
+    /// 403: the health check answers 503 (ARCHITECTURE.md §1).
     public var credentialsRejected: Bool
     /// The last failed connection attempt, either environment.
     public var lastConnectFailure: ConnectionFailure?

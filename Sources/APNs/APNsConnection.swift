@@ -1,139 +1,51 @@
 import EventLoop
 import HTTP2
+import HTTP2Transport
 import RelayCore
 import TLS
 
-/// One notification from `send` to its completion. Owned by the pool; a
-/// connection holds it while its stream is open.
-final class PendingRequest {
-    enum Phase {
-        /// Waiting in the pool's queue (never handed to a session).
-        case queued
-        /// Handed to a session as `streamID`.
-        case inFlight(APNsConnection, Int32)
-        case finished
-    }
-
-    /// Who waits for the result, in the form they asked for it (no wrapping
-    /// closure, which would be one more allocation per notification).
-    enum Completion {
-        case delivery((APNsDelivery) -> Void)
-        case outcome((DeliveryOutcome) -> Void)
-    }
-
-    let notification: APNsNotification
-    let completion: Completion
-    var phase: Phase = .queued
-    /// When the answer timeout fires (`EventLoop.now` scale), measured from `send`.
-    var answerDeadline: UInt64 = 0
-    /// Position in the pool's `AnswerDeadlines` while tracked there.
-    var deadlineSequence: UInt64?
-    /// Response so far.
-    var status: Int?
-    var responseAPNsID: String?
-    var body: [UInt8] = []
-    /// The provider token the request carried (token auth), for `tokenRejected`.
-    var tokenIssuedAt: Int?
-    /// Times it was handed back unprocessed (GOAWAY, REFUSED_STREAM).
-    var resendCount = 0
-    /// The completion ran (set once, before it runs).
-    var isCompleted = false
-    /// Where, in the bytes this connection handed to OpenSSL, the request's
-    /// frames can start at the earliest (nil: not yet serialized). When the
-    /// connection dies with fewer bytes written, APNs never saw the request.
-    var earliestWireOffset: UInt64?
-
-    init(notification: APNsNotification, completion: @escaping (APNsDelivery) -> Void) {
-        self.notification = notification
-        self.completion = .delivery(completion)
-    }
-
-    init(notification: APNsNotification, completion: Completion) {
-        self.notification = notification
-        self.completion = completion
-    }
-
-    func complete(_ delivery: APNsDelivery) {
-        switch completion {
-        case .delivery(let body): body(delivery)
-        case .outcome(let body): body(delivery.outcome)
-        }
-    }
-
-    var isFinished: Bool {
-        if case .finished = phase { return true }
-        return false
-    }
-}
-
-/// What a connection tells its pool. Called on the loop thread, never from
-/// inside an nghttp2 callback.
-protocol APNsConnectionOwner: AnyObject {
-    /// The server's SETTINGS arrived, or a stream finished: new streams may fit.
-    func connectionHasCapacity(_ connection: APNsConnection)
-    /// The server sent GOAWAY: no new stream goes to this connection.
-    func connectionIsDraining(_ connection: APNsConnection)
-    /// A request ended (answer or stream failure).
-    func connection(_ connection: APNsConnection, finished request: PendingRequest, with delivery: APNsDelivery)
-    /// The server provably never processed `requests` (REFUSED_STREAM, above
-    /// GOAWAY's last-stream-id): send them again elsewhere.
-    func connection(_ connection: APNsConnection, returnedUnprocessed requests: [PendingRequest])
-    /// An idle connection sent a PING (RFC 9113 §6.7) to check the peer.
-    func connectionSentPing(_ connection: APNsConnection)
-    /// The connection is closed; `failure` nil for an orderly close. Its
-    /// requests were already finished or returned.
-    func connectionDidClose(_ connection: APNsConnection, failure: ConnectionFailure?, wasReady: Bool)
-}
-
-/// Where a connection goes and how it authenticates.
-struct APNsEndpoint {
-    var host: String
-    var port: UInt16
-    /// `:authority`: the host, with the port when it is not 443 (RFC 9110 §7.2).
-    var authority: String
-    var tlsContext: TLSContext
-    var tokenProvider: APNsTokenProvider?
-    var connectTimeout: Duration
-    var pingInterval: Duration
-    var pingTimeout: Duration
-    var wallClock: @Sendable () -> Int
-}
+// Over 500 lines and still one thing: one connection to APNs. Performing
+// the machine's actions, the handshake, the streams, the read and write
+// passes, the idle PING and the teardown all work on the same private state
+// (socket, TLS, session, open streams, results gathered for the owner); the
+// pieces that stand alone live elsewhere: the lifecycle decisions in
+// APNsConnectionMachine, the byte pump in HTTP2Transport, the request and its
+// fields in PendingRequest and APNsRequestFields, the answer mapping in
+// APNsResponse.
 
 /// One HTTP/2 connection to APNs: moves bytes between the socket, OpenSSL and
-/// the nghttp2 session, and performs what `ConnectionLifecycle` decides.
+/// the nghttp2 session (through `HTTP2TLSPump`), and performs what
+/// `APNsConnectionMachine` decides.
 final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
     private let loop: EventLoop
     private let endpoint: APNsEndpoint
     private weak var owner: (any APNsConnectionOwner)?
-    private(set) var lifecycle = ConnectionLifecycle()
+    private var machine = APNsConnectionMachine()
 
     private var socket: Socket?
     private var tls: TLSConnection?
-    private var handshakeDone = false
     private var session: HTTP2ClientSession?
     /// Requests on this connection by stream id.
     private var streams: [Int32: PendingRequest] = [:]
 
-    /// Serialized HTTP/2 frames not yet taken by OpenSSL: `output[outputSent...]`.
-    private var output: [UInt8] = []
-    private var outputSent = 0
-    /// Stop pulling frames from nghttp2 beyond this (back-pressure: the rest
-    /// waits inside the session until the socket drains).
-    private static let outputHighWater = 256 * 1024
-    private var flushScheduled = false
-    /// A read pass stopped after 64 reads with input left inside OpenSSL.
-    private var readContinuationScheduled = false
-    /// Bytes ever taken from nghttp2, and ever accepted by OpenSSL (a TLS
-    /// record is written whole or retried whole: a partial record on the
-    /// wire cannot be decrypted, so it cannot be processed).
-    private var serializedTotal: UInt64 = 0
-    private var writtenTotal: UInt64 = 0
-    /// Submitted since the last drain that produced bytes.
+    /// Frames between nghttp2 and OpenSSL, and the count of bytes OpenSSL
+    /// accepted (what the server can have seen). Beyond 256 KiB pending,
+    /// frames wait inside the session until the socket takes more.
+    private var pump = HTTP2TLSPump(highWater: 256 * 1024, keptCapacity: 64 * 1024)
+    /// Reads per pass before other descriptors get their turn.
+    private static let readsPerPass = 64
+    /// After a failed write, reads to get the server's last answers and its
+    /// GOAWAY (bounded: a socket receive queue holds a few MB at most).
+    private static let readsAfterWriteFailure = 4096
+    /// Zero-delay passes scheduled and not yet run (`ZeroDelayPassHost`).
+    var scheduledPasses: ZeroDelayPasses = []
+    /// Submitted since frames were last taken from the session: the next
+    /// frames taken carry them.
     private var unserialized: [PendingRequest] = []
     /// OpenSSL asked for writability to finish a read (TLS 1.3 key update).
     private var readWantsWrite = false
-    private var registered = false
-    private var interest: IOEvents = []
+    /// The events epoll watches for the socket; nil while not registered.
+    private var interest: IOEvents?
 
     private let readBuffer: UnsafeMutableRawBufferPointer
     private static let readBufferSize = 16 * 1024
@@ -152,7 +64,11 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
     /// batch over allocates nothing.
     private var spareFinishedRequests: [(PendingRequest, APNsDelivery)] = []
     private var unprocessedRequests: [PendingRequest] = []
+    /// Since the last hand-over: the server's SETTINGS, a closed stream or a
+    /// WINDOW_UPDATE may have made room for new requests.
     private var capacityChanged = false
+    /// Since the last hand-over: the server's GOAWAY made this connection
+    /// draining (the machine's `announceDraining`).
     private var becameDraining = false
 
     init(loop: EventLoop, endpoint: APNsEndpoint, owner: any APNsConnectionOwner) {
@@ -166,15 +82,12 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
         readBuffer.deallocate()
     }
 
-    var state: APNsConnectionState { lifecycle.state }
-
-    /// Streams open (submitted, not yet closed) on this connection.
-    var openStreamCount: Int { streams.count }
+    var state: APNsConnectionState { machine.state }
 
     /// New requests this connection takes now (0 unless ready).
     var availableStreams: Int {
-        guard lifecycle.state == .ready, let session, !session.isGoingAway, session.failure == nil,
-              output.count - outputSent < Self.outputHighWater else { return 0 }
+        guard machine.state == .ready, let session, !session.isGoingAway, session.failure == nil,
+              pump.pendingBytes < pump.highWater else { return 0 }
         let limit = Int(min(session.remoteMaxConcurrentStreams, 1_000_000))
         return max(0, limit - session.activeStreamCount)
     }
@@ -194,27 +107,34 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
         return session.unsentBodyBytes == 0 || session.sendableBodyBytes >= bodyBytes
     }
 
-    // MARK: Lifecycle actions
+    // MARK: Machine events and actions
 
     func start() {
-        perform(lifecycle.start())
+        handle { $0.start(into: &$1) }
     }
 
     /// Graceful close: GOAWAY, open streams finish, then close.
     func drain() {
-        perform(lifecycle.drain())
+        handle { $0.drain(into: &$1) }
         checkDrained()
     }
 
-    private func perform(_ actions: [ConnectionLifecycle.Action]) {
+    /// Hands one event to the machine and performs the actions it decides.
+    private func handle(_ event: (inout APNsConnectionMachine, inout [APNsConnectionMachine.Action]) -> Void) {
+        var actions: [APNsConnectionMachine.Action] = []
+        event(&machine, &actions)
+        perform(actions)
+    }
+
+    private func perform(_ actions: [APNsConnectionMachine.Action]) {
         for action in actions {
             switch action {
             case .resolve:
                 Resolver.resolve(host: endpoint.host, port: endpoint.port, on: loop) { [weak self] result in
                     guard let self else { return }
                     switch result {
-                    case .success(let addresses): self.perform(self.lifecycle.resolved(addresses))
-                    case .failure(let error): self.perform(self.lifecycle.resolveFailed(error.description))
+                    case .success(let addresses): self.handle { $0.resolved(addresses, into: &$1) }
+                    case .failure(let error): self.handle { $0.resolveFailed(error.description, into: &$1) }
                     }
                 }
             case .armConnectTimeout:
@@ -222,7 +142,7 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
                 connectTimer = loop.schedule(after: timeout) { [weak self] in
                     guard let self else { return }
                     self.connectTimer = nil
-                    self.perform(self.lifecycle.connectTimedOut(after: "\(timeout)"))
+                    self.handle { $0.connectTimedOut(after: "\(timeout)", into: &$1) }
                 }
             case .connect(let address):
                 connect(to: address)
@@ -237,6 +157,9 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
                 lastReadAt = loop.now
                 schedulePingCheck()
                 capacityChanged = true
+            case .announceDraining:
+                // Told after `receive` returns (`deliverResults`).
+                becameDraining = true
             case .sendGoAway:
                 try? session?.submitGoAway()
                 scheduleFlush()
@@ -254,11 +177,10 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
             let (socket, progress) = try Socket.connect(to: address)
             self.socket = socket
             try loop.register(socket.fileDescriptor, interest: .writable, handler: self)
-            registered = true
             interest = .writable
-            if progress == .connected { perform(lifecycle.connected()) }
+            if progress == .connected { handle { $0.connected(into: &$1) } }
         } catch {
-            perform(lifecycle.connectFailed("\(address): \(error)"))
+            handle { $0.connectFailed("\(address): \(error)", into: &$1) }
         }
     }
 
@@ -272,7 +194,7 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
             connection.enableReadAhead()
             tls = connection
         } catch {
-            perform(lifecycle.failed(error.description))
+            handle { $0.failed(error.description, into: &$1) }
             return
         }
         continueHandshake()
@@ -282,16 +204,15 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
         guard let tls else { return }
         switch tls.handshake() {
         case .complete:
-            handshakeDone = true
-            perform(lifecycle.handshakeCompleted(alpn: tls.negotiatedALPN))
+            handle { $0.handshakeCompleted(alpn: tls.negotiatedALPN, into: &$1) }
         case .wantRead:
             setInterest(.readable)
         case .wantWrite:
             setInterest(.writable)
         case .closed:
-            perform(lifecycle.failed("server closed the connection during the TLS handshake"))
+            handle { $0.failed("server closed the connection during the TLS handshake", into: &$1) }
         case .failed(let error):
-            perform(lifecycle.failed(error.description))
+            handle { $0.failed(error.description, into: &$1) }
         }
     }
 
@@ -299,7 +220,7 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
         do {
             session = try HTTP2ClientSession(delegate: self)
         } catch {
-            perform(lifecycle.failed(error.description))
+            handle { $0.failed(error.description, into: &$1) }
             return
         }
         setInterest(.readable)
@@ -322,7 +243,7 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
 
     /// Hands `request` to the session.
     func submit(_ request: PendingRequest) -> SubmitResult {
-        guard lifecycle.state == .ready, let session else { return .refused }
+        guard machine.state == .ready, let session else { return .refused }
         var authorization: String?
         if let provider = endpoint.tokenProvider {
             let (value, issuedAt) = provider.currentAuthorization(now: endpoint.wallClock())
@@ -358,17 +279,17 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
     // MARK: I/O
 
     func handleIO(_ events: IOEvents) {
-        switch lifecycle.state {
+        switch machine.machineState {
         case .connecting:
             guard let socket else { return }
             if let error = socket.pendingConnectError() {
-                perform(lifecycle.connectFailed(error.description))
+                handle { $0.connectFailed(error.description, into: &$1) }
             } else if events.contains(.writable) || events.contains(.hangup) || events.contains(.error) {
-                perform(lifecycle.connected())
+                handle { $0.connected(into: &$1) }
             }
-        case .handshaking where !handshakeDone:
+        case .handshakingTLS:
             continueHandshake()
-        case .handshaking, .ready, .draining:
+        case .awaitingSettings, .ready, .draining:
             if events.contains(.writable) && readWantsWrite {
                 readWantsWrite = false
                 readAvailable()
@@ -386,110 +307,61 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
     }
 
     /// Reads and feeds nghttp2 until OpenSSL has nothing more (bounded for
-    /// fairness; level-triggered epoll calls again for bytes left in the
-    /// socket, but not for bytes buffered inside OpenSSL, hence the check).
+    /// fairness, coming back on its own for input left inside OpenSSL).
     private func readAvailable() {
-        var reads = 0
-        while let tls, let session, lifecycle.state != .closed {
-            switch tls.read(into: readBuffer) {
-            case .bytes(let count):
-                lastReadAt = loop.now
-                if let error = Self.feed(session, UnsafeRawBufferPointer(rebasing: readBuffer[0..<count])) {
-                    flushOutput()  // the GOAWAY nghttp2 queued, best effort
-                    perform(lifecycle.failed("HTTP/2: \(error)"))
-                    return
-                }
-            case .wantRead:
-                return
-            case .wantWrite:
-                readWantsWrite = true
-                setInterest(interest.union(.writable))
-                return
-            case .closed:
-                // After GOAWAY with every stream answered, EOF is the
-                // server's orderly close (APNs closes after its GOAWAY).
-                if lifecycle.state == .draining && streams.isEmpty {
-                    perform(lifecycle.drained())
-                } else {
-                    perform(lifecycle.failed("server closed the connection"))
-                }
-                return
-            case .failed(let error):
-                // So is a reset then: a server closing with bytes of ours
-                // still unread makes TCP send RST instead of FIN.
-                if lifecycle.state == .draining && streams.isEmpty {
-                    perform(lifecycle.drained())
-                } else {
-                    perform(lifecycle.failed(error.description))
-                }
-                return
-            }
-            reads += 1
-            if reads >= 64 {
-                // Fairness: let other descriptors run. With read-ahead,
-                // records OpenSSL already holds are invisible to epoll: come
-                // back for them on the next pass (a partial record alone
-                // waits for the socket, which epoll does announce).
-                if tls.hasUnprocessedInput && !readContinuationScheduled {
-                    readContinuationScheduled = true
-                    loop.schedule(after: .zero) { [weak self] in
-                        guard let self else { return }
-                        self.readContinuationScheduled = false
-                        self.readAvailable()
-                        self.flushOutput()
-                        self.afterEvents()
-                    }
-                }
-                return
-            }
+        guard let tls, let session else { return }
+        let pass = HTTP2TLSPump.readAndFeed(session, from: tls, into: readBuffer, maxReads: Self.readsPerPass, host: self)
+        if pass.receivedBytes { lastReadAt = loop.now }
+        switch pass.stop {
+        case .wantRead, .stoppedByHost:
+            return
+        case .wantWrite:
+            readWantsWrite = true
+            setInterest((interest ?? []).union(.writable))
+        case .protocolError(let error):
+            flushOutput()  // the GOAWAY nghttp2 queued, best effort
+            handle { $0.failed("HTTP/2: \(error)", into: &$1) }
+        case .closed:
+            transportEnded("server closed the connection")
+        case .failed(let error):
+            transportEnded(error.description)
+        case .yielded(let moreBuffered):
+            if moreBuffered { scheduleZeroDelayPass(.readContinuation, on: loop) }
         }
     }
 
-    /// Not generic and not a closure: Swift 6.3.1 crashes compiling a
-    /// `throws(HTTP2Error)` closure passed to `withUnsafeBytes`.
-    private static func feed(_ session: HTTP2ClientSession, _ bytes: UnsafeRawBufferPointer) -> HTTP2Error? {
-        do {
-            try session.receive(bytes)
-            return nil
-        } catch {
-            return error
-        }
+    /// A flush writes what was submitted in this event batch; a read
+    /// continuation reads first. Both then hand results to the owner.
+    func runZeroDelayPass(_ pass: ZeroDelayPasses) {
+        if pass == .readContinuation { readAvailable() }
+        flushOutput()
+        afterEvents()
+    }
+
+    /// EOF, a reset, or a failed write once everything was read: the
+    /// machine decides between the server's orderly close and a failure.
+    private func transportEnded(_ reason: String) {
+        handle { $0.transportEnded(reason, streamsLeft: streams.count, into: &$1) }
     }
 
     /// Takes frames from nghttp2 and writes them through OpenSSL until the
     /// socket is full or nothing is left.
     private func flushOutput() {
-        guard let tls, let session, lifecycle.state != .closed else { return }
-        while true {
-            if outputSent == output.count {
-                output.removeAll(keepingCapacity: output.capacity <= 64 * 1024)
-                outputSent = 0
-            }
-            if output.count - outputSent < Self.outputHighWater { drain(session) }
-            guard outputSent < output.count else { break }
-            let sent = outputSent
-            let result = output.withUnsafeBytes { tls.write(UnsafeRawBufferPointer(rebasing: $0[sent...])) }
-            switch result {
-            case .bytes(let count):
-                outputSent += count
-                writtenTotal += UInt64(count)
-            case .wantWrite:
-                setInterest([.readable, .writable])
-                return
-            case .wantRead:
-                // The write resumes after the next read (flushOutput runs
-                // after every event batch).
-                setInterest(.readable)
-                return
-            case .closed:
-                writeFailed("server closed the connection")
-                return
-            case .failed(let error):
-                writeFailed(error.description)
-                return
-            }
+        guard let tls, let session, machine.state != .closed else { return }
+        switch pump.write(session, through: tls, host: self) {
+        case .flushed:
+            setInterest(readWantsWrite ? [.readable, .writable] : .readable)
+        case .wantWrite:
+            setInterest([.readable, .writable])
+        case .wantRead:
+            // The write resumes after the next read (flushOutput runs
+            // after every event batch).
+            setInterest(.readable)
+        case .closed:
+            writeFailed("server closed the connection")
+        case .failed(let error):
+            writeFailed(error.description)
         }
-        setInterest(readWantsWrite ? [.readable, .writable] : .readable)
     }
 
     /// A write failed (EPIPE, ECONNRESET): the server closed, typically right
@@ -501,54 +373,22 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
     /// (RFC 9113 §6.8). So read everything first; only then is the
     /// connection lost, and tearDown applies the GOAWAY's last-stream-id.
     private func writeFailed(_ reason: String) {
-        // Bounded: a socket receive queue holds a few MB at most.
-        var reads = 0
-        reading: while let tls, let session, lifecycle.state != .closed, reads < 4096 {
-            reads += 1
-            switch tls.read(into: readBuffer) {
-            case .bytes(let count):
-                if let error = Self.feed(session, UnsafeRawBufferPointer(rebasing: readBuffer[0..<count])) {
-                    perform(lifecycle.failed("HTTP/2: \(error)"))
-                    return
-                }
-            case .wantRead, .wantWrite, .closed, .failed:
-                break reading
+        if let tls, let session {
+            let pass = HTTP2TLSPump.readAndFeed(session, from: tls, into: readBuffer,
+                                                maxReads: Self.readsAfterWriteFailure, host: self)
+            if case .protocolError(let error) = pass.stop {
+                handle { $0.failed("HTTP/2: \(error)", into: &$1) }
+                return
             }
         }
-        if lifecycle.state == .draining && streams.isEmpty {
-            // GOAWAY read and everything owed answered: the server's orderly
-            // close, as when readAvailable meets EOF.
-            perform(lifecycle.drained())
-        } else {
-            perform(lifecycle.failed(reason))
-        }
-    }
-
-    /// Takes frames from nghttp2 into `output`, noting for the requests
-    /// submitted since the last drain the earliest offset of their frames.
-    private func drain(_ session: HTTP2ClientSession) {
-        let before = output.count
-        session.drainOutput(into: &output)
-        let added = output.count - before
-        guard added > 0 else { return }
-        if !unserialized.isEmpty {
-            for request in unserialized { request.earliestWireOffset = serializedTotal }
-            unserialized.removeAll(keepingCapacity: true)
-        }
-        serializedTotal += UInt64(added)
+        // GOAWAY read and everything owed answered: the server's orderly
+        // close, as when readAvailable meets EOF.
+        transportEnded(reason)
     }
 
     private func scheduleFlush() {
-        guard !flushScheduled, lifecycle.state != .closed else { return }
-        flushScheduled = true
-        // A zero-delay timer runs after this iteration's I/O: every request
-        // submitted in one event batch goes out in one write.
-        loop.schedule(after: .zero) { [weak self] in
-            guard let self else { return }
-            self.flushScheduled = false
-            self.flushOutput()
-            self.afterEvents()
-        }
+        guard machine.state != .closed else { return }
+        scheduleZeroDelayPass(.flush, on: loop)
     }
 
     /// Hands gathered results to the owner and closes a drained connection.
@@ -580,20 +420,21 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
         }
         if capacityChanged {
             capacityChanged = false
-            if lifecycle.state == .ready { owner.connectionHasCapacity(self) }
+            if machine.state == .ready { owner.connectionHasCapacity(self) }
         }
     }
 
+    /// Our drain or the server's GOAWAY left no stream open: close.
     private func checkDrained() {
-        guard lifecycle.state == .draining, streams.isEmpty else { return }
+        guard machine.state == .draining, streams.isEmpty else { return }
         if let session, session.wantsWrite { flushOutput() }
-        guard lifecycle.state == .draining else { return }
-        perform(lifecycle.drained())
+        guard machine.state == .draining else { return }
+        handle { $0.drained(into: &$1) }
     }
 
     private func setInterest(_ wanted: IOEvents) {
-        guard registered, let socket, wanted != interest else { return }
-        interest = wanted
+        guard let interest, let socket, wanted != interest else { return }
+        self.interest = wanted
         loop.setInterest(socket.fileDescriptor, wanted)
     }
 
@@ -609,21 +450,22 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
     }
 
     private func checkIdle() {
-        guard lifecycle.state == .ready || lifecycle.state == .draining, let session else { return }
+        // The timer is cancelled at the close; a pass that already fired finds nothing to check.
+        guard machine.state == .ready || machine.state == .draining, let session else { return }
         let interval = endpoint.pingInterval.saturatingNanoseconds
         if loop.now &- lastReadAt >= interval, pingTimeoutTimer == nil {
             pingPayload &+= 1
             do {
                 try session.submitPing(payload: pingPayload)
             } catch {
-                perform(lifecycle.failed("cannot send PING: \(error)"))
+                handle { $0.failed("cannot send PING: \(error)", into: &$1) }
                 return
             }
             let timeout = endpoint.pingTimeout
             pingTimeoutTimer = loop.schedule(after: timeout) { [weak self] in
                 guard let self else { return }
                 self.pingTimeoutTimer = nil
-                self.perform(self.lifecycle.failed("no PING answer within \(timeout)"))
+                self.handle { $0.failed("no PING answer within \(timeout)", into: &$1) }
             }
             scheduleFlush()
             owner?.connectionSentPing(self)
@@ -640,14 +482,10 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
         connectTimer = nil
         pingTimer = nil
         pingTimeoutTimer = nil
-        if failure == nil, let session {
+        if failure == nil, let session, let tls {
             // Orderly: push out the last frames and close_notify, best effort.
-            drain(session)
-            if outputSent < output.count, let tls {
-                let sent = outputSent
-                _ = output.withUnsafeBytes { tls.write(UnsafeRawBufferPointer(rebasing: $0[sent...])) }
-            }
-            tls?.shutdown()
+            pump.writeLast(session, through: tls, host: self)
+            tls.shutdown()
         }
         // No close report comes for streams still open (RFC 9113 §6.8: those
         // above the GOAWAY's last-stream-id were never processed).
@@ -656,7 +494,7 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
         for (streamID, request) in streams.sorted(by: { $0.key < $1.key }) {
             if let last = goAwayLastStreamID, streamID > last {
                 unprocessedRequests.append(request)
-            } else if request.earliestWireOffset.map({ $0 >= writtenTotal }) ?? true {
+            } else if request.earliestWireOffset.map({ $0 >= pump.writtenTotal }) ?? true {
                 // Its HEADERS never left this process: safe to send again.
                 unprocessedRequests.append(request)
             } else {
@@ -668,24 +506,22 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
         session = nil
         tls = nil
         closeSocket()
-        output = []
-        outputSent = 0
+        pump.discardOutput()
         // Deferred: tearDown may run inside a caller's loop over connections.
-        let wasReady = lifecycle.wasReady
+        let wasReady = machine.wasReady
         deliverResults()
         owner?.connectionDidClose(self, failure: failure, wasReady: wasReady)
     }
 
     private func closeSocket() {
         guard let socket else { return }
-        if registered { loop.deregister(socket.fileDescriptor) }
-        registered = false
-        interest = []
+        if interest != nil { loop.deregister(socket.fileDescriptor) }
+        interest = nil
         socket.close()
         self.socket = nil
     }
 
-    // MARK: HTTP2ClientSessionDelegate (inside `receive`/`drainOutput`)
+    // MARK: HTTP2ClientSessionDelegate (inside `receive`/`takeOutput`)
 
     func session(_ session: HTTP2ClientSession, didReceiveResponse status: Int,
                  fields: HTTP2HeaderFields, streamID: Int32) {
@@ -720,33 +556,24 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
             finishedRequests.append((request, APNsDelivery(outcome: .streamFailed(reason))))
             return
         }
-        finishedRequests.append((request, Self.delivery(status: status, apnsID: request.responseAPNsID, body: request.body)))
-    }
-
-    static func delivery(status: Int, apnsID: String?, body: [UInt8]) -> APNsDelivery {
-        guard status != 200 else {
-            return APNsDelivery(outcome: .apns(status: 200, reason: nil, apnsID: apnsID))
-        }
-        let parsed = parseAPNsErrorBody(body)
-        return APNsDelivery(
-            outcome: .apns(status: status, reason: parsed.reason.map(APNsReason.init(rawValue:)), apnsID: apnsID),
-            unregisteredTimestamp: status == 410 ? parsed.timestamp : nil)
+        finishedRequests.append((request, APNsDelivery(status: status, apnsID: request.responseAPNsID, body: request.body)))
     }
 
     func session(_ session: HTTP2ClientSession, didReceiveSettings maxConcurrentStreams: UInt32) {
         capacityChanged = true
-        perform(lifecycle.settingsReceived())
+        handle { $0.settingsReceived(into: &$1) }
     }
 
     func session(_ session: HTTP2ClientSession, didReceiveGoAway lastStreamID: Int32,
                  errorCode: HTTP2ErrorCode, debugData: String) {
-        let wasReady = lifecycle.state == .ready
-        let actions = lifecycle.goAwayReceived()
-        if wasReady, lifecycle.state == .draining { becameDraining = true }
-        // A close decided here waits until `receive` returns (tearDown frees
-        // the session, which must not happen inside its own callback).
-        if !actions.isEmpty {
+        var actions: [APNsConnectionMachine.Action] = []
+        machine.goAwayReceived(into: &actions)
+        if case .close = actions.last {
+            // A close decided here waits until `receive` returns (tearDown
+            // frees the session, which must not happen inside its own callback).
             loop.schedule(after: .zero) { [weak self] in self?.perform(actions) }
+        } else {
+            perform(actions)
         }
     }
 
@@ -760,32 +587,16 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
     }
 }
 
-/// The regular fields of one APNs request, read from the notification's own
-/// array (no copy), then `authorization` with token auth. apns-id is unique
-/// to the request: never indexed (RFC 7541 §6.2.3), so it does not churn the
-/// HPACK tables of either side; the fields that repeat stay indexed.
-struct APNsRequestFields: Sequence {
-    let headers: [HTTPField]
-    let authorization: String?
+// MARK: HTTP2TLSPumpHost
 
-    struct Iterator: IteratorProtocol {
-        let fields: APNsRequestFields
-        var index = 0
+extension APNsConnection: HTTP2TLSPumpHost, ZeroDelayPassHost {
+    var keepsReading: Bool { machine.state != .closed }
 
-        mutating func next() -> HTTP2HeaderField? {
-            defer { index += 1 }
-            if index < fields.headers.count {
-                let field = fields.headers[index]
-                return HTTP2HeaderField(name: field.name, value: field.value, neverIndexed: field.name == "apns-id")
-            }
-            if index == fields.headers.count, let authorization = fields.authorization {
-                return HTTP2HeaderField(name: "authorization", value: authorization)
-            }
-            return nil
-        }
+    /// The requests submitted since frames were last taken begin in these
+    /// frames, at `offset` at the earliest.
+    func framesSerialized(at offset: UInt64) {
+        guard !unserialized.isEmpty else { return }
+        for request in unserialized { request.earliestWireOffset = offset }
+        unserialized.removeAll(keepingCapacity: true)
     }
-
-    func makeIterator() -> Iterator { Iterator(fields: self) }
-
-    var underestimatedCount: Int { headers.count + (authorization == nil ? 0 : 1) }
 }

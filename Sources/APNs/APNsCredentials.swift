@@ -2,7 +2,7 @@ import RelayCore
 import TLS
 
 /// Why the APNs client cannot start. Each description is one line naming the
-/// variable and the problem, for the daemon's fail-fast startup (DESIGN §4).
+/// variable and the problem, for the daemon's fail-fast startup (ARCHITECTURE.md §4).
 public enum APNsStartupError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A PKCS#12 (from `P12_FILENAME` or `P12_BASE64`) cannot be used.
     case certificate(source: String, CredentialError)

@@ -10,66 +10,6 @@ struct APNsPoolLimits {
     var backoffCap: Duration
 }
 
-/// First-in first-out requests; entries finished while waiting (answer
-/// timeout) are skipped when reached.
-struct RequestQueue {
-    private var requests = FIFO<PendingRequest>()
-
-    var isEmpty: Bool { requests.isEmpty }
-
-    mutating func append(_ request: PendingRequest) {
-        requests.append(request)
-    }
-
-    /// The request `popFirst` would return, left in place.
-    mutating func peekFirst() -> PendingRequest? {
-        while let request = requests.first, request.isFinished { requests.popFirst() }
-        return requests.first
-    }
-
-    mutating func popFirst() -> PendingRequest? {
-        _ = peekFirst()
-        return requests.popFirst()
-    }
-}
-
-/// The answer deadlines of a pool's requests, in `send` order. Every request
-/// of a pool has the same answer timeout, measured from `send` on the loop's
-/// monotonic clock, so deadlines never decrease from front to back: one loop
-/// timer set for the front serves them all, with no timer, closure or heap
-/// entry per request. A request that finishes leaves a hole (O(1), through
-/// the position it carries); holes reaching the front are dropped at once,
-/// so a finished request is released as soon as everything sent before it
-/// has finished too.
-struct AnswerDeadlines {
-    private var requests = FIFO<PendingRequest>()
-
-    /// Requests tracked (holes excluded).
-    var count: Int { requests.count }
-
-    var isEmpty: Bool { requests.isEmpty }
-
-    /// The request sent first among those tracked: the earliest deadline.
-    var first: PendingRequest? { requests.first }
-
-    mutating func append(_ request: PendingRequest) {
-        request.deadlineSequence = requests.append(request)
-    }
-
-    /// Stops tracking `request` (it finished); ignored when not tracked.
-    mutating func remove(_ request: PendingRequest) {
-        guard let position = request.deadlineSequence else { return }
-        request.deadlineSequence = nil
-        requests.remove(at: position)
-    }
-
-    mutating func popFirst() -> PendingRequest? {
-        let request = requests.popFirst()
-        request?.deadlineSequence = nil
-        return request
-    }
-}
-
 /// The connections to one APNs environment from one event loop, and the
 /// requests waiting for a stream.
 ///
@@ -105,7 +45,7 @@ final class APNsPool: APNsConnectionOwner {
     private(set) var connections: [APNsConnection] = []
     private var queue = RequestQueue()
     /// Every request from `send` to its completion, for the answer timeout.
-    private var deadlines = AnswerDeadlines()
+    private(set) var deadlines = AnswerDeadlines()
     /// Set for the front of `deadlines` or earlier, whenever it is not empty.
     private var deadlineTimer: TimerID?
     private let answerTimeoutNanoseconds: UInt64
@@ -113,8 +53,6 @@ final class APNsPool: APNsConnectionOwner {
     private var resendQueue = RequestQueue()
     private(set) var queuedCount = 0
     private(set) var inFlightCount = 0
-    /// Requests whose answer deadline is tracked (sent, not yet completed).
-    var answerDeadlineCount: Int { deadlines.count }
 
     private var consecutiveFailures = 0
     private var backoffUntil: UInt64 = 0
@@ -429,40 +367,5 @@ final class APNsPool: APNsConnectionOwner {
 
     func connectionCounts(into counts: inout [APNsConnectionState: Int]) {
         for connection in connections { counts[connection.state, default: 0] += 1 }
-    }
-}
-
-/// Monotonic counters of one pool (or summed over a client's pools).
-public struct APNsCounters: Sendable, Equatable {
-    /// `send` calls.
-    public var sent = 0
-    /// Completions delivered (each `send` gets exactly one).
-    public var completed = 0
-    /// Requests handed back unprocessed (REFUSED_STREAM, above GOAWAY's
-    /// last-stream-id) and queued again.
-    public var resent = 0
-    public var answerTimeouts = 0
-    public var connectionsOpened = 0
-    public var connectFailures = 0
-    public var goAwaysReceived = 0
-    /// Ready connections that died (not closed in order).
-    public var connectionsLost = 0
-    /// PINGs sent on idle connections.
-    public var pingsSent = 0
-
-    public init() {}
-
-    static func + (lhs: APNsCounters, rhs: APNsCounters) -> APNsCounters {
-        var sum = lhs
-        sum.sent += rhs.sent
-        sum.completed += rhs.completed
-        sum.resent += rhs.resent
-        sum.answerTimeouts += rhs.answerTimeouts
-        sum.connectionsOpened += rhs.connectionsOpened
-        sum.connectFailures += rhs.connectFailures
-        sum.goAwaysReceived += rhs.goAwaysReceived
-        sum.pingsSent += rhs.pingsSent
-        sum.connectionsLost += rhs.connectionsLost
-        return sum
     }
 }

@@ -1,6 +1,6 @@
 import RelayCore
 
-/// The full result of one send: the outcome the relay maps (DESIGN §3) and,
+/// The full result of one send: the outcome the relay maps (ARCHITECTURE.md §3) and,
 /// for 410, when APNs last knew the token to be valid.
 public struct APNsDelivery: Sendable, Equatable {
     public var outcome: DeliveryOutcome
@@ -12,6 +12,22 @@ public struct APNsDelivery: Sendable, Equatable {
     public init(outcome: DeliveryOutcome, unregisteredTimestamp: Int64? = nil) {
         self.outcome = outcome
         self.unregisteredTimestamp = unregisteredTimestamp
+    }
+}
+
+extension APNsDelivery {
+    /// The delivery an answer on a completed stream means: 200 is accepted;
+    /// any other status carries the reason of APNs' error body and, for 410,
+    /// its timestamp.
+    init(status: Int, apnsID: String?, body: [UInt8]) {
+        guard status != 200 else {
+            self.init(outcome: .apns(status: 200, reason: nil, apnsID: apnsID))
+            return
+        }
+        let parsed = parseAPNsErrorBody(body)
+        self.init(
+            outcome: .apns(status: status, reason: parsed.reason.map(APNsReason.init(rawValue:)), apnsID: apnsID),
+            unregisteredTimestamp: status == 410 ? parsed.timestamp : nil)
     }
 }
 

@@ -1,24 +1,18 @@
 /// Receives what happens on an `HTTP2ClientSession`.
 ///
 /// Every callback runs synchronously on the caller's thread, inside
-/// `receive(_:)` (all kinds), `drainOutput` (a stream whose RST_STREAM we send,
+/// `receive(_:)` (all kinds), `takeOutput` (a stream whose RST_STREAM we send,
 /// or a queued request nghttp2 refuses, closes while output is serialized), or
 /// `submitRSTStream` (a request still queued closes at once).
 /// From inside a callback the delegate may submit new requests, resets, pings
-/// or GOAWAY; it must not call `receive` or `drainOutput` (they refuse), and it
-/// must not touch the buffer passed to `drainOutput(into:)`.
+/// or GOAWAY; it must not call `receive` or `takeOutput` (they refuse), and it
+/// must not touch the buffer passed to `takeOutput(into:)`.
 public protocol HTTP2ClientSessionDelegate: AnyObject {
     /// The final response header block of `streamID` (1xx interim responses
     /// and trailers are not reported); `fields` excludes pseudo-header fields
-    /// and is read in place (no String per field). The default implementation
-    /// calls `session(_:didReceiveResponseStatus:headers:streamID:)` with
-    /// the fields as an array: implement one of the two.
+    /// and is read in place (no String per field).
     func session(_ session: HTTP2ClientSession, didReceiveResponse status: Int,
                  fields: HTTP2HeaderFields, streamID: Int32)
-    /// The same as an array of Strings; called only by the default
-    /// implementation of `session(_:didReceiveResponse:fields:streamID:)`.
-    func session(_ session: HTTP2ClientSession, didReceiveResponseStatus status: Int,
-                 headers: [(name: String, value: String)], streamID: Int32)
     /// A piece of the response body of `streamID`; `bytes` is valid only during the call.
     func session(_ session: HTTP2ClientSession, didReceiveData bytes: UnsafeRawBufferPointer, streamID: Int32)
     /// `streamID` is finished: called exactly once for every id returned by
@@ -44,16 +38,6 @@ extension HTTP2ClientSessionDelegate {
     public func sessionConnectionWindowOpened(_ session: HTTP2ClientSession) {}
 }
 
-extension HTTP2ClientSessionDelegate {
-    public func session(_ session: HTTP2ClientSession, didReceiveResponse status: Int,
-                        fields: HTTP2HeaderFields, streamID: Int32) {
-        self.session(session, didReceiveResponseStatus: status, headers: Array(fields), streamID: streamID)
-    }
-
-    public func session(_ session: HTTP2ClientSession, didReceiveResponseStatus status: Int,
-                        headers: [(name: String, value: String)], streamID: Int32) {}
-}
-
 /// A request header field for `HTTP2ClientSession.submitRequest`.
 public struct HTTP2HeaderField: Sendable, Equatable {
     /// Lowercase (RFC 9113 §8.2.1).
@@ -73,7 +57,7 @@ public struct HTTP2HeaderField: Sendable, Equatable {
 
 /// The client side of one HTTP/2 connection, bytes in and bytes out: the owner
 /// moves bytes between this session and the (TLS) socket, calling
-/// `receive(_:)` with what arrived and sending what `drainOutput` hands out.
+/// `receive(_:)` with what arrived and sending what `takeOutput` hands out.
 ///
 /// The session keeps no per-stream user data: the caller keeps its own map
 /// keyed by the stream id `submitRequest` returns (no callback names a stream
@@ -106,7 +90,7 @@ public final class HTTP2ClientSession: HTTP2Session, NGHTTP2EventHandler {
 
     /// Queues the connection preface and SETTINGS (ENABLE_PUSH 0,
     /// MAX_HEADER_LIST_SIZE, and INITIAL_WINDOW_SIZE when given); they go out
-    /// with the first `drainOutput`.
+    /// with the first `takeOutput`.
     public init(delegate: any HTTP2ClientSessionDelegate, initialWindowSize: UInt32? = nil) throws(HTTP2Error) {
         var settings: [(SettingID, UInt32)] = [
             (.enablePush, 0),
@@ -137,14 +121,8 @@ public final class HTTP2ClientSession: HTTP2Session, NGHTTP2EventHandler {
     /// caller can pick another connection, and `.invalidUse` for a header
     /// HTTP/2 forbids (uppercase or invalid name, CR/LF/NUL in a value,
     /// connection-specific fields, RFC 9113 §8.2).
-    public func submitRequest(method: String = "POST", path: String, authority: String, scheme: String = "https",
-                              headers: [(name: String, value: String)], body: [UInt8]) throws(HTTP2Error) -> Int32 {
-        try submitRequest(method: method, path: path, authority: authority, scheme: scheme,
-                          fields: headers.lazy.map { HTTP2HeaderField(name: $0.name, value: $0.value) }, body: body)
-    }
-
-    /// `submitRequest` with fields that may be marked never-indexed, from
-    /// any sequence (a view of the caller's own storage: no copy).
+    /// The fields may be marked never-indexed and come from any sequence (a
+    /// view of the caller's own storage: no copy).
     public func submitRequest(method: String = "POST", path: String, authority: String, scheme: String = "https",
                               fields: some Sequence<HTTP2HeaderField>, body: [UInt8]) throws(HTTP2Error) -> Int32 {
         guard core.failure == nil else { throw .sessionClosed }
@@ -164,7 +142,7 @@ public final class HTTP2ClientSession: HTTP2Session, NGHTTP2EventHandler {
 
     /// Resets a stream we opened (default CANCEL). Its close is reported with
     /// `errorCode`: at once when the request was still queued, otherwise when
-    /// the RST_STREAM is serialized by `drainOutput`.
+    /// the RST_STREAM is serialized by `takeOutput`.
     public func submitRSTStream(id streamID: Int32, errorCode: HTTP2ErrorCode = .cancel) throws(HTTP2Error) {
         guard openStreams.contains(streamID) else { throw .invalidUse("stream \(streamID) is not open") }
         let wasQueued = !core.streamIsOpen(streamID)
@@ -189,7 +167,7 @@ public final class HTTP2ClientSession: HTTP2Session, NGHTTP2EventHandler {
 
     /// Immediate shutdown: GOAWAY with `errorCode`, after which nothing more
     /// is sent or read. Streams still open get no close report; the caller
-    /// fails them (see `openStreamIDs`).
+    /// fails them (from its own map of stream ids).
     public func terminate(errorCode: HTTP2ErrorCode = .noError) throws(HTTP2Error) {
         try core.terminate(errorCode: errorCode)
         goAwaySubmitted = true
@@ -219,10 +197,6 @@ public final class HTTP2ClientSession: HTTP2Session, NGHTTP2EventHandler {
     /// Streams submitted and not yet reported closed, including requests
     /// still queued behind the server's concurrency limit.
     public var activeStreamCount: Int { openStreams.count }
-
-    /// The ids counted by `activeStreamCount`, ascending: what to fail or
-    /// resend when the connection dies without closing them.
-    public var openStreamIDs: [Int32] { openStreams.sorted() }
 
     /// True once GOAWAY was received or sent: no new request is accepted.
     /// `lastProcessedStreamID` holds the last-stream-id of the latest GOAWAY received.

@@ -87,7 +87,7 @@ public enum HTTP2Error: Error, Sendable, Hashable, CustomStringConvertible {
     /// nghttp2 returned a negative error code; `message` is `nghttp2_strerror(code)`.
     case library(code: Int32, message: String)
     /// The peer broke the protocol; the session queued a GOAWAY with `errorCode`
-    /// (still handed out by `drainOutput`) and accepts no more input.
+    /// (still handed out by `takeOutput`) and accepts no more input.
     case connectionError(errorCode: HTTP2ErrorCode, reason: String)
     /// The session already failed; nothing more can be submitted or received.
     case sessionClosed

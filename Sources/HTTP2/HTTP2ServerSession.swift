@@ -31,10 +31,10 @@ public struct HTTP2Request: Sendable {
 
 /// Receives what happens on an `HTTP2ServerSession`.
 ///
-/// Callbacks run synchronously inside `receive(_:)` or `drainOutput(into:)`
+/// Callbacks run synchronously inside `receive(_:)` or `takeOutput(into:)`
 /// (a stream closes once its response has been serialized). The delegate may
 /// submit responses, resets, SETTINGS or GOAWAY from inside them; it must not
-/// call `receive` or `drainOutput`.
+/// call `receive` or `takeOutput`.
 public protocol HTTP2ServerSessionDelegate: AnyObject {
     /// A request arrived complete (END_STREAM received); answer it with
     /// `submitResponse`, now or later.
@@ -82,7 +82,7 @@ public final class HTTP2ServerSession: HTTP2Session, NGHTTP2EventHandler {
 
     /// Queues the server SETTINGS (SETTINGS_MAX_CONCURRENT_STREAMS when given,
     /// else unlimited; SETTINGS_MAX_HEADER_LIST_SIZE); they go out with the
-    /// first `drainOutput`. `connectionWindowSize`, when given, replaces the
+    /// first `takeOutput`. `connectionWindowSize`, when given, replaces the
     /// connection-level receive window of 65,535 bytes every HTTP/2
     /// connection starts with (RFC 9113 §6.9.2), by a WINDOW_UPDATE after the
     /// SETTINGS.

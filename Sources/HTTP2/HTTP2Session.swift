@@ -1,5 +1,5 @@
 /// What both roles share: one nghttp2 session driven by bytes in and bytes
-/// out (DESIGN §5: protocol code does no I/O; the caller moves the bytes).
+/// out (ARCHITECTURE.md §5: protocol code does no I/O; the caller moves the bytes).
 ///
 /// Not thread-safe: use it from one thread (its event loop).
 public class HTTP2Session {
@@ -11,22 +11,16 @@ public class HTTP2Session {
 
     /// Processes bytes read from the connection; delegate callbacks run inside.
     /// Throws when the peer broke the protocol (bad preface, bad frame, …);
-    /// the session then queues a GOAWAY, still handed out by `drainOutput`,
+    /// the session then queues a GOAWAY, still handed out by `takeOutput`,
     /// and is dead.
     public func receive(_ bytes: UnsafeRawBufferPointer) throws(HTTP2Error) {
         try core.receive(bytes)
     }
 
-    /// Appends every byte waiting to be sent to `buffer`; cheap when nothing is pending.
-    public func drainOutput(into buffer: inout [UInt8]) {
-        core.drain(into: &buffer)
-    }
-
-    /// Every byte waiting to be sent (empty, without allocating, when none).
-    public func drainOutput() -> [UInt8] {
-        var buffer: [UInt8] = []
-        core.drain(into: &buffer)
-        return buffer
+    /// Appends every byte waiting to be sent (the frames nghttp2 serializes
+    /// now) to `buffer`; cheap when nothing is pending.
+    public func takeOutput(into buffer: inout [UInt8]) {
+        core.takeOutput(into: &buffer)
     }
 
     /// False once the session is done reading: after a GOAWAY exchange with no
@@ -34,7 +28,7 @@ public class HTTP2Session {
     /// `wantsWrite` are false, close the connection.
     public var wantsRead: Bool { core.wantsRead }
 
-    /// True while `drainOutput` has bytes to hand out.
+    /// True while `takeOutput` has bytes to hand out.
     public var wantsWrite: Bool { core.hasPendingOutput }
 
     /// Why the session died, if it did.

@@ -3,6 +3,12 @@
 // object from `user_data` with `Unmanaged` and translate C frames into the
 // Swift events of `NGHTTP2EventHandler`.
 //
+// Over 500 lines and still one thing: the C boundary of the HTTP2 module.
+// The callback table, the option and session owners and the C-to-Swift
+// translation share nghttp2's pointers and the re-entrancy guard; splitting
+// them would spread `import CNGHTTP2` and unsafe pointer handling over
+// several files, which this file exists to keep in one place.
+//
 // nghttp2 1.52 only: `nghttp2_session_mem_recv` / `nghttp2_session_mem_send`
 // and the ssize_t callbacks (the `*2` / nghttp2_ssize API is newer).
 import CNGHTTP2
@@ -23,7 +29,7 @@ enum ReceivedFrame {
     case goAway(lastStreamID: Int32, errorCode: HTTP2ErrorCode, debugData: String)
 }
 
-/// Receives what nghttp2 reports during `receive` and `drain`.
+/// Receives what nghttp2 reports during `receive` and `takeOutput`.
 protocol NGHTTP2EventHandler: AnyObject {
     /// A header block begins; `opensStream` is true for a request that opens a stream (server side).
     func beginHeaders(streamID: Int32, opensStream: Bool)
@@ -111,7 +117,7 @@ private struct OutgoingBody {
 // MARK: - The session
 
 /// One nghttp2 session (client or server) driven purely by memory: bytes in
-/// through `receive`, bytes out through `drain`. Not thread-safe: one owner,
+/// through `receive`, bytes out through `takeOutput`. Not thread-safe: one owner,
 /// one thread.
 final class NGHTTP2Session {
     enum Role { case client, server }
@@ -127,7 +133,7 @@ final class NGHTTP2Session {
     private(set) var unsentBodyBytes = 0
     /// Bytes serialized during `receive` (see there) not yet handed out.
     private var pendingOutput: [UInt8] = []
-    /// Guards against `receive`/`drain` being re-entered from a callback,
+    /// Guards against `receive`/`takeOutput` being re-entered from a callback,
     /// which nghttp2 does not allow.
     private var insideLibraryCall = false
     /// GOAWAY frames we submitted and nghttp2 has not sent yet; a GOAWAY sent
@@ -165,7 +171,7 @@ final class NGHTTP2Session {
     /// Feeds received bytes to nghttp2. Callbacks run synchronously inside.
     ///
     /// Afterwards everything the input provoked is serialized at once (into
-    /// `pendingOutput`, handed out by `drain`), because nghttp2 reports most
+    /// `pendingOutput`, handed out by `takeOutput`), because nghttp2 reports most
     /// connection errors only by queueing a GOAWAY: serializing it here lets
     /// this call throw instead of the error surfacing later or never.
     func receive(_ bytes: UnsafeRawBufferPointer) throws(HTTP2Error) {
@@ -187,7 +193,7 @@ final class NGHTTP2Session {
     /// Appends every pending output byte to `buffer`. Callbacks (stream
     /// closes) may run inside; they must not touch `buffer`. Does nothing when
     /// called from inside a callback.
-    func drain(into buffer: inout [UInt8]) {
+    func takeOutput(into buffer: inout [UInt8]) {
         guard !insideLibraryCall else { return }
         if !pendingOutput.isEmpty {
             if buffer.isEmpty {
@@ -350,7 +356,7 @@ final class NGHTTP2Session {
 
     /// Sets our connection-level receive window (RFC 9113 §6.9: only a
     /// WINDOW_UPDATE on stream 0 changes it; SETTINGS cannot). nghttp2 sends
-    /// the WINDOW_UPDATE with the next `drain`.
+    /// the WINDOW_UPDATE with the next `takeOutput`.
     func setLocalConnectionWindow(_ size: Int32) throws(HTTP2Error) {
         guard failure == nil else { throw .sessionClosed }
         let result = nghttp2_session_set_local_window_size(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, size)

@@ -111,4 +111,24 @@ struct EmulatorConnectionTests {
         #expect(throws: (any Error).self) { try TestClient(port: port, timeout: .seconds(2)) }
         emulator.stop()
     }
+
+    /// The byte pump both ends share, seen from the test client: its write
+    /// accounting is what the relay's resend decision (RFC 9113 §6.8) rests on.
+    @Test("the byte pump reports each batch of frames where it begins, in order, and OpenSSL takes every byte taken")
+    func pumpWriteAccounting() throws {
+        let emulator = try Fixture.emulator()
+        defer { emulator.stop() }
+        let client = try TestClient(port: emulator.port)
+        let answered = try (0..<3).map { index in client.runUntilClosed([try client.submit(token: Fixture.token(index))]) }
+        #expect(answered == [true, true, true])
+        let offsets = client.serializedOffsets
+        // Each request is submitted after the previous one closed: at least
+        // one batch each, the first (with the preface) at offset 0.
+        #expect(offsets.first == 0)
+        #expect(offsets.count >= 3)
+        #expect(zip(offsets, offsets.dropFirst()).allSatisfy { $0 < $1 })
+        #expect(client.pump.pendingBytes == 0)
+        #expect(client.pump.writtenTotal == client.pump.serializedTotal)
+        #expect(offsets.last.map { $0 < client.pump.serializedTotal } == true)
+    }
 }

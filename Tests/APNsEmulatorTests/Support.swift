@@ -2,6 +2,7 @@ import EventLoop
 import Foundation
 import Glibc
 import HTTP2
+import HTTP2Transport
 import RelayCore
 import TestSupport
 import TLS
@@ -143,9 +144,12 @@ final class TestClient: HTTP2ClientSessionDelegate {
     private let socket: Socket
     private let tls: TLSConnection
     private var session: HTTP2ClientSession!
-    private var output: [UInt8] = []
-    private var outputOffset = 0
-    private var readBuffer = [UInt8](repeating: 0, count: 65_536)
+    /// The same byte pump as the relay's connections; no back-pressure here
+    /// (everything submitted is taken at once).
+    private(set) var pump = HTTP2TLSPump(highWater: .max, keptCapacity: .max)
+    /// Where each batch of frames the pump took begins (`framesSerialized`).
+    private(set) var serializedOffsets: [UInt64] = []
+    private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
 
     private(set) var responses: [Int32: Response] = [:]
     private(set) var closedStreams: [Int32: HTTP2ErrorCode] = [:]
@@ -182,6 +186,10 @@ final class TestClient: HTTP2ClientSessionDelegate {
         session = try HTTP2ClientSession(delegate: self)
     }
 
+    deinit {
+        readBuffer.deallocate()
+    }
+
     private func wait(read: Bool, write: Bool, milliseconds: Int32 = 20) {
         var descriptor = pollfd(fd: socket.fileDescriptor,
                                 events: Int16((read ? POLLIN : 0) | (write ? POLLOUT : 0)), revents: 0)
@@ -194,7 +202,7 @@ final class TestClient: HTTP2ClientSessionDelegate {
                 headers: [(name: String, value: String)] = [("apns-topic", Fixture.topic)],
                 body: [UInt8] = Fixture.payload) throws -> Int32 {
         try session.submitRequest(method: method, path: path ?? "/3/device/\(token)", authority: "localhost",
-                                  headers: headers, body: body)
+                                  fields: headers.map { HTTP2HeaderField(name: $0.name, value: $0.value) }, body: body)
     }
 
     /// Moves bytes until `condition` holds or `timeout` passes; true when it held.
@@ -202,10 +210,10 @@ final class TestClient: HTTP2ClientSessionDelegate {
     func run(timeout: Duration = .seconds(5), until condition: () -> Bool) -> Bool {
         let deadline = ContinuousClock.now + timeout
         while true {
-            pump()
+            moveBytes()
             if condition() { return true }
             if connectionClosed || ContinuousClock.now >= deadline { return condition() }
-            wait(read: true, write: outputOffset < output.count)
+            wait(read: true, write: pump.pendingBytes > 0)
         }
     }
 
@@ -214,51 +222,30 @@ final class TestClient: HTTP2ClientSessionDelegate {
         run(timeout: timeout) { streams.allSatisfy { closedStreams[$0] != nil } }
     }
 
-    private func pump() {
+    /// Writes what the session has, then reads (at most 64 reads) and feeds it.
+    private func moveBytes() {
         guard !connectionClosed else { return }
-        session.drainOutput(into: &output)
-        while outputOffset < output.count {
-            let offset = outputOffset
-            let result = output.withUnsafeBytes { tls.write(UnsafeRawBufferPointer(rebasing: $0[offset...])) }
-            guard case .bytes(let count) = result else {
-                if case .wantWrite = result { break }
-                if case .wantRead = result { break }
-                connectionClosed = true
-                return
-            }
-            outputOffset += count
+        switch pump.write(session, through: tls, host: self) {
+        case .flushed, .wantWrite, .wantRead:
+            break
+        case .closed, .failed:
+            connectionClosed = true
+            return
         }
-        if outputOffset == output.count {
-            output.removeAll(keepingCapacity: true)
-            outputOffset = 0
-        }
-        for _ in 0..<64 {
-            let result = readBuffer.withUnsafeMutableBytes { tls.read(into: $0) }
-            switch result {
-            case .bytes(let count):
-                let failed = readBuffer.withUnsafeBytes { bytes -> Bool in
-                    do {
-                        try session.receive(UnsafeRawBufferPointer(rebasing: bytes[0..<count]))
-                        return false
-                    } catch {
-                        return true
-                    }
-                }
-                if failed { connectionClosed = true; return }
-            case .wantRead, .wantWrite:
-                return
-            case .closed, .failed:
-                connectionClosed = true
-                return
-            }
+        let pass = HTTP2TLSPump.readAndFeed(session, from: tls, into: readBuffer, maxReads: 64, host: self)
+        switch pass.stop {
+        case .wantRead, .wantWrite, .stoppedByHost, .yielded:
+            break
+        case .closed, .failed, .protocolError:
+            connectionClosed = true
         }
     }
 
     // MARK: HTTP2ClientSessionDelegate
 
-    func session(_ session: HTTP2ClientSession, didReceiveResponseStatus status: Int,
-                 headers: [(name: String, value: String)], streamID: Int32) {
-        responses[streamID] = Response(status: status, headers: headers)
+    func session(_ session: HTTP2ClientSession, didReceiveResponse status: Int,
+                 fields: HTTP2HeaderFields, streamID: Int32) {
+        responses[streamID] = Response(status: status, headers: Array(fields))
     }
 
     func session(_ session: HTTP2ClientSession, didReceiveData bytes: UnsafeRawBufferPointer, streamID: Int32) {
@@ -289,4 +276,11 @@ func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) -> Boo
         usleep(5_000)
     }
     return true
+}
+
+extension TestClient: HTTP2TLSPumpHost {
+    var keepsReading: Bool { true }
+    func framesSerialized(at offset: UInt64) {
+        serializedOffsets.append(offset)
+    }
 }

@@ -240,7 +240,7 @@ final class StallingProxy: @unchecked Sendable {
     }
 }
 
-/// Interop with an HTTP/2 implementation that is not nghttp2 (DESIGN §7):
+/// Interop with an HTTP/2 implementation that is not nghttp2 (ARCHITECTURE.md §7):
 /// nginx with TLS, `http2` and `ssl_verify_client on`, answering the APNs
 /// path with 200 and the request's apns-id.
 @Suite("APNs client against nginx", .serialized)
@@ -292,7 +292,7 @@ struct APNsNginxInteropTests {
         }
         // nginx refuses an h2-only offer with no_application_protocol; a
         // server that picks no ALPN at all is refused by the client itself
-        // (ConnectionLifecycleTests).
+        // (APNsConnectionMachineTests).
         #expect(detail.contains("ALPN") || detail.contains("h2"), "\(detail)")
         #expect(try nginx.accessLogLines().isEmpty)
     }

@@ -407,3 +407,8 @@ struct APNsPoolTests {
         #expect(queue.isEmpty)
     }
 }
+
+extension APNsPool {
+    /// Requests whose answer deadline is tracked (sent, not yet completed).
+    var answerDeadlineCount: Int { deadlines.count }
+}

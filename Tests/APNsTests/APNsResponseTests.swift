@@ -25,17 +25,17 @@ struct APNsResponseTests {
     func everyReason(reason: APNsReason) throws {
         let status = try #require(reason.documentedStatus)
         let body = Array(#"{"reason":""#.utf8) + Array(reason.rawValue.utf8) + Array(#"","timestamp":42}"#.utf8)
-        let delivery = APNsConnection.delivery(status: status, apnsID: "ID", body: body)
+        let delivery = APNsDelivery(status: status, apnsID: "ID", body: body)
         #expect(delivery.outcome == .apns(status: status, reason: reason, apnsID: "ID"))
         #expect(delivery.unregisteredTimestamp == (status == 410 ? 42 : nil))
     }
 
     @Test("200 has no reason even with a body; an unknown reason is kept verbatim")
     func successAndUnknown() {
-        #expect(APNsConnection.delivery(status: 200, apnsID: "A", body: []).outcome == .apns(status: 200, reason: nil, apnsID: "A"))
-        #expect(APNsConnection.delivery(status: 400, apnsID: nil, body: Array(#"{"reason":"NewThing"}"#.utf8)).outcome
+        #expect(APNsDelivery(status: 200, apnsID: "A", body: []).outcome == .apns(status: 200, reason: nil, apnsID: "A"))
+        #expect(APNsDelivery(status: 400, apnsID: nil, body: Array(#"{"reason":"NewThing"}"#.utf8)).outcome
             == .apns(status: 400, reason: .unknown("NewThing"), apnsID: nil))
-        #expect(APNsConnection.delivery(status: 502, apnsID: nil, body: Array("<html>bad gateway</html>".utf8)).outcome
+        #expect(APNsDelivery(status: 502, apnsID: nil, body: Array("<html>bad gateway</html>".utf8)).outcome
             == .apns(status: 502, reason: nil, apnsID: nil))
     }
 }

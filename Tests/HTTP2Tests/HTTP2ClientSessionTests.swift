@@ -107,7 +107,7 @@ struct HTTP2ClientSessionTests {
         #expect(client.sendableBodyBytes == 65_535 - 90_000)
 
         // One flight without the server's answer: exactly the window goes out.
-        try server.receive(client.drainOutput())
+        try server.receive(client.takeOutput())
         #expect(client.unsentBodyBytes == 90_000 - 65_535)
         #expect(client.sendableBodyBytes == -(90_000 - 65_535))
         #expect(clientEvents.connectionWindowUpdates == 0)
@@ -339,7 +339,7 @@ struct HTTP2ClientSessionTests {
     ])
     func garbageIsConnectionError(garbage: [UInt8]) throws {
         let client = try HTTP2ClientSession(delegate: clientEvents)
-        _ = client.drainOutput()
+        _ = client.takeOutput()
         let error = #expect(throws: HTTP2Error.self) {
             try client.receive(garbage)
         }
@@ -347,7 +347,7 @@ struct HTTP2ClientSessionTests {
         #expect(client.failure == error)
         #expect(!client.wantsRead)
         // The GOAWAY nghttp2 queued is still handed out for the peer.
-        #expect(!client.drainOutput().isEmpty)
+        #expect(!client.takeOutput().isEmpty)
         #expect(throws: HTTP2Error.sessionClosed) {
             try client.receive(garbage)
         }
@@ -394,12 +394,12 @@ struct HTTP2ClientSessionTests {
         let (client, server) = try makePair()
         try pump(client, server)
         try client.terminate(errorCode: .internalError)
-        let goAway = client.drainOutput()
+        let goAway = client.takeOutput()
         #expect(goAway.count == 9 + 8)  // frame header + last-stream-id + error code
         #expect(goAway[3] == 0x7)  // GOAWAY frame type
         #expect(Array(goAway[13..<17]) == [0, 0, 0, 2])  // INTERNAL_ERROR
         #expect(!client.wantsRead && !client.wantsWrite)
-        #expect(client.drainOutput().isEmpty)
+        #expect(client.takeOutput().isEmpty)
     }
 
     @Test("an initial window size above 2^31-1 is refused")
@@ -421,9 +421,9 @@ struct HTTP2ClientSessionTests {
                 fields: [HTTP2HeaderField(name: "apns-topic", value: "cx.c3.toot"),
                          HTTP2HeaderField(name: "x-id", value: id, neverIndexed: neverIndexed)],
                 body: [])
-            let bytes = client.drainOutput()
+            let bytes = client.takeOutput()
             try server.receive(bytes)
-            _ = server.drainOutput()
+            _ = server.takeOutput()
             return bytes.count
         }
         let first = try headersSize(neverIndexed: true)

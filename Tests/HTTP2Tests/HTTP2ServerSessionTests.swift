@@ -159,7 +159,7 @@ struct HTTP2ServerSessionTests {
                 #expect(error != .sessionClosed)
             }
         }
-        _ = client.drainOutput()
-        _ = server.drainOutput()
+        _ = client.takeOutput()
+        _ = server.takeOutput()
     }
 }

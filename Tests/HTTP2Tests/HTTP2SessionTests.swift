@@ -24,10 +24,10 @@ struct HTTP2SessionTests {
         #expect(session.wantsWrite)
         #expect(session.wantsRead)
         #expect(session.failure == nil)
-        let output = session.drainOutput()
+        let output = session.takeOutput()
         #expect(!output.isEmpty)
         #expect(!session.wantsWrite, "everything pending was handed out")
-        #expect(session.drainOutput().isEmpty)
+        #expect(session.takeOutput().isEmpty)
         if role == .client {
             // RFC 9113 §3.4: the client connection preface comes first.
             #expect(output.starts(with: Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)))
@@ -38,12 +38,12 @@ struct HTTP2SessionTests {
     @Test("garbage from the peer kills the session and says why", arguments: Role.allCases)
     func garbage(role: Role) throws {
         let (session, delegate) = try makeSession(role)
-        _ = session.drainOutput()
+        _ = session.takeOutput()
         let garbage = Array(repeating: UInt8(0xFF), count: 64)
         #expect(throws: HTTP2Error.self) { try session.receive(garbage) }
         #expect(session.failure != nil)
         // Whatever GOAWAY the session queued still goes out, then it is done.
-        _ = session.drainOutput()
+        _ = session.takeOutput()
         #expect(!session.wantsRead)
         _ = delegate
     }

@@ -29,14 +29,14 @@ struct NGHTTP2SessionTests {
         let session = try NGHTTP2Session(role: .client, settings: [(.enablePush, 0)])
         #expect(session.hasPendingOutput)
         var output: [UInt8] = []
-        session.drain(into: &output)
+        session.takeOutput(into: &output)
         let magic = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
         #expect(Array(output.prefix(magic.count)) == magic)
         let settings = Array(output.dropFirst(magic.count))
         #expect(Array(settings.prefix(9)) == [0, 0, 6, 0x4, 0, 0, 0, 0, 0])  // one setting, type SETTINGS
         #expect(Array(settings[9..<15]) == [0, 2, 0, 0, 0, 0])  // ENABLE_PUSH = 0
         #expect(!session.hasPendingOutput)
-        session.drain(into: &output)
+        session.takeOutput(into: &output)
         #expect(output.count == magic.count + 15)
     }
 
@@ -61,7 +61,7 @@ struct NGHTTP2SessionTests {
         try response.appendPseudo(":status", "204")
         try server.submitResponse(streamID: streamID, headers: response, body: [])
         var bytes: [UInt8] = []
-        server.drain(into: &bytes)
+        server.takeOutput(into: &bytes)
         try client.receive(bytes)
         #expect(clientLog.frames.contains(":status=204"))
         #expect(clientLog.frames.filter { $0 == "closed \(streamID) NO_ERROR" }.count == 1)
@@ -106,10 +106,10 @@ struct NGHTTP2SessionTests {
 private func exchange(_ client: NGHTTP2Session, _ server: NGHTTP2Session) throws {
     for _ in 0..<10 {
         var bytes: [UInt8] = []
-        client.drain(into: &bytes)
+        client.takeOutput(into: &bytes)
         try server.receive(bytes)
         bytes.removeAll()
-        server.drain(into: &bytes)
+        server.takeOutput(into: &bytes)
         try client.receive(bytes)
     }
 }

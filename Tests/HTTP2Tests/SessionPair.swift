@@ -2,6 +2,24 @@
 // delegates that record what they are told.
 @testable import HTTP2
 
+extension HTTP2Session {
+    /// Every byte waiting to be sent (empty when none).
+    func takeOutput() -> [UInt8] {
+        var buffer: [UInt8] = []
+        takeOutput(into: &buffer)
+        return buffer
+    }
+}
+
+extension HTTP2ClientSession {
+    /// `submitRequest` with plain (name, value) pairs, none never-indexed.
+    func submitRequest(method: String = "POST", path: String, authority: String, scheme: String = "https",
+                       headers: [(name: String, value: String)], body: [UInt8]) throws(HTTP2Error) -> Int32 {
+        try submitRequest(method: method, path: path, authority: authority, scheme: scheme,
+                          fields: headers.lazy.map { HTTP2HeaderField(name: $0.name, value: $0.value) }, body: body)
+    }
+}
+
 struct NotQuiet: Error, CustomStringConvertible {
     let rounds: Int
     var description: String { "sessions still exchanging bytes after \(rounds) rounds" }
@@ -24,9 +42,9 @@ final class ClientRecorder: HTTP2ClientSessionDelegate {
     /// Runs inside `streamDidClose`, after recording.
     var onClose: ((HTTP2ClientSession, Int32, HTTP2ErrorCode) -> Void)?
 
-    func session(_ session: HTTP2ClientSession, didReceiveResponseStatus status: Int,
-                 headers: [(name: String, value: String)], streamID: Int32) {
-        responses[streamID] = Response(status: status, headers: headers)
+    func session(_ session: HTTP2ClientSession, didReceiveResponse status: Int,
+                 fields: HTTP2HeaderFields, streamID: Int32) {
+        responses[streamID] = Response(status: status, headers: Array(fields))
     }
 
     func session(_ session: HTTP2ClientSession, didReceiveData bytes: UnsafeRawBufferPointer, streamID: Int32) {
@@ -122,12 +140,12 @@ final class ServerRecorder: HTTP2ServerSessionDelegate {
 func pump(_ client: HTTP2ClientSession, _ server: HTTP2ServerSession, maxRounds: Int = 10_000,
           observe: () -> Void = {}) throws -> Int {
     for round in 0..<maxRounds {
-        let toServer = client.drainOutput()
+        let toServer = client.takeOutput()
         if !toServer.isEmpty {
             try server.receive(toServer)
             observe()
         }
-        let toClient = server.drainOutput()
+        let toClient = server.takeOutput()
         if !toClient.isEmpty {
             try client.receive(toClient)
         }

@@ -1,0 +1,32 @@
+import HTTP2
+import RelayCore
+
+/// The regular fields of one APNs request, read from the notification's own
+/// array (no copy), then `authorization` with token auth. apns-id is unique
+/// to the request: never indexed (RFC 7541 §6.2.3), so it does not churn the
+/// HPACK tables of either side; the fields that repeat stay indexed.
+struct APNsRequestFields: Sequence {
+    let headers: [HTTPField]
+    let authorization: String?
+
+    struct Iterator: IteratorProtocol {
+        let fields: APNsRequestFields
+        var index = 0
+
+        mutating func next() -> HTTP2HeaderField? {
+            defer { index += 1 }
+            if index < fields.headers.count {
+                let field = fields.headers[index]
+                return HTTP2HeaderField(name: field.name, value: field.value, neverIndexed: field.name == "apns-id")
+            }
+            if index == fields.headers.count, let authorization = fields.authorization {
+                return HTTP2HeaderField(name: "authorization", value: authorization)
+            }
+            return nil
+        }
+    }
+
+    func makeIterator() -> Iterator { Iterator(fields: self) }
+
+    var underestimatedCount: Int { headers.count + (authorization == nil ? 0 : 1) }
+}

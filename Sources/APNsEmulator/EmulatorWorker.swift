@@ -1,0 +1,178 @@
+import EventLoop
+import Glibc
+import HTTP2
+import RelayCore
+import Synchronization
+import TLS
+
+/// One loop thread's share of the emulator: its listener, its connections,
+/// a read buffer they share, its provider-token cache and a cached copy of
+/// the behaviour. Confined to the loop thread.
+final class EmulatorWorker {
+    let loop: EventLoop
+    let state: EmulatorState
+    private var acceptor: Acceptor?
+    private var connections: [ObjectIdentifier: EmulatorConnection] = [:]
+    /// TLS reads land here; `receive` consumes it before the next read.
+    let readBuffer: UnsafeMutableRawBufferPointer
+    let providerTokens: ProviderTokenVerifier?
+    private var cachedBehavior: APNsEmulatorBehavior
+    private var cachedVersion: UInt64
+    private var random = SystemRandomNumberGenerator()
+
+    /// What to do with one complete request.
+    enum Decision {
+        case respond(status: Int, headers: [(name: String, value: String)], body: [UInt8])
+        case noAnswer
+        case resetStream
+        case dropConnection
+    }
+
+    init(loop: EventLoop, state: EmulatorState, listener: Socket) throws(EventLoopError) {
+        self.loop = loop
+        self.state = state
+        readBuffer = .allocate(byteCount: 65_536, alignment: 16)
+        if case .token(_, let keyID, let teamID) = state.configuration.authentication, let verifier = state.tokenVerifier {
+            providerTokens = ProviderTokenVerifier(verifier: verifier, keyID: keyID, teamID: teamID)
+        } else {
+            providerTokens = nil
+        }
+        cachedVersion = state.behaviorVersion.load(ordering: .acquiring)
+        cachedBehavior = state.behavior.withLock { $0 }
+        acceptor = try Acceptor(listener: listener, on: loop, onAccept: { [unowned self] socket in
+            self.accept(socket)
+        }, onError: { [unowned self] error in
+            self.state.log("accept failed: \(error)")
+        })
+    }
+
+    deinit {
+        readBuffer.deallocate()
+    }
+
+    /// The behaviour now in force (one atomic load unless it changed).
+    var behavior: APNsEmulatorBehavior {
+        let version = state.behaviorVersion.load(ordering: .acquiring)
+        if version != cachedVersion {
+            cachedBehavior = state.behavior.withLock { $0 }
+            cachedVersion = version
+        }
+        return cachedBehavior
+    }
+
+    private func accept(_ socket: Socket) {
+        let id = state.connections.wrappingAdd(1, ordering: .relaxed).newValue
+        do {
+            let connection = try EmulatorConnection(worker: self, socket: socket, id: id)
+            connections[ObjectIdentifier(connection)] = connection
+            state.openConnections.wrappingAdd(1, ordering: .relaxed)
+            connection.start()
+            state.log("connection \(id) accepted")
+        } catch {
+            state.log("connection \(id) refused: \(error)")
+        }
+    }
+
+    func connectionClosed(_ connection: EmulatorConnection) {
+        guard connections.removeValue(forKey: ObjectIdentifier(connection)) != nil else { return }
+        state.openConnections.wrappingSubtract(1, ordering: .relaxed)
+    }
+
+    func credential(for tls: TLSConnection) -> ClientCredential {
+        switch state.configuration.authentication {
+        case .clientCertificate: .certificate(uid: tls.peerCertificateSubjectUID)
+        case .token: providerTokens.map { .token($0) } ?? .none
+        case .none: .none
+        }
+    }
+
+    func announce(maxConcurrentStreams: UInt32) {
+        for connection in connections.values {
+            connection.announce(maxConcurrentStreams: maxConcurrentStreams)
+        }
+    }
+
+    /// Closes the listener and every connection (on stop).
+    func shutdown() {
+        acceptor?.close()
+        acceptor = nil
+        for connection in Array(connections.values) {
+            connection.close(graceful: true)
+        }
+    }
+
+    // MARK: deciding
+
+    /// Validation, then the fault table, then a forced action, else 200.
+    func decide(_ request: HTTP2Request, credential: ClientCredential, connectionID: Int,
+                behavior: APNsEmulatorBehavior) -> Decision {
+        state.received.wrappingAdd(1, ordering: .relaxed)
+        let now = Int(time(nil))
+        let notification: ValidatedNotification
+        switch APNsRequestValidator.validate(
+            method: request.method, path: request.path, headers: request.headers, body: request.body,
+            credential: credential, expectedTopic: state.configuration.expectedTopic, now: now) {
+        case .failure(let rejection):
+            return reject(rejection, apnsID: echoedID(request.header("apns-id")), now: now)
+        case .success(let validated):
+            notification = validated
+        }
+        var action = APNsFaultToken.action(forToken: notification.token.utf8)
+        if action == nil, let forced = behavior.forcedAction, state.claimForced(behavior) {
+            action = forced
+        }
+        if let action {
+            switch action {
+            case .reject(let status, let reason):
+                return reject(APNsRejection(status: status, reason: reason), apnsID: echoedID(notification.apnsID),
+                              now: now)
+            case .noAnswer:
+                state.unanswered.wrappingAdd(1, ordering: .relaxed)
+                return .noAnswer
+            case .resetStream:
+                state.resetStreams.wrappingAdd(1, ordering: .relaxed)
+                return .resetStream
+            case .dropConnection:
+                state.droppedConnections.wrappingAdd(1, ordering: .relaxed)
+                return .dropConnection
+            }
+        }
+        let apnsID = notification.apnsID ?? UUIDKey.random(using: &random).text
+        if let key = notification.apnsIDKey {
+            let fresh = state.ledger.withLock { $0.insert(key).inserted }
+            if !fresh { state.duplicates.wrappingAdd(1, ordering: .relaxed) }
+        }
+        state.accepted.wrappingAdd(1, ordering: .relaxed)
+        let observe = state.hasObserver.load(ordering: .acquiring)
+        if state.configuration.recordNotifications || observe {
+            let record = ReceivedNotification(
+                deviceToken: String(notification.token), headers: request.headers, payload: request.body,
+                apnsID: apnsID, apnsIDWasGenerated: notification.apnsID == nil, topic: notification.topic,
+                priority: notification.priority, expiration: notification.expiration,
+                collapseID: notification.collapseID, pushType: notification.pushType,
+                authenticatedAs: notification.authenticatedAs, connectionID: connectionID,
+                streamID: request.streamID)
+            if state.configuration.recordNotifications { state.records.withLock { $0.append(record) } }
+            if observe, let observer = state.observer.withLock({ $0 }) { observer(record) }
+        }
+        return .respond(status: 200, headers: [("apns-id", apnsID)], body: [])
+    }
+
+    /// The client's apns-id when it is a UUID, else a new one (Apple always
+    /// answers with an apns-id).
+    private func echoedID(_ given: String?) -> String {
+        if let given, UUIDKey(given[...].utf8) != nil { return given }
+        return UUIDKey.random(using: &random).text
+    }
+
+    private func reject(_ rejection: APNsRejection, apnsID: String, now: Int) -> Decision {
+        state.rejected.wrappingAdd(1, ordering: .relaxed)
+        var body = "{\"reason\":\"" + rejection.reason.rawValue + "\""
+        // Apple: 410 carries the time (ms) the token stopped being valid.
+        if rejection.status == 410 { body += ",\"timestamp\":\(now * 1000)" }
+        body += "}"
+        return .respond(status: rejection.status,
+                        headers: [("apns-id", apnsID), ("content-type", "application/json")],
+                        body: Array(body.utf8))
+    }
+}
