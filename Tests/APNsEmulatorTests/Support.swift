@@ -268,16 +268,6 @@ final class TestClient: HTTP2ClientSessionDelegate {
     func session(_ session: HTTP2ClientSession, didReceivePingAck payload: UInt64) {}
 }
 
-/// Polls `condition` (bounded) for effects that land on the emulator's thread.
-func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while !condition() {
-        if ContinuousClock.now >= deadline { return false }
-        usleep(5_000)
-    }
-    return true
-}
-
 extension TestClient: HTTP2TLSPumpHost {
     var keepsReading: Bool { true }
     func framesSerialized(at offset: UInt64) {

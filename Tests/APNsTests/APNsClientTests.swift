@@ -43,10 +43,7 @@ struct APNsClientTests {
             port: emulator.port, context: Fixtures.tlsContext(identity: nil), tokenProvider: provider))
         let notifications = try Fixtures.notifications(count: 4)
         let results = try client.send(notifications)
-        #expect(results.outcomes.allSatisfy {
-            if case .apns(200, nil, _) = $0 { return true }
-            return false
-        }, "\(results.outcomes)")
+        #expect(results.outcomes.allSatisfy { $0.isAccepted }, "\(results.outcomes)")
         #expect(emulator.acceptedCount == 4)
         let bearers = Set(emulator.receivedNotifications().compactMap { notification in
             notification.headers.first { $0.name == "authorization" }?.value
@@ -158,7 +155,7 @@ struct APNsClientTests {
             try Fixtures.notification(token: Fixtures.deviceToken(3), environment: .development),
         ]
         let results = try client.send(notifications)
-        #expect(results.outcomes.allSatisfy { if case .apns(200, _, _) = $0 { true } else { false } })
+        #expect(results.outcomes.allSatisfy { $0.isAccepted })
         #expect(production.acceptedCount == 1)
         #expect(development.acceptedCount == 2)
         #expect(client.status.connections[.ready] == 2)
@@ -182,9 +179,9 @@ struct APNsClientTests {
             }
             client.shutdown { shutDown.withLock { $0 = true } }
         }
-        #expect(eventually(timeout: 10) { shutDown.withLock { $0 } })
+        #expect(eventually(timeout: .seconds(10)) { shutDown.withLock { $0 } })
         #expect(results.withLock { $0 }.count == 3)
-        #expect(results.withLock { $0 }.allSatisfy { if case .apns(200, _, _) = $0 { true } else { false } })
+        #expect(results.withLock { $0 }.allSatisfy { $0.isAccepted })
         #expect(try client.send([Fixtures.notification(token: Fixtures.deviceToken(99))]).outcomes == [.allConnectionsDown])
         #expect(client.status.connections.isEmpty)
     }

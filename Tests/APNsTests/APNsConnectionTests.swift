@@ -69,10 +69,10 @@ struct APNsConnectionTests {
         configuration.pingInterval = .milliseconds(100)
         configuration.pingTimeout = .milliseconds(500)
         let client = try LoopClient(configuration)
-        #expect(try client.send(Fixtures.notifications(count: 1)).outcomes.allSatisfy { if case .apns(200, _, _) = $0 { true } else { false } })
-        #expect(eventually(timeout: 5) { client.status.counters.pingsSent >= 3 })
+        #expect(try client.send(Fixtures.notifications(count: 1)).outcomes.allSatisfy { $0.isAccepted })
+        #expect(eventually(timeout: .seconds(5)) { client.status.counters.pingsSent >= 3 })
         #expect(client.status.connections[.ready] == 1)
-        #expect(try client.send(Fixtures.notifications(count: 1, first: 5)).outcomes.allSatisfy { if case .apns(200, _, _) = $0 { true } else { false } })
+        #expect(try client.send(Fixtures.notifications(count: 1, first: 5)).outcomes.allSatisfy { $0.isAccepted })
         #expect(emulator.statistics.connections == 1)
     }
 
@@ -89,9 +89,9 @@ struct APNsConnectionTests {
         configuration.pingInterval = .milliseconds(100)
         configuration.pingTimeout = .milliseconds(300)
         let client = try LoopClient(configuration)
-        #expect(try client.send(Fixtures.notifications(count: 1)).outcomes.allSatisfy { if case .apns(200, _, _) = $0 { true } else { false } })
+        #expect(try client.send(Fixtures.notifications(count: 1)).outcomes.allSatisfy { $0.isAccepted })
         proxy.stall()
-        #expect(eventually(timeout: 5) {
+        #expect(eventually(timeout: .seconds(5)) {
             if case .lost(let detail)? = client.status.lastConnectionLoss { return detail.contains("PING") }
             return false
         })
@@ -111,7 +111,7 @@ extension APNsConnectionTests {
         defer { proxy.stop() }
         let client = try LoopClient(Fixtures.configuration(
             port: proxy.port, context: try Fixtures.tlsContext(identity: Fixtures.clientIdentity())))
-        #expect(try client.send(Fixtures.notifications(count: 1)).outcomes.allSatisfy { if case .apns(200, _, _) = $0 { true } else { false } })
+        #expect(try client.send(Fixtures.notifications(count: 1)).outcomes.allSatisfy { $0.isAccepted })
         // Hold the loop so the send task and the server's close are seen in
         // one iteration, the send first (it was queued first).
         client.thread.loop.execute { usleep(400_000) }
@@ -124,7 +124,7 @@ extension APNsConnectionTests {
         }
         usleep(50_000)
         proxy.closeConnections()
-        #expect(eventually(timeout: 10) { result.withLock { $0 } != nil })
+        #expect(eventually(timeout: .seconds(10)) { result.withLock { $0 } != nil })
         let outcome = try #require(result.withLock { $0 }).outcomes[0]
         #expect(outcome == .apns(status: 200, reason: nil, apnsID: notification.apnsID))
         #expect(client.status.counters.resent == 1)
@@ -359,7 +359,7 @@ final class Nginx {
         process.standardError = FileHandle.nullDevice
         try process.run()
         // Bounded wait until both ports accept connections.
-        guard eventually(timeout: 10, { Nginx.accepts(self.http2Port) && Nginx.accepts(self.http1Port) }) else {
+        guard eventually(timeout: .seconds(10), { Nginx.accepts(self.http2Port) && Nginx.accepts(self.http1Port) }) else {
             stop()
             let log = (try? String(contentsOfFile: directory + "/error.log", encoding: .utf8)) ?? ""
             throw HarnessError(description: "nginx did not start: \(log)")
@@ -375,7 +375,7 @@ final class Nginx {
     func stop() {
         if process.isRunning {
             kill(process.processIdentifier, SIGTERM)
-            _ = eventually(timeout: 5) { !self.process.isRunning }
+            _ = eventually(timeout: .seconds(5)) { !self.process.isRunning }
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         }
         try? FileManager.default.removeItem(atPath: directory)
@@ -406,7 +406,7 @@ extension APNsConnectionTests {
         let client = try APNsPoolTests.client(emulator) { $0.maxConnectionsPerEnvironment = 1 }
         // One connection up, one of its two streams used.
         let warmUp = try client.send(Fixtures.notifications(count: 1)).outcomes
-        #expect(warmUp.allSatisfy(APNsPoolTests.isSuccess))
+        #expect(warmUp.allSatisfy { $0.isAccepted })
         // The second request makes the emulator answer, send GOAWAY and close.
         let last = try Fixtures.notification(token: Fixtures.deviceToken(1))
         // Then several TLS records (16 KB each) of requests, within the
@@ -443,9 +443,9 @@ extension APNsConnectionTests {
             return emulator.statistics.openConnections == 0
         }
         #expect(wroteAfterClose, "the emulator should have closed before the late writes")
-        #expect(eventually(timeout: 20) { outcomes.withLock { $0.count } == all.count })
+        #expect(eventually(timeout: .seconds(20)) { outcomes.withLock { $0.count } == all.count })
         let results = outcomes.withLock { $0 }
-        let failures = results.values.filter { !APNsPoolTests.isSuccess($0) }
+        let failures = results.values.filter { !$0.isAccepted }
         #expect(failures.isEmpty, "\(failures.count) failed, first: \(String(describing: failures.first))")
         #expect(emulator.statistics.accepted == 1 + all.count)
         #expect(emulator.statistics.duplicateAPNsIDs == 0)

@@ -18,11 +18,6 @@ struct APNsPoolTests {
         return try LoopClient(configuration)
     }
 
-    static func isSuccess(_ outcome: DeliveryOutcome) -> Bool {
-        if case .apns(200, nil, _) = outcome { return true }
-        return false
-    }
-
     /// The core no-loss, no-duplicate guarantee: streams above GOAWAY's
     /// last-stream-id (and REFUSED_STREAM) are resent on a new connection,
     /// the others are answered where they are.
@@ -41,7 +36,7 @@ struct APNsPoolTests {
         let results = try client.send(notifications, timeout: 60)
         #expect(results.completionCounts.allSatisfy { $0 == 1 })
         #expect(results.reentrantCompletions == 0)
-        let failures = results.outcomes.filter { !Self.isSuccess($0) }
+        let failures = results.outcomes.filter { !$0.isAccepted }
         #expect(failures.isEmpty, "\(failures.count) failed, first: \(String(describing: failures.first))")
         let statistics = emulator.statistics
         #expect(statistics.accepted == 2000)
@@ -71,7 +66,7 @@ struct APNsPoolTests {
         defer { emulator.stop() }
         let client = try Self.client(emulator) { $0.maxConnectionsPerEnvironment = 1 }
         let results = try client.send(Fixtures.notifications(count: 200))
-        #expect(results.outcomes.allSatisfy(Self.isSuccess))
+        #expect(results.outcomes.allSatisfy { $0.isAccepted })
         #expect(emulator.acceptedCount == 200)
         #expect(emulator.statistics.connections == 1)
     }
@@ -83,7 +78,7 @@ struct APNsPoolTests {
         defer { emulator.stop() }
         let client = try Self.client(emulator) { $0.maxConnectionsPerEnvironment = 3 }
         let results = try client.send(Fixtures.notifications(count: 60))
-        #expect(results.outcomes.allSatisfy(Self.isSuccess))
+        #expect(results.outcomes.allSatisfy { $0.isAccepted })
         #expect(emulator.statistics.connections == 3)
         #expect(client.status.connections[.ready] == 3)
     }
@@ -108,7 +103,7 @@ struct APNsPoolTests {
         let client = try Self.client(emulator) { $0.maxConnectionsPerEnvironment = 1 }
         let notifications = try Self.largeNotifications(count: 300)
         let results = try client.send(notifications)
-        #expect(results.outcomes.allSatisfy(Self.isSuccess))
+        #expect(results.outcomes.allSatisfy { $0.isAccepted })
         let arrived = emulator.receivedNotifications().map(\.deviceToken)
         #expect(arrived == notifications.map(\.deviceToken))
     }
@@ -120,7 +115,7 @@ struct APNsPoolTests {
         defer { emulator.stop() }
         let client = try Self.client(emulator) { $0.maxConnectionsPerEnvironment = 3 }
         let results = try client.send(try Self.largeNotifications(count: 300))
-        #expect(results.outcomes.allSatisfy(Self.isSuccess))
+        #expect(results.outcomes.allSatisfy { $0.isAccepted })
         #expect(emulator.statistics.connections == 3)
     }
 
@@ -131,9 +126,9 @@ struct APNsPoolTests {
         defer { emulator.stop() }
         let client = try Self.client(emulator) { $0.maxConnectionsPerEnvironment = 3 }
         // The first send opens the connection and sees the server's WINDOW_UPDATE.
-        #expect(try client.send(try Self.largeNotifications(count: 1)).outcomes.allSatisfy(Self.isSuccess))
+        #expect(try client.send(try Self.largeNotifications(count: 1)).outcomes.allSatisfy { $0.isAccepted })
         let results = try client.send(try Self.largeNotifications(count: 300))
-        #expect(results.outcomes.allSatisfy(Self.isSuccess))
+        #expect(results.outcomes.allSatisfy { $0.isAccepted })
         #expect(emulator.statistics.connections == 1)
     }
 
@@ -147,7 +142,7 @@ struct APNsPoolTests {
         }
         // No connection exists yet: two wait for it, the rest are refused.
         let results = try client.send(Fixtures.notifications(count: 5))
-        #expect(results.outcomes.filter(Self.isSuccess).count == 2)
+        #expect(results.outcomes.filter { $0.isAccepted }.count == 2)
         #expect(results.outcomes.filter { $0 == .overloaded }.count == 3)
         #expect(results.reentrantCompletions == 0)
     }
@@ -175,7 +170,7 @@ struct APNsPoolTests {
             $0.responseDelay = .zero
         }
         let later = try client.send(Fixtures.notifications(count: 5, first: 200))
-        #expect(later.outcomes.allSatisfy(Self.isSuccess), "\(later.outcomes)")
+        #expect(later.outcomes.allSatisfy { $0.isAccepted }, "\(later.outcomes)")
         #expect(emulator.statistics.connections == 2)
     }
 
@@ -190,7 +185,7 @@ struct APNsPoolTests {
             Issue.record("got \(results.outcomes[0])")
             return
         }
-        #expect(try client.send(Fixtures.notifications(count: 3)).outcomes.allSatisfy(Self.isSuccess))
+        #expect(try client.send(Fixtures.notifications(count: 3)).outcomes.allSatisfy { $0.isAccepted })
     }
 
     @Test("no answer within the answer timeout: answerTimedOut, the stream is reset, the connection keeps working")
@@ -203,10 +198,10 @@ struct APNsPoolTests {
         let results = try client.send([silent] + Fixtures.notifications(count: 2))
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
         #expect(results.outcomes[0] == .answerTimedOut)
-        #expect(results.outcomes[1...].allSatisfy(Self.isSuccess))
+        #expect(results.outcomes[1...].allSatisfy { $0.isAccepted })
         #expect(elapsed >= 0.35 && elapsed < 5)
         #expect(client.status.counters.answerTimeouts == 1)
-        #expect(try client.send(Fixtures.notifications(count: 2, first: 50)).outcomes.allSatisfy(Self.isSuccess))
+        #expect(try client.send(Fixtures.notifications(count: 2, first: 50)).outcomes.allSatisfy { $0.isAccepted })
         #expect(emulator.statistics.connections == 1)
     }
 
@@ -240,7 +235,7 @@ struct APNsPoolTests {
                 return
             }
             #expect(detail.hasPrefix("request not sendable over HTTP/2"))
-            #expect(Self.isSuccess(results.outcomes[1]))
+            #expect(results.outcomes[1].isAccepted)
         }
         #expect(emulator.statistics.connections == 1)
     }
@@ -253,7 +248,7 @@ struct APNsPoolTests {
         let reset = try Fixtures.notification(token: APNsFaultToken.token(code: 0x0f))
         let results = try client.send([reset] + Fixtures.notifications(count: 2))
         #expect(results.outcomes[0] == .streamFailed("stream reset: INTERNAL_ERROR"))
-        #expect(results.outcomes[1...].allSatisfy(Self.isSuccess))
+        #expect(results.outcomes[1...].allSatisfy { $0.isAccepted })
     }
 
     @Test("server unreachable: connectFailed, then allConnectionsDown during backoff, then a new attempt")
@@ -337,7 +332,7 @@ struct APNsPoolTests {
         if timeouts.count == 2 {
             #expect(timeouts[1].3 &- timeouts[0].3 >= 100_000_000, "the later send times out later")
         }
-        #expect(recorded.filter { $0.0.hasPrefix("answered") }.allSatisfy { Self.isSuccess($0.1) })
+        #expect(recorded.filter { $0.0.hasPrefix("answered") }.allSatisfy { $0.1.isAccepted })
         #expect(client.status.counters.answerTimeouts == 2)
         #expect(client.onLoop { $0.development.answerDeadlineCount + $0.production.answerDeadlineCount } == 0)
     }

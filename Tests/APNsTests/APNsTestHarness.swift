@@ -213,12 +213,10 @@ struct UncheckedSendable<Value>: @unchecked Sendable {
     let value: Value
 }
 
-/// Polls `condition` every 10 ms for at most `timeout` seconds.
-func eventually(timeout: Double = 5, _ condition: () -> Bool) -> Bool {
-    let deadline = DispatchTime.now() + timeout
-    while DispatchTime.now() < deadline {
-        if condition() { return true }
-        usleep(10_000)
+extension DeliveryOutcome {
+    /// APNs answered 200: the notification was delivered.
+    var isAccepted: Bool {
+        if case .apns(200, nil, _) = self { return true }
+        return false
     }
-    return condition()
 }
