@@ -1,4 +1,4 @@
-// Fuzz target: the route parser `route(method:target:)` (WebPush.swift).
+// Fuzz target: the route parser `route(method:target:)` (Routing.swift).
 //
 // Input: [method selector][target…]. Selector % 8 picks the method; 7 takes
 // a length-prefixed method from the input instead.
