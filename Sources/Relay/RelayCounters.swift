@@ -5,7 +5,7 @@ import Synchronization
 /// - `openConnections` against `MAX_CONNECTIONS` (beyond: accept and close);
 /// - `inFlight` against `MAX_IN_FLIGHT` (beyond: 503);
 /// - `credentialsRejected`: APNs answered 403 since the last 2xx, which turns
-///   the health check 503 (DESIGN §1).
+///   the health check 503 (ARCHITECTURE.md §1).
 public final class RelayCounters: Sendable {
     public let maxConnections: Int
     public let maxInFlight: Int

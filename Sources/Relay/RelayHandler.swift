@@ -3,7 +3,7 @@ import Glibc
 import RelayCore
 
 /// The relay's logic for one event loop: route → validate → build the APNs
-/// notification → send → map the outcome to the answer (DESIGN §1–§3), and
+/// notification → send → map the outcome to the answer (ARCHITECTURE.md §1–§3), and
 /// one log line per request.
 ///
 /// Thread-confined to its loop, like the sender it is given.

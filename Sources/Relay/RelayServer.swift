@@ -11,7 +11,7 @@ public struct RelayServerError: Error, Equatable, Sendable, CustomStringConverti
     public init(_ description: String) { self.description = description }
 }
 
-/// What the listener needs to know (DESIGN §1, §6).
+/// What the listener needs to know (ARCHITECTURE.md §1, §6).
 public struct ListenerOptions: Sendable {
     /// nil: `::` (dual stack), falling back to `0.0.0.0` without IPv6.
     public var bindAddress: String?

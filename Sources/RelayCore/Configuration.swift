@@ -35,7 +35,7 @@ public struct Configuration: Sendable, Equatable {
     public var productionHost = HostAndPort(host: "api.push.apple.com", port: 443)
     public var developmentHost = HostAndPort(host: "api.sandbox.push.apple.com", port: 443)
 
-    // MARK: Limits and timeouts (DESIGN §6)
+    // MARK: Limits and timeouts (ARCHITECTURE.md §6)
     public var maxHeaderBytes = 16 * 1024
     public var maxBodyBytes = 8 * 1024
     public var headerTimeout: Duration = .seconds(10)

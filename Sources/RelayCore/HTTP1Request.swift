@@ -1,4 +1,4 @@
-/// Caps on what one request may make the relay buffer (DESIGN §1, §6).
+/// Caps on what one request may make the relay buffer (ARCHITECTURE.md §1, §6).
 public struct HTTP1Limits: Sendable, Equatable {
     /// Request line plus header fields plus the empty line (and, for chunked
     /// bodies, the framing overhead and trailers). Beyond: 431 (414 while still

@@ -33,7 +33,7 @@ public enum Route: Sendable, Equatable {
     case notFound
 }
 
-/// Routes a request (DESIGN §1).
+/// Routes a request (ARCHITECTURE.md §1).
 ///
 /// - The query string (and a fragment, should a client send one) is ignored.
 /// - An absolute-form target (`http://host/path`, RFC 9112 §3.2.2) is routed

@@ -1,4 +1,4 @@
-// DESIGN §3: what the relay tells Mastodon for each APNs or local outcome.
+// ARCHITECTURE.md §3: what the relay tells Mastodon for each APNs or local outcome.
 // Mastodon deletes a subscription on any 4xx other than 408/429 and retries
 // on 5xx, so 4xx is reserved for "this subscription can never work" or "the
 // request itself is malformed"; everything transient or our own fault is
@@ -79,11 +79,11 @@ public enum RetryAfter {
     public static let apnsUnavailable = 10
     /// Every APNs connection of the environment is down.
     public static let allConnectionsDown = 5
-    /// The relay is over its in-flight limit (DESIGN §3).
+    /// The relay is over its in-flight limit (ARCHITECTURE.md §3).
     public static let overloaded = 1
 }
 
-/// Maps a delivery outcome to the relay's answer (DESIGN §3).
+/// Maps a delivery outcome to the relay's answer (ARCHITECTURE.md §3).
 ///
 /// - Parameters:
 ///   - apnsID: the apns-id the relay sent; used for `Location` when APNs did

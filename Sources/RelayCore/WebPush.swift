@@ -62,7 +62,7 @@ public struct WebPushError: Error, Sendable, Equatable {
 /// 30 days: APNs' own storage limit.
 public let defaultMaxTTL = 2_592_000
 
-/// Validates a Web Push request (DESIGN §1) without looking at its route.
+/// Validates a Web Push request (ARCHITECTURE.md §1) without looking at its route.
 ///
 /// Also refuses (413) a body whose APNs payload could not fit in 4096 bytes
 /// even without `x`; `makeNotification` checks again with `x`.
@@ -181,7 +181,7 @@ private func parseTTL(_ values: HTTPHeaders.ValueBytes, maxTTL: Int) -> Result<I
     return .success(ttl)
 }
 
-/// `Crypto-Key: dh=…` and `Encryption: salt=…` (DESIGN §1), base64url with
+/// `Crypto-Key: dh=…` and `Encryption: salt=…` (ARCHITECTURE.md §1), base64url with
 /// or without padding. The key must be an uncompressed P-256 point (65 bytes,
 /// 0x04 first) and the salt 16 bytes, or the app cannot decrypt. Decoded
 /// straight from the header bytes.
