@@ -86,7 +86,7 @@ public final class RelayHandler {
         switch parseWebPush(request, maxTTL: maxTTL) {
         case .success(let parsed): message = parsed
         case .failure(let error):
-            metrics?.count(environment: target.environment, status: error.status, localReason: 1)
+            metrics?.count(environment: target.environment, status: error.status, localReason: .invalidRequest)
             output.logRelay(target, status: error.status, reason: error.reason, started: started)
             return plain(error.status, error.reason)
         }
@@ -96,13 +96,13 @@ public final class RelayHandler {
             notification = try makeNotification(target: target, message: message, topic: topic, apnsID: apnsID,
                                                 now: unixTime())
         } catch {
-            metrics?.count(environment: target.environment, status: error.status, localReason: 1)
+            metrics?.count(environment: target.environment, status: error.status, localReason: .invalidRequest)
             output.logRelay(target, status: error.status, reason: error.reason, started: started)
             return plain(error.status, error.reason)
         }
         guard counters.beginDelivery() else {
             let answer = relayResponse(for: .overloaded, notification: apnsID, ttl: message.ttl)
-            metrics?.count(environment: target.environment, status: answer.status, localReason: 7)
+            metrics?.count(environment: target.environment, status: answer.status, localReason: .overloaded)
             output.logRelay(target, status: answer.status, reason: "over MAX_IN_FLIGHT", started: started)
             return answer.http1Response
         }
@@ -131,16 +131,11 @@ public final class RelayHandler {
     /// Metrics of a notification APNs (or the way to it) has answered.
     private static func countDelivery(_ metrics: RelayMetricsRecorder, _ environment: APNsEnvironment,
                                       outcome: DeliveryOutcome, status: Int, sent: UInt64) {
-        switch outcome {
-        case .apns(_, let reason, _):
+        if case .apns(_, let reason, _) = outcome {
             metrics.recordAPNsLatency(environment: environment, nanoseconds: EventLoop.monotonicNanoseconds() &- sent)
             metrics.count(environment: environment, status: status, apnsReason: reason)
-        case .answerTimedOut: metrics.count(environment: environment, status: status, localReason: 2)
-        case .connectFailed: metrics.count(environment: environment, status: status, localReason: 3)
-        case .tlsFailed: metrics.count(environment: environment, status: status, localReason: 4)
-        case .streamFailed: metrics.count(environment: environment, status: status, localReason: 5)
-        case .allConnectionsDown: metrics.count(environment: environment, status: status, localReason: 6)
-        case .overloaded: metrics.count(environment: environment, status: status, localReason: 7)
+        } else {
+            metrics.count(environment: environment, status: status, localReason: LocalReason(outcome))
         }
     }
 
