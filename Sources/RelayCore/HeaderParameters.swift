@@ -5,20 +5,9 @@
 /// The first `name=value` among header values that are `,`/`;`-separated
 /// parameter lists (`dh=…;p256ecdsa=…`, `keyid=a;dh=…, keyid=b;dh=…`).
 /// Names compare case-insensitively; whitespace around names, `=` and values
-/// is tolerated; a value may be a quoted-string (RFC 9110 §5.6.4).
-func parameterValue(named name: String, in values: [String]) -> String? {
-    for value in values {
-        var text = value
-        let found = text.withUTF8 { bytes in
-            firstParameter(named: name, in: bytes).map { parameterText(bytes[$0.range], quoted: $0.quoted) }
-        }
-        if let found { return String(decoding: found, as: UTF8.self) }
-    }
-    return nil
-}
-
-/// `parameterValue(named:in:)` over header values in place: the value's
-/// bytes are a slice of the headers' unless it was a quoted-string.
+/// is tolerated; a value may be a quoted-string (RFC 9110 §5.6.4). Read in
+/// place: the value's bytes are a slice of the headers' unless it was a
+/// quoted-string.
 ///
 /// Mastodon's Crypto-Key (`dh=…;p256ecdsa=…`) would otherwise cost a name and
 /// a value String per parameter on every request.
@@ -32,40 +21,28 @@ func parameterValueBytes(named name: String, in values: HTTPHeaders.ValueBytes) 
     return nil
 }
 
-private func parameterText(_ value: Slice<UnsafeBufferPointer<UInt8>>, quoted: Bool) -> [UInt8] {
-    quoted ? unquoted(Array(value)) : Array(value)
-}
-
 /// Where the value of the first entry of `bytes` called `wanted` is (OWS
-/// trimmed; `quoted` when it is a quoted-string still to unquote): the same
-/// splitting as `parameters(in:)` (`,`/`;` outside quotes, entries without
-/// `=` skipped). Scans in place.
-private func firstParameter(named wanted: String, in bytes: UnsafeBufferPointer<UInt8>)
+/// trimmed; `quoted` when it is a quoted-string still to unquote). Entries
+/// are split at `,`/`;` outside quotes; entries without `=` are skipped.
+/// Scans in place.
+func firstParameter(named wanted: String, in bytes: UnsafeBufferPointer<UInt8>)
     -> (range: Range<Int>, quoted: Bool)? {
     var entryStart = 0
-    var inQuotes = false
-    var escaped = false
+    var quotes = QuoteTracker()
     var quotedValue = false
     var index = 0
     while index < bytes.count {
-        let byte = bytes[index]
-        if inQuotes {
-            if escaped {
-                escaped = false
-            } else if byte == UInt8(ascii: "\\") {
-                escaped = true
-            } else if byte == UInt8(ascii: "\"") {
-                inQuotes = false
-            }
-        } else if byte == UInt8(ascii: ",") || byte == UInt8(ascii: ";") {
+        switch quotes.role(of: bytes[index]) {
+        case .separator:
             if let value = parameterEntryValue(bytes[entryStart..<index], named: wanted.utf8) {
                 return (value, quotedValue)
             }
             entryStart = index + 1
             quotedValue = false
-        } else if byte == UInt8(ascii: "\"") {
-            inQuotes = true
+        case .openingQuote:
             quotedValue = true
+        case .quoted, .other:
+            break
         }
         index += 1
     }
@@ -82,61 +59,9 @@ private func parameterEntryValue(_ entry: Slice<UnsafeBufferPointer<UInt8>>, nam
     return value.startIndex..<value.endIndex
 }
 
-/// Splits a parameter list into (lowercased name, value) pairs; entries
-/// without `=` are skipped.
-func parameters(in text: String) -> [(name: String, value: String)] {
-    var result: [(name: String, value: String)] = []
-    var entry: [UInt8] = []
-    var inQuotes = false
-    var escaped = false
-    var quotedValue = false
-
-    func finishEntry() {
-        defer {
-            entry.removeAll(keepingCapacity: true)
-            quotedValue = false
-        }
-        guard let equals = entry.firstIndex(of: UInt8(ascii: "=")) else { return }
-        let name = trimmingOWS(entry[..<equals])
-        guard !name.isEmpty else { return }
-        var value = Array(trimmingOWS(entry[(equals + 1)...]))
-        if quotedValue {
-            // Remove the quotes and escapes kept while scanning.
-            value = unquoted(value)
-        }
-        result.append((asciiLowercased(name), String(decoding: value, as: UTF8.self)))
-    }
-
-    for byte in text.utf8 {
-        if inQuotes {
-            entry.append(byte)
-            if escaped {
-                escaped = false
-            } else if byte == UInt8(ascii: "\\") {
-                escaped = true
-            } else if byte == UInt8(ascii: "\"") {
-                inQuotes = false
-            }
-            continue
-        }
-        switch byte {
-        case UInt8(ascii: ","), UInt8(ascii: ";"):
-            finishEntry()
-        case UInt8(ascii: "\""):
-            inQuotes = true
-            quotedValue = true
-            entry.append(byte)
-        default:
-            entry.append(byte)
-        }
-    }
-    finishEntry()
-    return result
-}
-
 /// The content of a quoted-string, escapes resolved; input that is not a
 /// single quoted-string is returned as is.
-private func unquoted(_ value: [UInt8]) -> [UInt8] {
+func unquoted(_ value: [UInt8]) -> [UInt8] {
     guard value.count >= 2, value.first == UInt8(ascii: "\""), value.last == UInt8(ascii: "\"") else { return value }
     var output: [UInt8] = []
     var escaped = false
@@ -149,4 +74,35 @@ private func unquoted(_ value: [UInt8]) -> [UInt8] {
         output.append(byte)
     }
     return output
+}
+
+/// What a byte of a parameter list is, given the bytes before it: the one
+/// definition of where quoted-strings (RFC 9110 §5.6.4: `"`, with `\`
+/// escaping the next byte) begin and end.
+struct QuoteTracker {
+    enum Role { case separator, openingQuote, quoted, other }
+
+    private var inQuotes = false
+    private var escaped = false
+
+    /// `quoted`: inside a quoted-string, its closing quote included.
+    mutating func role(of byte: UInt8) -> Role {
+        if inQuotes {
+            if escaped {
+                escaped = false
+            } else if byte == UInt8(ascii: "\\") {
+                escaped = true
+            } else if byte == UInt8(ascii: "\"") {
+                inQuotes = false
+            }
+            return .quoted
+        }
+        switch byte {
+        case UInt8(ascii: ","), UInt8(ascii: ";"): return .separator
+        case UInt8(ascii: "\""):
+            inQuotes = true
+            return .openingQuote
+        default: return .other
+        }
+    }
 }
