@@ -23,7 +23,9 @@ public struct HTTP1ConnectionMachine: Sendable {
         public var body: Duration
         public var keepAlive: Duration
 
-        public init(header: Duration = .seconds(10), body: Duration = .seconds(10), keepAlive: Duration = .seconds(75)) {
+        public init(header: Duration = Configuration.defaults.headerTimeout,
+                    body: Duration = Configuration.defaults.bodyTimeout,
+                    keepAlive: Duration = Configuration.defaults.keepAliveTimeout) {
             self.header = header
             self.body = body
             self.keepAlive = keepAlive

@@ -24,7 +24,7 @@ public final class RelayHandler {
     /// handler must then be used on it only); without, each line is written
     /// at once.
     public init(sender: NotificationSender, topic: String, counters: RelayCounters, logger: Logger,
-                loop: EventLoop? = nil, maxTTL: Int = defaultMaxTTL,
+                loop: EventLoop? = nil, maxTTL: Int = Configuration.maxTTL,
                 unixTime: @escaping () -> Int = RelayHandler.unixTime,
                 metrics: RelayMetrics? = nil) {
         self.metrics = metrics?.makeRecorder()

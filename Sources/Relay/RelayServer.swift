@@ -26,9 +26,11 @@ public struct ListenerOptions: Sendable {
     public var maxConnections: Int
     public var maxInFlight: Int
 
-    public init(bindAddress: String? = nil, port: UInt16, reusePort: Bool = true,
+    /// Unset arguments take `Configuration.defaults`' values.
+    public init(bindAddress: String? = nil, port: UInt16, reusePort: Bool = Configuration.defaults.reusePort,
                 limits: HTTP1Limits = HTTP1Limits(), timeouts: HTTP1ConnectionMachine.Timeouts = .init(),
-                maxConnections: Int = 16_384, maxInFlight: Int = 20_000) {
+                maxConnections: Int = Configuration.defaults.maxConnections,
+                maxInFlight: Int = Configuration.defaults.maxInFlight) {
         self.bindAddress = bindAddress
         self.port = port
         self.reusePort = reusePort

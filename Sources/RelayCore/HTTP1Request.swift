@@ -9,7 +9,9 @@ public struct HTTP1Limits: Sendable, Equatable {
     /// Header fields. Beyond: 431.
     public var maxHeaderCount: Int
 
-    public init(maxHeaderBytes: Int = 16384, maxBodyBytes: Int = 8192, maxHeaderCount: Int = 100) {
+    public init(maxHeaderBytes: Int = Configuration.defaults.maxHeaderBytes,
+                maxBodyBytes: Int = Configuration.defaults.maxBodyBytes,
+                maxHeaderCount: Int = Configuration.maxHeaderCount) {
         self.maxHeaderBytes = maxHeaderBytes
         self.maxBodyBytes = maxBodyBytes
         self.maxHeaderCount = maxHeaderCount

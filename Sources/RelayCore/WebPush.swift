@@ -59,14 +59,11 @@ public struct WebPushError: Error, Sendable, Equatable {
     static func badRequest(_ reason: String) -> WebPushError { WebPushError(status: 400, reason: reason) }
 }
 
-/// 30 days: APNs' own storage limit.
-public let defaultMaxTTL = 2_592_000
-
 /// Validates a Web Push request (ARCHITECTURE.md §1) without looking at its route.
 ///
 /// Also refuses (413) a body whose APNs payload could not fit in 4096 bytes
 /// even without `x`; `makeNotification` checks again with `x`.
-public func parseWebPush(_ request: HTTP1Request, maxTTL: Int = defaultMaxTTL) -> Result<WebPushMessage, WebPushError> {
+public func parseWebPush(_ request: HTTP1Request, maxTTL: Int = Configuration.maxTTL) -> Result<WebPushMessage, WebPushError> {
     // Header values are read as bytes in place: only the Topic, when there
     // is one, becomes a String.
     let headers = request.headers
