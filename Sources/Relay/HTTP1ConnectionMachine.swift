@@ -18,9 +18,15 @@ import RelayCore
 /// the connection reuses: a fresh array per event cost two or three
 /// allocations per request.
 public struct HTTP1ConnectionMachine: Sendable {
+    /// How long each phase may take (ARCHITECTURE.md §6).
     public struct Timeouts: Sendable, Equatable {
+        /// From the connection's start (or a later request's first byte) to
+        /// the end of the head: beyond, 408.
         public var header: Duration
+        /// From the end of the head to the end of the body: beyond, 408.
+        /// Also how long a peer that stops reading gets to take an answer.
         public var body: Duration
+        /// An idle connection between requests: beyond, a silent close.
         public var keepAlive: Duration
 
         public init(header: Duration = Configuration.defaults.headerTimeout,

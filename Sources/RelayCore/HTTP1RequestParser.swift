@@ -1,3 +1,28 @@
+/// Why a request was refused: the status to answer with (then close) and a
+/// one-line reason for the response body and the log.
+public struct HTTP1ParseError: Error, Sendable, Equatable {
+    public var status: Int
+    public var reason: String
+
+    public init(status: Int, reason: String) {
+        self.status = status
+        self.reason = reason
+    }
+}
+
+public enum HTTP1ParseResult: Sendable, Equatable {
+    /// A request, and how many bytes of the buffer it took (head, body and
+    /// framing). Bytes after `consumed` belong to the next (pipelined) request.
+    case complete(HTTP1Request, consumed: Int)
+    /// More bytes are needed. `expectsContinue` is true once the head is
+    /// complete, carries `Expect: 100-continue` (HTTP/1.1 only, RFC 9110
+    /// §10.1.1) and the body has not fully arrived: the connection should send
+    /// `HTTP/1.1 100 Continue` once (it stays true on later calls).
+    case incomplete(expectsContinue: Bool)
+    /// The request is malformed or over a limit: answer `status`, then close.
+    case invalid(HTTP1ParseError)
+}
+
 /// Incremental HTTP/1.1 request parser (RFC 9112) over a caller-owned buffer.
 ///
 /// Contract: pass everything the connection holds that has not been consumed

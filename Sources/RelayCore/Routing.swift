@@ -112,15 +112,8 @@ private func requestPath(of target: TargetBytes) -> TargetBytes {
 private func normalizedDeviceToken(_ bytes: TargetBytes) -> String? {
     guard (64...200).contains(bytes.count), bytes.count % 2 == 0, bytes.allSatisfy({ hexValue($0) != nil })
     else { return nil }
-    // Hex digits are ASCII: lowercase straight into the String's storage.
-    return String(unsafeUninitializedCapacity: bytes.count) { buffer in
-        var count = 0
-        for byte in bytes {
-            buffer[count] = asciiLowercase(byte)
-            count += 1
-        }
-        return count
-    }
+    // Hex digits are ASCII: lowercased straight into the String's storage.
+    return asciiLowercased(bytes)
 }
 
 /// Percent-decodes (RFC 3986 §2.1), keeping malformed escapes literally.
