@@ -5,13 +5,7 @@
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzZ85(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    var input = FuzzInput(data, size)
-    if input.byte() % 2 == 0 {
-        checkDecode(input.rest())
-    } else {
-        checkRoundTrip(input.rest())
-    }
-    return 0
+    runCodecTarget(data, size, decode: checkDecode, roundTrip: checkRoundTrip)
 }
 
 /// Any text: extended Z85 is a bijection, so a text that decodes re-encodes
