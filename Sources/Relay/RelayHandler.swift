@@ -11,7 +11,6 @@ public final class RelayHandler {
     private let sender: NotificationSender
     private let topic: String
     private let counters: RelayCounters
-    private let logger: Logger
     /// Where lines go; on a loop, they are written once per loop iteration.
     private let output: RelayLog
     private let maxTTL: Int
@@ -31,7 +30,6 @@ public final class RelayHandler {
         self.sender = sender
         self.topic = topic
         self.counters = counters
-        self.logger = logger
         self.output = RelayLog(logger: logger, buffer: loop.map { LoopLogBuffer(logger: logger, loop: $0) })
         self.maxTTL = maxTTL
         self.unixTime = unixTime
@@ -150,22 +148,11 @@ public final class RelayHandler {
     /// A request the connection refused before routing (bad framing, over a
     /// limit, too slow).
     public func logRefusal(status: Int, reason: String) {
-        guard logger.isEnabled(.info) else { return }
-        log(.info, "refused status=\(status) reason=\"\(reason)\"")
+        output.logRefusal(status: status, reason: reason)
     }
 
     private func logLocal(_ request: HTTP1Request, status: Int, reason: String, started: UInt64) {
-        guard logger.isEnabled(.info) else { return }
-        // The path may hold a token: only the method is logged.
-        output.log(.info) { line in
-            line.append(contentsOf: request.method.utf8)
-            line.append(contentsOf: " status=".utf8)
-            appendDecimal(status, to: &line)
-            line.append(contentsOf: " reason=\"".utf8)
-            line.append(contentsOf: reason.utf8)
-            line.append(contentsOf: "\" latency=".utf8)
-            RelayLog.appendLatency(since: started, to: &line)
-        }
+        output.logLocal(method: request.method, status: status, reason: reason, started: started)
     }
 
     private func log(_ level: LogLevel, _ message: @autoclosure () -> String) {

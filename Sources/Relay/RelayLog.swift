@@ -45,6 +45,29 @@ struct RelayLog {
         }
     }
 
+    /// `refused status=… reason="…"`: a request the connection refused
+    /// before routing.
+    func logRefusal(status: Int, reason: String) {
+        guard logger.isEnabled(.info) else { return }
+        log(.info) { $0.append(contentsOf: "refused status=\(status) reason=\"\(reason)\"".utf8) }
+    }
+
+    /// `<method> status=… reason="…" latency=…ms`: a request answered
+    /// without routing it to APNs. The path may hold a token: only the
+    /// method is logged.
+    func logLocal(method: String, status: Int, reason: String, started: UInt64) {
+        guard logger.isEnabled(.info) else { return }
+        log(.info) { line in
+            line.append(contentsOf: method.utf8)
+            line.append(contentsOf: " status=".utf8)
+            appendDecimal(status, to: &line)
+            line.append(contentsOf: " reason=\"".utf8)
+            line.append(contentsOf: reason.utf8)
+            line.append(contentsOf: "\" latency=".utf8)
+            RelayLog.appendLatency(since: started, to: &line)
+        }
+    }
+
     /// A relay request answered without APNs (`apns=-`).
     func logRelay(_ target: RelayTarget, status: Int, reason: String, started: UInt64) {
         let level: LogLevel = status >= 500 ? .warning : .info
