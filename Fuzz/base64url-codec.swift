@@ -5,13 +5,7 @@
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzBase64URL(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    var input = FuzzInput(data, size)
-    if input.byte() % 2 == 0 {
-        checkDecode(input.rest())
-    } else {
-        checkRoundTrip(input.rest())
-    }
-    return 0
+    runCodecTarget(data, size, decode: checkDecode, roundTrip: checkRoundTrip)
 }
 
 /// Any text: decoding either fails for the documented reason or yields bytes

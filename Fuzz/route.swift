@@ -1,4 +1,4 @@
-// Fuzz target: the route parser `route(method:target:)` (WebPush.swift).
+// Fuzz target: the route parser `route(method:target:)` (Routing.swift).
 //
 // Input: [method selector][target…]. Selector % 8 picks the method; 7 takes
 // a length-prefixed method from the input instead.
@@ -35,7 +35,7 @@ public func fuzzRoute(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         break
     }
 
-    // The query string never changes the route (DESIGN §1).
+    // The query string never changes the route (ARCHITECTURE.md §1).
     let utf8 = Array(target.utf8)
     if !utf8.contains(UInt8(ascii: "?")) && !utf8.contains(UInt8(ascii: "#")) {
         require(route(method: method, target: target + "?x=1&y=%zz") == routed, "a query changed the route")

@@ -44,7 +44,7 @@ private func fuzzRequest(_ input: inout FuzzInput) {
     }
     let maxTTL: Int
     switch input.byte() {
-    case 0: maxTTL = defaultMaxTTL
+    case 0: maxTTL = Configuration.maxTTL
     case 1: maxTTL = input.int64()
     case let selector: maxTTL = Int(selector) * 1000
     }

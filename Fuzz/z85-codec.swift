@@ -1,17 +1,11 @@
-// Fuzz target: extended Z85 (Z85.swift, DESIGN §2).
+// Fuzz target: extended Z85 (Z85.swift, ARCHITECTURE.md §2).
 //
 // Input: [mode][…]; mode even: the rest is text to decode; mode odd: the rest
 // is bytes to encode and decode back.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzZ85(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    var input = FuzzInput(data, size)
-    if input.byte() % 2 == 0 {
-        checkDecode(input.rest())
-    } else {
-        checkRoundTrip(input.rest())
-    }
-    return 0
+    runCodecTarget(data, size, decode: checkDecode, roundTrip: checkRoundTrip)
 }
 
 /// Any text: extended Z85 is a bijection, so a text that decodes re-encodes

@@ -91,3 +91,16 @@ func describe(_ bytes: some Collection<UInt8>, limit: Int = 120) -> String {
     if bytes.count > limit { text += "…(\(bytes.count) bytes)" }
     return text
 }
+
+/// The entry of a codec target. Input: [mode][…]; mode even: the rest is
+/// text to decode; mode odd: the rest is bytes to encode and decode back.
+func runCodecTarget(_ data: UnsafePointer<UInt8>?, _ size: Int, decode: ([UInt8]) -> Void,
+                    roundTrip: ([UInt8]) -> Void) -> CInt {
+    var input = FuzzInput(data, size)
+    if input.byte() % 2 == 0 {
+        decode(input.rest())
+    } else {
+        roundTrip(input.rest())
+    }
+    return 0
+}

@@ -4,8 +4,11 @@ import RelayCore
 ///
 /// reading head → reading body → awaiting the answer → writing → idle
 /// (keep-alive) or closed. The connection handler feeds it events (bytes
-/// available, answer ready, write drained, timer fired, peer closed,
-/// shutdown) and carries out the actions it returns, in order.
+/// available, answer ready, write completed, timer fired, peer closed,
+/// shutdown) and carries out the actions it appends, in order. An event the
+/// connection cannot send in a state stops the process (preconditionFailure
+/// naming both); a late one that can happen (a stale timer, a second EOF)
+/// is a named no-op.
 ///
 /// Pipelined requests are answered in order by handling one request at a
 /// time: bytes of the next request wait in the input buffer until the answer
@@ -13,14 +16,22 @@ import RelayCore
 ///
 /// Each event appends its actions to a caller-owned array (`into:`), which
 /// the connection reuses: a fresh array per event cost two or three
-/// allocations per request. The forms returning an array are for tests.
+/// allocations per request.
 public struct HTTP1ConnectionMachine: Sendable {
+    /// How long each phase may take (ARCHITECTURE.md §6).
     public struct Timeouts: Sendable, Equatable {
+        /// From the connection's start (or a later request's first byte) to
+        /// the end of the head: beyond, 408.
         public var header: Duration
+        /// From the end of the head to the end of the body: beyond, 408.
+        /// Also how long a peer that stops reading gets to take an answer.
         public var body: Duration
+        /// An idle connection between requests: beyond, a silent close.
         public var keepAlive: Duration
 
-        public init(header: Duration = .seconds(10), body: Duration = .seconds(10), keepAlive: Duration = .seconds(75)) {
+        public init(header: Duration = Configuration.defaults.headerTimeout,
+                    body: Duration = Configuration.defaults.bodyTimeout,
+                    keepAlive: Duration = Configuration.defaults.keepAliveTimeout) {
             self.header = header
             self.body = body
             self.keepAlive = keepAlive
@@ -31,16 +42,62 @@ public struct HTTP1ConnectionMachine: Sendable {
         case header, body, keepAlive
     }
 
+    /// Where the connection is. What a state must remember travels with it
+    /// (as in async-http-client's state machines): nothing beside the state
+    /// can disagree with it. The payloads are a few bytes, stored inline.
     public enum State: Sendable, Equatable {
         /// Between requests (or before the first): nothing of a request yet.
         case idle
-        case readingHead
-        case readingBody
+        case readingHead(HeadProgress)
+        case readingBody(BodyProgress)
         /// The request went to the relay; its answer is pending.
-        case awaitingResponse
+        case awaitingResponse(PendingRequest)
         /// A response is queued and not yet fully written.
-        case writing
-        case closed
+        case writing(then: AfterWrite)
+        /// `afterResponse`: the connection closes because a response said
+        /// `Connection: close` (rather than idling out or losing its peer):
+        /// the peer may still be sending, so the closer should linger
+        /// (RFC 9112 §9.6).
+        case closed(afterResponse: Bool)
+    }
+
+    /// A request whose head is still arriving.
+    public struct HeadProgress: Sendable, Equatable {
+        /// Where the search for the end of the head resumes (see `headEnds`).
+        var scanOffset = 0
+        /// The empty lines allowed before the request line are behind us.
+        var scanStarted = false
+        /// `100 Continue` went out (the parser saw the whole head before
+        /// `headEnds` did).
+        var continueSent = false
+        /// A graceful shutdown began: the answer says `Connection: close`.
+        var shuttingDown = false
+    }
+
+    /// A request whose head is complete and whose body is still arriving.
+    public struct BodyProgress: Sendable, Equatable {
+        var continueSent = false
+        var shuttingDown = false
+    }
+
+    /// What the answer to the dispatched request must know of it.
+    public struct PendingRequest: Sendable, Equatable {
+        var version: HTTPVersion
+        var keepAlive: Bool
+        var isHead: Bool
+        /// The peer has sent EOF (it may have shut down only its sending half).
+        var peerClosed = false
+        var shuttingDown = false
+    }
+
+    /// What follows once the queued response is written.
+    public enum AfterWrite: Sendable, Equatable {
+        /// Wait for the next request (or read the pipelined one).
+        case keepAlive
+        /// The peer sent EOF after pipelining: answer the complete requests
+        /// already buffered, then close.
+        case answerBufferedThenClose
+        case close
     }
 
     public enum Action: Sendable, Equatable {
@@ -65,20 +122,6 @@ public struct HTTP1ConnectionMachine: Sendable {
     private var parser: HTTP1RequestParser
     /// Requests fully answered on this connection.
     public private(set) var requestsServed = 0
-    private var continueSent = false
-    /// Where the search for the end of the head resumes (see `headEnds`).
-    private var headScanOffset = 0
-    private var headScanStarted = false
-    private var pendingVersion = HTTPVersion.http1_1
-    private var pendingKeepAlive = true
-    private var pendingIsHead = false
-    private var closeAfterWrite = false
-    private var peerHasClosed = false
-    private var shuttingDown = false
-    /// The connection closes because a response said `Connection: close`
-    /// (rather than idling out or losing its peer): the peer may still be
-    /// sending, so the closer should linger (RFC 9112 §9.6).
-    public private(set) var closedAfterResponse = false
 
     public init(limits: HTTP1Limits, timeouts: Timeouts) {
         parser = HTTP1RequestParser(limits: limits)
@@ -87,8 +130,21 @@ public struct HTTP1ConnectionMachine: Sendable {
 
     /// True while the connection should read and parse what the peer sends.
     public var wantsInput: Bool {
-        state == .idle || state == .readingHead || state == .readingBody
+        switch state {
+        case .idle, .readingHead, .readingBody: true
+        case .awaitingResponse, .writing, .closed: false
+        }
     }
+
+    public var isIdle: Bool { state == .idle }
+
+    /// A response (or a refusal) is queued and not yet fully written.
+    public var isWriting: Bool {
+        if case .writing = state { true } else { false }
+    }
+
+    /// See `State.closed(afterResponse:)`.
+    public var closedAfterResponse: Bool { state == .closed(afterResponse: true) }
 
     /// A new connection: the first request's head must arrive within the
     /// header timeout.
@@ -99,42 +155,55 @@ public struct HTTP1ConnectionMachine: Sendable {
     /// Everything buffered and not yet consumed, from the first byte of the
     /// current request.
     public mutating func bytesAvailable(_ buffer: UnsafeRawBufferPointer, into actions: inout [Action]) {
+        var head: HeadProgress
+        var body: BodyProgress?
         switch state {
         case .idle:
             guard !buffer.isEmpty else { return }
-            state = .readingHead
-            headScanOffset = 0
-            headScanStarted = false
+            head = HeadProgress()
             // The keep-alive timer gives way to this request's header timer;
             // the first request's header timer has run since `start`.
             if requestsServed > 0 { actions.append(.armTimer(.header, timeouts.header)) }
-        case .readingHead, .readingBody:
-            break
+        case .readingHead(let progress):
+            head = progress
+        case .readingBody(let progress):
+            head = HeadProgress()
+            body = progress
         case .awaitingResponse, .writing, .closed:
+            // Bytes of a pipelined request wait in the buffer until the
+            // current answer is written (the connection does not offer them:
+            // `wantsInput` is false).
             return
         }
         switch parser.parse(buffer) {
         case .incomplete(let expectsContinue):
-            if state == .readingHead && headEnds(in: buffer) {
-                state = .readingBody
+            if body == nil && headEnds(in: buffer, progress: &head) {
+                body = BodyProgress(continueSent: head.continueSent, shuttingDown: head.shuttingDown)
                 actions.append(.armTimer(.body, timeouts.body))
             }
-            if expectsContinue && !continueSent {
-                continueSent = true
-                actions.append(.send(HTTP1Response.continue100))
+            if var progress = body {
+                if expectsContinue && !progress.continueSent {
+                    progress.continueSent = true
+                    actions.append(.send(HTTP1Response.continue100))
+                }
+                state = .readingBody(progress)
+            } else {
+                if expectsContinue && !head.continueSent {
+                    head.continueSent = true
+                    actions.append(.send(HTTP1Response.continue100))
+                }
+                state = .readingHead(head)
             }
         case .complete(let request, let consumed):
-            state = .awaitingResponse
-            continueSent = false
-            pendingVersion = request.version
-            pendingKeepAlive = request.keepAlive
-            pendingIsHead = request.method == "HEAD"
+            state = .awaitingResponse(PendingRequest(
+                version: request.version, keepAlive: request.keepAlive, isHead: request.method == "HEAD",
+                shuttingDown: body?.shuttingDown ?? head.shuttingDown))
             actions.append(.consume(consumed))
             actions.append(.cancelTimer)
             actions.append(.dispatch(request))
         case .invalid(let error):
             actions.append(.cancelTimer)
-            fail(status: error.status, reason: error.reason, into: &actions)
+            refuse(status: error.status, reason: error.reason, into: &actions)
         }
     }
 
@@ -143,45 +212,63 @@ public struct HTTP1ConnectionMachine: Sendable {
     /// that has half-closed still gets answers to them.
     public mutating func responseReady(_ response: HTTP1Response, hasBufferedInput: Bool = false,
                                        into actions: inout [Action]) {
-        guard state == .awaitingResponse else { return }
-        let closing = !pendingKeepAlive || shuttingDown || (peerHasClosed && !hasBufferedInput)
-        state = .writing
-        closeAfterWrite = closing
+        guard case .awaitingResponse(let pending) = state else {
+            // The relay answers each dispatched request exactly once, and
+            // the connection stops passing answers on once it is closed.
+            preconditionFailure("HTTP1ConnectionMachine: responseReady in state \(state)")
+        }
+        let closing = !pending.keepAlive || pending.shuttingDown || (pending.peerClosed && !hasBufferedInput)
+        state = .writing(then: closing ? .close : pending.peerClosed ? .answerBufferedThenClose : .keepAlive)
         // A fresh buffer per response, on purpose: one kept per connection
         // saved the allocation but was cold in the cache by the time of the
         // next answer, and the misses cost more (perf: +0.25 µs/request).
         actions.append(
-            .send(response.serialize(closing: closing, requestVersion: pendingVersion, includeBody: !pendingIsHead)))
+            .send(response.serialize(closing: closing, requestVersion: pending.version, includeBody: !pending.isHead)))
     }
 
     /// Everything queued has been written. `buffered` is the unconsumed input
     /// (a pipelined request may already be there).
-    public mutating func writeDrained(buffered: UnsafeRawBufferPointer, into actions: inout [Action]) {
-        guard state == .writing else { return }
-        if closeAfterWrite {
-            state = .closed
-            closedAfterResponse = true
-            actions.append(.close)
+    public mutating func writeCompleted(buffered: UnsafeRawBufferPointer, into actions: inout [Action]) {
+        let next: AfterWrite
+        switch state {
+        case .writing(let then):
+            next = then
+        case .idle, .readingHead, .readingBody, .awaitingResponse, .closed:
+            // Not a response's end: an interim `100 Continue` went out while
+            // the request is read or answered, or output queued before the
+            // close finished. Nothing changes.
             return
         }
-        requestsServed += 1
-        state = .idle
-        if peerHasClosed {
+        switch next {
+        case .close:
+            state = .closed(afterResponse: true)
+            actions.append(.close)
+        case .answerBufferedThenClose:
+            requestsServed += 1
+            state = .idle
             // Answer what the peer sent before its EOF, then close: a
             // request still incomplete can never be completed.
             bytesAvailable(buffered, into: &actions)
-            if wantsInput {
-                state = .closed
+            switch state {
+            case .awaitingResponse(var pending):
+                pending.peerClosed = true
+                state = .awaitingResponse(pending)
+            case .idle, .readingHead, .readingBody:
+                state = .closed(afterResponse: false)
                 actions.append(.cancelTimer)
                 actions.append(.close)
+            case .writing, .closed:
+                break  // a refusal of the buffered bytes is being written
             }
-            return
+        case .keepAlive:
+            requestsServed += 1
+            state = .idle
+            if buffered.isEmpty {
+                actions.append(.armTimer(.keepAlive, timeouts.keepAlive))
+            } else {
+                bytesAvailable(buffered, into: &actions)
+            }
         }
-        if buffered.isEmpty {
-            actions.append(.armTimer(.keepAlive, timeouts.keepAlive))
-            return
-        }
-        bytesAvailable(buffered, into: &actions)
     }
 
     public mutating func timerFired(_ kind: TimerKind, into actions: inout [Action]) {
@@ -190,88 +277,74 @@ public struct HTTP1ConnectionMachine: Sendable {
             // An idle keep-alive connection closes silently: a 408 nobody
             // asked for would be read as the answer to the sender's next
             // request (RFC 9112 §9.5 allows closing idle connections).
-            state = .closed
+            state = .closed(afterResponse: false)
             actions.append(.close)
         case (.idle, .header), (.readingHead, .header):
-            fail(status: 408, reason: "request head not received in time", into: &actions)
+            refuse(status: 408, reason: "request head not received in time", into: &actions)
         case (.readingBody, .body), (.readingBody, .header):
-            fail(status: 408, reason: "request body not received in time", into: &actions)
-        default:
-            break  // stale
+            refuse(status: 408, reason: "request body not received in time", into: &actions)
+        case (.idle, .body), (.readingHead, .body), (.readingHead, .keepAlive), (.readingBody, .keepAlive),
+             (.awaitingResponse, _), (.writing, _), (.closed, _):
+            // A timer of an earlier phase, cancelled lazily by the connection,
+            // firing late: the current phase has its own (or none).
+            break
         }
     }
 
     /// The peer closed its side (EOF). A request already read still gets
     /// its answer (the peer may only have shut down its sending half).
     public mutating func peerClosed(into actions: inout [Action]) {
-        peerHasClosed = true
         switch state {
         case .idle, .readingHead, .readingBody:
-            state = .closed
+            state = .closed(afterResponse: false)
             actions.append(.cancelTimer)
             actions.append(.close)
-        case .awaitingResponse, .closed:
-            break
+        case .awaitingResponse(var pending):
+            pending.peerClosed = true
+            state = .awaitingResponse(pending)
         case .writing:
-            closeAfterWrite = true
+            state = .writing(then: .close)
+        case .closed:
+            // EOF reported again (epoll keeps reporting a hang-up), or after
+            // the close: nothing left to do.
+            break
         }
     }
 
     /// Graceful shutdown: idle connections close now; a request being read
     /// or answered finishes, and its response says `Connection: close`.
     public mutating func shutdown(into actions: inout [Action]) {
-        shuttingDown = true
         switch state {
         case .idle:
-            state = .closed
+            state = .closed(afterResponse: false)
             actions.append(.cancelTimer)
             actions.append(.close)
+        case .readingHead(var progress):
+            progress.shuttingDown = true
+            state = .readingHead(progress)
+        case .readingBody(var progress):
+            progress.shuttingDown = true
+            state = .readingBody(progress)
+        case .awaitingResponse(var pending):
+            pending.shuttingDown = true
+            state = .awaitingResponse(pending)
         case .writing:
-            closeAfterWrite = true
-        case .readingHead, .readingBody, .awaitingResponse, .closed:
-            break
+            state = .writing(then: .close)
+        case .closed:
+            break  // asked again, or the connection closed meanwhile
         }
-    }
-
-    // MARK: the same events, each returning a fresh array (tests)
-
-    public mutating func start() -> [Action] { collect { $0.start(into: &$1) } }
-
-    public mutating func bytesAvailable(_ buffer: UnsafeRawBufferPointer) -> [Action] {
-        collect { $0.bytesAvailable(buffer, into: &$1) }
-    }
-
-    public mutating func responseReady(_ response: HTTP1Response, hasBufferedInput: Bool = false) -> [Action] {
-        collect { $0.responseReady(response, hasBufferedInput: hasBufferedInput, into: &$1) }
-    }
-
-    public mutating func writeDrained(buffered: UnsafeRawBufferPointer) -> [Action] {
-        collect { $0.writeDrained(buffered: buffered, into: &$1) }
-    }
-
-    public mutating func timerFired(_ kind: TimerKind) -> [Action] { collect { $0.timerFired(kind, into: &$1) } }
-
-    public mutating func peerClosed() -> [Action] { collect { $0.peerClosed(into: &$1) } }
-
-    public mutating func shutdown() -> [Action] { collect { $0.shutdown(into: &$1) } }
-
-    private mutating func collect(_ event: (inout Self, inout [Action]) -> Void) -> [Action] {
-        var actions: [Action] = []
-        event(&self, &actions)
-        return actions
     }
 
     /// A refusal: answer `status` with a one-line reason, then close (the
     /// parser cannot find the next request's start after a framing error).
-    private mutating func fail(status: Int, reason: String, into actions: inout [Action]) {
-        state = .writing
-        closeAfterWrite = true
-        pendingIsHead = false
+    /// `Connection: close` makes the request's version irrelevant.
+    private mutating func refuse(status: Int, reason: String, into actions: inout [Action]) {
+        state = .writing(then: .close)
         let response = HTTP1Response(
             status: status, headers: [HTTPField(name: "Content-Type", value: "text/plain; charset=utf-8")],
             body: reason + "\n")
         actions.append(.refused(status: status, reason: reason))
-        actions.append(.send(response.serialize(closing: true, requestVersion: pendingVersion)))
+        actions.append(.send(response.serialize(closing: true)))
     }
 
     /// Whether the head (request line and fields) is complete in `buffer`:
@@ -279,13 +352,13 @@ public struct HTTP1ConnectionMachine: Sendable {
     /// this only decides which timer runs, so the scan is simple: find LF
     /// followed by LF or CR LF, after skipping the empty lines RFC 9112 §2.2
     /// lets a sender put before the request line.
-    private mutating func headEnds(in buffer: UnsafeRawBufferPointer) -> Bool {
+    private func headEnds(in buffer: UnsafeRawBufferPointer, progress: inout HeadProgress) -> Bool {
         let count = buffer.count
-        var index = headScanOffset
-        if !headScanStarted {
+        var index = progress.scanOffset
+        if !progress.scanStarted {
             while index < count && (buffer[index] == 0x0D || buffer[index] == 0x0A) { index += 1 }
             guard index < count else { return false }
-            headScanStarted = true
+            progress.scanStarted = true
         }
         while index < count {
             if buffer[index] == 0x0A {
@@ -293,13 +366,13 @@ public struct HTTP1ConnectionMachine: Sendable {
                 if index + 2 < count && buffer[index + 1] == 0x0D && buffer[index + 2] == 0x0A { return true }
                 if index + 2 >= count {
                     // The LF might start the terminator: look again from here.
-                    headScanOffset = index
+                    progress.scanOffset = index
                     return false
                 }
             }
             index += 1
         }
-        headScanOffset = index
+        progress.scanOffset = index
         return false
     }
 }

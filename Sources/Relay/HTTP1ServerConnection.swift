@@ -90,7 +90,7 @@ final class HTTP1ServerConnection: IOHandler {
         return true
     }
 
-    var isIdle: Bool { machine.state == .idle }
+    var isIdle: Bool { machine.isIdle }
 
     func handleIO(_ events: IOEvents) {
         guard !isClosed else { return }
@@ -148,7 +148,7 @@ final class HTTP1ServerConnection: IOHandler {
                     // TLS without buffered bytes: the next read would block.
                     reads = Self.readsPerWakeup
                 } else if !input.lastReadFilledSpace {
-                    // A short read drained the socket (level-triggered epoll
+                    // A short read emptied the socket (level-triggered epoll
                     // reports anything that arrives later, EOF included).
                     reads = Self.readsPerWakeup
                 }
@@ -185,7 +185,7 @@ final class HTTP1ServerConnection: IOHandler {
     }
 
     /// Carries out the queued actions in order, with those they lead to (an
-    /// answer known at once, the next pipelined request once a write drains).
+    /// answer known at once, the next pipelined request once a write completes).
     private func performActions() {
         // Never nested today; were it, the outer loop carries out what was added.
         guard !performing else { return }
@@ -222,11 +222,11 @@ final class HTTP1ServerConnection: IOHandler {
                 closeGracefully()
                 return
             }
-            if nextAction == actions.count, hasPendingOutput || machine.state == .writing {
+            if nextAction == actions.count, hasPendingOutput || machine.isWriting {
                 // Write what is queued; once it is out, the machine may
                 // move on (keep-alive, the next pipelined request, close).
                 if writeOut() {
-                    input.withReadableBytes { machine.writeDrained(buffered: $0, into: &actions) }
+                    input.withReadableBytes { machine.writeCompleted(buffered: $0, into: &actions) }
                 }
             }
         }
@@ -327,7 +327,7 @@ final class HTTP1ServerConnection: IOHandler {
     private func flush() {
         guard hasPendingOutput else { return }
         if writeOut() && !isClosed {
-            handle { machine, actions in input.withReadableBytes { machine.writeDrained(buffered: $0, into: &actions) } }
+            handle { machine, actions in input.withReadableBytes { machine.writeCompleted(buffered: $0, into: &actions) } }
         }
     }
 
@@ -336,7 +336,7 @@ final class HTTP1ServerConnection: IOHandler {
         var interest: IOEvents = []
         // Keep reading while waiting for an answer too (a pipelined request
         // may arrive, and EOF must be seen), until the buffer is full.
-        if !peerEOF && !input.isFull && (machine.state != .writing || lingering) { interest.insert(.readable) }
+        if !peerEOF && !input.isFull && (!machine.isWriting || lingering) { interest.insert(.readable) }
         if hasPendingOutput { interest.insert(.writable) }
         if loop.interest(of: socket.fileDescriptor) != interest {
             loop.setInterest(socket.fileDescriptor, interest)

@@ -5,7 +5,7 @@ import Synchronization
 /// - `openConnections` against `MAX_CONNECTIONS` (beyond: accept and close);
 /// - `inFlight` against `MAX_IN_FLIGHT` (beyond: 503);
 /// - `credentialsRejected`: APNs answered 403 since the last 2xx, which turns
-///   the health check 503 (DESIGN §1).
+///   the health check 503 (ARCHITECTURE.md §1).
 public final class RelayCounters: Sendable {
     public let maxConnections: Int
     public let maxInFlight: Int
@@ -27,12 +27,7 @@ public final class RelayCounters: Sendable {
 
     /// Counts a new connection; false (and not counted) beyond the cap.
     public func openConnection() -> Bool {
-        let now = connections.wrappingAdd(1, ordering: .relaxed).newValue
-        if now > maxConnections {
-            connections.wrappingSubtract(1, ordering: .relaxed)
-            return false
-        }
-        return true
+        Self.increment(connections, upTo: maxConnections)
     }
 
     public func closeConnection() {
@@ -41,12 +36,7 @@ public final class RelayCounters: Sendable {
 
     /// Reserves a slot for a notification; false (and not reserved) beyond the cap.
     public func beginDelivery() -> Bool {
-        let now = inFlightCount.wrappingAdd(1, ordering: .relaxed).newValue
-        if now > maxInFlight {
-            inFlightCount.wrappingSubtract(1, ordering: .relaxed)
-            return false
-        }
-        return true
+        Self.increment(inFlightCount, upTo: maxInFlight)
     }
 
     public func endDelivery() {
@@ -65,5 +55,16 @@ public final class RelayCounters: Sendable {
 
     public func recordAnswer() {
         answered.wrappingAdd(1, ordering: .relaxed)
+    }
+
+    /// Adds one unless that would pass `cap` (then leaves it as it was).
+    /// Add first, undo if over: one atomic operation on the common path.
+    private static func increment(_ counter: borrowing Atomic<Int>, upTo cap: Int) -> Bool {
+        let now = counter.wrappingAdd(1, ordering: .relaxed).newValue
+        if now > cap {
+            counter.wrappingSubtract(1, ordering: .relaxed)
+            return false
+        }
+        return true
     }
 }

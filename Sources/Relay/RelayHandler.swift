@@ -3,7 +3,7 @@ import Glibc
 import RelayCore
 
 /// The relay's logic for one event loop: route → validate → build the APNs
-/// notification → send → map the outcome to the answer (DESIGN §1–§3), and
+/// notification → send → map the outcome to the answer (ARCHITECTURE.md §1–§3), and
 /// one log line per request.
 ///
 /// Thread-confined to its loop, like the sender it is given.
@@ -11,7 +11,6 @@ public final class RelayHandler {
     private let sender: NotificationSender
     private let topic: String
     private let counters: RelayCounters
-    private let logger: Logger
     /// Where lines go; on a loop, they are written once per loop iteration.
     private let output: RelayLog
     private let maxTTL: Int
@@ -24,14 +23,13 @@ public final class RelayHandler {
     /// handler must then be used on it only); without, each line is written
     /// at once.
     public init(sender: NotificationSender, topic: String, counters: RelayCounters, logger: Logger,
-                loop: EventLoop? = nil, maxTTL: Int = defaultMaxTTL,
+                loop: EventLoop? = nil, maxTTL: Int = Configuration.maxTTL,
                 unixTime: @escaping () -> Int = RelayHandler.unixTime,
                 metrics: RelayMetrics? = nil) {
         self.metrics = metrics?.makeRecorder()
         self.sender = sender
         self.topic = topic
         self.counters = counters
-        self.logger = logger
         self.output = RelayLog(logger: logger, buffer: loop.map { LoopLogBuffer(logger: logger, loop: $0) })
         self.maxTTL = maxTTL
         self.unixTime = unixTime
@@ -86,7 +84,7 @@ public final class RelayHandler {
         switch parseWebPush(request, maxTTL: maxTTL) {
         case .success(let parsed): message = parsed
         case .failure(let error):
-            metrics?.count(environment: target.environment, status: error.status, localReason: 1)
+            metrics?.count(environment: target.environment, status: error.status, localReason: .invalidRequest)
             output.logRelay(target, status: error.status, reason: error.reason, started: started)
             return plain(error.status, error.reason)
         }
@@ -96,13 +94,13 @@ public final class RelayHandler {
             notification = try makeNotification(target: target, message: message, topic: topic, apnsID: apnsID,
                                                 now: unixTime())
         } catch {
-            metrics?.count(environment: target.environment, status: error.status, localReason: 1)
+            metrics?.count(environment: target.environment, status: error.status, localReason: .invalidRequest)
             output.logRelay(target, status: error.status, reason: error.reason, started: started)
             return plain(error.status, error.reason)
         }
         guard counters.beginDelivery() else {
             let answer = relayResponse(for: .overloaded, notification: apnsID, ttl: message.ttl)
-            metrics?.count(environment: target.environment, status: answer.status, localReason: 7)
+            metrics?.count(environment: target.environment, status: answer.status, localReason: .overloaded)
             output.logRelay(target, status: answer.status, reason: "over MAX_IN_FLIGHT", started: started)
             return answer.http1Response
         }
@@ -131,16 +129,11 @@ public final class RelayHandler {
     /// Metrics of a notification APNs (or the way to it) has answered.
     private static func countDelivery(_ metrics: RelayMetricsRecorder, _ environment: APNsEnvironment,
                                       outcome: DeliveryOutcome, status: Int, sent: UInt64) {
-        switch outcome {
-        case .apns(_, let reason, _):
+        if case .apns(_, let reason, _) = outcome {
             metrics.recordAPNsLatency(environment: environment, nanoseconds: EventLoop.monotonicNanoseconds() &- sent)
             metrics.count(environment: environment, status: status, apnsReason: reason)
-        case .answerTimedOut: metrics.count(environment: environment, status: status, localReason: 2)
-        case .connectFailed: metrics.count(environment: environment, status: status, localReason: 3)
-        case .tlsFailed: metrics.count(environment: environment, status: status, localReason: 4)
-        case .streamFailed: metrics.count(environment: environment, status: status, localReason: 5)
-        case .allConnectionsDown: metrics.count(environment: environment, status: status, localReason: 6)
-        case .overloaded: metrics.count(environment: environment, status: status, localReason: 7)
+        } else {
+            metrics.count(environment: environment, status: status, localReason: LocalReason(outcome))
         }
     }
 
@@ -155,109 +148,15 @@ public final class RelayHandler {
     /// A request the connection refused before routing (bad framing, over a
     /// limit, too slow).
     public func logRefusal(status: Int, reason: String) {
-        guard logger.isEnabled(.info) else { return }
-        log(.info, "refused status=\(status) reason=\"\(reason)\"")
+        output.logRefusal(status: status, reason: reason)
     }
 
     private func logLocal(_ request: HTTP1Request, status: Int, reason: String, started: UInt64) {
-        guard logger.isEnabled(.info) else { return }
-        // The path may hold a token: only the method is logged.
-        output.log(.info) { line in
-            line.append(contentsOf: request.method.utf8)
-            line.append(contentsOf: " status=".utf8)
-            appendDecimal(status, to: &line)
-            line.append(contentsOf: " reason=\"".utf8)
-            line.append(contentsOf: reason.utf8)
-            line.append(contentsOf: "\" latency=".utf8)
-            RelayLog.appendLatency(since: started, to: &line)
-        }
+        output.logLocal(method: request.method, status: status, reason: reason, started: started)
     }
 
     private func log(_ level: LogLevel, _ message: @autoclosure () -> String) {
         output.log(level) { $0.append(contentsOf: message().utf8) }
-    }
-}
-
-/// The relay's log output: lines written at once, or batched per loop
-/// iteration by a `LoopLogBuffer`. Lines are built as bytes straight into
-/// the output (a String per line cost an allocation per request). Holds no
-/// reference to the handler, so a delivery's completion can keep it.
-struct RelayLog {
-    let logger: Logger
-    /// On a loop: lines are written once per loop iteration (see LoopLogBuffer).
-    let buffer: LoopLogBuffer?
-
-    func log(_ level: LogLevel, building message: (inout [UInt8]) -> Void) {
-        if let buffer { buffer.log(level, building: message) } else { logger.log(level, building: message) }
-    }
-
-    func logDelivery(_ target: RelayTarget, outcome: DeliveryOutcome, answer: RelayResponse, apnsID: String,
-                     started: UInt64) {
-        let level: LogLevel = answer.credentialsRejected ? .error : (answer.status >= 500 ? .warning : .info)
-        guard logger.isEnabled(level) else { return }
-        log(level) { line in
-            switch outcome {
-            case .apns(let status, let apnsReason, _):
-                appendRelayLine(target, status: answer.status, apnsStatus: status,
-                                reason: apnsReason?.rawValue ?? "-", started: started, apnsID: apnsID, to: &line)
-            case .answerTimedOut:
-                appendRelayLine(target, status: answer.status, reason: "timeout", started: started, apnsID: apnsID,
-                                to: &line)
-            case .connectFailed(let detail):
-                appendRelayLine(target, status: answer.status, reason: "connect failed: " + detail,
-                                started: started, apnsID: apnsID, to: &line)
-            case .tlsFailed(let detail):
-                appendRelayLine(target, status: answer.status, reason: "TLS failed: " + detail, started: started,
-                                apnsID: apnsID, to: &line)
-            case .streamFailed(let detail):
-                appendRelayLine(target, status: answer.status, reason: "stream failed: " + detail,
-                                started: started, apnsID: apnsID, to: &line)
-            case .allConnectionsDown:
-                appendRelayLine(target, status: answer.status, reason: "all APNs connections down", started: started,
-                                apnsID: apnsID, to: &line)
-            case .overloaded:
-                appendRelayLine(target, status: answer.status, reason: "overloaded", started: started,
-                                apnsID: apnsID, to: &line)
-            }
-        }
-    }
-
-    /// A relay request answered without APNs (`apns=-`).
-    func logRelay(_ target: RelayTarget, status: Int, reason: String, started: UInt64) {
-        let level: LogLevel = status >= 500 ? .warning : .info
-        guard logger.isEnabled(level) else { return }
-        log(level) { appendRelayLine(target, status: status, reason: reason, started: started, to: &$0) }
-    }
-
-    /// `relay env=… token=<8 hex> status=… apns=<status or -> reason="…"
-    /// latency=…ms[ apns-id=…]`.
-    func appendRelayLine(_ target: RelayTarget, status: Int, apnsStatus: Int? = nil, reason: String,
-                         started: UInt64, apnsID: String? = nil, to line: inout [UInt8]) {
-        line.append(contentsOf: "relay env=".utf8)
-        line.append(contentsOf: target.environment.rawValue.utf8)
-        line.append(contentsOf: " token=".utf8)
-        appendTokenPrefix(target.deviceToken, to: &line)
-        line.append(contentsOf: " status=".utf8)
-        appendDecimal(status, to: &line)
-        line.append(contentsOf: " apns=".utf8)
-        if let apnsStatus { appendDecimal(apnsStatus, to: &line) } else { line.append(UInt8(ascii: "-")) }
-        line.append(contentsOf: " reason=\"".utf8)
-        line.append(contentsOf: reason.utf8)
-        line.append(contentsOf: "\" latency=".utf8)
-        RelayLog.appendLatency(since: started, to: &line)
-        if let apnsID {
-            line.append(contentsOf: " apns-id=".utf8)
-            line.append(contentsOf: apnsID.utf8)
-        }
-    }
-
-    /// Milliseconds with one decimal: `12.3ms`.
-    static func appendLatency(since started: UInt64, to line: inout [UInt8]) {
-        let micros = (EventLoop.monotonicNanoseconds() &- started) / 1000
-        appendDecimal(Int(micros / 1000), to: &line)
-        line.append(UInt8(ascii: "."))
-        line.append(UInt8(ascii: "0") + UInt8(micros % 1000 / 100))
-        line.append(contentsOf: "ms".utf8)
     }
 }
 

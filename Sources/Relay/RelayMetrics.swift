@@ -34,11 +34,9 @@ public final class RelayMetrics: Sendable {
     /// The relay statuses a notification can end with (other statuses get a
     /// series of their own on first use).
     static let statusSlots = [201, 400, 410, 413, 415, 429, 502, 503, 504]
-    /// Reasons that are not APNs reasons: the relay's own outcomes ("" for
-    /// delivered).
-    static let localReasons = ["", "invalid_request", "timeout", "connect_failed", "tls_failed", "stream_failed",
-                               "all_connections_down", "overloaded"]
-    static let reasonSlots = localReasons + APNsReason.documented.map(\.rawValue)
+    /// The `reason` label values: "" (delivered, or an APNs answer without
+    /// a reason), the relay's own reasons, then Apple's documented ones.
+    static let reasonSlots = [""] + LocalReason.allCases.map(\.rawValue) + APNsReason.documented.map(\.rawValue)
     static let environments: [APNsEnvironment] = [.production, .development]
     static let seriesCount = environments.count * statusSlots.count * reasonSlots.count
 
@@ -66,24 +64,24 @@ public final class RelayMetrics: Sendable {
                                                  helpText: "Time from sending a notification to APNs' answer"),
                 labels: [("environment", environment.rawValue)], buckets: Self.latencyBuckets)
         }
-        inFlightGauge = registry.makeGauge(descriptor: MetricNameDescriptor(
-            namespace: "toot_relay", metricName: "requests_in_flight", unitName: "",
-            helpText: "Notifications waiting for APNs"))
-        openConnectionsGauge = registry.makeGauge(descriptor: MetricNameDescriptor(
-            namespace: "toot_relay", metricName: "sender_connections", unitName: "",
-            helpText: "Open connections from Web Push senders"))
-        apnsConnectionGauges = APNsConnectionState.allCases.map { state in
-            registry.makeGauge(descriptor: MetricNameDescriptor(
-                namespace: "toot_relay", metricName: "apns_connections", unitName: "",
-                helpText: "Connections to APNs by state (all threads, both environments)"),
-                labels: [("state", state.rawValue)])
+        func gauge(_ name: String, unit: String = "", _ help: String, labels: [(String, String)] = []) -> Gauge {
+            registry.makeGauge(
+                descriptor: MetricNameDescriptor(namespace: "toot_relay", metricName: name, unitName: unit,
+                                                 helpText: help),
+                labels: labels)
         }
-        credentialExpiryGauge = registry.makeGauge(descriptor: MetricNameDescriptor(
-            namespace: "toot_relay", metricName: "credential_expiry_timestamp", unitName: "seconds",
-            helpText: "Unix time when the APNs client certificate expires (0 with token auth)"))
-        credentialsRejectedGauge = registry.makeGauge(descriptor: MetricNameDescriptor(
-            namespace: "toot_relay", metricName: "apns_credentials_rejected", unitName: "",
-            helpText: "1 while APNs rejects the relay's credentials (403, or an expired certificate), else 0"))
+        inFlightGauge = gauge("requests_in_flight", "Notifications waiting for APNs")
+        openConnectionsGauge = gauge("sender_connections", "Open connections from Web Push senders")
+        apnsConnectionGauges = APNsConnectionState.allCases.map { state in
+            gauge("apns_connections", "Connections to APNs by state (all threads, both environments)",
+                  labels: [("state", state.rawValue)])
+        }
+        credentialExpiryGauge = gauge(
+            "credential_expiry_timestamp", unit: "seconds",
+            "Unix time when the APNs client certificate expires (0 with token auth)")
+        credentialsRejectedGauge = gauge(
+            "apns_credentials_rejected",
+            "1 while APNs rejects the relay's credentials (403, or an expired certificate), else 0")
     }
 
     /// A recorder for one event loop (its series cache is loop-confined).
@@ -179,22 +177,20 @@ final class RelayMetricsRecorder {
         series = Array(repeating: nil, count: RelayMetrics.seriesCount)
     }
 
-    /// Counts one notification's end; `localReason` indexes
-    /// `RelayMetrics.localReasons` (0: none, the APNs reason if any counts).
-    func count(environment: APNsEnvironment, status: Int, localReason: Int = 0, apnsReason: APNsReason? = nil) {
-        var reasonSlot = localReason
+    /// Counts one notification's end: the relay's own reason, else the
+    /// APNs reason if any, else "".
+    func count(environment: APNsEnvironment, status: Int, localReason: LocalReason? = nil,
+               apnsReason: APNsReason? = nil) {
+        var reasonSlot = localReason?.slot ?? 0
         if let apnsReason {
             guard let index = APNsReason.documented.firstIndex(of: apnsReason) else {
                 metrics.countRare(environment: environment, status: status, reason: apnsReason.rawValue)
                 return
             }
-            reasonSlot = RelayMetrics.localReasons.count + index
+            reasonSlot = 1 + LocalReason.allCases.count + index
         }
-        guard let statusSlot = RelayMetrics.statusSlot(status),
-              reasonSlot >= 0, reasonSlot < RelayMetrics.reasonSlots.count else {
-            metrics.countRare(environment: environment, status: status,
-                              reason: reasonSlot >= 0 && reasonSlot < RelayMetrics.reasonSlots.count
-                                  ? RelayMetrics.reasonSlots[reasonSlot] : "other")
+        guard let statusSlot = RelayMetrics.statusSlot(status) else {
+            metrics.countRare(environment: environment, status: status, reason: RelayMetrics.reasonSlots[reasonSlot])
             return
         }
         let environmentSlot = environment == .production ? 0 : 1
@@ -212,5 +208,45 @@ final class RelayMetricsRecorder {
 
     func recordAPNsLatency(environment: APNsEnvironment, nanoseconds: UInt64) {
         metrics.recordAPNsLatency(environment: environment, nanoseconds: nanoseconds)
+    }
+}
+
+/// The relay's own `reason` label values, for outcomes that are not an APNs
+/// answer. The raw values are the labels Prometheus shows (external: they
+/// must not change).
+enum LocalReason: String, CaseIterable, Sendable {
+    case invalidRequest = "invalid_request"
+    case timeout
+    case connectFailed = "connect_failed"
+    case tlsFailed = "tls_failed"
+    case streamFailed = "stream_failed"
+    case allConnectionsDown = "all_connections_down"
+    case overloaded
+
+    /// The reason's index in `RelayMetrics.reasonSlots` (after "").
+    var slot: Int {
+        switch self {
+        case .invalidRequest: 1
+        case .timeout: 2
+        case .connectFailed: 3
+        case .tlsFailed: 4
+        case .streamFailed: 5
+        case .allConnectionsDown: 6
+        case .overloaded: 7
+        }
+    }
+
+    /// The relay's reason for an outcome; nil for an APNs answer (its own
+    /// reason counts).
+    init?(_ outcome: DeliveryOutcome) {
+        switch outcome {
+        case .apns: return nil
+        case .answerTimedOut: self = .timeout
+        case .connectFailed: self = .connectFailed
+        case .tlsFailed: self = .tlsFailed
+        case .streamFailed: self = .streamFailed
+        case .allConnectionsDown: self = .allConnectionsDown
+        case .overloaded: self = .overloaded
+        }
     }
 }

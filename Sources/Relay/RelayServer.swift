@@ -11,44 +11,6 @@ public struct RelayServerError: Error, Equatable, Sendable, CustomStringConverti
     public init(_ description: String) { self.description = description }
 }
 
-/// What the listener needs to know (DESIGN §1, §6).
-public struct ListenerOptions: Sendable {
-    /// nil: `::` (dual stack), falling back to `0.0.0.0` without IPv6.
-    public var bindAddress: String?
-    /// 0 picks a free port (tests); `RelayServer.start` returns the one bound.
-    public var port: UInt16
-    /// One listening socket per loop, the kernel spreading connections
-    /// (SO_REUSEPORT); false: one socket on the first loop hands connections
-    /// to the loops in turn.
-    public var reusePort: Bool
-    public var limits: HTTP1Limits
-    public var timeouts: HTTP1ConnectionMachine.Timeouts
-    public var maxConnections: Int
-    public var maxInFlight: Int
-
-    public init(bindAddress: String? = nil, port: UInt16, reusePort: Bool = true,
-                limits: HTTP1Limits = HTTP1Limits(), timeouts: HTTP1ConnectionMachine.Timeouts = .init(),
-                maxConnections: Int = 16_384, maxInFlight: Int = 20_000) {
-        self.bindAddress = bindAddress
-        self.port = port
-        self.reusePort = reusePort
-        self.limits = limits
-        self.timeouts = timeouts
-        self.maxConnections = maxConnections
-        self.maxInFlight = maxInFlight
-    }
-
-    /// The listener part of the configuration.
-    public init(configuration: Configuration) {
-        self.init(
-            bindAddress: configuration.bindAddress, port: configuration.port, reusePort: configuration.reusePort,
-            limits: HTTP1Limits(maxHeaderBytes: configuration.maxHeaderBytes, maxBodyBytes: configuration.maxBodyBytes),
-            timeouts: .init(header: configuration.headerTimeout, body: configuration.bodyTimeout,
-                            keepAlive: configuration.keepAliveTimeout),
-            maxConnections: configuration.maxConnections, maxInFlight: configuration.maxInFlight)
-    }
-}
-
 /// The HTTP/1.1 listener on every loop of a group: accepts sender
 /// connections (HTTPS when given a TLS context), hands their requests to a
 /// `RelayHandler` per loop, and shuts down gracefully.

@@ -35,7 +35,7 @@ public struct Configuration: Sendable, Equatable {
     public var productionHost = HostAndPort(host: "api.push.apple.com", port: 443)
     public var developmentHost = HostAndPort(host: "api.sandbox.push.apple.com", port: 443)
 
-    // MARK: Limits and timeouts (DESIGN §6)
+    // MARK: Limits and timeouts (ARCHITECTURE.md §6)
     public var maxHeaderBytes = 16 * 1024
     public var maxBodyBytes = 8 * 1024
     public var headerTimeout: Duration = .seconds(10)
@@ -64,6 +64,16 @@ public struct Configuration: Sendable, Equatable {
     public var threads: Int? = nil
     public var logLevel: LogLevel = .info
 
+    /// What is not set takes these values; `HTTP1Limits`, the connection
+    /// timeouts and the listener options take theirs from here too.
+    public static let defaults = Configuration()
+
+    // MARK: Fixed limits (ARCHITECTURE.md §6), not settable
+    /// Header fields in one request (beyond: 431).
+    public static let maxHeaderCount = 100
+    /// The largest TTL kept, in seconds: 30 days, APNs' own storage limit.
+    public static let maxTTL = 2_592_000
+
     public init() {}
 
     /// The topic to send as `apns-topic`, given the certificate's UID if any.
@@ -73,71 +83,6 @@ public struct Configuration: Sendable, Equatable {
 
     public func host(for environment: APNsEnvironment) -> HostAndPort {
         environment == .production ? productionHost : developmentHost
-    }
-}
-
-public enum LogLevel: Int, Sendable, Comparable, CaseIterable {
-    case debug, info, warning, error
-
-    public init?(name: String) {
-        switch name.lowercased() {
-        case "debug", "trace": self = .debug
-        case "info", "notice": self = .info
-        case "warning", "warn": self = .warning
-        case "error", "critical", "fatal": self = .error
-        default: return nil
-        }
-    }
-
-    public var name: String {
-        switch self {
-        case .debug: "debug"
-        case .info: "info"
-        case .warning: "warning"
-        case .error: "error"
-        }
-    }
-
-    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
-}
-
-/// `host[:port]`, with IPv6 literals in brackets (`[::1]:8443`).
-public struct HostAndPort: Sendable, Equatable, CustomStringConvertible {
-    public var host: String
-    public var port: UInt16
-
-    public init(host: String, port: UInt16) {
-        self.host = host
-        self.port = port
-    }
-
-    public init?(parsing text: String, defaultPort: UInt16 = 443) {
-        var rest = Substring(text)
-        let host: Substring
-        if rest.hasPrefix("[") {
-            guard let close = rest.firstIndex(of: "]") else { return nil }
-            host = rest[rest.index(after: rest.startIndex)..<close]
-            rest = rest[rest.index(after: close)...]
-            guard rest.isEmpty || rest.hasPrefix(":") else { return nil }
-        } else if let colon = rest.firstIndex(of: ":") {
-            host = rest[..<colon]
-            rest = rest[colon...]
-        } else {
-            host = rest
-            rest = ""
-        }
-        guard !host.isEmpty, !host.contains(where: { $0 == " " || $0 == "/" }) else { return nil }
-        var port = defaultPort
-        if rest.hasPrefix(":") {
-            guard let parsed = parsePort(rest.dropFirst()) else { return nil }
-            port = parsed
-        }
-        self.host = String(host)
-        self.port = port
-    }
-
-    public var description: String {
-        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 }
 
@@ -158,6 +103,13 @@ public struct ConfigurationVariable: Sendable {
     public var flag: String { "--" + name.lowercased().replacingUnderscores() }
 }
 
+/// A duration as the number of seconds a variable takes: `10`, `1.5`.
+private func secondsText(_ duration: Duration) -> String {
+    let (seconds, attoseconds) = duration.components
+    if attoseconds == 0 { return String(seconds) }
+    return String(Double(seconds) + Double(attoseconds) / 1e18)
+}
+
 extension String {
     fileprivate func replacingUnderscores() -> String {
         String(map { $0 == "_" ? "-" : $0 })
@@ -165,40 +117,41 @@ extension String {
 }
 
 extension Configuration {
-    /// Every variable, in the order `--help` and the README list them.
+    /// Every variable, in the order `--help` and the README list them. The
+    /// defaults shown are read from `defaults` (no second copy to drift).
     public static let variables: [ConfigurationVariable] = [
-        .init(name: "PORT", defaultText: "42069", help: "listen port of the Web Push listener (0: any free port)"),
+        .init(name: "PORT", defaultText: String(defaults.port), help: "listen port of the Web Push listener (0: any free port)"),
         .init(name: "BIND", defaultText: "all interfaces", help: "address to listen on, e.g. 127.0.0.1 behind nginx"),
-        .init(name: "CRT_FILENAME", defaultText: "toot-relay.crt", help: "serve HTTPS with this certificate when the file exists"),
-        .init(name: "KEY_FILENAME", defaultText: "toot-relay.key", help: "private key for CRT_FILENAME"),
-        .init(name: "P12_FILENAME", defaultText: "toot-relay.p12", help: "APNs client certificate and key (PKCS#12)"),
+        .init(name: "CRT_FILENAME", defaultText: defaults.tlsCertificateFile, help: "serve HTTPS with this certificate when the file exists"),
+        .init(name: "KEY_FILENAME", defaultText: defaults.tlsKeyFile, help: "private key for CRT_FILENAME"),
+        .init(name: "P12_FILENAME", defaultText: defaults.p12File, help: "APNs client certificate and key (PKCS#12)"),
         .init(name: "P12_BASE64", defaultText: "unset", help: "the same PKCS#12, base64, in the environment (wins over P12_FILENAME)"),
         .init(name: "P12_PASSWORD", defaultText: "empty", help: "password of the PKCS#12"),
         .init(name: "TOKEN_AUTH_KEY_FILENAME", defaultText: "unset", help: "APNs auth key (.p8); token auth wins over certificates when set"),
         .init(name: "TOKEN_KEY_ID", defaultText: "unset", help: "key id of the .p8 key (JWT kid)"),
         .init(name: "TOKEN_TEAM_ID", defaultText: "unset", help: "Apple developer team id (JWT iss)"),
-        .init(name: "TOPIC", defaultText: "certificate UID, else cx.c3.toot", help: "apns-topic: the app's bundle id"),
+        .init(name: "TOPIC", defaultText: "certificate UID, else \(defaultTopic)", help: "apns-topic: the app's bundle id"),
         .init(name: "CA_FILENAME", defaultText: "system roots", help: "PEM roots trusted for the APNs servers"),
-        .init(name: "APNS_PRODUCTION_HOST", defaultText: "api.push.apple.com:443", help: "host[:port] of APNs production"),
-        .init(name: "APNS_DEVELOPMENT_HOST", defaultText: "api.sandbox.push.apple.com:443", help: "host[:port] of APNs development (sandbox)"),
-        .init(name: "MAX_HEADER_BYTES", defaultText: "16384", help: "largest request header block (431 beyond)"),
-        .init(name: "MAX_BODY_BYTES", defaultText: "8192", help: "largest request body read (413 beyond)"),
-        .init(name: "HEADER_TIMEOUT", defaultText: "10", help: "seconds to receive a request head (408 beyond)"),
-        .init(name: "BODY_TIMEOUT", defaultText: "10", help: "seconds to receive a request body (408 beyond)"),
-        .init(name: "KEEPALIVE_TIMEOUT", defaultText: "75", help: "seconds an idle sender connection is kept open"),
-        .init(name: "MAX_CONNECTIONS", defaultText: "16384", help: "open sender connections (beyond: accepted and closed)"),
-        .init(name: "MAX_IN_FLIGHT", defaultText: "20000", help: "notifications waiting for APNs (beyond: 503)"),
-        .init(name: "APNS_CONNECT_TIMEOUT", defaultText: "5", help: "seconds for connect and TLS handshake to APNs"),
-        .init(name: "APNS_TIMEOUT", defaultText: "8", help: "seconds to wait for APNs to answer a notification (504 beyond)"),
-        .init(name: "APNS_PING_INTERVAL", defaultText: "60", help: "seconds of idle before an APNs connection is PINGed"),
-        .init(name: "APNS_PING_TIMEOUT", defaultText: "5", help: "seconds to wait for a PING answer before reconnecting"),
-        .init(name: "APNS_MAX_CONNECTIONS", defaultText: "4", help: "connections to each APNs environment per thread (opened as streams or flow-control window fill)"),
-        .init(name: "SHUTDOWN_GRACE", defaultText: "10", help: "seconds to finish in-flight requests on SIGTERM"),
+        .init(name: "APNS_PRODUCTION_HOST", defaultText: defaults.productionHost.description, help: "host[:port] of APNs production"),
+        .init(name: "APNS_DEVELOPMENT_HOST", defaultText: defaults.developmentHost.description, help: "host[:port] of APNs development (sandbox)"),
+        .init(name: "MAX_HEADER_BYTES", defaultText: String(defaults.maxHeaderBytes), help: "largest request header block (431 beyond)"),
+        .init(name: "MAX_BODY_BYTES", defaultText: String(defaults.maxBodyBytes), help: "largest request body read (413 beyond)"),
+        .init(name: "HEADER_TIMEOUT", defaultText: secondsText(defaults.headerTimeout), help: "seconds to receive a request head (408 beyond)"),
+        .init(name: "BODY_TIMEOUT", defaultText: secondsText(defaults.bodyTimeout), help: "seconds to receive a request body (408 beyond)"),
+        .init(name: "KEEPALIVE_TIMEOUT", defaultText: secondsText(defaults.keepAliveTimeout), help: "seconds an idle sender connection is kept open"),
+        .init(name: "MAX_CONNECTIONS", defaultText: String(defaults.maxConnections), help: "open sender connections (beyond: accepted and closed)"),
+        .init(name: "MAX_IN_FLIGHT", defaultText: String(defaults.maxInFlight), help: "notifications waiting for APNs (beyond: 503)"),
+        .init(name: "APNS_CONNECT_TIMEOUT", defaultText: secondsText(defaults.apnsConnectTimeout), help: "seconds for connect and TLS handshake to APNs"),
+        .init(name: "APNS_TIMEOUT", defaultText: secondsText(defaults.apnsAnswerTimeout), help: "seconds to wait for APNs to answer a notification (504 beyond)"),
+        .init(name: "APNS_PING_INTERVAL", defaultText: secondsText(defaults.apnsPingInterval), help: "seconds of idle before an APNs connection is PINGed"),
+        .init(name: "APNS_PING_TIMEOUT", defaultText: secondsText(defaults.apnsPingTimeout), help: "seconds to wait for a PING answer before reconnecting"),
+        .init(name: "APNS_MAX_CONNECTIONS", defaultText: String(defaults.apnsMaxConnections), help: "connections to each APNs environment per thread (opened as streams or flow-control window fill)"),
+        .init(name: "SHUTDOWN_GRACE", defaultText: secondsText(defaults.shutdownGrace), help: "seconds to finish in-flight requests on SIGTERM"),
         .init(name: "THREADS", defaultText: "one per core", help: "event loop threads"),
-        .init(name: "LOG_LEVEL", defaultText: "info", help: "debug, info, warning or error"),
+        .init(name: "LOG_LEVEL", defaultText: defaults.logLevel.name, help: "debug, info, warning or error"),
         .init(name: "METRICS_PORT", defaultText: "unset (off)", help: "serve Prometheus metrics on GET /metrics at this port"),
-        .init(name: "METRICS_BIND", defaultText: "127.0.0.1", help: "address of the metrics listener"),
-        .init(name: "REUSE_PORT", defaultText: "1", help: "one listening socket per thread with SO_REUSEPORT (1), or one shared socket (0)"),
+        .init(name: "METRICS_BIND", defaultText: defaults.metricsBindAddress, help: "address of the metrics listener"),
+        .init(name: "REUSE_PORT", defaultText: defaults.reusePort ? "1" : "0", help: "one listening socket per thread with SO_REUSEPORT (1), or one shared socket (0)"),
     ]
 
     /// Reads the configuration from environment-style variables. Empty values
@@ -326,11 +279,4 @@ public enum CredentialSource: Sendable, Equatable {
     case token(keyFile: String, keyID: String, teamID: String)
     case p12Base64(String)
     case p12File(String)
-}
-
-/// A decimal port in 1...65535, digits only.
-func parsePort(_ text: Substring, allowingZero: Bool = false) -> UInt16? {
-    guard !text.isEmpty, text.count <= 5, text.allSatisfy({ $0.isASCII && $0.isNumber }),
-          let value = Int(text), ((allowingZero ? 0 : 1)...65535).contains(value) else { return nil }
-    return UInt16(value)
 }

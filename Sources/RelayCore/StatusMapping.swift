@@ -1,140 +1,8 @@
-// DESIGN §3: what the relay tells Mastodon for each APNs or local outcome.
+// ARCHITECTURE.md §3: what the relay tells Mastodon for each APNs or local outcome.
 // Mastodon deletes a subscription on any 4xx other than 408/429 and retries
 // on 5xx, so 4xx is reserved for "this subscription can never work" or "the
 // request itself is malformed"; everything transient or our own fault is
 // 429/5xx.
-
-/// The `reason` of an APNs error response, per Apple's "Handling notification
-/// responses from APNs" table.
-public enum APNsReason: Sendable, Equatable, Hashable {
-    // 400
-    case badCollapseId, badDeviceToken, badExpirationDate, badMessageId, badPriority, badTopic
-    case deviceTokenNotForTopic, duplicateHeaders, idleTimeout, invalidPushType, missingDeviceToken
-    case missingTopic, payloadEmpty, topicDisallowed
-    // 403
-    case badCertificate, badCertificateEnvironment, expiredProviderToken, forbidden, invalidProviderToken
-    case missingProviderToken, unrelatedKeyIdInToken, badEnvironmentKeyIdInToken
-    // 404, 405
-    case badPath, methodNotAllowed
-    // 410
-    case expiredToken, unregistered
-    // 413
-    case payloadTooLarge
-    // 429
-    case tooManyProviderTokenUpdates, tooManyRequests
-    // 500, 503
-    case internalServerError, serviceUnavailable, shutdown
-    /// A reason Apple added after this table, kept verbatim.
-    case unknown(String)
-
-    /// Every reason Apple documents, in table order.
-    public static let documented: [APNsReason] = [
-        .badCollapseId, .badDeviceToken, .badExpirationDate, .badMessageId, .badPriority, .badTopic,
-        .deviceTokenNotForTopic, .duplicateHeaders, .idleTimeout, .invalidPushType, .missingDeviceToken,
-        .missingTopic, .payloadEmpty, .topicDisallowed,
-        .badCertificate, .badCertificateEnvironment, .expiredProviderToken, .forbidden, .invalidProviderToken,
-        .missingProviderToken, .unrelatedKeyIdInToken, .badEnvironmentKeyIdInToken,
-        .badPath, .methodNotAllowed, .expiredToken, .unregistered, .payloadTooLarge,
-        .tooManyProviderTokenUpdates, .tooManyRequests, .internalServerError, .serviceUnavailable, .shutdown,
-    ]
-
-    public init(rawValue: String) {
-        switch rawValue {
-        case "BadCollapseId": self = .badCollapseId
-        case "BadDeviceToken": self = .badDeviceToken
-        case "BadExpirationDate": self = .badExpirationDate
-        case "BadMessageId": self = .badMessageId
-        case "BadPriority": self = .badPriority
-        case "BadTopic": self = .badTopic
-        case "DeviceTokenNotForTopic": self = .deviceTokenNotForTopic
-        case "DuplicateHeaders": self = .duplicateHeaders
-        case "IdleTimeout": self = .idleTimeout
-        case "InvalidPushType": self = .invalidPushType
-        case "MissingDeviceToken": self = .missingDeviceToken
-        case "MissingTopic": self = .missingTopic
-        case "PayloadEmpty": self = .payloadEmpty
-        case "TopicDisallowed": self = .topicDisallowed
-        case "BadCertificate": self = .badCertificate
-        case "BadCertificateEnvironment": self = .badCertificateEnvironment
-        case "ExpiredProviderToken": self = .expiredProviderToken
-        case "Forbidden": self = .forbidden
-        case "InvalidProviderToken": self = .invalidProviderToken
-        case "MissingProviderToken": self = .missingProviderToken
-        case "UnrelatedKeyIdInToken": self = .unrelatedKeyIdInToken
-        case "BadEnvironmentKeyIdInToken": self = .badEnvironmentKeyIdInToken
-        case "BadPath": self = .badPath
-        case "MethodNotAllowed": self = .methodNotAllowed
-        case "ExpiredToken": self = .expiredToken
-        case "Unregistered": self = .unregistered
-        case "PayloadTooLarge": self = .payloadTooLarge
-        case "TooManyProviderTokenUpdates": self = .tooManyProviderTokenUpdates
-        case "TooManyRequests": self = .tooManyRequests
-        case "InternalServerError": self = .internalServerError
-        case "ServiceUnavailable": self = .serviceUnavailable
-        case "Shutdown": self = .shutdown
-        default: self = .unknown(rawValue)
-        }
-    }
-
-    public var rawValue: String {
-        switch self {
-        case .badCollapseId: "BadCollapseId"
-        case .badDeviceToken: "BadDeviceToken"
-        case .badExpirationDate: "BadExpirationDate"
-        case .badMessageId: "BadMessageId"
-        case .badPriority: "BadPriority"
-        case .badTopic: "BadTopic"
-        case .deviceTokenNotForTopic: "DeviceTokenNotForTopic"
-        case .duplicateHeaders: "DuplicateHeaders"
-        case .idleTimeout: "IdleTimeout"
-        case .invalidPushType: "InvalidPushType"
-        case .missingDeviceToken: "MissingDeviceToken"
-        case .missingTopic: "MissingTopic"
-        case .payloadEmpty: "PayloadEmpty"
-        case .topicDisallowed: "TopicDisallowed"
-        case .badCertificate: "BadCertificate"
-        case .badCertificateEnvironment: "BadCertificateEnvironment"
-        case .expiredProviderToken: "ExpiredProviderToken"
-        case .forbidden: "Forbidden"
-        case .invalidProviderToken: "InvalidProviderToken"
-        case .missingProviderToken: "MissingProviderToken"
-        case .unrelatedKeyIdInToken: "UnrelatedKeyIdInToken"
-        case .badEnvironmentKeyIdInToken: "BadEnvironmentKeyIdInToken"
-        case .badPath: "BadPath"
-        case .methodNotAllowed: "MethodNotAllowed"
-        case .expiredToken: "ExpiredToken"
-        case .unregistered: "Unregistered"
-        case .payloadTooLarge: "PayloadTooLarge"
-        case .tooManyProviderTokenUpdates: "TooManyProviderTokenUpdates"
-        case .tooManyRequests: "TooManyRequests"
-        case .internalServerError: "InternalServerError"
-        case .serviceUnavailable: "ServiceUnavailable"
-        case .shutdown: "Shutdown"
-        case .unknown(let raw): raw
-        }
-    }
-
-    /// The HTTP status Apple documents for this reason (nil for `unknown`).
-    public var documentedStatus: Int? {
-        switch self {
-        case .badCollapseId, .badDeviceToken, .badExpirationDate, .badMessageId, .badPriority, .badTopic,
-             .deviceTokenNotForTopic, .duplicateHeaders, .idleTimeout, .invalidPushType, .missingDeviceToken,
-             .missingTopic, .payloadEmpty, .topicDisallowed:
-            400
-        case .badCertificate, .badCertificateEnvironment, .expiredProviderToken, .forbidden, .invalidProviderToken,
-             .missingProviderToken, .unrelatedKeyIdInToken, .badEnvironmentKeyIdInToken:
-            403
-        case .badPath: 404
-        case .methodNotAllowed: 405
-        case .expiredToken, .unregistered: 410
-        case .payloadTooLarge: 413
-        case .tooManyProviderTokenUpdates, .tooManyRequests: 429
-        case .internalServerError: 500
-        case .serviceUnavailable, .shutdown: 503
-        case .unknown: nil
-        }
-    }
-}
 
 /// How one delivery attempt ended.
 public enum DeliveryOutcome: Sendable, Equatable {
@@ -211,11 +79,11 @@ public enum RetryAfter {
     public static let apnsUnavailable = 10
     /// Every APNs connection of the environment is down.
     public static let allConnectionsDown = 5
-    /// The relay is over its in-flight limit (DESIGN §3).
+    /// The relay is over its in-flight limit (ARCHITECTURE.md §3).
     public static let overloaded = 1
 }
 
-/// Maps a delivery outcome to the relay's answer (DESIGN §3).
+/// Maps a delivery outcome to the relay's answer (ARCHITECTURE.md §3).
 ///
 /// - Parameters:
 ///   - apnsID: the apns-id the relay sent; used for `Location` when APNs did

@@ -75,6 +75,24 @@ struct ConfigurationTests {
         #expect(Configuration.variables.first { $0.name == "PORT" }?.flag == "--port")
     }
 
+    @Test("the defaults the table shows are read from Configuration.defaults and read as before")
+    func variableDefaults() {
+        let shown = Dictionary(uniqueKeysWithValues: Configuration.variables.map { ($0.name, $0.defaultText) })
+        #expect(shown == [
+            "PORT": "42069", "BIND": "all interfaces", "CRT_FILENAME": "toot-relay.crt",
+            "KEY_FILENAME": "toot-relay.key", "P12_FILENAME": "toot-relay.p12", "P12_BASE64": "unset",
+            "P12_PASSWORD": "empty", "TOKEN_AUTH_KEY_FILENAME": "unset", "TOKEN_KEY_ID": "unset",
+            "TOKEN_TEAM_ID": "unset", "TOPIC": "certificate UID, else cx.c3.toot", "CA_FILENAME": "system roots",
+            "APNS_PRODUCTION_HOST": "api.push.apple.com:443",
+            "APNS_DEVELOPMENT_HOST": "api.sandbox.push.apple.com:443", "MAX_HEADER_BYTES": "16384",
+            "MAX_BODY_BYTES": "8192", "HEADER_TIMEOUT": "10", "BODY_TIMEOUT": "10", "KEEPALIVE_TIMEOUT": "75",
+            "MAX_CONNECTIONS": "16384", "MAX_IN_FLIGHT": "20000", "APNS_CONNECT_TIMEOUT": "5", "APNS_TIMEOUT": "8",
+            "APNS_PING_INTERVAL": "60", "APNS_PING_TIMEOUT": "5", "APNS_MAX_CONNECTIONS": "4", "SHUTDOWN_GRACE": "10",
+            "THREADS": "one per core", "LOG_LEVEL": "info", "METRICS_PORT": "unset (off)",
+            "METRICS_BIND": "127.0.0.1", "REUSE_PORT": "1",
+        ])
+    }
+
     @Test("bad values are refused with the variable named", arguments: [
         ("PORT", "65536"), ("PORT", "80a"), ("PORT", "-1"), ("PORT", " 80"),
         ("APNS_PRODUCTION_HOST", "host:port"), ("APNS_PRODUCTION_HOST", "[::1"), ("APNS_PRODUCTION_HOST", "a b"),

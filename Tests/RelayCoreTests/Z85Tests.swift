@@ -2,7 +2,7 @@ import Testing
 @testable import RelayCore
 
 struct Z85Tests {
-    /// DESIGN §2, every row of the table (hex → text).
+    /// ARCHITECTURE.md §2, every row of the table (hex → text).
     static let vectors: [(hex: String, text: String)] = [
         ("", ""),
         ("00", "00"),

@@ -10,13 +10,56 @@ private func makeMachine(maxHeaderBytes: Int = 16384, maxBodyBytes: Int = 8192) 
     Machine(limits: HTTP1Limits(maxHeaderBytes: maxHeaderBytes, maxBodyBytes: maxBodyBytes), timeouts: timeouts)
 }
 
-private extension Machine {
+/// The machine's events, each returning a fresh array (the connection
+/// appends to one array it keeps; tests read each event's actions alone).
+extension Machine {
+    mutating func start() -> [Action] { collect { $0.start(into: &$1) } }
+
+    mutating func bytesAvailable(_ buffer: UnsafeRawBufferPointer) -> [Action] {
+        collect { $0.bytesAvailable(buffer, into: &$1) }
+    }
+
+    mutating func responseReady(_ response: HTTP1Response, hasBufferedInput: Bool = false) -> [Action] {
+        collect { $0.responseReady(response, hasBufferedInput: hasBufferedInput, into: &$1) }
+    }
+
+    mutating func writeCompleted(buffered: UnsafeRawBufferPointer) -> [Action] {
+        collect { $0.writeCompleted(buffered: buffered, into: &$1) }
+    }
+
+    mutating func timerFired(_ kind: TimerKind) -> [Action] { collect { $0.timerFired(kind, into: &$1) } }
+
+    mutating func peerClosed() -> [Action] { collect { $0.peerClosed(into: &$1) } }
+
+    mutating func shutdown() -> [Action] { collect { $0.shutdown(into: &$1) } }
+
+    private mutating func collect(_ event: (inout Self, inout [Action]) -> Void) -> [Action] {
+        var actions: [Action] = []
+        event(&self, &actions)
+        return actions
+    }
+
     mutating func feed(_ text: String) -> [Action] {
         Array(text.utf8).withUnsafeBytes { bytesAvailable($0) }
     }
-    mutating func drained(_ buffered: String = "") -> [Action] {
-        Array(buffered.utf8).withUnsafeBytes { writeDrained(buffered: $0) }
+
+    mutating func written(_ buffered: String = "") -> [Action] {
+        Array(buffered.utf8).withUnsafeBytes { writeCompleted(buffered: $0) }
     }
+
+    /// The state without its payload.
+    var phase: Phase {
+        switch state {
+        case .idle: .idle
+        case .readingHead: .readingHead
+        case .readingBody: .readingBody
+        case .awaitingResponse: .awaitingResponse
+        case .writing: .writing
+        case .closed: .closed
+        }
+    }
+
+    enum Phase: Equatable { case idle, readingHead, readingBody, awaitingResponse, writing, closed }
 }
 
 private func sentText(_ actions: [Machine.Action]) -> String? {
@@ -37,7 +80,7 @@ struct HTTP1ConnectionMachineTests {
     func startArmsHeaderTimer() {
         var machine = makeMachine()
         #expect(machine.start() == [.armTimer(.header, .seconds(10))])
-        #expect(machine.state == .idle)
+        #expect(machine.phase == .idle)
         #expect(machine.wantsInput)
     }
 
@@ -51,7 +94,7 @@ struct HTTP1ConnectionMachineTests {
         #expect(actions[1] == .cancelTimer)
         let request = try #require(dispatched(actions))
         #expect(request.method == "GET")
-        #expect(machine.state == .awaitingResponse)
+        #expect(machine.phase == .awaitingResponse)
         #expect(!machine.wantsInput)
     }
 
@@ -63,14 +106,14 @@ struct HTTP1ConnectionMachineTests {
         let sent = try #require(sentText(machine.responseReady(HTTP1Response(status: 200, body: "OK"))))
         #expect(sent.hasPrefix("HTTP/1.1 200 OK\r\n"))
         #expect(!sent.contains("Connection: close"))
-        #expect(machine.state == .writing)
-        #expect(machine.drained() == [.armTimer(.keepAlive, .seconds(75))])
-        #expect(machine.state == .idle)
+        #expect(machine.phase == .writing)
+        #expect(machine.written() == [.armTimer(.keepAlive, .seconds(75))])
+        #expect(machine.phase == .idle)
         #expect(machine.requestsServed == 1)
         // The next request's first byte replaces the keep-alive timer.
         let next = machine.feed("GET / HTTP/1.1\r\n")
         #expect(next == [.armTimer(.header, .seconds(10))])
-        #expect(machine.state == .readingHead)
+        #expect(machine.phase == .readingHead)
     }
 
     @Test("pipelined requests: the second waits until the first answer is written")
@@ -84,7 +127,7 @@ struct HTTP1ConnectionMachineTests {
         // More bytes while awaiting the answer are not parsed.
         #expect(machine.feed("GET /other HTTP/1.1\r\nHost: x\r\n\r\n") == [])
         _ = machine.responseReady(HTTP1Response(status: 200))
-        let second = machine.drained("GET /other HTTP/1.1\r\nHost: x\r\n\r\n")
+        let second = machine.written("GET /other HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(dispatched(second)?.target == "/other")
     }
 
@@ -99,7 +142,7 @@ struct HTTP1ConnectionMachineTests {
         _ = machine.feed(request)
         let sent = try #require(sentText(machine.responseReady(HTTP1Response(status: 404, body: "x"))))
         #expect(sent.contains("Connection: close\r\n"))
-        #expect(machine.drained() == [.close])
+        #expect(machine.written() == [.close])
         #expect(machine.closedAfterResponse)
     }
 
@@ -110,7 +153,7 @@ struct HTTP1ConnectionMachineTests {
         _ = machine.feed("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
         let sent = try #require(sentText(machine.responseReady(HTTP1Response(status: 404))))
         #expect(sent.contains("Connection: keep-alive\r\n"))
-        #expect(machine.drained() == [.armTimer(.keepAlive, .seconds(75))])
+        #expect(machine.written() == [.armTimer(.keepAlive, .seconds(75))])
     }
 
     @Test("HEAD gets the headers without the body")
@@ -131,7 +174,7 @@ struct HTTP1ConnectionMachineTests {
         let first = machine.feed(head)
         #expect(first.contains(.armTimer(.body, .seconds(11))))
         #expect(sentText(first) == "HTTP/1.1 100 Continue\r\n\r\n")
-        #expect(machine.state == .readingBody)
+        #expect(machine.phase == .readingBody)
         #expect(machine.feed(head + "ab") == [])
         let done = machine.feed(head + "abcd")
         #expect(dispatched(done)?.body == Array("abcd".utf8))
@@ -143,12 +186,12 @@ struct HTTP1ConnectionMachineTests {
         _ = machine.start()
         var text = "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n"
         #expect(machine.feed(text) == [])
-        #expect(machine.state == .readingHead)
+        #expect(machine.phase == .readingHead)
         text += "\r"
         #expect(machine.feed(text) == [])
         text += "\n"
         #expect(machine.feed(text) == [.armTimer(.body, .seconds(11))])
-        #expect(machine.state == .readingBody)
+        #expect(machine.phase == .readingBody)
     }
 
     @Test("empty lines before the request line do not count as the end of the head")
@@ -156,7 +199,7 @@ struct HTTP1ConnectionMachineTests {
         var machine = makeMachine()
         _ = machine.start()
         #expect(machine.feed("\r\n\r\nPOST /x HTTP/1.1\r\n") == [])
-        #expect(machine.state == .readingHead)
+        #expect(machine.phase == .readingHead)
     }
 
     @Test("malformed or oversized requests get their status and close",
@@ -175,9 +218,9 @@ struct HTTP1ConnectionMachineTests {
         let sent = try #require(sentText(actions))
         #expect(sent.hasPrefix("HTTP/1.1 \(status) "))
         #expect(sent.contains("Connection: close\r\n"))
-        #expect(machine.state == .writing)
+        #expect(machine.phase == .writing)
         #expect(!machine.wantsInput)
-        #expect(machine.drained() == [.close])
+        #expect(machine.written() == [.close])
     }
 
     @Test("timers: header and body answer 408 and close; keep-alive closes silently",
@@ -192,7 +235,7 @@ struct HTTP1ConnectionMachineTests {
         if !input.isEmpty { _ = machine.feed(input) }
         let sent = try #require(sentText(machine.timerFired(timer)))
         #expect(sent.hasPrefix("HTTP/1.1 408 "))
-        #expect(machine.drained() == [.close])
+        #expect(machine.written() == [.close])
     }
 
     @Test("an idle keep-alive connection closes silently when its timer fires")
@@ -201,7 +244,7 @@ struct HTTP1ConnectionMachineTests {
         _ = machine.start()
         _ = machine.feed(simpleGet)
         _ = machine.responseReady(HTTP1Response(status: 200))
-        _ = machine.drained()
+        _ = machine.written()
         #expect(machine.timerFired(.keepAlive) == [.close])
         #expect(!machine.closedAfterResponse)
     }
@@ -227,7 +270,7 @@ struct HTTP1ConnectionMachineTests {
         #expect(waiting.peerClosed() == [])
         let sent = try #require(sentText(waiting.responseReady(HTTP1Response(status: 201))))
         #expect(sent.contains("Connection: close"))
-        #expect(waiting.drained() == [.close])
+        #expect(waiting.written() == [.close])
     }
 
     @Test("peer EOF after pipelined requests: each buffered request is answered, then close")
@@ -239,10 +282,10 @@ struct HTTP1ConnectionMachineTests {
         #expect(machine.peerClosed() == [])
         let first = try #require(sentText(machine.responseReady(HTTP1Response(status: 200), hasBufferedInput: true)))
         #expect(!first.contains("Connection: close"))
-        #expect(dispatched(machine.drained(second))?.target == "/b")
+        #expect(dispatched(machine.written(second))?.target == "/b")
         let last = try #require(sentText(machine.responseReady(HTTP1Response(status: 200), hasBufferedInput: false)))
         #expect(last.contains("Connection: close"))
-        #expect(machine.drained() == [.close])
+        #expect(machine.written() == [.close])
     }
 
     @Test("peer EOF with a partial request buffered behind an answered one: close after the answer")
@@ -252,9 +295,9 @@ struct HTTP1ConnectionMachineTests {
         _ = machine.feed(simpleGet + "GET /b HT")
         _ = machine.peerClosed()
         _ = machine.responseReady(HTTP1Response(status: 200), hasBufferedInput: true)
-        let actions = machine.drained("GET /b HT")
+        let actions = machine.written("GET /b HT")
         #expect(actions.last == .close)
-        #expect(machine.state == .closed)
+        #expect(machine.phase == .closed)
     }
 
     @Test("shutdown: idle closes now, a request in progress is answered with Connection: close")
@@ -269,39 +312,108 @@ struct HTTP1ConnectionMachineTests {
         #expect(busy.shutdown() == [])
         let sent = try #require(sentText(busy.responseReady(HTTP1Response(status: 201))))
         #expect(sent.contains("Connection: close"))
-        #expect(busy.drained() == [.close])
+        #expect(busy.written() == [.close])
 
         var writing = makeMachine()
         _ = writing.start()
         _ = writing.feed(simpleGet)
         _ = writing.responseReady(HTTP1Response(status: 200))
         #expect(writing.shutdown() == [])
-        #expect(writing.drained() == [.close])
+        #expect(writing.written() == [.close])
     }
 
-    @Test("a response for no pending request is ignored")
-    func unexpectedResponse() {
+    @Test("a completed write that is not a response's changes nothing",
+          arguments: ["", "GET / HTTP/1.1\r\n", "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n"])
+    func writeWithoutResponse(input: String) {
         var machine = makeMachine()
         _ = machine.start()
-        #expect(machine.responseReady(HTTP1Response(status: 200)) == [])
-        #expect(machine.drained() == [])
+        _ = machine.feed(input)
+        let before = machine.state
+        // 100 Continue (or nothing) went out: still reading the request.
+        #expect(machine.written(input) == [])
+        #expect(machine.state == before)
+    }
+
+    @Test("a response for no pending request stops the process, naming the state")
+    func unexpectedResponse() async {
+        await #expect(processExitsWith: .failure) {
+            var machine = HTTP1ConnectionMachine(limits: HTTP1Limits(), timeouts: .init())
+            _ = machine.start()
+            _ = machine.responseReady(HTTP1Response(status: 200))
+        }
+    }
+
+    /// Shutdown or EOF while a request is in some phase, then the answer:
+    /// whether it says `Connection: close`, and what follows its write.
+    @Test("shutdown and EOF are remembered by the phase they arrive in", arguments: [
+        // (input before, event, answer closes, actions after the write)
+        ("GET / HTTP/1.1\r\n", Event.shutdown, true, [Machine.Action.close]),
+        ("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n", .shutdown, true, [.close]),
+        (simpleGet, .shutdown, true, [.close]),
+        (simpleGet, .peerClosed, true, [.close]),
+        ("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n", .shutdown, true, [.close]),
+    ])
+    func rememberedUntilAnswer(input: String, event: Event, closes: Bool, afterWrite: [Machine.Action]) throws {
+        var machine = makeMachine()
+        _ = machine.start()
+        _ = machine.feed(input)
+        switch event {
+        case .shutdown: #expect(machine.shutdown() == [])
+        case .peerClosed: #expect(machine.peerClosed() == [])
+        default: Issue.record("not a table event: \(event)")
+        }
+        if machine.phase != .awaitingResponse {
+            let complete = input.hasPrefix("POST") ? input + "ab" : input + "Host: x\r\n\r\n"
+            #expect(dispatched(machine.feed(complete)) != nil)
+        }
+        let sent = try #require(sentText(machine.responseReady(HTTP1Response(status: 200))))
+        #expect(sent.contains("Connection: close") == closes)
+        #expect(machine.written() == afterWrite)
+        #expect(machine.state == .closed(afterResponse: true))
+    }
+
+    @Test("the state stays small and inline: no allocation per request for its payloads")
+    func stateIsSmall() {
+        // HeadProgress, the largest payload: an offset and three flags.
+        #expect(MemoryLayout<Machine.State>.size <= 16)
+    }
+
+    @Test("EOF or shutdown asked again changes nothing")
+    func repeatedEvents() {
+        var waiting = makeMachine()
+        _ = waiting.start()
+        _ = waiting.feed(simpleGet)
+        _ = waiting.peerClosed()
+        let state = waiting.state
+        #expect(waiting.peerClosed() == [])
+        #expect(waiting.shutdown() == [])
+        #expect(waiting.phase == .awaitingResponse)
+        #expect(state != waiting.state)  // shutdown is remembered too
+
+        var closed = makeMachine()
+        _ = closed.start()
+        _ = closed.peerClosed()
+        #expect(closed.peerClosed() == [])
+        #expect(closed.shutdown() == [])
+        #expect(closed.timerFired(.header) == [])
+        #expect(closed.state == .closed(afterResponse: false))
     }
 
     /// One event, given to a machine through both forms.
     enum Event: Sendable, CustomTestStringConvertible {
-        case start, bytes(String), response(Int), drained(String), timer(Machine.TimerKind), peerClosed, shutdown
+        case start, bytes(String), response(Int), written(String), timer(Machine.TimerKind), peerClosed, shutdown
         var testDescription: String { "\(self)" }
     }
 
     @Test("the into: forms append to the caller's array exactly what the returning forms return", arguments: [
-        [Event.start, .bytes(simpleGet), .response(200), .drained(""), .bytes("GET / HTTP/1.1\r\n"),
-         .bytes("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), .response(204), .drained(""), .timer(.keepAlive)],
-        [Event.start, .bytes(simpleGet + simpleGet), .response(200), .drained(simpleGet), .response(200),
-         .shutdown, .drained("")],
+        [Event.start, .bytes(simpleGet), .response(200), .written(""), .bytes("GET / HTTP/1.1\r\n"),
+         .bytes("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), .response(204), .written(""), .timer(.keepAlive)],
+        [Event.start, .bytes(simpleGet + simpleGet), .response(200), .written(simpleGet), .response(200),
+         .shutdown, .written("")],
         [Event.start, .bytes("GET / HTTP/1.1\r\n"), .timer(.header)],
         [Event.start, .bytes("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nab"), .timer(.body)],
-        [Event.start, .bytes("BAD\r\n\r\n"), .drained("")],
-        [Event.start, .bytes(simpleGet), .peerClosed, .response(200), .drained("")],
+        [Event.start, .bytes("BAD\r\n\r\n"), .written("")],
+        [Event.start, .bytes(simpleGet), .peerClosed, .response(200), .written("")],
         [Event.start, .shutdown],
     ])
     func intoFormsMatch(events: [Event]) {
@@ -322,9 +434,9 @@ struct HTTP1ConnectionMachineTests {
             case .response(let status):
                 expected = returning.responseReady(HTTP1Response(status: status))
                 appending.responseReady(HTTP1Response(status: status), into: &collected)
-            case .drained(let text):
-                expected = returning.drained(text)
-                Array(text.utf8).withUnsafeBytes { appending.writeDrained(buffered: $0, into: &collected) }
+            case .written(let text):
+                expected = returning.written(text)
+                Array(text.utf8).withUnsafeBytes { appending.writeCompleted(buffered: $0, into: &collected) }
             case .timer(let kind):
                 expected = returning.timerFired(kind)
                 appending.timerFired(kind, into: &collected)

@@ -19,9 +19,9 @@ struct RelayMetricsTests {
         recorder.count(environment: .production, status: 201)
         recorder.count(environment: .production, status: 201)
         recorder.count(environment: .development, status: 410, apnsReason: .unregistered)
-        recorder.count(environment: .production, status: 504, localReason: 2)
+        recorder.count(environment: .production, status: 504, localReason: .timeout)
         recorder.count(environment: .production, status: 502, apnsReason: .unknown("SomethingNew"))
-        recorder.count(environment: .development, status: 400, localReason: 1)
+        recorder.count(environment: .development, status: 400, localReason: .invalidRequest)
         let text = Self.exposition(metrics)
         #expect(text.contains(#"toot_relay_notifications_total{environment="production",status="201",reason=""} 2"#))
         #expect(text.contains(#"toot_relay_notifications_total{environment="development",status="410",reason="Unregistered"} 1"#))
@@ -53,5 +53,16 @@ struct RelayMetricsTests {
         #expect(text.contains(#"toot_relay_apns_connections{state="ready"} 3"#))
         #expect(text.contains(#"toot_relay_apns_connections{state="closed"} 0"#))
         #expect(text.contains("toot_relay_credential_expiry_timestamp_seconds 1800000000"))
+    }
+
+    @Test("each local reason's slot holds its own label value")
+    func localReasonSlots() {
+        for reason in LocalReason.allCases {
+            #expect(RelayMetrics.reasonSlots[reason.slot] == reason.rawValue)
+        }
+        #expect(LocalReason.allCases.map(\.rawValue) == [
+            "invalid_request", "timeout", "connect_failed", "tls_failed", "stream_failed", "all_connections_down",
+            "overloaded",
+        ])
     }
 }

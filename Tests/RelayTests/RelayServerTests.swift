@@ -130,7 +130,7 @@ struct RelayServerAPNsTests {
         }
     }
 
-    @Test("a Web Push reaches the emulator with the headers and payload of DESIGN §2")
+    @Test("a Web Push reaches the emulator with the headers and payload of ARCHITECTURE.md §2")
     func delivers() throws {
         let stack = try Stack()
         defer { stack.stop() }
@@ -160,7 +160,7 @@ struct RelayServerAPNsTests {
 
 @Suite("Listener options")
 struct ListenerOptionsTests {
-    @Test("the listener part of the configuration carries over (DESIGN §6)")
+    @Test("the listener part of the configuration carries over (ARCHITECTURE.md §6)")
     func fromConfiguration() throws {
         let configuration = try Configuration(environment: [
             "PORT": "8443", "BIND": "::1", "MAX_HEADER_BYTES": "4096", "MAX_BODY_BYTES": "2048",
@@ -177,7 +177,7 @@ struct ListenerOptionsTests {
         #expect(options.maxInFlight == 20)
     }
 
-    @Test("defaults are DESIGN §6's")
+    @Test("defaults are ARCHITECTURE.md §6's")
     func defaults() {
         let options = ListenerOptions(configuration: Configuration())
         #expect(options.port == 42069)

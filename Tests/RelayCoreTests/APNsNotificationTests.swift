@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import RelayCore
 
-struct APNsRequestTests {
+struct APNsNotificationTests {
     let target = RelayTarget(environment: .production, deviceToken: token64, extra: nil)
 
     func decodeJSON(_ payload: [UInt8]) throws -> NSDictionary {

@@ -1,44 +1,3 @@
-/// Caps on what one request may make the relay buffer (DESIGN §1, §6).
-public struct HTTP1Limits: Sendable, Equatable {
-    /// Request line plus header fields plus the empty line (and, for chunked
-    /// bodies, the framing overhead and trailers). Beyond: 431 (414 while still
-    /// in the request line).
-    public var maxHeaderBytes: Int
-    /// Decoded body bytes. Beyond: 413.
-    public var maxBodyBytes: Int
-    /// Header fields. Beyond: 431.
-    public var maxHeaderCount: Int
-
-    public init(maxHeaderBytes: Int = 16384, maxBodyBytes: Int = 8192, maxHeaderCount: Int = 100) {
-        self.maxHeaderBytes = maxHeaderBytes
-        self.maxBodyBytes = maxBodyBytes
-        self.maxHeaderCount = maxHeaderCount
-    }
-}
-
-/// A complete, well-framed request.
-public struct HTTP1Request: Sendable, Equatable {
-    public var method: String
-    public var target: String
-    public var version: HTTPVersion
-    public var headers: HTTPHeaders
-    /// The body, chunked framing removed.
-    public var body: [UInt8]
-    /// Whether the connection may carry another request after this one
-    /// (RFC 9112 §9.3).
-    public var keepAlive: Bool
-
-    public init(method: String, target: String, version: HTTPVersion, headers: HTTPHeaders, body: [UInt8],
-                keepAlive: Bool) {
-        self.method = method
-        self.target = target
-        self.version = version
-        self.headers = headers
-        self.body = body
-        self.keepAlive = keepAlive
-    }
-}
-
 /// Why a request was refused: the status to answer with (then close) and a
 /// one-line reason for the response body and the log.
 public struct HTTP1ParseError: Error, Sendable, Equatable {
@@ -522,52 +481,5 @@ public struct HTTP1RequestParser: Sendable {
     private func makeRequest(body: [UInt8]) -> HTTP1Request {
         HTTP1Request(method: method, target: target, version: version, headers: headers, body: body,
                      keepAlive: keepAlive)
-    }
-}
-
-/// Whether `bytes` hold a control character other than HTAB, or DEL: never
-/// allowed in a field value (RFC 9110 §5.5), a trailer or a chunk extension.
-/// Eight bytes at a time (SWAR): a word with no byte below 0x20 and none
-/// equal to 0x7F is skipped; one that might have either (a tab does) is
-/// checked byte by byte. This was most of the time spent on a head.
-func containsControlCharacter(_ bytes: UnsafeRawBufferPointer) -> Bool {
-    let ones: UInt64 = 0x0101_0101_0101_0101
-    let highBits: UInt64 = 0x8080_8080_8080_8080
-    var index = 0
-    let count = bytes.count
-    while index + 8 <= count {
-        let word = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-        // Some byte < 0x20 (bytes >= 0x80 never flag: `~word` clears them).
-        let below = (word &- ones &* 0x20) & ~word & highBits
-        // Some byte == 0x7F.
-        let delete = word ^ (ones &* 0x7F)
-        let isDelete = (delete &- ones) & ~delete & highBits
-        if below | isDelete != 0 {
-            for offset in index..<(index + 8) where isForbiddenInFieldValue(bytes[offset]) { return true }
-        }
-        index += 8
-    }
-    while index < count {
-        if isForbiddenInFieldValue(bytes[index]) { return true }
-        index += 1
-    }
-    return false
-}
-
-@inline(__always)
-func isForbiddenInFieldValue(_ byte: UInt8) -> Bool {
-    (byte < 0x20 && byte != UInt8(ascii: "\t")) || byte == 0x7F
-}
-
-@inline(__always)
-func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
-
-@inline(__always)
-func hexValue(_ byte: UInt8) -> Int? {
-    switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): Int(byte - UInt8(ascii: "0"))
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): Int(byte - UInt8(ascii: "a")) + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): Int(byte - UInt8(ascii: "A")) + 10
-    default: nil
     }
 }

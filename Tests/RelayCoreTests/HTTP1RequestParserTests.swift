@@ -85,7 +85,7 @@ struct InvalidCase: Sendable, CustomTestStringConvertible {
     }
 }
 
-struct HTTP1ParserTests {
+struct HTTP1RequestParserTests {
     static let valid: [ValidCase] = [
         ValidCase("simple GET", "GET / HTTP/1.1\r\nHost: a\r\n\r\n", "GET", "/", headers: [("host", "a")]),
         ValidCase(

@@ -1,0 +1,54 @@
+// Escaping text for the inside of a JSON string (RFC 8259 §7), for the
+// payload's `x`: counted and written by one definition.
+
+/// Appends `text` escaped for the inside of a JSON string (RFC 8259 §7):
+/// `"` and `\` escaped, control characters as short forms or \u00XX,
+/// everything else (non-ASCII UTF-8, `/`, `<`, `>`, `&`) passed through.
+func appendJSONStringContent(_ text: String, to output: inout [UInt8]) {
+    forEachJSONEscapedByte(text) { output.append($0) }
+}
+
+/// Bytes `appendJSONStringContent` writes for `text`.
+func jsonEscapedCount(_ text: String) -> Int {
+    var count = 0
+    forEachJSONEscapedByte(text) { _ in count += 1 }
+    return count
+}
+
+/// The one definition of the escaping: hands each output byte to `emit`.
+@inline(__always)
+func forEachJSONEscapedByte(_ text: String, _ emit: (UInt8) -> Void) {
+    for byte in text.utf8 {
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+            emit(UInt8(ascii: "\\"))
+            emit(byte)
+        case 0x08:
+            emit(UInt8(ascii: "\\"))
+            emit(UInt8(ascii: "b"))
+        case 0x0C:
+            emit(UInt8(ascii: "\\"))
+            emit(UInt8(ascii: "f"))
+        case UInt8(ascii: "\n"):
+            emit(UInt8(ascii: "\\"))
+            emit(UInt8(ascii: "n"))
+        case UInt8(ascii: "\r"):
+            emit(UInt8(ascii: "\\"))
+            emit(UInt8(ascii: "r"))
+        case UInt8(ascii: "\t"):
+            emit(UInt8(ascii: "\\"))
+            emit(UInt8(ascii: "t"))
+        case 0..<0x20:
+            for escaped in #"\u00"#.utf8 { emit(escaped) }
+            emit(lowercaseHexDigit(byte >> 4))
+            emit(lowercaseHexDigit(byte & 0x0F))
+        default:
+            emit(byte)
+        }
+    }
+}
+
+@inline(__always)
+private func lowercaseHexDigit(_ nibble: UInt8) -> UInt8 {
+    nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") - 10 + nibble
+}

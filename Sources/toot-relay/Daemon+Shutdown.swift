@@ -1,0 +1,46 @@
+import Dispatch
+import EventLoop
+import Foundation
+import Relay
+
+extension Daemon {
+    /// Stop accepting, let in-flight requests finish (bounded by the grace
+    /// period), then GOAWAY and close the APNs connections.
+    func shutDown(server: RelayServer, clients: ClientRegistry, group: EventLoopGroup, grace: Duration,
+                          logger: Logger) {
+        let deadline = EventLoop.deadline(after: grace, from: EventLoop.monotonicNanoseconds())
+        server.beginShutdown()
+        var forced = false
+        while !server.isDrained && EventLoop.monotonicNanoseconds() < deadline {
+            // A second SIGTERM/SIGINT means "now": skip the rest of the grace.
+            if let again = waitForBlockedSignal([SIGTERM, SIGINT], timeout: .milliseconds(10)) {
+                logger.warning("\(again == SIGTERM ? "SIGTERM" : "SIGINT") again: not waiting for the grace period")
+                forced = true
+                break
+            }
+        }
+        if !server.isDrained {
+            logger.warning("grace period over: closing \(server.counters.openConnections) connections, "
+                + "\(server.counters.inFlight) notifications still in flight")
+            server.closeAllConnections()
+        }
+        let closed = DispatchSemaphore(value: 0)
+        let all = clients.all
+        for (loop, client) in all {
+            let box = UnsafeTransfer(client)
+            loop.execute { box.value.shutdown { closed.signal() } }
+        }
+        // GOAWAY, then the open streams may finish: at most the rest of the
+        // grace period plus a second.
+        let now = EventLoop.monotonicNanoseconds()
+        let remaining = forced ? 1_000_000_000 : max(deadline, now) - now + 1_000_000_000
+        let waitUntil = DispatchTime.now() + .nanoseconds(Int(remaining))
+        for _ in all where closed.wait(timeout: waitUntil) == .timedOut {
+            logger.warning("APNs connections did not close in time")
+            break
+        }
+        // The loops batch their request lines; none may be lost at exit.
+        server.flushLogs()
+        group.stopAndJoin()
+    }
+}

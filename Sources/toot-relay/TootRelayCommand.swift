@@ -1,0 +1,97 @@
+import ArgumentParser
+import Foundation
+import RelayCore
+
+// The command line: one option per configuration variable (its help text
+// and default from `Configuration.variables`), mapped back to the
+// variables' names for `Daemon`.
+
+/// `--help` text for a variable: its meaning, environment name and default.
+private func help(_ name: String) -> ArgumentHelp {
+    guard let variable = Configuration.variables.first(where: { $0.name == name }) else {
+        return ArgumentHelp("env \(name)")
+    }
+    return ArgumentHelp("\(variable.help) (env \(name), default: \(variable.defaultText))", valueName: "value")
+}
+
+struct TootRelayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "toot-relay",
+        abstract: "Relays Web Push messages from Mastodon servers to Apple Push Notification service.",
+        discussion: """
+            Every option mirrors an environment variable (named in its help); a flag wins over \
+            the environment. POST /relay-to/<production|development>/<token>[/<extra>] relays; \
+            GET /relay-to/_health answers 200 OK (503 while APNs rejects the credentials). \
+            The first line on stdout is `listening on HOST:PORT`; PORT=0 picks a free port. \
+            SIGTERM/SIGINT: stop accepting, finish in-flight requests within SHUTDOWN_GRACE, \
+            exit 0 (a second signal skips the wait).
+            """)
+
+    @Option(name: .customLong("port"), help: help("PORT")) var port: String?
+    @Option(name: .customLong("bind"), help: help("BIND")) var bind: String?
+    @Option(name: .customLong("crt-filename"), help: help("CRT_FILENAME")) var crtFilename: String?
+    @Option(name: .customLong("key-filename"), help: help("KEY_FILENAME")) var keyFilename: String?
+    @Option(name: .customLong("p12-filename"), help: help("P12_FILENAME")) var p12Filename: String?
+    @Option(name: .customLong("p12-base64"), help: help("P12_BASE64")) var p12Base64: String?
+    @Option(name: .customLong("p12-password"), help: help("P12_PASSWORD")) var p12Password: String?
+    @Option(name: .customLong("token-auth-key-filename"), help: help("TOKEN_AUTH_KEY_FILENAME")) var tokenAuthKeyFilename: String?
+    @Option(name: .customLong("token-key-id"), help: help("TOKEN_KEY_ID")) var tokenKeyID: String?
+    @Option(name: .customLong("token-team-id"), help: help("TOKEN_TEAM_ID")) var tokenTeamID: String?
+    @Option(name: .customLong("topic"), help: help("TOPIC")) var topic: String?
+    @Option(name: .customLong("ca-filename"), help: help("CA_FILENAME")) var caFilename: String?
+    @Option(name: .customLong("apns-production-host"), help: help("APNS_PRODUCTION_HOST")) var apnsProductionHost: String?
+    @Option(name: .customLong("apns-development-host"), help: help("APNS_DEVELOPMENT_HOST")) var apnsDevelopmentHost: String?
+    @Option(name: .customLong("max-header-bytes"), help: help("MAX_HEADER_BYTES")) var maxHeaderBytes: String?
+    @Option(name: .customLong("max-body-bytes"), help: help("MAX_BODY_BYTES")) var maxBodyBytes: String?
+    @Option(name: .customLong("header-timeout"), help: help("HEADER_TIMEOUT")) var headerTimeout: String?
+    @Option(name: .customLong("body-timeout"), help: help("BODY_TIMEOUT")) var bodyTimeout: String?
+    @Option(name: .customLong("keepalive-timeout"), help: help("KEEPALIVE_TIMEOUT")) var keepaliveTimeout: String?
+    @Option(name: .customLong("max-connections"), help: help("MAX_CONNECTIONS")) var maxConnections: String?
+    @Option(name: .customLong("max-in-flight"), help: help("MAX_IN_FLIGHT")) var maxInFlight: String?
+    @Option(name: .customLong("apns-connect-timeout"), help: help("APNS_CONNECT_TIMEOUT")) var apnsConnectTimeout: String?
+    @Option(name: .customLong("apns-timeout"), help: help("APNS_TIMEOUT")) var apnsTimeout: String?
+    @Option(name: .customLong("apns-ping-interval"), help: help("APNS_PING_INTERVAL")) var apnsPingInterval: String?
+    @Option(name: .customLong("apns-ping-timeout"), help: help("APNS_PING_TIMEOUT")) var apnsPingTimeout: String?
+    @Option(name: .customLong("apns-max-connections"), help: help("APNS_MAX_CONNECTIONS")) var apnsMaxConnections: String?
+    @Option(name: .customLong("shutdown-grace"), help: help("SHUTDOWN_GRACE")) var shutdownGrace: String?
+    @Option(name: .customLong("threads"), help: help("THREADS")) var threads: String?
+    @Option(name: .customLong("log-level"), help: help("LOG_LEVEL")) var logLevel: String?
+    @Option(name: .customLong("metrics-port"), help: help("METRICS_PORT")) var metricsPort: String?
+    @Option(name: .customLong("metrics-bind"), help: help("METRICS_BIND")) var metricsBind: String?
+    @Option(name: .customLong("reuse-port"), help: help("REUSE_PORT")) var reusePort: String?
+    @Option(name: .customLong("demo"), help: ArgumentHelp(
+        "demo: run an embedded APNs emulator on 127.0.0.1 with the throwaway certificates of scripts/make-test-certs in DIR, and print each notification it receives as a JSON line",
+        valueName: "dir"))
+    var demoCertificates: String?
+
+    /// The flags given, by environment name.
+    private var flagValues: [String: String] {
+        let pairs: [(String, String?)] = [
+            ("PORT", port), ("BIND", bind), ("CRT_FILENAME", crtFilename), ("KEY_FILENAME", keyFilename),
+            ("P12_FILENAME", p12Filename), ("P12_BASE64", p12Base64), ("P12_PASSWORD", p12Password),
+            ("TOKEN_AUTH_KEY_FILENAME", tokenAuthKeyFilename), ("TOKEN_KEY_ID", tokenKeyID),
+            ("TOKEN_TEAM_ID", tokenTeamID), ("TOPIC", topic), ("CA_FILENAME", caFilename),
+            ("APNS_PRODUCTION_HOST", apnsProductionHost), ("APNS_DEVELOPMENT_HOST", apnsDevelopmentHost),
+            ("MAX_HEADER_BYTES", maxHeaderBytes), ("MAX_BODY_BYTES", maxBodyBytes), ("HEADER_TIMEOUT", headerTimeout),
+            ("BODY_TIMEOUT", bodyTimeout), ("KEEPALIVE_TIMEOUT", keepaliveTimeout), ("MAX_CONNECTIONS", maxConnections),
+            ("MAX_IN_FLIGHT", maxInFlight), ("APNS_CONNECT_TIMEOUT", apnsConnectTimeout), ("APNS_TIMEOUT", apnsTimeout),
+            ("APNS_PING_INTERVAL", apnsPingInterval), ("APNS_PING_TIMEOUT", apnsPingTimeout),
+            ("APNS_MAX_CONNECTIONS", apnsMaxConnections), ("SHUTDOWN_GRACE", shutdownGrace), ("THREADS", threads),
+            ("LOG_LEVEL", logLevel), ("REUSE_PORT", reusePort), ("METRICS_PORT", metricsPort),
+            ("METRICS_BIND", metricsBind),
+        ]
+        var values: [String: String] = [:]
+        for (name, value) in pairs { if let value { values[name] = value } }
+        return values
+    }
+
+    func run() throws {
+        do {
+            try Daemon(environment: ProcessInfo.processInfo.environment, flags: flagValues,
+                       demoCertificates: demoCertificates).run()
+        } catch {
+            writeLine(2, "toot-relay: \(error.message)")
+            throw ExitCode(1)
+        }
+    }
+}
