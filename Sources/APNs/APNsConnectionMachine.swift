@@ -1,7 +1,7 @@
 import EventLoop
 import RelayCore
 
-/// Where an APNs connection is in its life (ARCHITECTURE.md §5).
+/// Where an APNs connection is in its life (ARCHITECTURE.md §5.4).
 public enum APNsConnectionState: String, Sendable, CaseIterable, Comparable {
     case idle, resolving, connecting, handshaking, ready, draining, closed
 
