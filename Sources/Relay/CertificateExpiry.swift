@@ -1,4 +1,5 @@
 import RelayCore
+import TLS
 
 /// What the log says about the APNs client certificate's expiry, checked at
 /// startup and once a day: a warning within `warningWindow` of `notAfter`,
@@ -12,23 +13,14 @@ public enum CertificateExpiry {
     /// The level and line to log, or nil when expiry is further away.
     public static func check(notAfter: Int, now: Int) -> (level: LogLevel, message: String)? {
         if now > notAfter {
-            return (.error, "APNs client certificate expired on \(iso8601(notAfter)): APNs refuses every "
+            return (.error, "APNs client certificate expired on \(certificateDateText(notAfter)): APNs refuses every "
                 + "notification; renew it and restart")
         }
         let remaining = notAfter - now
         guard remaining <= warningWindow else { return nil }
         let days = remaining / 86_400
-        return (.warning, "APNs client certificate expires on \(iso8601(notAfter)) (in \(days) "
+        return (.warning, "APNs client certificate expires on \(certificateDateText(notAfter)) (in \(days) "
             + "day\(days == 1 ? "" : "s")): renew it")
-    }
-
-    /// `2026-01-02T03:04:05Z` (UTC), without Foundation.
-    static func iso8601(_ unixSeconds: Int) -> String {
-        var line: [UInt8] = []
-        Logger.appendTimestamp(unixNanoseconds: Int64(unixSeconds) * 1_000_000_000, to: &line)
-        // Drop the milliseconds (".000") the log timestamp carries.
-        if line.count > 5 { line.removeSubrange((line.count - 5)..<(line.count - 1)) }
-        return String(decoding: line, as: UTF8.self)
     }
 }
 

@@ -1,5 +1,3 @@
-import Glibc
-
 /// Why a certificate, key or PKCS#12 file cannot be used. Each description is
 /// one line, fit for the daemon's fail-fast startup message (ARCHITECTURE.md §4).
 public enum CredentialError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -39,9 +37,9 @@ public enum CredentialError: Error, Equatable, Sendable, CustomStringConvertible
         case .keyMismatch:
             return "the private key does not belong to the certificate"
         case .expired(let notAfter):
-            return "certificate expired on \(CredentialError.iso8601(notAfter))"
+            return "certificate expired on \(certificateDateText(notAfter))"
         case .notYetValid(let notBefore):
-            return "certificate is not valid before \(CredentialError.iso8601(notBefore))"
+            return "certificate is not valid before \(certificateDateText(notBefore))"
         case .invalidPEM(let what, let reason):
             return "invalid PEM \(what): \(reason)"
         case .unsupportedKey(let reason):
@@ -49,15 +47,5 @@ public enum CredentialError: Error, Equatable, Sendable, CustomStringConvertible
         case .signingFailed(let reason):
             return "signing failed: \(reason)"
         }
-    }
-
-    /// `2021-01-01T00:00:00Z` for unix seconds, without Foundation.
-    static func iso8601(_ seconds: Int) -> String {
-        var time = time_t(seconds)
-        var fields = tm()
-        guard gmtime_r(&time, &fields) != nil else { return "\(seconds) (unix time)" }
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(fields.tm_year + 1900)-\(two(fields.tm_mon + 1))-\(two(fields.tm_mday))T"
-            + "\(two(fields.tm_hour)):\(two(fields.tm_min)):\(two(fields.tm_sec))Z"
     }
 }

@@ -132,22 +132,4 @@ final class NotificationOutput: Sendable {
     }
 }
 
-/// write(2) until done (stdout may be a pipe a script reads line by line).
-func writeAll(_ descriptor: Int32, _ text: String) {
-    var bytes = Array(text.utf8)
-    var offset = 0
-    bytes.withUnsafeMutableBytes { buffer in
-        while offset < buffer.count {
-            let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-            if written > 0 {
-                offset += written
-            } else if written < 0 && errno == EINTR {
-                continue
-            } else {
-                return
-            }
-        }
-    }
-}
-
 APNsEmulatorCommand.main()

@@ -91,7 +91,7 @@ struct Daemon {
             metricsServer = try startMetrics(metrics, host: configuration.metricsBindAddress, port: metricsPort,
                                              loop: group.loops[0], logger: logger)
         }
-        writeLine(1, "listening on \(shownHost):\(port)")
+        writeAll(1, "listening on \(shownHost):\(port)\n")
         logger.info("listening on \(shownHost):\(port) (\(serverTLS == nil ? "HTTP" : "HTTPS")), \(threadCount) threads, "
             + "SO_REUSEPORT \(configuration.reusePort ? "on" : "off"), file descriptor limit \(descriptorLimit)")
         notifySystemd("READY=1", logger: logger)

@@ -1,4 +1,5 @@
 import APNsEmulator
+import EventLoop
 import Relay
 import RelayCore
 
@@ -14,7 +15,7 @@ extension Daemon {
         let emulator: APNsEmulator
         do {
             emulator = try APNsEmulator(configuration: emulatorConfiguration)
-            emulator.onNotification = { notification in writeLine(1, notification.jsonLine) }
+            emulator.onNotification = { notification in writeAll(1, notification.jsonLine + "\n") }
             try emulator.start()
         } catch {
             throw StartupFailure("demo APNs emulator: \(error)")

@@ -1,4 +1,5 @@
 import ArgumentParser
+import EventLoop
 import Foundation
 import RelayCore
 
@@ -90,7 +91,7 @@ struct TootRelayCommand: ParsableCommand {
             try Daemon(environment: ProcessInfo.processInfo.environment, flags: flagValues,
                        demoCertificates: demoCertificates).run()
         } catch {
-            writeLine(2, "toot-relay: \(error.message)")
+            writeAll(2, "toot-relay: \(error.message)\n")
             throw ExitCode(1)
         }
     }
