@@ -112,7 +112,7 @@ private func certificateCredentials(_ configuration: Configuration, source: Stri
     let topicOrigin = configuration.topic != nil ? "TOPIC" : identity.subjectUID != nil ? "certificate UID" : "default"
     return APNsCredentials(
         authentication: .certificate(identity), topic: topic,
-        logDescription: "certificate auth (\(subject), expires \(unixDateText(identity.notAfter))), "
+        logDescription: "certificate auth (\(subject), expires \(certificateDayText(identity.notAfter))), "
             + "topic \(topic) (from \(topicOrigin))")
 }
 
@@ -130,22 +130,4 @@ func decodeP12Base64(_ text: String) throws(APNsStartupError) -> [UInt8] {
         case .invalidPadding: throw .invalidBase64("malformed '=' padding")
         }
     }
-}
-
-/// `2021-01-01` (UTC) for log lines, without Foundation.
-func unixDateText(_ seconds: Int) -> String {
-    // Inverse of days-from-civil (H. Hinnant), exact for the proleptic
-    // Gregorian calendar.
-    let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-    let shifted = days + 719_468
-    let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-    let dayOfEra = shifted - era * 146_097
-    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-    let monthIndex = (5 * dayOfYear + 2) / 153
-    let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-    let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-    let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-    func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-    return "\(year)-\(two(month))-\(two(day))"
 }

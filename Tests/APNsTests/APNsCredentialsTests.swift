@@ -160,6 +160,6 @@ struct APNsCredentialsTests {
         (0, "1970-01-01"), (951_782_400, "2000-02-29"), (1_609_459_199, "2020-12-31"), (4_070_908_800, "2099-01-01"),
     ])
     func dates(seconds: Int, text: String) {
-        #expect(unixDateText(seconds) == text)
+        #expect(certificateDayText(seconds) == text)
     }
 }
