@@ -133,4 +133,113 @@ struct ExecutableTests {
         #expect(missing.status != 0)
         #expect(missing.standardErrorText.contains("/nonexistent"))
     }
+
+    @Test("--token-key and repeated --provider-key serve several keys; --environment development refuses production-only keys")
+    func severalProviderKeys() throws {
+        let executable = Self.executable
+        try #require(FileManager.default.isExecutableFile(atPath: executable), "build the package first: \(executable)")
+        let sandbox = TestKeys.sandbox
+        let production = TestKeys.otherTeam
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = [
+            "--certificate", try TestCertificates.path(TestCertificates.serverCertificate),
+            "--key", try TestCertificates.path(TestCertificates.serverKey),
+            "--token-key", try TestCertificates.path(TestCertificates.authKeyPublic),
+            "--key-id", Fixture.keyID, "--team-id", Fixture.teamID,
+            "--provider-key", "key-id=\(sandbox.keyID),team-id=\(sandbox.teamID),"
+                + "public-key=\(try TestKeys.path(sandbox.publicFile)),environment=development",
+            "--provider-key", "key-id=\(production.keyID),team-id=\(production.teamID),"
+                + "public-key=\(try TestKeys.path(production.publicFile)),environment=production",
+            "--environment", "development", "--print", "--quiet",
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let first = try #require(Self.readLine(output.fileHandleForReading.fileDescriptor))
+        let port = try #require(UInt16(first.split(separator: ":").last ?? ""))
+
+        for (key, status, reason) in [(sandbox, 200, nil), (TestKeys.team, 200, nil),
+                                      (production, 403, "BadEnvironmentKeyInToken")] {
+            let result = try Curl.request(port: port, path: "/3/device/\(Fixture.token())", headers: [
+                "apns-topic: \(Fixture.topic)", "authorization: bearer \(try key.token())",
+            ], clientCertificate: nil)
+            #expect(result.status == status, "\(key.keyID): \(result.body) \(result.standardError)")
+            #expect(result.reason == reason)
+            if status == 200 {
+                let printed = try #require(Self.readLine(output.fileHandleForReading.fileDescriptor))
+                let object = try #require(try JSONSerialization.jsonObject(with: Data(printed.utf8)) as? [String: Any])
+                #expect(object["key_id"] as? String == key.keyID)
+                #expect(object["authenticated_as"] as? String == key.teamID)
+            }
+        }
+        kill(process.processIdentifier, SIGTERM)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
+        #expect(process.terminationStatus == 0)
+    }
+
+    struct KeyUsageCase: CustomTestStringConvertible, Sendable {
+        var name: String
+        /// `PEM`, `P384` and `NOTPEM` stand for files the tests make.
+        var arguments: [String]
+        var message: String
+        var testDescription: String { name }
+    }
+
+    static let keyUsageCases: [KeyUsageCase] = [
+        KeyUsageCase(name: "a --provider-key that is not name=value fields",
+                     arguments: ["--provider-key", "KEY:TEAM:PEM"], message: "\"KEY:TEAM:PEM\" is not name=value"),
+        KeyUsageCase(name: "a --provider-key without its team",
+                     arguments: ["--provider-key", "key-id=K,public-key=PEM"],
+                     message: "key-id, team-id and public-key are required"),
+        KeyUsageCase(name: "a --provider-key with a malformed environment scope",
+                     arguments: ["--provider-key", "key-id=K,team-id=T,public-key=PEM,environment=staging"],
+                     message: "environment must be production or development, not \"staging\""),
+        KeyUsageCase(name: "a --provider-key whose file cannot be read",
+                     arguments: ["--provider-key", "key-id=K,team-id=T,public-key=/nonexistent/k.pem"],
+                     message: "provider key K: cannot read /nonexistent/k.pem"),
+        KeyUsageCase(name: "a --token-key whose file cannot be read",
+                     arguments: ["--token-key", "/nonexistent/t.pem", "--key-id", "K", "--team-id", "T"],
+                     message: "provider key K: cannot read /nonexistent/t.pem"),
+        KeyUsageCase(name: "a --provider-key that is not P-256",
+                     arguments: ["--provider-key", "key-id=K,team-id=T,public-key=P384"],
+                     message: "provider key K: unsupported key: ES256 needs an EC P-256 key"),
+        KeyUsageCase(name: "a --provider-key file that is not PEM",
+                     arguments: ["--provider-key", "key-id=K,team-id=T,public-key=NOTPEM"],
+                     message: "provider key K: invalid PEM"),
+        KeyUsageCase(name: "one key id in two --provider-key options",
+                     arguments: ["--provider-key", "key-id=K,team-id=T,public-key=PEM",
+                                 "--provider-key", "key-id=K,team-id=U,public-key=PEM"],
+                     message: "provider key id K is given twice"),
+        KeyUsageCase(name: "an --environment that is neither production nor development",
+                     arguments: ["--no-client-auth", "--environment", "sandbox"],
+                     message: "--environment must be production or development, not \"sandbox\""),
+        KeyUsageCase(name: "--key-id without --token-key",
+                     arguments: ["--provider-key", "key-id=K,team-id=T,public-key=PEM", "--key-id", "K"],
+                     message: "--key-id and --team-id belong to --token-key"),
+        KeyUsageCase(name: "--provider-key with --client-ca",
+                     arguments: ["--provider-key", "key-id=K,team-id=T,public-key=PEM", "--client-ca", "ca.pem"],
+                     message: "choose exactly one"),
+    ]
+
+    @Test("refuses bad provider keys and environments with an error that names them", arguments: keyUsageCases)
+    func keyUsageErrors(_ usage: KeyUsageCase) throws {
+        let executable = Self.executable
+        try #require(FileManager.default.isExecutableFile(atPath: executable))
+        let files = ["PEM": try TestCertificates.path(TestCertificates.authKeyPublic),
+                     "P384": try TestKeys.path(TestKeys.p384Public), "NOTPEM": try TestKeys.path(TestKeys.notAKey)]
+        let arguments = usage.arguments.map { argument in
+            files.reduce(argument) { text, file in text.replacingOccurrences(of: "=" + file.key, with: "=" + file.value) }
+        }
+        let result = try Subprocess.run([
+            executable, "--certificate", try TestCertificates.path(TestCertificates.serverCertificate),
+            "--key", try TestCertificates.path(TestCertificates.serverKey), "--quiet",
+        ] + arguments)
+        #expect(result.status != 0)
+        #expect(result.standardErrorText.contains(usage.message), "\(result.standardErrorText)")
+        #expect(result.standardOutputText.isEmpty, "it must not start listening")
+    }
 }
