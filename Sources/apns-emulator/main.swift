@@ -22,9 +22,11 @@ struct APNsEmulatorCommand: ParsableCommand {
     @Option(help: "Port (0: any free port; read it from the first stdout line).") var port: UInt16 = 0
     @Option(help: "Server certificate (PEM).") var certificate: String
     @Option(help: "Server private key (PEM).") var key: String
-    @Option(name: .customLong("client-ca"), help: "Require client certificates signed by this CA (PEM).")
+    @Option(name: .customLong("client-ca"),
+            help: "Require client certificates signed by a CA in this PEM file (it may hold several); each certificate's UID is its topic.")
     var clientCA: String?
-    @Option(name: .customLong("token-key"), help: "Token auth: the provider key's public half (PEM).")
+    @Option(name: .customLong("token-key"),
+            help: "Token auth: the provider key's public half (PEM), valid in both environments for any topic.")
     var tokenKey: String?
     @Option(name: .customLong("key-id"), help: "Token auth: expected JWT kid.") var keyID: String?
     @Option(name: .customLong("team-id"), help: "Token auth: expected JWT iss.") var teamID: String?
