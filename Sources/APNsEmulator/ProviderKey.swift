@@ -33,8 +33,9 @@ public struct APNsEmulatorProviderKey: Sendable, Hashable {
     /// Reads the `--provider-key` form: comma-separated `name=value` fields,
     /// `key-id=…,team-id=…,public-key=FILE` required, `environment=production`
     /// or `environment=development` (repeatable; default both), `topic=…`
-    /// (repeatable; absent: a team key). The file is read here; whether it
-    /// holds a P-256 key is checked when the emulator loads it.
+    /// (repeatable; absent: a team key). The file name cannot hold a comma.
+    /// The file is read here; whether it holds a P-256 key is checked when
+    /// the emulator loads it.
     public init(specification: String) throws(APNsEmulatorError) {
         func invalid(_ reason: String) -> APNsEmulatorError {
             .invalidConfiguration("provider key \"\(specification)\": \(reason)")

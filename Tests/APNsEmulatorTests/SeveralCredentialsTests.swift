@@ -156,20 +156,4 @@ struct SeveralCredentialsTests {
             #expect(emulator.receivedNotifications().first?.topic == uid)
         }
     }
-
-    @Test("a certificate from the second CA is refused when the CA file holds only the first")
-    func secondCANotTrustedAlone() throws {
-        let emulator = try Fixture.emulator()
-        defer { emulator.stop() }
-        _ = try TestKeys.directory()
-        #expect(throws: (any Error).self) {
-            let client = try TestClient(port: emulator.port, certificate: TestKeys.secondClientCertificate,
-                                        key: TestKeys.secondClientKey)
-            let stream = try client.submit()
-            _ = client.runUntilClosed([stream])
-            if client.responses[stream] == nil { throw TestClientError(description: "no answer") }
-        }
-        #expect(eventually { emulator.statistics.handshakeFailures == 1 })
-        #expect(emulator.statistics.received == 0)
-    }
 }
