@@ -81,8 +81,8 @@ final class ProviderTokenVerifier {
 
     /// An unknown `kid`, an `iss` that is not the key's team and a signature
     /// that does not verify are all 403 InvalidProviderToken: Apple's table
-    /// gives that one reason for "the provider token is not valid, or the
-    /// token signature could not be verified".
+    /// has that one reason for a token that is not valid or whose signature
+    /// cannot be verified.
     private func check(_ authorization: String) -> Verdict {
         let invalid = Verdict.rejected(APNsRejection(.invalidProviderToken))
         let scheme = "bearer "

@@ -21,13 +21,12 @@ public struct APNsRejection: Error, Sendable, Hashable {
 
     /// A valid token whose key Apple scoped to the other environment (the
     /// 2025 key options, issue #12). Apple's response table names this 403
-    /// `BadEnvironmentKeyIdInToken` ("the key ID in the provider token doesn't
-    /// match the environment"); on the wire APNs sends
-    /// `BadEnvironmentKeyInToken` (APNSwift added it for that reason in its
-    /// PR #229, October 2025; FCM passes the same string on from APNs). The
-    /// emulator sends what APNs sends. Not InvalidProviderToken: the token is
-    /// good, and a client that renews its token on InvalidProviderToken would
-    /// renew in vain.
+    /// `BadEnvironmentKeyIdInToken` (the token's key id does not match the
+    /// environment); on the wire APNs sends `BadEnvironmentKeyInToken`
+    /// (APNSwift added it for that reason in its PR #229, October 2025; FCM
+    /// passes the same string on from APNs). The emulator sends what APNs
+    /// sends. Not InvalidProviderToken: the token is good, and a client that
+    /// renews its token on InvalidProviderToken would renew in vain.
     public static let keyForOtherEnvironment = APNsRejection(status: 403, reason: .unknown("BadEnvironmentKeyInToken"))
 }
 
@@ -183,7 +182,7 @@ enum APNsRequestValidator {
             notification.providerKeyID = key.keyID
             guard let topic = notification.topic else { return .failure(APNsRejection(.missingTopic)) }
             // A topic-specific key used for another topic: Apple's table has
-            // 400 TopicDisallowed, "pushing to this topic is not allowed"; the
+            // 400 TopicDisallowed for a topic the sender may not push to; the
             // token itself is valid, so not a 403.
             guard key.covers(topic: topic) else { return .failure(APNsRejection(.topicDisallowed)) }
         case .none:
