@@ -9,6 +9,8 @@ import TLS
 /// Errors of the emulator's own setup.
 public enum APNsEmulatorError: Error, Sendable, CustomStringConvertible {
     case credentials(CredentialError)
+    /// A provider key that cannot be used (unreadable, not EC P-256).
+    case providerKey(keyID: String, CredentialError)
     case tls(TLSError)
     case socket(SocketError)
     case eventLoop(EventLoopError)
@@ -18,6 +20,7 @@ public enum APNsEmulatorError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .credentials(let error): "APNs emulator credentials: \(error)"
+        case .providerKey(let keyID, let error): "APNs emulator provider key \(keyID): \(error)"
         case .tls(let error): "APNs emulator TLS: \(error)"
         case .socket(let error): "APNs emulator listener: \(error)"
         case .eventLoop(let error): "APNs emulator: \(error)"
@@ -57,7 +60,8 @@ public struct APNsEmulatorStatistics: Sendable, Hashable {
 final class EmulatorState: Sendable {
     let configuration: APNsEmulatorConfiguration
     let tlsContext: TLSContext
-    let tokenVerifier: ES256Verifier?
+    /// Token authentication's keys (empty otherwise).
+    let providerKeys: [LoadedProviderKey]
 
     let received = Atomic<Int>(0)
     let accepted = Atomic<Int>(0)
@@ -92,18 +96,16 @@ final class EmulatorState: Sendable {
                                            privateKeyFile: configuration.privateKeyFile)
         } catch { throw .credentials(error) }
         var clientCAFile: String?
-        var verifier: ES256Verifier?
+        var keys: [LoadedProviderKey] = []
         switch configuration.authentication {
         case .clientCertificate(let caFile): clientCAFile = caFile
-        case .token(let publicKeyPEM, let keyID, let teamID):
-            guard !keyID.isEmpty, !teamID.isEmpty else { throw .invalidConfiguration("key id and team id are required") }
-            do { verifier = try ES256Verifier(publicKeyPEM: publicKeyPEM) } catch { throw .credentials(error) }
+        case .providerKeys(let configured): keys = try LoadedProviderKey.load(configured)
         case .none: break
         }
         do {
             tlsContext = try TLSContext.server(identity: identity, alpn: ["h2"], clientCAFile: clientCAFile)
         } catch { throw .tls(error) }
-        tokenVerifier = verifier
+        providerKeys = keys
         behavior = Mutex(configuration.behavior)
         forcedRemaining.store(configuration.behavior.forcedCount ?? 0, ordering: .relaxed)
     }
@@ -215,7 +217,7 @@ public final class APNsEmulator: Sendable {
         }
         boundPort.store(port, ordering: .releasing)
         runtime.withLock { $0 = Runtime(threads: threads, workers: workers) }
-        state.log("listening on \(configuration.host):\(port) with \(count) thread(s)")
+        state.log("listening on \(configuration.host):\(port) with \(count) thread(s) as APNs \(configuration.environment.rawValue)")
     }
 
     /// The listening port (0 before `start()`).

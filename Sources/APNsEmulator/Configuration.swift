@@ -68,11 +68,17 @@ public enum APNsEmulatorAuthentication: Sendable, Hashable {
     /// TLS client certificates signed by the CA in `caFile` are required;
     /// the allowed topic is the certificate's subject UID.
     case clientCertificate(caFile: String)
-    /// `authorization: bearer <JWT>` (ES256) signed by the key whose public
-    /// half is `publicKeyPEM`, with header `kid` = `keyID` and `iss` = `teamID`.
-    case token(publicKeyPEM: [UInt8], keyID: String, teamID: String)
+    /// `authorization: bearer <JWT>` (ES256) signed by one of these keys:
+    /// header `kid` = its `keyID`, `iss` = its `teamID`, the key valid in the
+    /// emulator's environment and (topic-specific keys) for the topic.
+    case providerKeys([APNsEmulatorProviderKey])
     /// Nothing checked (load generators such as h2load have no client certificate).
     case none
+
+    /// One team key valid in both environments for any topic.
+    public static func token(publicKeyPEM: [UInt8], keyID: String, teamID: String) -> APNsEmulatorAuthentication {
+        .providerKeys([APNsEmulatorProviderKey(keyID: keyID, teamID: teamID, publicKeyPEM: publicKeyPEM)])
+    }
 }
 
 public struct APNsEmulatorConfiguration: Sendable {
@@ -83,6 +89,9 @@ public struct APNsEmulatorConfiguration: Sendable {
     public var certificateFile: String
     public var privateKeyFile: String
     public var authentication: APNsEmulatorAuthentication
+    /// The APNs environment the emulator plays: provider keys scoped to the
+    /// other one are refused.
+    public var environment: APNsEnvironment
     /// The app the device tokens belong to: another `apns-topic` is
     /// 400 DeviceTokenNotForTopic. nil: any topic the credentials allow.
     public var expectedTopic: String?
@@ -97,7 +106,8 @@ public struct APNsEmulatorConfiguration: Sendable {
     public var behavior: APNsEmulatorBehavior
 
     public init(host: String = "127.0.0.1", port: UInt16 = 0, certificateFile: String, privateKeyFile: String,
-                authentication: APNsEmulatorAuthentication, expectedTopic: String? = nil, threads: Int = 1,
+                authentication: APNsEmulatorAuthentication, environment: APNsEnvironment = .production,
+                expectedTopic: String? = nil, threads: Int = 1,
                 recordNotifications: Bool = false, log: Bool = false,
                 behavior: APNsEmulatorBehavior = APNsEmulatorBehavior()) {
         self.host = host
@@ -105,6 +115,7 @@ public struct APNsEmulatorConfiguration: Sendable {
         self.certificateFile = certificateFile
         self.privateKeyFile = privateKeyFile
         self.authentication = authentication
+        self.environment = environment
         self.expectedTopic = expectedTopic
         self.threads = threads
         self.recordNotifications = recordNotifications

@@ -32,8 +32,8 @@ final class EmulatorWorker {
         self.loop = loop
         self.state = state
         readBuffer = .allocate(byteCount: 65_536, alignment: 16)
-        if case .token(_, let keyID, let teamID) = state.configuration.authentication, let verifier = state.tokenVerifier {
-            providerTokens = ProviderTokenVerifier(verifier: verifier, keyID: keyID, teamID: teamID)
+        if case .providerKeys = state.configuration.authentication {
+            providerTokens = ProviderTokenVerifier(keys: state.providerKeys, environment: state.configuration.environment)
         } else {
             providerTokens = nil
         }
@@ -81,7 +81,7 @@ final class EmulatorWorker {
     func credential(for tls: TLSConnection) -> ClientCredential {
         switch state.configuration.authentication {
         case .clientCertificate: .certificate(uid: tls.peerCertificateSubjectUID)
-        case .token: providerTokens.map { .token($0) } ?? .none
+        case .providerKeys: providerTokens.map { .token($0) } ?? .none
         case .none: .none
         }
     }
@@ -150,7 +150,8 @@ final class EmulatorWorker {
                 apnsID: apnsID, apnsIDWasGenerated: notification.apnsID == nil, topic: notification.topic,
                 priority: notification.priority, expiration: notification.expiration,
                 collapseID: notification.collapseID, pushType: notification.pushType,
-                authenticatedAs: notification.authenticatedAs, connectionID: connectionID,
+                authenticatedAs: notification.authenticatedAs, providerKeyID: notification.providerKeyID,
+                connectionID: connectionID,
                 streamID: request.streamID)
             if state.configuration.recordNotifications { state.records.withLock { $0.append(record) } }
             if observe, let observer = state.observer.withLock({ $0 }) { observer(record) }

@@ -19,13 +19,17 @@ public struct ReceivedNotification: Sendable {
     /// The client certificate's subject UID or the provider token's `iss`
     /// (nil with authentication `.none`).
     public var authenticatedAs: String?
+    /// The provider token's key id (`kid`; nil without token authentication):
+    /// which of several keys signed it.
+    public var providerKeyID: String?
     /// Which connection (numbered from 1 in accept order) and stream carried it.
     public var connectionID: Int
     public var streamID: Int32
 
     public init(deviceToken: String, headers: [(name: String, value: String)], payload: [UInt8], apnsID: String,
                 apnsIDWasGenerated: Bool, topic: String?, priority: Int?, expiration: Int?, collapseID: String?,
-                pushType: String?, authenticatedAs: String?, connectionID: Int, streamID: Int32) {
+                pushType: String?, authenticatedAs: String?, providerKeyID: String? = nil, connectionID: Int,
+                streamID: Int32) {
         self.deviceToken = deviceToken
         self.headers = headers
         self.payload = payload
@@ -37,6 +41,7 @@ public struct ReceivedNotification: Sendable {
         self.collapseID = collapseID
         self.pushType = pushType
         self.authenticatedAs = authenticatedAs
+        self.providerKeyID = providerKeyID
         self.connectionID = connectionID
         self.streamID = streamID
     }
@@ -51,7 +56,7 @@ public struct ReceivedNotification: Sendable {
 
     /// One line of JSON (no trailing newline) for `--print`/`--record`:
     /// `token`, `apns_id`, `topic`, `push_type`, `priority`, `expiration`,
-    /// `collapse_id`, `authenticated_as` (absent when unknown), `headers` as
+    /// `collapse_id`, `authenticated_as` and `key_id` (absent when unknown), `headers` as
     /// `[[name, value], …]` and `payload` as text. Keys sorted. The
     /// `authorization` value (a provider token, valid for an hour) is
     /// replaced by `<redacted>`: these lines end up in logs.
@@ -68,6 +73,7 @@ public struct ReceivedNotification: Sendable {
         if let expiration { object["expiration"] = expiration }
         if let collapseID { object["collapse_id"] = collapseID }
         if let authenticatedAs { object["authenticated_as"] = authenticatedAs }
+        if let providerKeyID { object["key_id"] = providerKeyID }
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
         else { return "{}" }
         return String(decoding: data, as: UTF8.self)

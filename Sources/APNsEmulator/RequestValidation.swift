@@ -18,6 +18,16 @@ public struct APNsRejection: Error, Sendable, Hashable {
     /// `aps` key. Apple documents no reason for it; this one is undocumented
     /// on purpose, so a client maps it as "400, any other reason".
     public static let badPayload = APNsRejection(status: 400, reason: .unknown("BadPayload"))
+
+    /// A valid token whose key Apple scoped to the other environment (the
+    /// 2025 key options, issue #12). Apple's response table names this 403
+    /// `BadEnvironmentKeyIdInToken` (the token's key id does not match the
+    /// environment); on the wire APNs sends `BadEnvironmentKeyInToken`
+    /// (APNSwift added it for that reason in its PR #229, October 2025; FCM
+    /// passes the same string on from APNs). The emulator sends what APNs
+    /// sends. Not InvalidProviderToken: the token is good, and a client that
+    /// renews its token on InvalidProviderToken would renew in vain.
+    public static let keyForOtherEnvironment = APNsRejection(status: 403, reason: .unknown("BadEnvironmentKeyInToken"))
 }
 
 /// A 128-bit UUID, the key of the duplicate-apns-id ledger.
@@ -97,6 +107,8 @@ struct ValidatedNotification {
     var collapseID: String?
     /// Client certificate UID or provider token `iss`.
     var authenticatedAs: String?
+    /// The provider token's `kid` (token authentication only).
+    var providerKeyID: String?
 }
 
 /// The rules of Apple's "Sending notification requests to APNs", applied to
@@ -161,11 +173,18 @@ enum APNsRequestValidator {
             }
         case .token(let verifier):
             guard let authorization else { return .failure(APNsRejection(.missingProviderToken)) }
+            let key: ProviderTokenVerifier.VerifiedKey
             switch verifier.verify(authorization: authorization, now: now) {
-            case .success(let issuer): notification.authenticatedAs = issuer
+            case .success(let verified): key = verified
             case .failure(let rejection): return .failure(rejection)
             }
-            guard notification.topic != nil else { return .failure(APNsRejection(.missingTopic)) }
+            notification.authenticatedAs = key.teamID
+            notification.providerKeyID = key.keyID
+            guard let topic = notification.topic else { return .failure(APNsRejection(.missingTopic)) }
+            // A topic-specific key used for another topic: Apple's table has
+            // 400 TopicDisallowed for a topic the sender may not push to; the
+            // token itself is valid, so not a 403.
+            guard key.covers(topic: topic) else { return .failure(APNsRejection(.topicDisallowed)) }
         case .none:
             break
         }

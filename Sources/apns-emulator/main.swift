@@ -5,6 +5,7 @@ import APNsEmulator
 import ArgumentParser
 import EventLoop
 import Foundation
+import RelayCore
 import Synchronization
 import TLS
 
@@ -21,12 +22,22 @@ struct APNsEmulatorCommand: ParsableCommand {
     @Option(help: "Port (0: any free port; read it from the first stdout line).") var port: UInt16 = 0
     @Option(help: "Server certificate (PEM).") var certificate: String
     @Option(help: "Server private key (PEM).") var key: String
-    @Option(name: .customLong("client-ca"), help: "Require client certificates signed by this CA (PEM).")
+    @Option(name: .customLong("client-ca"),
+            help: "Require client certificates signed by a CA in this PEM file (it may hold several); each certificate's UID is its topic.")
     var clientCA: String?
-    @Option(name: .customLong("token-key"), help: "Token auth: the provider key's public half (PEM).")
+    @Option(name: .customLong("token-key"),
+            help: "Token auth: the provider key's public half (PEM), valid in both environments for any topic.")
     var tokenKey: String?
     @Option(name: .customLong("key-id"), help: "Token auth: expected JWT kid.") var keyID: String?
     @Option(name: .customLong("team-id"), help: "Token auth: expected JWT iss.") var teamID: String?
+    @Option(name: .customLong("provider-key"), help: ArgumentHelp(
+        "Token auth, repeatable: one more provider key (with or without --token-key).",
+        discussion: "key-id=ID,team-id=TEAM,public-key=PEM[,environment=production|development]...[,topic=TOPIC]...: "
+            + "environments default to both; topics make it a topic-specific key.",
+        valueName: "fields"))
+    var providerKeys: [String] = []
+    @Option(help: "The APNs environment played: production or development (keys scoped to the other one are refused).")
+    var environment = "production"
     @Flag(name: .customLong("no-client-auth"), help: "Check no credentials (for h2load).") var noClientAuth = false
     @Option(help: "The app the device tokens belong to (another apns-topic: 400 DeviceTokenNotForTopic).")
     var topic: String?
@@ -47,13 +58,21 @@ struct APNsEmulatorCommand: ParsableCommand {
     @Option(help: "Append the same JSON lines to this file (flushed per line).") var record: String?
 
     func validate() throws {
-        let modes = [clientCA != nil, tokenKey != nil, noClientAuth].filter { $0 }.count
+        let modes = [clientCA != nil, tokenKey != nil || !providerKeys.isEmpty, noClientAuth].filter { $0 }.count
         guard modes == 1 else {
-            throw ValidationError("choose exactly one of --client-ca, --token-key (with --key-id, --team-id), --no-client-auth")
+            throw ValidationError("choose exactly one of --client-ca, --token-key (with --key-id, --team-id) "
+                + "or --provider-key, --no-client-auth")
         }
         if tokenKey != nil, keyID == nil || teamID == nil {
             throw ValidationError("--token-key needs --key-id and --team-id")
         }
+        if tokenKey == nil, keyID != nil || teamID != nil {
+            throw ValidationError("--key-id and --team-id belong to --token-key")
+        }
+        guard APNsEnvironment(rawValue: environment) != nil else {
+            throw ValidationError("--environment must be production or development, not \"\(environment)\"")
+        }
+        _ = try keys()
         guard threads >= 1 else { throw ValidationError("--threads must be at least 1") }
         guard delayMilliseconds >= 0 else { throw ValidationError("--delay-ms must not be negative") }
         guard (1...Int(Int32.max)).contains(connectionWindow ?? 1) else {
@@ -64,6 +83,25 @@ struct APNsEmulatorCommand: ParsableCommand {
         }
     }
 
+    /// `--token-key` (one team key for both environments, as before) and
+    /// every `--provider-key`; a bad file or field is a usage error naming it.
+    func keys() throws -> [APNsEmulatorProviderKey] {
+        var keys: [APNsEmulatorProviderKey] = []
+        do {
+            if let tokenKey, let keyID, let teamID {
+                let pem: [UInt8]
+                do { pem = try CredentialFile.read(tokenKey) } catch { throw APNsEmulatorError.providerKey(keyID: keyID, error) }
+                keys.append(APNsEmulatorProviderKey(keyID: keyID, teamID: teamID, publicKeyPEM: pem))
+            }
+            for specification in providerKeys {
+                keys.append(try APNsEmulatorProviderKey(specification: specification))
+            }
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        return keys
+    }
+
     func run() throws {
         ignoreSIGPIPE()
         // Blocked before any thread starts, so only waitForBlockedSignal below sees them.
@@ -72,8 +110,8 @@ struct APNsEmulatorCommand: ParsableCommand {
         let authentication: APNsEmulatorAuthentication
         if let clientCA {
             authentication = .clientCertificate(caFile: clientCA)
-        } else if let tokenKey, let keyID, let teamID {
-            authentication = .token(publicKeyPEM: try CredentialFile.read(tokenKey), keyID: keyID, teamID: teamID)
+        } else if tokenKey != nil || !providerKeys.isEmpty {
+            authentication = .providerKeys(try keys())
         } else {
             authentication = .none
         }
@@ -83,7 +121,8 @@ struct APNsEmulatorCommand: ParsableCommand {
             dropAfterStreams: dropAfter, connectionWindowSize: connectionWindow)
         let configuration = APNsEmulatorConfiguration(
             host: host, port: port, certificateFile: certificate, privateKeyFile: key,
-            authentication: authentication, expectedTopic: topic, threads: threads,
+            authentication: authentication, environment: APNsEnvironment(rawValue: environment) ?? .production,
+            expectedTopic: topic, threads: threads,
             recordNotifications: false, log: !quiet, behavior: behavior)
         let emulator = try APNsEmulator(configuration: configuration)
 

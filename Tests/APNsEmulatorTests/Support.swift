@@ -22,34 +22,48 @@ enum Fixture {
     }
 
     static func configuration(_ authentication: Authentication = .clientCertificate, record: Bool = true,
-                              expectedTopic: String? = nil, threads: Int = 1,
+                              environment: APNsEnvironment = .production, expectedTopic: String? = nil,
+                              threads: Int = 1,
                               behavior: APNsEmulatorBehavior = APNsEmulatorBehavior()) throws -> APNsEmulatorConfiguration {
         signal(SIGPIPE, SIG_IGN)
         let auth: APNsEmulatorAuthentication
         switch authentication {
         case .clientCertificate:
             auth = .clientCertificate(caFile: try TestCertificates.path(TestCertificates.caCertificate))
+        case .clientCertificateAuthorities(let file):
+            auth = .clientCertificate(caFile: try TestKeys.path(file))
         case .token:
             auth = .token(publicKeyPEM: try TestCertificates.bytes(TestCertificates.authKeyPublic), keyID: keyID,
                           teamID: teamID)
+        case .providerKeys(let keys):
+            auth = .providerKeys(try keys.map { try $0.configured() })
         case .none:
             auth = .none
         }
         return APNsEmulatorConfiguration(
             certificateFile: try TestCertificates.path(TestCertificates.serverCertificate),
             privateKeyFile: try TestCertificates.path(TestCertificates.serverKey),
-            authentication: auth, expectedTopic: expectedTopic, threads: threads,
+            authentication: auth, environment: environment, expectedTopic: expectedTopic, threads: threads,
             recordNotifications: record, behavior: behavior)
     }
 
-    enum Authentication { case clientCertificate, token, none }
+    enum Authentication {
+        case clientCertificate
+        /// Client certificates issued by the CAs in this TestKeys file.
+        case clientCertificateAuthorities(String)
+        /// The script's key alone, as `.token(publicKeyPEM:keyID:teamID:)`.
+        case token
+        case providerKeys([TestKeys.Key])
+        case none
+    }
 
     /// A started emulator; the caller stops it.
     static func emulator(_ authentication: Authentication = .clientCertificate, record: Bool = true,
-                         expectedTopic: String? = nil, threads: Int = 1,
+                         environment: APNsEnvironment = .production, expectedTopic: String? = nil, threads: Int = 1,
                          behavior: APNsEmulatorBehavior = APNsEmulatorBehavior()) throws -> APNsEmulator {
         let emulator = try APNsEmulator(configuration: configuration(
-            authentication, record: record, expectedTopic: expectedTopic, threads: threads, behavior: behavior))
+            authentication, record: record, environment: environment, expectedTopic: expectedTopic, threads: threads,
+            behavior: behavior))
         try emulator.start()
         return emulator
     }
@@ -57,12 +71,7 @@ enum Fixture {
     /// A provider token signed with the test p8 key.
     static func providerToken(keyID: String = keyID, teamID: String = teamID,
                               issuedAt: Int = Int(time(nil)), corruptSignature: Bool = false) throws -> String {
-        let header = base64URLEncode(Array(#"{"alg":"ES256","kid":"\#(keyID)"}"#.utf8))
-        let claims = base64URLEncode(Array(#"{"iss":"\#(teamID)","iat":\#(issuedAt)}"#.utf8))
-        let signer = try ES256Signer(pkcs8File: TestCertificates.path(TestCertificates.authKeyP8))
-        var signature = try signer.sign(Array("\(header).\(claims)".utf8))
-        if corruptSignature { signature[10] ^= 0x55 }
-        return "\(header).\(claims).\(base64URLEncode(signature))"
+        try TestKeys.team.token(keyID: keyID, teamID: teamID, issuedAt: issuedAt, corruptSignature: corruptSignature)
     }
 }
 
