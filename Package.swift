@@ -57,7 +57,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "apns-emulator", dependencies: [
-            "APNsEmulator", "EventLoop", "TLS",
+            "APNsEmulator", "EventLoop", "RelayCore", "TLS",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
