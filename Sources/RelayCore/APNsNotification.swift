@@ -20,21 +20,27 @@ public struct APNsNotification: Sendable, Equatable {
     public var ttl: Int
 }
 
-/// Builds the APNs request for a validated message.
+/// Builds the APNs request for a validated message, its payload in the
+/// target's dialect (ARCHITECTURE.md §2).
 ///
 /// - Parameters:
 ///   - topic: `apns-topic`, the app's bundle id.
+///   - alert: the app's own `aps.alert`; nil for the dialect's default.
 ///   - apnsID: a UUID string (see `makeAPNsID`).
 ///   - now: current unix time in seconds; `apns-expiration` is now + TTL, or
 ///     `0` for TTL 0 (deliver once, do not store).
-/// - Throws: 413 when the payload, `x` included, exceeds 4096 bytes.
-public func makeNotification(target: RelayTarget, message: WebPushMessage, topic: String, apnsID: String,
-                             now: Int) throws(WebPushError) -> APNsNotification {
-    let size = apnsPayloadSize(for: message, extra: target.extra)
-    if size > apnsMaxPayloadBytes {
-        throw WebPushError(status: 413, reason: "APNs payload would be \(size) bytes (max 4096)")
+/// - Throws: 413 when the payload (with `x` or `i`) exceeds 4096 bytes.
+public func makeNotification(target: RelayTarget, message: WebPushMessage, topic: String, alert: APNsAlert? = nil,
+                             apnsID: String, now: Int) throws(WebPushError) -> APNsNotification {
+    let payload: [UInt8]
+    switch target.dialect {
+    case .tootRelay(let extra):
+        payload = try payloadBytes(TootRelayPayload(message: message, extra: extra, alert: alert ?? .tootRelayDefault),
+                                   bodyCount: message.body.count)
+    case .metatext(let id):
+        payload = try payloadBytes(MetatextPayload(message: message, id: id, alert: alert ?? .metatextDefault),
+                                   bodyCount: message.body.count)
     }
-    let payload = makeAPNsPayload(for: message, extra: target.extra, capacity: size)
 
     let (expiresAt, overflowed) = now.addingReportingOverflow(message.ttl)
     let expiration = message.ttl == 0 ? 0 : overflowed ? Int.max : expiresAt
@@ -51,4 +57,16 @@ public func makeNotification(target: RelayTarget, message: WebPushMessage, topic
     return APNsNotification(
         environment: target.environment, deviceToken: target.deviceToken, path: "/3/device/" + target.deviceToken,
         headers: headers, payload: payload, apnsID: apnsID, ttl: message.ttl)
+}
+
+/// The payload's bytes, or 413 before any APNs traffic when it is larger
+/// than APNs takes.
+@inline(__always)
+private func payloadBytes(_ parts: some APNsPayloadParts, bodyCount: Int) throws(WebPushError) -> [UInt8] {
+    let size = parts.size
+    if size > apnsMaxPayloadBytes {
+        throw WebPushError(
+            status: 413, reason: "body of \(bodyCount) bytes makes a \(size)-byte APNs payload (max 4096)")
+    }
+    return parts.bytes(capacity: size)
 }
