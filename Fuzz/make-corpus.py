@@ -237,14 +237,18 @@ for name, selector, target in [
     ("health-head", 2, "/relay-to/_health?probe"),
     ("put", 3, f"/relay-to/production/{TOKEN}"),
     ("other-path", 1, "/"),
-    ("push", 0, f"/push/{TOKEN}/42"),
-    ("push-sandbox", 0, f"/push/{TOKEN}/acct%2F42?a=1&sandbox=true#x"),
-    ("push-app", 0, f"/push/org.joinmastodon.ios/{TOKEN.upper()}/42?sandbox=%74rue"),
-    ("push-extra-segment", 0, f"/push/app/{TOKEN}/42/more"),
-    ("push-missing-id", 0, f"/push/{TOKEN}/"),
-    ("push-get", 1, f"/push/{TOKEN}/42"),
 ]:
     write("route", name, bytes([selector]) + target.encode())
+# The metatext dialect: what follows /push/; POST but for the "-get" seed.
+for name, rest in {
+    "push": f"{TOKEN}/42",
+    "push-sandbox": f"{TOKEN}/acct%2F42?a=1&sandbox=true#x",
+    "push-app": f"org.joinmastodon.ios/{TOKEN.upper()}/42?sandbox=%74rue",
+    "push-extra-segment": f"app/{TOKEN}/42/more",
+    "push-missing-id": f"{TOKEN}/",
+    "push-get": f"{TOKEN}/42",
+}.items():
+    write("route", name, bytes([1 if name.endswith("-get") else 0]) + b"/push/" + rest.encode())
 write("route", "raw-method", b"\x07\x04POSTX/relay-to/production/" + TOKEN.encode())
 
 if __name__ == "__main__":

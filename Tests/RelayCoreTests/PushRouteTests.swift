@@ -2,70 +2,39 @@ import Testing
 @testable import RelayCore
 
 /// A `/push/…` route of the metatext dialect.
-private func push(_ environment: APNsEnvironment = .production, app: AppReference = .defaultApp,
-                  token: String = token64, id: String = "42") -> Route {
+func push(_ environment: APNsEnvironment = .production, app: AppReference = .defaultApp,
+         token: String = token64, id: String = "42") -> Route {
     .relay(RelayTarget(app: app, environment: environment, deviceToken: token, dialect: .metatext(id: id)))
 }
 
-private let upperToken = token64.uppercased()
+let upperToken = token64.uppercased()
 
 struct PushRouteTests {
-    static let routes: [RouteCase] = [
-        // metatext-apns: /push/<token>/<id>, production unless sandbox=true.
-        RouteCase(method: "POST", target: "/push/\(token64)/42", expected: push()),
-        RouteCase(method: "POST", target: "/push/\(upperToken)/42", expected: push()),
-        RouteCase(method: "POST", target: "/push/\(token64)/42?sandbox=true", expected: push(.development)),
-        RouteCase(method: "POST", target: "/push/\(token64)/42?a=1&sandbox=true&b", expected: push(.development)),
-        RouteCase(method: "POST", target: "/push/\(token64)/42?sandbox=%74rue", expected: push(.development)),
-        RouteCase(method: "POST", target: "/push/\(token64)/42?sandbox=true#frag", expected: push(.development)),
-        RouteCase(method: "POST", target: "/push/\(token64)/42?sandbox=false", expected: push()),
-        RouteCase(method: "POST", target: "/push/\(token64)/42?sandbox=TRUE", expected: push()),
-        RouteCase(method: "POST", target: "/push/\(token64)/42?sandbox", expected: push()),
-        RouteCase(method: "POST", target: "/push/\(token64)/42?sandbox=true&sandbox=false", expected: push()),
-        RouteCase(method: "POST", target: "/push/\(token64)/42?sandboxes=true", expected: push()),
-        RouteCase(method: "POST", target: "/push/\(token64)/42#sandbox=true", expected: push()),
-        RouteCase(method: "POST", target: "http://relay.example/push/\(token64)/42?sandbox=true",
-                  expected: push(.development)),
-        // The id is one segment, percent-decoded.
-        RouteCase(method: "POST", target: "/push/\(token64)/acct%2F42%20x", expected: push(id: "acct/42 x")),
-        RouteCase(method: "POST", target: "/push/\(token64)/100%", expected: push(id: "100%")),
-        RouteCase(method: "POST", target: "/push/\(token64)/%FF", expected: push(id: "\u{FFFD}")),
-        // Mona: /push/<app-or-topic>/<token>/<id>.
-        RouteCase(method: "POST", target: "/push/com.example.mona/\(token64)/7",
-                  expected: push(app: .named("com.example.mona"), id: "7")),
-        RouteCase(method: "POST", target: "/push/toot/\(token64)/7?sandbox=true",
-                  expected: push(.development, app: .named("toot"), id: "7")),
-        RouteCase(method: "POST", target: "/push/com%2Eexample/\(token64)/7",
-                  expected: push(app: .named("com.example"), id: "7")),
-        // Bad tokens, missing ids, extra or empty segments: 404.
-        RouteCase(method: "POST", target: "/push/\(token64.dropLast())/42", expected: .notFound),
-        RouteCase(method: "POST", target: "/push/\(token64.dropLast(2))/42", expected: .notFound),
-        RouteCase(method: "POST", target: "/push/\(String(repeating: "ab", count: 101))/42", expected: .notFound),
-        RouteCase(method: "POST", target: "/push/\(token64.dropLast())g/42", expected: .notFound),
-        RouteCase(method: "POST", target: "/push/\(token64)", expected: .notFound),
-        RouteCase(method: "POST", target: "/push/\(token64)/", expected: .notFound),
-        RouteCase(method: "POST", target: "/push/\(token64)/?sandbox=true", expected: .notFound),
-        RouteCase(method: "POST", target: "/push/\(token64)/42/", expected: .notFound),
-        RouteCase(method: "POST", target: "/push/\(token64)/42/extra", expected: .notFound),
-        RouteCase(method: "POST", target: "/push/app/\(token64)/42/extra", expected: .notFound),
-        RouteCase(method: "POST", target: "/push//\(token64)/42", expected: .notFound),
-        RouteCase(method: "POST", target: "/push/app/\(token64)", expected: .notFound),
-        RouteCase(method: "POST", target: "/push/app/notatoken/42", expected: .notFound),
-        RouteCase(method: "POST", target: "/push/", expected: .notFound),
-        RouteCase(method: "POST", target: "/push", expected: .notFound),
-        RouteCase(method: "POST", target: "/pushx/\(token64)/42", expected: .notFound),
-        RouteCase(method: "POST", target: "/PUSH/\(token64)/42", expected: .notFound),
-        // Another method on /push/…: 405 Allow: POST, valid path or not.
-        RouteCase(method: "GET", target: "/push/\(token64)/42", expected: .methodNotAllowed(allow: "POST")),
-        RouteCase(method: "PUT", target: "/push/app/\(token64)/42", expected: .methodNotAllowed(allow: "POST")),
-        RouteCase(method: "HEAD", target: "/push/", expected: .methodNotAllowed(allow: "POST")),
-        RouteCase(method: "post", target: "/push/\(token64)/42", expected: .methodNotAllowed(allow: "POST")),
-        RouteCase(method: "GET", target: "/push", expected: .notFound),
+    /// Bad tokens, missing ids, extra or empty segments, near misses of
+    /// the prefix: each is 404 for POST.
+    static let malformedPushTargets: [String] = [
+        "/push/\(token64.dropLast())/42",
+        "/push/\(token64.dropLast(2))/42",
+        "/push/\(String(repeating: "ab", count: 101))/42",
+        "/push/\(token64.dropLast())g/42",
+        "/push/\(token64)",
+        "/push/\(token64)/",
+        "/push/\(token64)/?sandbox=true",
+        "/push/\(token64)/42/",
+        "/push/\(token64)/42/extra",
+        "/push/app/\(token64)/42/extra",
+        "/push//\(token64)/42",
+        "/push/app/\(token64)",
+        "/push/app/notatoken/42",
+        "/push/",
+        "/push",
+        "/pushx/\(token64)/42",
+        "/PUSH/\(token64)/42",
     ]
 
-    @Test("routes the metatext dialect's /push URLs", arguments: routes)
-    func routing(_ testCase: RouteCase) {
-        #expect(route(method: testCase.method, target: testCase.target) == testCase.expected)
+    @Test("a malformed /push URL is 404", arguments: malformedPushTargets)
+    func malformed(target: String) {
+        #expect(route(method: "POST", target: target) == .notFound)
     }
 
     @Test("the query still never changes a /relay-to route")

@@ -66,28 +66,6 @@ struct PushHandlerTests {
         #expect(fixture.sender.sent.count == 1)
     }
 
-    @Test("refused /push requests are answered at once, without APNs traffic", arguments: [
-        (webPushRequest(path: "/push/com.example.other/\(testToken)/42"), 404),
-        (webPushRequest(path: "/push/\(testToken)"), 404),
-        (webPushRequest(path: "/push/\(testToken)/42/more"), 404),
-        (webPushRequest(path: "/push/xyz/42"), 404),
-        (webPushRequest(path: "/push/\(testToken)/42", ttl: nil), 400),
-        (webPushRequest(path: "/push/\(testToken)/42", encoding: "gzip"), 415),
-        // 3000 bytes: z85 fits (3750 + keys), base64 (4000 + keys) does not.
-        (webPushRequest(path: "/push/\(testToken)/42", body: [UInt8](repeating: 1, count: 3000)), 413),
-        (HTTP1Request(method: "GET", target: "/push/\(testToken)/42", version: .http1_1, headers: [:], body: [],
-                      keepAlive: true), 405),
-    ])
-    func refuses(request: HTTP1Request, status: Int) throws {
-        let fixture = PushFixture()
-        let response = try #require(fixture.handler.handle(request, completion: { _ in
-            Issue.record("no completion expected")
-        }))
-        #expect(response.status == status)
-        #expect(fixture.sender.sent.isEmpty)
-        if status == 405 { #expect(response.headers.contains(HTTPField(name: "Allow", value: "POST"))) }
-    }
-
     @Test("the same 3000-byte body fits the toot-relay payload")
     func tootRelayFits() {
         let fixture = PushFixture()
