@@ -8,6 +8,10 @@ public struct APNsAlert: Sendable, Equatable {
     /// The alert's JSON value (a string or an object), escaped.
     let json: [UInt8]
 
+    private init(json: [UInt8]) {
+        self.json = json
+    }
+
     /// A text shown as it is: `"alert":"<text>"`.
     public static func text(_ text: String) -> APNsAlert {
         var json: [UInt8] = [UInt8(ascii: "\"")]
@@ -25,18 +29,10 @@ public struct APNsAlert: Sendable, Equatable {
     }
 }
 
-extension PayloadDialect {
-    /// The alert of a dialect's payload unless the app has its own. Each is
-    /// what its iOS clients' notification service extension replaces with
-    /// the decrypted notification, and what iOS shows should it fail.
-    public var defaultAlert: APNsAlert {
-        switch self {
-        case .tootRelay: .tootRelayDefault
-        case .metatext: .metatextDefault
-        }
-    }
-}
-
+/// Each dialect's default: what its iOS clients' notification service
+/// extension replaces with the decrypted notification, and what iOS shows
+/// should that fail. The payloads use them when the app has no alert of
+/// its own (`makeNotification(…, alert: nil)`).
 extension APNsAlert {
     /// toot-relay's (and webpush-apn-relay's) 🎺.
     public static let tootRelayDefault = APNsAlert.text("🎺")

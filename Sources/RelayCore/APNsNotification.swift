@@ -32,14 +32,19 @@ public struct APNsNotification: Sendable, Equatable {
 /// - Throws: 413 when the payload (with `x` or `i`) exceeds 4096 bytes.
 public func makeNotification(target: RelayTarget, message: WebPushMessage, topic: String, alert: APNsAlert? = nil,
                              apnsID: String, now: Int) throws(WebPushError) -> APNsNotification {
+    let size: Int
+    switch target.dialect {
+    case .tootRelay(let extra): size = apnsPayloadSize(for: message, extra: extra, alert: alert)
+    case .metatext(let id): size = metatextPayloadSize(for: message, id: id, alert: alert)
+    }
+    if size > apnsMaxPayloadBytes {
+        throw WebPushError(
+            status: 413, reason: "body of \(message.body.count) bytes makes a \(size)-byte APNs payload (max 4096)")
+    }
     let payload: [UInt8]
     switch target.dialect {
-    case .tootRelay(let extra):
-        payload = try payloadBytes(TootRelayPayload(message: message, extra: extra, alert: alert ?? .tootRelayDefault),
-                                   bodyCount: message.body.count)
-    case .metatext(let id):
-        payload = try payloadBytes(MetatextPayload(message: message, id: id, alert: alert ?? .metatextDefault),
-                                   bodyCount: message.body.count)
+    case .tootRelay(let extra): payload = makeAPNsPayload(for: message, extra: extra, alert: alert, capacity: size)
+    case .metatext(let id): payload = makeMetatextPayload(for: message, id: id, alert: alert, capacity: size)
     }
 
     let (expiresAt, overflowed) = now.addingReportingOverflow(message.ttl)
@@ -59,14 +64,3 @@ public func makeNotification(target: RelayTarget, message: WebPushMessage, topic
         headers: headers, payload: payload, apnsID: apnsID, ttl: message.ttl)
 }
 
-/// The payload's bytes, or 413 before any APNs traffic when it is larger
-/// than APNs takes.
-@inline(__always)
-private func payloadBytes(_ parts: some APNsPayloadParts, bodyCount: Int) throws(WebPushError) -> [UInt8] {
-    let size = parts.size
-    if size > apnsMaxPayloadBytes {
-        throw WebPushError(
-            status: 413, reason: "body of \(bodyCount) bytes makes a \(size)-byte APNs payload (max 4096)")
-    }
-    return parts.bytes(capacity: size)
-}

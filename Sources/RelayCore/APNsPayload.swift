@@ -4,53 +4,61 @@
 //  [,"k":"<z85 dh>","s":"<z85 salt>"][,"x":"<extra>"]}
 // z85 digits need no JSON escaping (the alphabet has neither `"` nor `\`).
 // The alert is the app's (APNsAlert.swift); 🎺 unless it has its own.
-let apsAlertStart = Array(#"{"aps":{"alert":"#.utf8)
-private let afterAlert = Array(#","mutable-content":1,"content-available":1},"p":""#.utf8)
+private let afterAlert = #","mutable-content":1,"content-available":1},"p":""#
+private let restAfterAlert = Array(afterAlert.utf8)
+private let defaultStart = apsStart(alert: .tootRelayDefault, rest: afterAlert)
 private let keyPart = Array(#"","k":""#.utf8)
 private let saltPart = Array(#"","s":""#.utf8)
 private let extraPart = Array(#"","x":""#.utf8)
 let payloadSuffix = Array(#""}"#.utf8)
 
-/// toot-relay's payload for `message`, with `x` when there is an extra path.
-struct TootRelayPayload: APNsPayloadParts {
-    let message: WebPushMessage
-    let extra: String?
-    let alert: APNsAlert
-
-    @inline(__always)
-    func emit(to sink: inout some PayloadSink) {
-        sink.write(apsAlertStart)
-        sink.write(alert.json)
-        sink.write(afterAlert)
-        sink.writeZ85(message.body)
-        if case .aesgcm(let dh, let salt) = message.encoding {
-            sink.write(keyPart)
-            sink.writeZ85(dh)
-            sink.write(saltPart)
-            sink.writeZ85(salt)
-        }
-        if let extra {
-            sink.write(extraPart)
-            sink.writeJSONEscaped(extra)
-        }
-        sink.write(payloadSuffix)
+/// The payload's parts in order, handed to `sink`: the one enumeration
+/// behind its size, its in-place writing and the appending fallback.
+/// `alert`: the app's own, nil for the default.
+@inline(__always)
+private func emitAPNsPayload(for message: WebPushMessage, extra: String?, alert: APNsAlert?,
+                             to sink: inout some PayloadSink) {
+    sink.writeAPSStart(alert: alert, defaultStart: defaultStart, rest: restAfterAlert)
+    sink.writeZ85(message.body)
+    if case .aesgcm(let dh, let salt) = message.encoding {
+        sink.write(keyPart)
+        sink.writeZ85(dh)
+        sink.write(saltPart)
+        sink.writeZ85(salt)
     }
+    if let extra {
+        sink.write(extraPart)
+        sink.writeJSONEscaped(extra)
+    }
+    sink.write(payloadSuffix)
 }
 
 /// Exact size in bytes of the APNs payload for `message` with `extra`.
-public func apnsPayloadSize(for message: WebPushMessage, extra: String?,
-                            alert: APNsAlert = .tootRelayDefault) -> Int {
-    TootRelayPayload(message: message, extra: extra, alert: alert).size
+public func apnsPayloadSize(for message: WebPushMessage, extra: String?, alert: APNsAlert? = nil) -> Int {
+    var counter = PayloadSizeCounter()
+    emitAPNsPayload(for: message, extra: extra, alert: alert, to: &counter)
+    return counter.count
 }
 
 /// The APNs payload bytes.
-public func makeAPNsPayload(for message: WebPushMessage, extra: String?,
-                            alert: APNsAlert = .tootRelayDefault) -> [UInt8] {
-    let payload = TootRelayPayload(message: message, extra: extra, alert: alert)
-    return payload.bytes(capacity: payload.size)
+public func makeAPNsPayload(for message: WebPushMessage, extra: String?, alert: APNsAlert? = nil) -> [UInt8] {
+    makeAPNsPayload(for: message, extra: extra, alert: alert,
+                    capacity: apnsPayloadSize(for: message, extra: extra, alert: alert))
 }
 
-/// The payload built by appending (the fallback of the in-place writing).
+/// Writes the payload in place into storage of exactly `size` bytes; falls
+/// back to appending should `size` not match what is written (it always
+/// does: both follow `emitAPNsPayload`).
+func makeAPNsPayload(for message: WebPushMessage, extra: String?, alert: APNsAlert?, capacity size: Int) -> [UInt8] {
+    payloadBytes(size: size, write: { emitAPNsPayload(for: message, extra: extra, alert: alert, to: &$0) },
+                 append: { emitAPNsPayload(for: message, extra: extra, alert: alert, to: &$0) })
+}
+
+/// The payload built by appending to an array: the fallback of
+/// `makeAPNsPayload`, through the array encoders (`Z85.encode(_:into:)`).
 func appendAPNsPayload(for message: WebPushMessage, extra: String?, capacity: Int) -> [UInt8] {
-    TootRelayPayload(message: message, extra: extra, alert: .tootRelayDefault).appendedBytes(capacity: capacity)
+    var payload: [UInt8] = []
+    payload.reserveCapacity(capacity)
+    emitAPNsPayload(for: message, extra: extra, alert: nil, to: &payload)
+    return payload
 }

@@ -1,43 +1,28 @@
 // Writing an APNs payload (ARCHITECTURE.md §2) in place: each dialect lists
-// its parts once (`APNsPayloadParts`), and the same list is counted for the
-// exact size, written into storage of that size, or appended as a fallback.
+// its parts once, in a function generic over its sink; the same list is
+// counted for the exact size, written into storage of that size, or
+// appended as a fallback. The parts are passed as borrowed arguments, never
+// stored: a struct holding the message would retain its arrays on every
+// request.
 
-/// A payload's parts in order, handed to a sink: the one enumeration
-/// behind a payload's size, its in-place writing and the appending fallback.
-protocol APNsPayloadParts {
-    func emit(to sink: inout some PayloadSink)
-}
-
-extension APNsPayloadParts {
-    /// Exact size in bytes of the payload.
-    var size: Int {
-        var counter = PayloadSizeCounter()
-        emit(to: &counter)
-        return counter.count
+/// The payload written in place into storage of exactly `size` bytes (no
+/// zero-fill, no growth) by `write`; should that not fill it exactly (it
+/// always does when both closures list the same parts as the size was
+/// counted from), the payload built by `append` instead.
+@inline(__always)
+func payloadBytes(size: Int, write: (inout PayloadWriter) -> Void, append: (inout [UInt8]) -> Void) -> [UInt8] {
+    var complete = false
+    let payload = [UInt8](unsafeUninitializedCapacity: size) { buffer, initializedCount in
+        var writer = PayloadWriter(buffer)
+        write(&writer)
+        complete = !writer.overflowed && writer.count == size
+        initializedCount = complete ? writer.count : 0
     }
-
-    /// Writes the payload in place into storage of exactly `size` bytes (no
-    /// zero-fill, no growth); falls back to appending should `size` not
-    /// match what is written (it always does: both follow `emit`).
-    func bytes(capacity size: Int) -> [UInt8] {
-        var complete = false
-        let payload = [UInt8](unsafeUninitializedCapacity: size) { buffer, initializedCount in
-            var writer = PayloadWriter(buffer)
-            emit(to: &writer)
-            complete = !writer.overflowed && writer.count == size
-            initializedCount = complete ? writer.count : 0
-        }
-        return complete ? payload : appendedBytes(capacity: size)
-    }
-
-    /// The payload built by appending to an array: the fallback of
-    /// `bytes(capacity:)`, through the array encoders.
-    func appendedBytes(capacity: Int) -> [UInt8] {
-        var payload: [UInt8] = []
-        payload.reserveCapacity(capacity)
-        emit(to: &payload)
-        return payload
-    }
+    if complete { return payload }
+    var appended: [UInt8] = []
+    appended.reserveCapacity(size)
+    append(&appended)
+    return appended
 }
 
 /// Where a payload's parts go.
@@ -48,6 +33,26 @@ protocol PayloadSink {
     mutating func writeBase64URL(_ bytes: [UInt8], padded: Bool)
     mutating func writeJSONEscaped(_ text: String)
     mutating func writeJSONEscaped(_ bytes: ArraySlice<UInt8>)
+}
+
+extension PayloadSink {
+    /// `{"aps":{"alert":<alert>` then `rest`: the app's own alert, or the
+    /// dialect's default whose bytes `defaultStart` already holds whole (one
+    /// copy instead of three on every request).
+    @inline(__always)
+    mutating func writeAPSStart(alert: APNsAlert?, defaultStart: [UInt8], rest: [UInt8]) {
+        guard let alert else { return write(defaultStart) }
+        write(apsAlertStart)
+        write(alert.json)
+        write(rest)
+    }
+}
+
+private let apsAlertStart = Array(#"{"aps":{"alert":"#.utf8)
+
+/// `{"aps":{"alert":<alert>` + `rest`, as one array.
+func apsStart(alert: APNsAlert, rest: String) -> [UInt8] {
+    apsAlertStart + alert.json + Array(rest.utf8)
 }
 
 /// Counts the bytes instead of writing them.

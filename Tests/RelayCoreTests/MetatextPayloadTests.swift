@@ -99,8 +99,10 @@ struct MetatextPayloadTests {
             topic: "t", alert: .localized(key: "push"), apnsID: "I", now: 0)
         #expect(String(decoding: toot.payload, as: UTF8.self)
             .hasPrefix(#"{"aps":{"alert":{"loc-key":"push"},"mutable-content":1,"content-available":1},"p":""#))
-        #expect(PayloadDialect.tootRelay(extra: nil).defaultAlert == .text("🎺"))
-        #expect(PayloadDialect.metatext(id: "1").defaultAlert == .localized(key: "apns-default-message"))
+        #expect(makeAPNsPayload(for: message, extra: nil, alert: .text("🎺"))
+                    == makeAPNsPayload(for: message, extra: nil))
+        #expect(makeMetatextPayload(for: message, id: "1", alert: .localized(key: "apns-default-message"))
+                    == makeMetatextPayload(for: message, id: "1"))
     }
 
     @Test("a metatext payload over 4096 bytes is 413, at its own size: base64 is larger than z85", arguments: [
@@ -136,7 +138,7 @@ struct MetatextPayloadTests {
         }
     }
 
-    @Test("the in-place payload equals the appended one for random messages")
+    @Test("the in-place payload equals the appended one, at its counted size, for random messages")
     func inPlaceMatchesAppended() {
         var random = SeededGenerator(seed: 12)
         for round in 0..<200 {
@@ -145,9 +147,12 @@ struct MetatextPayloadTests {
             let message = WebPushMessage(encoding: encoding, body: body, ttl: 0)
             let id = String(decoding: random.bytes(Int.random(in: 0..<20, using: &random)).map { $0 & 0x7F },
                             as: UTF8.self)
-            let parts = MetatextPayload(message: message, id: id, alert: .metatextDefault)
-            #expect(parts.bytes(capacity: parts.size) == parts.appendedBytes(capacity: parts.size))
-            let json = try? JSONSerialization.jsonObject(with: Data(parts.bytes(capacity: parts.size)))
+            let payload = makeMetatextPayload(for: message, id: id)
+            var appended: [UInt8] = []
+            emitMetatextPayload(for: message, id: id, alert: nil, to: &appended)
+            #expect(payload == appended)
+            #expect(payload.count == metatextPayloadSize(for: message, id: id))
+            let json = try? JSONSerialization.jsonObject(with: Data(payload))
             let object = json as? [String: Any]
             #expect(object?["i"] as? String == id)
             #expect((object?["m"] as? String).flatMap { try? base64URLDecode($0) } == body)
