@@ -135,9 +135,11 @@ http1("both-framings", request(["POST / HTTP/1.1", "Host: a", "Content-Length: 3
 http1("obs-fold", request(["GET / HTTP/1.1", "Host: a", "X-Long: a", " b"]))
 http1("chunked-twice", request(["POST / HTTP/1.1", "Host: a", "Transfer-Encoding: gzip, chunked"]) + b"0\r\n\r\n")
 http1("http2-preface", b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+http1("push-aesgcm", aesgcm_request(path=f"/push/{TOKEN}/42?sandbox=true"))
+http1("push-app-aes128gcm", aes128gcm_request(path=f"/push/org.joinmastodon.ios/{TOKEN}/acct%2F42"))
 
 # ---- web-push: [mode][count][(selector, uint16 length, value)…][maxTTL selector]
-#      [extra flag (, uint16 length, extra)][environment][int64 now][body]
+#      [extra flag (, uint16 length, extra)][environment | 2 for metatext][int64 now][body]
 
 NAMES = ["content-encoding", "ttl", "urgency", "topic", "crypto-key", "encryption", "content-length", "host",
          "content-type", "authorization"]
@@ -185,6 +187,16 @@ webpush("aes128gcm-near-limit", [("content-encoding", "aes128gcm"), ("ttl", "60"
 webpush("missing-ttl", [("content-encoding", "aesgcm"), ("crypto-key", "dh=AAAA"), ("encryption", "salt=AAAA")],
         b"short")
 webpush("no-encoding", [("ttl", "1")], b"")
+# The metatext dialect (environment bit 1): the extra text is the id.
+webpush("metatext-aesgcm", aesgcm_fields, AESGCM_BODY, extra="42", environment=2)
+webpush("metatext-aesgcm-quoted-padded", [
+    ("content-encoding", "aesgcm"),
+    ("crypto-key", f'dh="{b64url(DH, pad=True)}";p256ecdsa={b64url(VAPID_KEY)}'),
+    ("encryption", f'salt="{b64url(SALT)}";rs=4096'),
+    ("ttl", "60"),
+], AESGCM_BODY, extra="acct/\"42\"", environment=3)
+webpush("metatext-aes128gcm-near-limit", [("content-encoding", "aes128gcm"), ("ttl", "60")],
+        AES128GCM_BODY + (bytes(range(256)) * 12)[:2950 - len(AES128GCM_BODY)], extra="7", environment=2)
 write("web-push", "raw-crypto-key", b"\x02" + f'keyid="a;b,c"; dh={b64url(DH)}, p256ecdsa="\\"q\\""'.encode())
 write("web-push", "raw-encryption", b"\x02" + b"salt=" + b64url(SALT).encode() + b";rs=4096")
 write("web-push", "roundtrip", b"\x03\x04" + rand(200))
@@ -227,6 +239,16 @@ for name, selector, target in [
     ("other-path", 1, "/"),
 ]:
     write("route", name, bytes([selector]) + target.encode())
+# The metatext dialect: what follows /push/; POST but for the "-get" seed.
+for name, rest in {
+    "push": f"{TOKEN}/42",
+    "push-sandbox": f"{TOKEN}/acct%2F42?a=1&sandbox=true#x",
+    "push-app": f"org.joinmastodon.ios/{TOKEN.upper()}/42?sandbox=%74rue",
+    "push-extra-segment": f"app/{TOKEN}/42/more",
+    "push-missing-id": f"{TOKEN}/",
+    "push-get": f"{TOKEN}/42",
+}.items():
+    write("route", name, bytes([1 if name.endswith("-get") else 0]) + b"/push/" + rest.encode())
 write("route", "raw-method", b"\x07\x04POSTX/relay-to/production/" + TOKEN.encode())
 
 if __name__ == "__main__":

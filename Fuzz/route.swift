@@ -1,4 +1,5 @@
-// Fuzz target: the route parser `route(method:target:)` (Routing.swift).
+// Fuzz target: the route parser `route(method:target:)` (Routing.swift):
+// `/relay-to/…`, the health check and the metatext dialect's `/push/…`.
 //
 // Input: [method selector][target…]. Selector % 8 picks the method; 7 takes
 // a length-prefixed method from the input instead.
@@ -22,10 +23,16 @@ public func fuzzRoute(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         require((64...200).contains(token.count) && token.count % 2 == 0, "token of \(token.count) digits")
         require(token.allSatisfy { isDigit($0) || ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "f")) },
                 "token is not lowercase hex: \(describe(token))")
-        // The token is in the path as sent, in some letter case.
-        require(asciiLowercased(target).contains("/relay-to/\(relay.environment.rawValue)/\(relay.deviceToken)"),
-                "token not taken from the path")
-        require(relay.extra.map { !$0.isEmpty } ?? true, "empty extra instead of nil")
+        switch relay.dialect {
+        case .tootRelay(let extra):
+            // The token is in the path as sent, in some letter case.
+            require(asciiLowercased(target).contains("/relay-to/\(relay.environment.rawValue)/\(relay.deviceToken)"),
+                    "token not taken from the path")
+            require(extra.map { !$0.isEmpty } ?? true, "empty extra instead of nil")
+            require(relay.app == .defaultApp, "an app from a /relay-to path")
+        case .metatext(let id):
+            checkPush(target: target, relay: relay, id: id)
+        }
     case .health:
         require(method == "GET" || method == "HEAD", "health route for method \(method)")
     case .methodNotAllowed(let allow):
@@ -35,10 +42,18 @@ public func fuzzRoute(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         break
     }
 
-    // The query string never changes the route (ARCHITECTURE.md §1).
+    // A query never changes the route (ARCHITECTURE.md §1), but for
+    // /push's sandbox=true, which only switches the environment.
     let utf8 = Array(target.utf8)
     if !utf8.contains(UInt8(ascii: "?")) && !utf8.contains(UInt8(ascii: "#")) {
         require(route(method: method, target: target + "?x=1&y=%zz") == routed, "a query changed the route")
+        var sandboxed = routed
+        if case .relay(var relay) = routed, case .metatext = relay.dialect {
+            relay.environment = .development
+            sandboxed = .relay(relay)
+        }
+        require(route(method: method, target: target + "?y=%zz&sandbox=true") == sandboxed,
+                "sandbox=true did what it should not")
         // An absolute-form target routes by its path (RFC 9112 §3.2.2).
         if utf8.first == UInt8(ascii: "/") {
             require(route(method: method, target: "http://relay.example" + target) == routed,
@@ -46,4 +61,19 @@ public func fuzzRoute(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         }
     }
     return 0
+}
+
+/// A /push route: from a path `/push/[<app>/]<token>/<id>` of whole
+/// segments, production unless the query says sandbox=true.
+private func checkPush(target: String, relay: RelayTarget, id: String) {
+    let path = asciiLowercased(target)
+    require(path.contains("/push/"), "metatext dialect outside /push/")
+    require(!id.isEmpty, "empty id")
+    // The token is a whole segment of the path, in some letter case.
+    require(path.contains("/\(relay.deviceToken)/"), "token not taken from the path")
+    let query = target.split(separator: "?", maxSplits: 1).dropFirst().first.map(String.init) ?? ""
+    if relay.environment == .development {
+        require(query.contains("sandbox"), "development without a sandbox parameter")
+    }
+    if case .named(let app) = relay.app { require(!app.isEmpty, "empty app name") }
 }

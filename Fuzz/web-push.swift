@@ -5,8 +5,10 @@
 // Input: [mode][…]; mode % 4:
 // - 0, 1: a whole request. [field count][fields: name selector, uint16
 //   length, value][maxTTL selector (, int64)][extra flag (, uint16 length,
-//   extra)][environment][int64 now][body…]. Name selector: index into
-//   `fieldNames`; bit 7 sends the name in upper case.
+//   extra)][environment and dialect][int64 now][body…]. Name selector: index
+//   into `fieldNames`; bit 7 sends the name in upper case. Environment byte:
+//   bit 0 development, bit 1 the metatext dialect (the extra text, or "", is
+//   its id).
 // - 2: `parameters(in:)` on raw text.
 // - 3: a parameter list built from the input, parsed back (round trip).
 
@@ -49,7 +51,9 @@ private func fuzzRequest(_ input: inout FuzzInput) {
     case let selector: maxTTL = Int(selector) * 1000
     }
     let extra: String? = input.bool() ? String(decoding: input.lengthPrefixed(limit: 8192), as: UTF8.self) : nil
-    let environment: APNsEnvironment = input.bool() ? .development : .production
+    let targetByte = input.byte()
+    let environment: APNsEnvironment = targetByte & 1 == 1 ? .development : .production
+    let dialect: PayloadDialect = targetByte & 2 == 2 ? .metatext(id: extra ?? "") : .tootRelay(extra: extra)
     let now = input.int64()
     let body = input.rest()
     let request = HTTP1Request(method: "POST", target: "/relay-to/\(environment.rawValue)/\(deviceToken)",
@@ -67,17 +71,15 @@ private func fuzzRequest(_ input: inout FuzzInput) {
     }
     checkAccepted(message, headers: headers, body: body, maxTTL: maxTTL)
 
-    let target = RelayTarget(environment: environment, deviceToken: deviceToken, extra: extra)
+    let target = RelayTarget(environment: environment, deviceToken: deviceToken, dialect: dialect)
     let notification: APNsNotification
     do {
         notification = try makeNotification(target: target, message: message, topic: bundleID, apnsID: apnsID,
                                             now: now)
     } catch {
         require(error.status == 413, "makeNotification threw status \(error.status)")
-        // parseWebPush already checked the size without `x`.
-        require(extra != nil, "413 from makeNotification for a message parseWebPush accepted, no extra")
-        require(apnsPayloadSize(for: message, extra: extra) > apnsMaxPayloadBytes, "413 for a payload that fits")
-        trace("accepted, then 413 with x: \(error.reason)")
+        require(payloadSize(message, dialect) > apnsMaxPayloadBytes, "413 for a payload that fits")
+        trace("accepted, then 413: \(error.reason)")
         return
     }
     checkNotification(notification, message: message, target: target, now: now)
@@ -89,7 +91,6 @@ private func fuzzRequest(_ input: inout FuzzInput) {
 /// request.
 private func checkAccepted(_ message: WebPushMessage, headers: HTTPHeaders, body: [UInt8], maxTTL: Int) {
     require(message.body == body, "message body differs from the request body")
-    require(apnsPayloadSize(for: message, extra: nil) <= apnsMaxPayloadBytes, "accepted a body whose payload is too big")
 
     // TTL: the digits' value, capped at maxTTL (and at anything too large for Int).
     let ttlText = headers["ttl"] ?? ""
@@ -117,6 +118,10 @@ private func checkAccepted(_ message: WebPushMessage, headers: HTTPHeaders, body
     switch message.encoding {
     case .aesgcm(let dh, let salt):
         require(asciiLowercased(headers["content-encoding"] ?? "") == "aesgcm", "aesgcm for another encoding")
+        require(message.aesgcmText.map { String(decoding: $0.dh, as: UTF8.self) }
+                    == parameterValue(named: "dh", in: headers.values(for: "crypto-key")), "dh text differs")
+        require(message.aesgcmText.map { String(decoding: $0.salt, as: UTF8.self) }
+                    == parameterValue(named: "salt", in: headers.values(for: "encryption")), "salt text differs")
         require(dh.count == 65 && dh.first == 0x04, "dh is not an uncompressed P-256 point")
         require(salt.count == 16, "salt of \(salt.count) bytes")
         require(body.count >= 18, "aesgcm body shorter than one record")
@@ -133,13 +138,20 @@ private func checkAccepted(_ message: WebPushMessage, headers: HTTPHeaders, body
     }
 }
 
+/// The exact size of the dialect's payload.
+private func payloadSize(_ message: WebPushMessage, _ dialect: PayloadDialect) -> Int {
+    switch dialect {
+    case .tootRelay(let extra): apnsPayloadSize(for: message, extra: extra)
+    case .metatext(let id): metatextPayloadSize(for: message, id: id)
+    }
+}
+
 private func checkNotification(_ notification: APNsNotification, message: WebPushMessage, target: RelayTarget,
                                now: Int) {
     let payload = notification.payload
     require(payload.count <= apnsMaxPayloadBytes, "payload of \(payload.count) bytes")
-    require(payload.count == apnsPayloadSize(for: message, extra: target.extra),
-            "payload of \(payload.count) bytes, apnsPayloadSize says \(apnsPayloadSize(for: message, extra: target.extra))")
-    require(makeAPNsPayload(for: message, extra: target.extra) == payload, "makeAPNsPayload differs")
+    require(payload.count == payloadSize(message, target.dialect),
+            "payload of \(payload.count) bytes, the size function says \(payloadSize(message, target.dialect))")
     require(String(validating: payload, as: UTF8.self) != nil, "payload is not UTF-8")
 
     var parser = JSONParser(payload)
@@ -153,7 +165,49 @@ private func checkNotification(_ notification: APNsNotification, message: WebPus
     }
     let keys = members.map { String(decoding: $0.key, as: UTF8.self) }
     require(Set(keys).count == keys.count, "duplicate keys in the payload: \(keys)")
+    switch target.dialect {
+    case .tootRelay:
+        require(makeAPNsPayload(for: message, extra: target.extra) == payload, "makeAPNsPayload differs")
+        checkTootRelayMembers(members, keys: keys, message: message, target: target)
+    case .metatext(let id):
+        require(makeMetatextPayload(for: message, id: id) == payload, "makeMetatextPayload differs")
+        checkMetatextMembers(members, keys: keys, message: message, id: id)
+    }
+    checkHeaders(notification, message: message, target: target, now: now)
+}
 
+/// metatext-apns' keys: i, m (padded base64url of the body), s and k (the
+/// header parameters as written) for aesgcm only.
+private func checkMetatextMembers(_ members: [JSONMember], keys: [String], message: WebPushMessage, id: String) {
+    let expectedAPS = JSONValue.object([
+        JSONMember(key: Array("alert".utf8),
+                   value: .object([JSONMember(key: Array("loc-key".utf8),
+                                              value: .string(Array("apns-default-message".utf8)))])),
+        JSONMember(key: Array("mutable-content".utf8), value: .number(Array("1".utf8))),
+    ])
+    require(member("aps", of: members) == expectedAPS, "aps is not metatext-apns' alert")
+    require(member("i", of: members) == .string(Array(id.utf8)), "i is not the id")
+    guard case .string(let body)? = member("m", of: members) else {
+        require(false, "no m")
+        return
+    }
+    require(body.count % 4 == 0 && !body.contains(UInt8(ascii: "+")) && !body.contains(UInt8(ascii: "/")),
+            "m is not padded base64url")
+    require(body.withUnsafeBytes { try? base64URLDecode($0) } == message.body, "m does not decode to the body")
+    switch message.encoding {
+    case .aesgcm:
+        let text = message.aesgcmText
+        require(member("s", of: members) == text.map { .string(Array($0.salt)) }, "s is not the salt as written")
+        require(member("k", of: members) == text.map { .string(Array($0.dh)) }, "k is not the dh as written")
+    case .aes128gcm:
+        require(member("k", of: members) == nil && member("s", of: members) == nil, "k or s for aes128gcm")
+    }
+    let allowed: Set = ["aps", "i", "m", "s", "k"]
+    require(keys.allSatisfy(allowed.contains), "unexpected keys: \(keys)")
+}
+
+private func checkTootRelayMembers(_ members: [JSONMember], keys: [String], message: WebPushMessage,
+                                   target: RelayTarget) {
     let expectedAPS = JSONValue.object([
         JSONMember(key: Array("alert".utf8), value: .string(Array("🎺".utf8))),
         JSONMember(key: Array("mutable-content".utf8), value: .number(Array("1".utf8))),
@@ -176,7 +230,9 @@ private func checkNotification(_ notification: APNsNotification, message: WebPus
     }
     let allowed: Set = ["aps", "p", "k", "s", "x"]
     require(keys.allSatisfy(allowed.contains), "unexpected keys: \(keys)")
+}
 
+private func checkHeaders(_ notification: APNsNotification, message: WebPushMessage, target: RelayTarget, now: Int) {
     let expiration: Int
     if message.ttl == 0 {
         expiration = 0

@@ -9,7 +9,8 @@ import RelayCore
 /// Thread-confined to its loop, like the sender it is given.
 public final class RelayHandler {
     private let sender: NotificationSender
-    private let topic: String
+    /// What the URLs' app references resolve to.
+    private let apps: RelayApps
     private let counters: RelayCounters
     /// Where lines go; on a loop, they are written once per loop iteration.
     private let output: RelayLog
@@ -28,7 +29,7 @@ public final class RelayHandler {
                 metrics: RelayMetrics? = nil) {
         self.metrics = metrics?.makeRecorder()
         self.sender = sender
-        self.topic = topic
+        self.apps = RelayApps(defaultApp: RelayApp(topic: topic))
         self.counters = counters
         self.output = RelayLog(logger: logger, buffer: loop.map { LoopLogBuffer(logger: logger, loop: $0) })
         self.maxTTL = maxTTL
@@ -74,11 +75,16 @@ public final class RelayHandler {
             logLocal(request, status: 404, reason: "no such route", started: started)
             return plain(404, "not found")
         case .relay(let target):
-            return relay(request, to: target, started: started, completion: completion)
+            // An app the relay does not serve is a URL that leads nowhere.
+            guard let app = apps.app(for: target.app) else {
+                logLocal(request, status: 404, reason: "no such app", started: started)
+                return plain(404, "not found")
+            }
+            return relay(request, to: target, app: app, started: started, completion: completion)
         }
     }
 
-    private func relay(_ request: HTTP1Request, to target: RelayTarget, started: UInt64,
+    private func relay(_ request: HTTP1Request, to target: RelayTarget, app: RelayApp, started: UInt64,
                        completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
         let message: WebPushMessage
         switch parseWebPush(request, maxTTL: maxTTL) {
@@ -91,8 +97,8 @@ public final class RelayHandler {
         let apnsID = makeAPNsID(random: &random)
         let notification: APNsNotification
         do {
-            notification = try makeNotification(target: target, message: message, topic: topic, apnsID: apnsID,
-                                                now: unixTime())
+            notification = try makeNotification(target: target, message: message, topic: app.topic,
+                                                alert: app.alert, apnsID: apnsID, now: unixTime())
         } catch {
             metrics?.count(environment: target.environment, status: error.status, localReason: .invalidRequest)
             output.logRelay(target, status: error.status, reason: error.reason, started: started)

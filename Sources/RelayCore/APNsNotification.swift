@@ -20,21 +20,32 @@ public struct APNsNotification: Sendable, Equatable {
     public var ttl: Int
 }
 
-/// Builds the APNs request for a validated message.
+/// Builds the APNs request for a validated message, its payload in the
+/// target's dialect (ARCHITECTURE.md §2).
 ///
 /// - Parameters:
 ///   - topic: `apns-topic`, the app's bundle id.
+///   - alert: the app's own `aps.alert`; nil for the dialect's default.
 ///   - apnsID: a UUID string (see `makeAPNsID`).
 ///   - now: current unix time in seconds; `apns-expiration` is now + TTL, or
 ///     `0` for TTL 0 (deliver once, do not store).
-/// - Throws: 413 when the payload, `x` included, exceeds 4096 bytes.
-public func makeNotification(target: RelayTarget, message: WebPushMessage, topic: String, apnsID: String,
-                             now: Int) throws(WebPushError) -> APNsNotification {
-    let size = apnsPayloadSize(for: message, extra: target.extra)
-    if size > apnsMaxPayloadBytes {
-        throw WebPushError(status: 413, reason: "APNs payload would be \(size) bytes (max 4096)")
+/// - Throws: 413 when the payload (with `x` or `i`) exceeds 4096 bytes.
+public func makeNotification(target: RelayTarget, message: WebPushMessage, topic: String, alert: APNsAlert? = nil,
+                             apnsID: String, now: Int) throws(WebPushError) -> APNsNotification {
+    let size: Int
+    switch target.dialect {
+    case .tootRelay(let extra): size = apnsPayloadSize(for: message, extra: extra, alert: alert)
+    case .metatext(let id): size = metatextPayloadSize(for: message, id: id, alert: alert)
     }
-    let payload = makeAPNsPayload(for: message, extra: target.extra, capacity: size)
+    if size > apnsMaxPayloadBytes {
+        throw WebPushError(
+            status: 413, reason: "body of \(message.body.count) bytes makes a \(size)-byte APNs payload (max 4096)")
+    }
+    let payload: [UInt8]
+    switch target.dialect {
+    case .tootRelay(let extra): payload = makeAPNsPayload(for: message, extra: extra, alert: alert, capacity: size)
+    case .metatext(let id): payload = makeMetatextPayload(for: message, id: id, alert: alert, capacity: size)
+    }
 
     let (expiresAt, overflowed) = now.addingReportingOverflow(message.ttl)
     let expiration = message.ttl == 0 ? 0 : overflowed ? Int.max : expiresAt
@@ -52,3 +63,4 @@ public func makeNotification(target: RelayTarget, message: WebPushMessage, topic
         environment: target.environment, deviceToken: target.deviceToken, path: "/3/device/" + target.deviceToken,
         headers: headers, payload: payload, apnsID: apnsID, ttl: message.ttl)
 }
+

@@ -76,22 +76,55 @@ public func base64URLDecode(_ text: UnsafeRawBufferPointer) throws(Base64URLErro
 /// Encodes to base64url without padding (RFC 4648 §5; RFC 7515 §2 for JWT).
 public func base64URLEncode(_ bytes: some Collection<UInt8>) -> String {
     var output: [UInt8] = []
-    output.reserveCapacity((bytes.count * 4 + 2) / 3)
+    output.reserveCapacity(base64Count(bytes.count, padded: false))
+    forEachBase64URLDigit(of: bytes, padded: false) { output.append($0) }
+    return String(decoding: output, as: UTF8.self)
+}
+
+/// Length of the base64 of `byteCount` bytes (RFC 4648 §4; §3.2 padding).
+func base64Count(_ byteCount: Int, padded: Bool) -> Int {
+    padded ? (byteCount + 2) / 3 * 4 : (byteCount * 4 + 2) / 3
+}
+
+/// The one definition of base64url encoding (RFC 4648 §5): hands each digit
+/// to `emit`, then with `padded` the `=` that complete the last group.
+@inline(__always)
+func forEachBase64URLDigit(of bytes: some Sequence<UInt8>, padded: Bool, _ emit: (UInt8) -> Void) {
     var accumulator: UInt32 = 0
     var bits = 0
+    var digits = 0
     for byte in bytes {
         accumulator = accumulator << 8 | UInt32(byte)
         bits += 8
         while bits >= 6 {
             bits -= 6
-            output.append(base64URLAlphabet[Int(accumulator >> UInt32(bits) & 0x3F)])
+            emit(base64URLDigit(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits) & 0x3F)))
+            digits += 1
         }
         accumulator &= (1 << UInt32(bits)) - 1
     }
     if bits > 0 {
-        output.append(base64URLAlphabet[Int(accumulator << UInt32(6 - bits) & 0x3F)])
+        emit(base64URLDigit(UInt8(truncatingIfNeeded: accumulator << UInt32(6 - bits) & 0x3F)))
+        digits += 1
     }
-    return String(decoding: output, as: UTF8.self)
+    if padded {
+        while digits % 4 != 0 {
+            emit(UInt8(ascii: "="))
+            digits += 1
+        }
+    }
+}
+
+/// The base64url digit of a 6-bit value. Computed, like `base64DigitValue`.
+@inline(__always)
+private func base64URLDigit(_ value: UInt8) -> UInt8 {
+    switch value {
+    case 0..<26: UInt8(ascii: "A") + value
+    case 26..<52: UInt8(ascii: "a") + value - 26
+    case 52..<62: UInt8(ascii: "0") + value - 52
+    case 62: UInt8(ascii: "-")
+    default: UInt8(ascii: "_")
+    }
 }
 
 /// True when every byte of `text` is in the base64url alphabet (no padding):

@@ -1,24 +1,25 @@
 // Escaping text for the inside of a JSON string (RFC 8259 §7), for the
-// payload's `x`: counted and written by one definition.
+// payloads' `x`, `i`, `s` and `k`: counted and written by one definition.
 
 /// Appends `text` escaped for the inside of a JSON string (RFC 8259 §7):
 /// `"` and `\` escaped, control characters as short forms or \u00XX,
 /// everything else (non-ASCII UTF-8, `/`, `<`, `>`, `&`) passed through.
 func appendJSONStringContent(_ text: String, to output: inout [UInt8]) {
-    forEachJSONEscapedByte(text) { output.append($0) }
+    forEachJSONEscapedByte(text.utf8) { output.append($0) }
 }
 
-/// Bytes `appendJSONStringContent` writes for `text`.
-func jsonEscapedCount(_ text: String) -> Int {
+/// Bytes the escaping writes for `text` (UTF-8).
+func jsonEscapedCount(_ text: some Sequence<UInt8>) -> Int {
     var count = 0
     forEachJSONEscapedByte(text) { _ in count += 1 }
     return count
 }
 
-/// The one definition of the escaping: hands each output byte to `emit`.
+/// The one definition of the escaping: hands each output byte of `text`
+/// (UTF-8) to `emit`.
 @inline(__always)
-func forEachJSONEscapedByte(_ text: String, _ emit: (UInt8) -> Void) {
-    for byte in text.utf8 {
+func forEachJSONEscapedByte(_ text: some Sequence<UInt8>, _ emit: (UInt8) -> Void) {
+    for byte in text {
         switch byte {
         case UInt8(ascii: "\""), UInt8(ascii: "\\"):
             emit(UInt8(ascii: "\\"))

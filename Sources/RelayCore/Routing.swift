@@ -1,6 +1,7 @@
 // The inbound contract of ARCHITECTURE.md §1, part one: which route a
-// request target names (`/relay-to/<env>/<token>[/<extra…>]`, the health
-// check), with the percent-decoding of `<extra…>`.
+// request target names (`/relay-to/<env>/<token>[/<extra…>]`, the metatext
+// dialect `/push/[<app-or-topic>/]<token>/<id>[?sandbox=true]`, the health
+// check), with the percent-decoding of `<extra…>`, `<id>` and `<app-or-topic>`.
 
 /// Which APNs service a subscription's notifications go to.
 public enum APNsEnvironment: String, Sendable, Equatable {
@@ -8,19 +9,53 @@ public enum APNsEnvironment: String, Sendable, Equatable {
     case development
 }
 
-/// Where one relay request goes: the path `/relay-to/<env>/<token>[/<extra…>]`.
+/// Which app a request names, as the URL writes it (issue #12): routing
+/// knows no configuration, so the handler resolves the reference against
+/// the apps the relay serves.
+public enum AppReference: Sendable, Equatable {
+    /// A URL without an app part: the relay's default app.
+    case defaultApp
+    /// `<app-or-topic>` of `/push/<app-or-topic>/…`, percent-decoded: an
+    /// app's id, or its topic (Mona puts its bundle id there).
+    case named(String)
+}
+
+/// Which APNs payload a request's notification carries (ARCHITECTURE.md §2).
+public enum PayloadDialect: Sendable, Equatable {
+    /// toot-relay's `p`/`k`/`s`/`x` payload, from `/relay-to/…`. `extra` is
+    /// the rest of the path after `<token>/`, percent-decoded; nil when
+    /// absent or empty. Sent to the app as `x`.
+    case tootRelay(extra: String?)
+    /// metatext-apns's `i`/`m`/`s`/`k` payload, from `/push/…`. `id` is the
+    /// last path segment, percent-decoded, never empty. Sent as `i`.
+    case metatext(id: String)
+}
+
+/// Where one relay request goes: `/relay-to/<env>/<token>[/<extra…>]` or
+/// `/push/[<app-or-topic>/]<token>/<id>[?sandbox=true]`.
 public struct RelayTarget: Sendable, Equatable {
+    public var app: AppReference
     public var environment: APNsEnvironment
     /// Lowercased hex, even length, 64–200 digits.
     public var deviceToken: String
-    /// The rest of the path after `<token>/`, percent-decoded; nil when absent
-    /// or empty. Sent to the app as `x`.
-    public var extra: String?
+    public var dialect: PayloadDialect
 
-    public init(environment: APNsEnvironment, deviceToken: String, extra: String?) {
+    /// toot-relay's `x`: nil for the metatext dialect.
+    public var extra: String? {
+        if case .tootRelay(let extra) = dialect { extra } else { nil }
+    }
+
+    public init(app: AppReference = .defaultApp, environment: APNsEnvironment, deviceToken: String,
+                dialect: PayloadDialect) {
+        self.app = app
         self.environment = environment
         self.deviceToken = deviceToken
-        self.extra = extra
+        self.dialect = dialect
+    }
+
+    /// A `/relay-to/…` target of the default app.
+    public init(environment: APNsEnvironment, deviceToken: String, extra: String?) {
+        self.init(environment: environment, deviceToken: deviceToken, dialect: .tootRelay(extra: extra))
     }
 }
 
@@ -55,9 +90,13 @@ public func route(method: String, target: String) -> Route {
 }
 
 private func route(method: String, target: UnsafeBufferPointer<UInt8>) -> Route {
-    let path = requestPath(of: target[...])
+    let (path, query) = requestPathAndQuery(of: target[...])
     let prefix = "/relay-to/".utf8
-    guard path.starts(with: prefix) else { return .notFound }
+    guard path.starts(with: prefix) else {
+        let pushPrefix = "/push/".utf8
+        guard path.starts(with: pushPrefix) else { return .notFound }
+        return routePush(method: method, rest: path.dropFirst(pushPrefix.count), query: query)
+    }
     let rest = path.dropFirst(prefix.count)
 
     if rest.elementsEqual("_health".utf8) {
@@ -83,37 +122,77 @@ private func route(method: String, target: UnsafeBufferPointer<UInt8>) -> Route 
     var extra: String?
     if tokenEnd != afterEnvironment.endIndex {
         let rawExtra = afterEnvironment[(tokenEnd + 1)...]
-        if !rawExtra.isEmpty { extra = String(decoding: percentDecoded(rawExtra), as: UTF8.self) }
+        if !rawExtra.isEmpty { extra = percentDecodedText(rawExtra) }
     }
     return .relay(RelayTarget(environment: environment, deviceToken: deviceToken, extra: extra))
 }
 
+/// `/push/` is behind `rest`: `<token>/<id>` or `<app-or-topic>/<token>/<id>`.
+private func routePush(method: String, rest: TargetBytes, query: TargetBytes) -> Route {
+    guard method == "POST" else { return .methodNotAllowed(allow: "POST") }
+    // metatext-apns' Sinatra routes match whole segments: no empty one, no
+    // more, no fewer.
+    let segments = rest.split(separator: UInt8(ascii: "/"), maxSplits: 3, omittingEmptySubsequences: false)
+    guard (2...3).contains(segments.count), segments.allSatisfy({ !$0.isEmpty }),
+          let deviceToken = normalizedDeviceToken(segments[segments.count - 2])
+    else { return .notFound }
+    let app: AppReference = segments.count == 3 ? .named(percentDecodedText(segments[0])) : .defaultApp
+    return .relay(RelayTarget(
+        app: app, environment: isSandboxQuery(query) ? .development : .production, deviceToken: deviceToken,
+        dialect: .metatext(id: percentDecodedText(segments[segments.count - 1]))))
+}
+
+/// Whether the query (RFC 3986 §3.4, `&`-separated `name=value` pairs)
+/// says `sandbox=true`, the last `sandbox` pair deciding.
+private func isSandboxQuery(_ query: TargetBytes) -> Bool {
+    var sandbox = false
+    for pair in query.split(separator: UInt8(ascii: "&")) {
+        let equals = pair.firstIndex(of: UInt8(ascii: "=")) ?? pair.endIndex
+        guard percentDecoded(pair[..<equals]).elementsEqual("sandbox".utf8) else { continue }
+        let value = equals == pair.endIndex ? pair[equals...] : pair[(equals + 1)...]
+        sandbox = percentDecoded(value).elementsEqual("true".utf8)
+    }
+    return sandbox
+}
+
 private typealias TargetBytes = Slice<UnsafeBufferPointer<UInt8>>
 
-/// The path of a request target: no query, no fragment, no scheme and
+/// The path and the query of a request target: no fragment, no scheme and
 /// authority for absolute-form.
-private func requestPath(of target: TargetBytes) -> TargetBytes {
+private func requestPathAndQuery(of target: TargetBytes) -> (path: TargetBytes, query: TargetBytes) {
     var path = target
+    var query = target[target.endIndex...]
     if let end = path.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) {
+        if target[end] == UInt8(ascii: "?") {
+            let afterMark = target[(end + 1)...]
+            query = afterMark[..<(afterMark.firstIndex(of: UInt8(ascii: "#")) ?? afterMark.endIndex)]
+        }
         path = path[..<end]
     }
     if path.first != UInt8(ascii: "/") {
         for scheme in ["http://".utf8, "https://".utf8]
         where path.count >= scheme.count && asciiCaseInsensitiveEquals(path.prefix(scheme.count), scheme) {
             let afterScheme = path.dropFirst(scheme.count)
-            return afterScheme[(afterScheme.firstIndex(of: UInt8(ascii: "/")) ?? afterScheme.endIndex)...]
+            return (afterScheme[(afterScheme.firstIndex(of: UInt8(ascii: "/")) ?? afterScheme.endIndex)...], query)
         }
     }
-    return path
+    return (path, query)
 }
 
 /// The device token lowercased, if it is even-length hex of 64–200 digits
 /// (Apple documents tokens as variable length; they are 32 bytes today).
+/// Inlined into both routes: a call here cost /relay-to measurably.
+@inline(__always)
 private func normalizedDeviceToken(_ bytes: TargetBytes) -> String? {
     guard (64...200).contains(bytes.count), bytes.count % 2 == 0, bytes.allSatisfy({ hexValue($0) != nil })
     else { return nil }
     // Hex digits are ASCII: lowercased straight into the String's storage.
     return asciiLowercased(bytes)
+}
+
+/// A path segment percent-decoded, bytes that are not UTF-8 as U+FFFD.
+private func percentDecodedText(_ bytes: TargetBytes) -> String {
+    String(decoding: percentDecoded(bytes), as: UTF8.self)
 }
 
 /// Percent-decodes (RFC 3986 §2.1), keeping malformed escapes literally.

@@ -26,8 +26,24 @@ public enum Urgency: String, Sendable, Equatable, CaseIterable {
     }
 }
 
+/// The `dh` and `salt` parameter values of an aesgcm request as the sender
+/// wrote them (a quoted-string's content; padding or not, either alphabet):
+/// metatext-apns hands them to the app as they came (`k`, `s`).
+public struct AESGCMParameterText: Sendable, Equatable {
+    public var dh: ArraySlice<UInt8>
+    public var salt: ArraySlice<UInt8>
+
+    public init(dh: ArraySlice<UInt8>, salt: ArraySlice<UInt8>) {
+        self.dh = dh
+        self.salt = salt
+    }
+}
+
 public struct WebPushMessage: Sendable, Equatable {
     public var encoding: ContentEncoding
+    /// For aesgcm, the key and salt as written (in place in the request's
+    /// header bytes unless quoted); nil for aes128gcm.
+    public var aesgcmText: AESGCMParameterText?
     /// The encrypted body, untouched.
     public var body: [UInt8]
     /// Seconds, already capped.
@@ -36,8 +52,10 @@ public struct WebPushMessage: Sendable, Equatable {
     /// RFC 8030 §5.4 topic, becomes `apns-collapse-id`.
     public var topic: String?
 
-    public init(encoding: ContentEncoding, body: [UInt8], ttl: Int, urgency: Urgency = .normal, topic: String? = nil) {
+    public init(encoding: ContentEncoding, body: [UInt8], ttl: Int, urgency: Urgency = .normal, topic: String? = nil,
+                aesgcmText: AESGCMParameterText? = nil) {
         self.encoding = encoding
+        self.aesgcmText = aesgcmText
         self.body = body
         self.ttl = ttl
         self.urgency = urgency
@@ -59,10 +77,10 @@ public struct WebPushError: Error, Sendable, Equatable {
     static func badRequest(_ reason: String) -> WebPushError { WebPushError(status: 400, reason: reason) }
 }
 
-/// Validates a Web Push request (ARCHITECTURE.md §1) without looking at its route.
-///
-/// Also refuses (413) a body whose APNs payload could not fit in 4096 bytes
-/// even without `x`; `makeNotification` checks again with `x`.
+/// Validates a Web Push request (ARCHITECTURE.md §1) without looking at its
+/// route. The size of the APNs payload depends on the route (its dialect,
+/// `x`, `i`) and the app (its alert): `makeNotification` refuses (413) a
+/// payload over 4096 bytes.
 public func parseWebPush(_ request: HTTP1Request, maxTTL: Int = Configuration.maxTTL) -> Result<WebPushMessage, WebPushError> {
     // Header values are read as bytes in place: only the Topic, when there
     // is one, becomes a String.
@@ -110,9 +128,12 @@ public func parseWebPush(_ request: HTTP1Request, maxTTL: Int = Configuration.ma
     }
 
     let encoding: ContentEncoding
+    var aesgcmText: AESGCMParameterText?
     if isAESGCM {
         switch parseAESGCMKeys(headers) {
-        case .success(let keys): encoding = keys
+        case .success(let (keys, text)):
+            encoding = keys
+            aesgcmText = text
         case .failure(let error): return .failure(error)
         }
         // draft-ietf-httpbis-encryption-encoding-03 §2: every aesgcm record
@@ -123,13 +144,8 @@ public func parseWebPush(_ request: HTTP1Request, maxTTL: Int = Configuration.ma
         encoding = .aes128gcm
     }
 
-    let message = WebPushMessage(encoding: encoding, body: request.body, ttl: ttl, urgency: urgency, topic: topic)
-    let size = apnsPayloadSize(for: message, extra: nil)
-    if size > apnsMaxPayloadBytes {
-        return .failure(WebPushError(
-            status: 413, reason: "body of \(request.body.count) bytes makes a \(size)-byte APNs payload (max 4096)"))
-    }
-    return .success(message)
+    return .success(WebPushMessage(encoding: encoding, body: request.body, ttl: ttl, urgency: urgency, topic: topic,
+                                   aesgcmText: aesgcmText))
 }
 
 /// The value of a field that may appear at most once, and whether it
@@ -181,8 +197,9 @@ private func parseTTL(_ values: HTTPHeaders.ValueBytes, maxTTL: Int) -> Result<I
 /// `Crypto-Key: dh=…` and `Encryption: salt=…` (ARCHITECTURE.md §1), base64url with
 /// or without padding. The key must be an uncompressed P-256 point (65 bytes,
 /// 0x04 first) and the salt 16 bytes, or the app cannot decrypt. Decoded
-/// straight from the header bytes.
-private func parseAESGCMKeys(_ headers: HTTPHeaders) -> Result<ContentEncoding, WebPushError> {
+/// straight from the header bytes; returned decoded and as written.
+private func parseAESGCMKeys(_ headers: HTTPHeaders)
+    -> Result<(ContentEncoding, AESGCMParameterText), WebPushError> {
     guard let dhText = parameterValueBytes(named: "dh", in: headers.valueBytes(for: "crypto-key")) else {
         return .failure(.badRequest("aesgcm needs Crypto-Key with a dh parameter"))
     }
@@ -199,7 +216,7 @@ private func parseAESGCMKeys(_ headers: HTTPHeaders) -> Result<ContentEncoding, 
         return .failure(.badRequest("Encryption salt is not base64url"))
     }
     guard salt.count == 16 else { return .failure(.badRequest("Encryption salt is not 16 bytes")) }
-    return .success(.aesgcm(dh: dh, salt: salt))
+    return .success((.aesgcm(dh: dh, salt: salt), AESGCMParameterText(dh: dhText, salt: saltText)))
 }
 
 /// RFC 8188 §2.1 header: salt (16) | rs (uint32) | idlen (1) | keyid (idlen).

@@ -302,6 +302,18 @@ def decrypt_notification(payload, subscriber):
                             version="aes128gcm")
 
 
+def decrypt_metatext_notification(payload, subscriber):
+    """What Metatext and Feditext do with metatext-apns' payload: `m` is the
+    body in padded base64url; for aesgcm, `s` and `k` are the salt and dh the
+    sender wrote; aes128gcm carries them in `m`'s own header."""
+    body = base64.urlsafe_b64decode(payload["m"])
+    if "k" in payload:
+        return http_ece.decrypt(body, salt=b64url_decode(payload["s"]), dh=b64url_decode(payload["k"]),
+                                private_key=subscriber.private_key, auth_secret=subscriber.auth, version="aesgcm")
+    return http_ece.decrypt(body, private_key=subscriber.private_key, auth_secret=subscriber.auth,
+                            version="aes128gcm")
+
+
 def fault_token(code, filler=0):
     """A token that makes the emulator produce fault `code` (see FaultInjection.swift)."""
     filler_text = format(filler, "x")

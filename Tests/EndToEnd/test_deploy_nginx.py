@@ -183,6 +183,25 @@ def test_encrypted_web_pushes_over_https_through_nginx_decrypt_on_the_other_side
     assert rt.TOKEN not in log
 
 
+@pytest.mark.parametrize("encoding", ["aesgcm", "aes128gcm"])
+def test_metatext_pushes_through_nginx_decrypt_from_i_m_s_k(spawn, emulator, front, certs, encoding):
+    relay = spawn.relay(f"relay-behind-nginx-metatext-{encoding}", emulator.port)
+    nginx = front(relay.port)
+    session = https_session(certs)
+    subscriber = rt.Subscriber()
+    # Mona's form with the query, as the app registers it: nginx passes both.
+    endpoint = f"https://127.0.0.1:{nginx.https_port}/push/{rt.TOPIC}/{rt.TOKEN}/acct%2F9?sandbox=true"
+    plaintext = b'{"notification_id": 9, "title": "Mastodon"}'
+    pusher = pywebpush.WebPusher(subscriber.subscription(endpoint), requests_session=session)
+    response = pusher.send(plaintext, ttl=60, content_encoding=encoding, timeout=10)
+    assert response.status_code == 201, (response.status_code, response.text, nginx.error_log())
+    payload = json.loads(rt.recorded(emulator, response.headers["Location"].rsplit("/", 1)[1])["payload"])
+    assert payload["i"] == "acct/9"
+    assert rt.decrypt_metatext_notification(payload, subscriber) == plaintext
+    assert session.get(endpoint, timeout=10).status_code == 405
+    assert rt.TOKEN not in nginx.access_log()
+
+
 def test_relay_answers_pass_through_and_other_paths_are_404(spawn, emulator, front, certs):
     relay = spawn.relay("relay-behind-nginx-answers", emulator.port)
     nginx = front(relay.port)

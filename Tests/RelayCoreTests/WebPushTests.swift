@@ -100,6 +100,39 @@ struct WebPushTests {
         RouteCase(method: "GET", target: "/", expected: .notFound),
         RouteCase(method: "POST", target: "/relay-too/production/" + token64, expected: .notFound),
         RouteCase(method: "OPTIONS", target: "*", expected: .notFound),
+
+        // metatext-apns: /push/<token>/<id>, production unless sandbox=true.
+        RouteCase(method: "POST", target: "/push/\(token64)/42", expected: push()),
+        RouteCase(method: "POST", target: "/push/\(upperToken)/42", expected: push()),
+        RouteCase(method: "POST", target: "/push/\(token64)/42?sandbox=true", expected: push(.development)),
+        RouteCase(method: "POST", target: "/push/\(token64)/42?a=1&sandbox=true&b", expected: push(.development)),
+        RouteCase(method: "POST", target: "/push/\(token64)/42?sandbox=%74rue", expected: push(.development)),
+        RouteCase(method: "POST", target: "/push/\(token64)/42?sandbox=true#frag", expected: push(.development)),
+        RouteCase(method: "POST", target: "/push/\(token64)/42?sandbox=false", expected: push()),
+        RouteCase(method: "POST", target: "/push/\(token64)/42?sandbox=TRUE", expected: push()),
+        RouteCase(method: "POST", target: "/push/\(token64)/42?sandbox", expected: push()),
+        RouteCase(method: "POST", target: "/push/\(token64)/42?sandbox=true&sandbox=false", expected: push()),
+        RouteCase(method: "POST", target: "/push/\(token64)/42?sandboxes=true", expected: push()),
+        RouteCase(method: "POST", target: "/push/\(token64)/42#sandbox=true", expected: push()),
+        RouteCase(method: "POST", target: "http://relay.example/push/\(token64)/42?sandbox=true",
+                  expected: push(.development)),
+        // The id is one segment, percent-decoded.
+        RouteCase(method: "POST", target: "/push/\(token64)/acct%2F42%20x", expected: push(id: "acct/42 x")),
+        RouteCase(method: "POST", target: "/push/\(token64)/100%", expected: push(id: "100%")),
+        RouteCase(method: "POST", target: "/push/\(token64)/%FF", expected: push(id: "\u{FFFD}")),
+        // Mona: /push/<app-or-topic>/<token>/<id>.
+        RouteCase(method: "POST", target: "/push/com.example.mona/\(token64)/7",
+                  expected: push(app: .named("com.example.mona"), id: "7")),
+        RouteCase(method: "POST", target: "/push/toot/\(token64)/7?sandbox=true",
+                  expected: push(.development, app: .named("toot"), id: "7")),
+        RouteCase(method: "POST", target: "/push/com%2Eexample/\(token64)/7",
+                  expected: push(app: .named("com.example"), id: "7")),
+        // Another method on /push/…: 405 Allow: POST, valid path or not.
+        RouteCase(method: "GET", target: "/push/\(token64)/42", expected: .methodNotAllowed(allow: "POST")),
+        RouteCase(method: "PUT", target: "/push/app/\(token64)/42", expected: .methodNotAllowed(allow: "POST")),
+        RouteCase(method: "HEAD", target: "/push/", expected: .methodNotAllowed(allow: "POST")),
+        RouteCase(method: "post", target: "/push/\(token64)/42", expected: .methodNotAllowed(allow: "POST")),
+        RouteCase(method: "GET", target: "/push", expected: .notFound),
     ]
 
     @Test("routes requests", arguments: routes)
@@ -111,8 +144,10 @@ struct WebPushTests {
     func aesgcmRequest() throws {
         let body = [UInt8](repeating: 7, count: 100)
         let message = try parseWebPush(webPushRequest(aesgcmHeaders, body: body)).get()
+        let text = AESGCMParameterText(dh: ArraySlice(base64URLEncode(senderKey).utf8),
+                                       salt: ArraySlice(base64URLEncode(salt16).utf8))
         #expect(message == WebPushMessage(encoding: .aesgcm(dh: senderKey, salt: salt16), body: body, ttl: 172800,
-                                          urgency: .normal, topic: nil))
+                                          urgency: .normal, topic: nil, aesgcmText: text))
     }
 
     static let keyHeaderVariants: [(cryptoKey: String, encryption: String)] = [
@@ -236,8 +271,6 @@ struct WebPushTests {
                              headers: aesgcm(replacing: "Encryption", with: "salt=a b"), body: body, status: 400),
             WebPushErrorCase(name: "aesgcm body shorter than a record", headers: aesgcmHeaders,
                              body: [UInt8](repeating: 1, count: 17), status: 400),
-            WebPushErrorCase(name: "aesgcm body too large for APNs", headers: aesgcmHeaders,
-                             body: [UInt8](repeating: 1, count: 3200), status: 413),
         ]
         let aes128: [(String, String)] = [("Content-Encoding", "aes128gcm"), ("TTL", "60")]
         cases += [
@@ -254,8 +287,6 @@ struct WebPushTests {
                              status: 400),
             WebPushErrorCase(name: "aes128gcm record shorter than a tag and delimiter", headers: aes128,
                              body: aes128gcmBody(records: 16), status: 400),
-            WebPushErrorCase(name: "aes128gcm body too large for APNs", headers: aes128,
-                             body: aes128gcmBody(records: 3200), status: 413),
         ]
         return cases
     }()

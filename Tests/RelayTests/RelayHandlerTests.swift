@@ -108,7 +108,7 @@ struct RelayHandlerTests {
         #expect(rejected.answer(health)?.status == 200)
     }
 
-    @Test("bad input is answered at once, without APNs traffic", arguments: [
+    static let badRequests: [(HTTP1Request, Int)] = [
         (webPushRequest(ttl: nil), 400),
         (webPushRequest(ttl: "soon"), 400),
         (webPushRequest(urgency: "urgent"), 400),
@@ -123,7 +123,20 @@ struct RelayHandlerTests {
                       body: [], keepAlive: true), 405),
         (HTTP1Request(method: "POST", target: "/relay-to/_health", version: .http1_1, headers: [:],
                       body: [], keepAlive: true), 405),
-    ])
+        // The metatext dialect (/push/…).
+        (webPushRequest(path: "/push/com.example.other/\(testToken)/42"), 404),
+        (webPushRequest(path: "/push/\(testToken)"), 404),
+        (webPushRequest(path: "/push/\(testToken)/42/more"), 404),
+        (webPushRequest(path: "/push/xyz/42"), 404),
+        (webPushRequest(path: "/push/\(testToken)/42", ttl: nil), 400),
+        (webPushRequest(path: "/push/\(testToken)/42", encoding: "gzip"), 415),
+        // 3000 bytes: z85 fits (3750 + keys), base64 (4000 + keys) does not.
+        (webPushRequest(path: "/push/\(testToken)/42", body: [UInt8](repeating: 1, count: 3000)), 413),
+        (HTTP1Request(method: "GET", target: "/push/\(testToken)/42", version: .http1_1, headers: [:], body: [],
+                      keepAlive: true), 405),
+    ]
+
+    @Test("bad input is answered at once, without APNs traffic", arguments: badRequests)
     func badInput(request: HTTP1Request, status: Int) throws {
         let fixture = Fixture()
         let response = try #require(fixture.handler.handle(request, completion: { _ in
