@@ -21,8 +21,10 @@ struct TootRelayCommand: ParsableCommand {
         abstract: "Relays Web Push messages from Mastodon servers to Apple Push Notification service.",
         discussion: """
             Every option mirrors an environment variable (named in its help); a flag wins over \
-            the environment. POST /relay-to/<production|development>/<token>[/<extra>] relays; \
-            GET /relay-to/_health answers 200 OK (503 while APNs rejects the credentials). \
+            the environment. POST /relay-to/<production|development>/<token>[/<extra>] relays \
+            (toot-relay payload); POST /push/[<app-or-topic>/]<token>/<id>[?sandbox=true] relays \
+            in metatext-apns' payload; GET /relay-to/_health answers 200 OK (503 while APNs \
+            rejects the credentials). \
             The first line on stdout is `listening on HOST:PORT`; PORT=0 picks a free port. \
             SIGTERM/SIGINT: stop accepting, finish in-flight requests within SHUTDOWN_GRACE, \
             exit 0 (a second signal skips the wait).
