@@ -247,6 +247,9 @@ for name, rest in {
     "push-extra-segment": f"app/{TOKEN}/42/more",
     "push-missing-id": f"{TOKEN}/",
     "push-get": f"{TOKEN}/42",
+    # A combining mark right after a slash (U+0359): one grapheme with the
+    # slash, so only a byte-wise check sees "/push/" (found by the fuzzer).
+    "push-combining-mark": f"\u0359app/{TOKEN}/\u0359id",
 }.items():
     write("route", name, bytes([1 if name.endswith("-get") else 0]) + b"/push/" + rest.encode())
 write("route", "raw-method", b"\x07\x04POSTX/relay-to/production/" + TOKEN.encode())

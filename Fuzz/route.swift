@@ -26,7 +26,7 @@ public func fuzzRoute(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         switch relay.dialect {
         case .tootRelay(let extra):
             // The token is in the path as sent, in some letter case.
-            require(asciiLowercased(target).contains("/relay-to/\(relay.environment.rawValue)/\(relay.deviceToken)"),
+            require(containsBytes(asciiLowercased(target), "/relay-to/\(relay.environment.rawValue)/\(relay.deviceToken)"),
                     "token not taken from the path")
             require(extra.map { !$0.isEmpty } ?? true, "empty extra instead of nil")
             require(relay.app == .defaultApp, "an app from a /relay-to path")
@@ -67,13 +67,14 @@ public func fuzzRoute(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 /// segments, production unless the query says sandbox=true.
 private func checkPush(target: String, relay: RelayTarget, id: String) {
     let path = asciiLowercased(target)
-    require(path.contains("/push/"), "metatext dialect outside /push/")
+    require(containsBytes(path, "/push/"), "metatext dialect outside /push/")
     require(!id.isEmpty, "empty id")
     // The token is a whole segment of the path, in some letter case.
-    require(path.contains("/\(relay.deviceToken)/"), "token not taken from the path")
-    let query = target.split(separator: "?", maxSplits: 1).dropFirst().first.map(String.init) ?? ""
+    require(containsBytes(path, "/\(relay.deviceToken)/"), "token not taken from the path")
+    let bytes = Array(target.utf8)
+    let query = bytes.firstIndex(of: UInt8(ascii: "?")).map { String(decoding: bytes[($0 + 1)...], as: UTF8.self) } ?? ""
     if relay.environment == .development {
-        require(query.contains("sandbox"), "development without a sandbox parameter")
+        require(containsBytes(query, "sandbox"), "development without a sandbox parameter")
     }
     if case .named(let app) = relay.app { require(!app.isEmpty, "empty app name") }
 }

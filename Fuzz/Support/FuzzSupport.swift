@@ -17,6 +17,21 @@ func trace(_ message: @autoclosure () -> String) {
     if fuzzTraceEnabled { print("trace: \(message())") }
 }
 
+/// Whether `text`'s UTF-8 contains `part`'s, byte for byte. Not
+/// `String.contains`, which compares grapheme clusters: a `/` followed by a
+/// combining mark (U+0359 after `/push/`, found by the fuzzer) is one
+/// cluster, so "/push/" would not be "contained" though the router, which
+/// reads bytes, rightly saw it.
+func containsBytes(_ text: String, _ part: String) -> Bool {
+    let haystack = Array(text.utf8), needle = Array(part.utf8)
+    guard !needle.isEmpty else { return true }
+    guard haystack.count >= needle.count else { return false }
+    for start in 0...(haystack.count - needle.count) where haystack[start..<(start + needle.count)].elementsEqual(needle) {
+        return true
+    }
+    return false
+}
+
 /// Reads structured choices from the front of a fuzz input. When the input
 /// runs out every read returns zero/empty, so any byte string is a valid
 /// input and the fuzzer can shrink it freely.
