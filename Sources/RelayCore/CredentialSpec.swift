@@ -1,0 +1,26 @@
+/// Where one APNs credential comes from, before it is loaded (ARCHITECTURE.md
+/// §4): the environment variables describe one (`Configuration.credentialSpec`),
+/// each app of the apps file one per environment (issue #12). The names follow
+/// the apps file's keys. Holds secrets (passwords, key text): never log one;
+/// `kind` is the log-safe part.
+public enum CredentialSpec: Sendable, Hashable {
+    /// `p12-file` / `P12_FILENAME`: a PKCS#12 file with certificate and key.
+    case p12File(path: String, password: String)
+    /// `p12-base64` / `P12_BASE64`: the same PKCS#12, base64 text.
+    case p12Base64(String, password: String)
+    /// `p8-file` / `TOKEN_AUTH_KEY_FILENAME`: an APNs auth key (.p8, PEM).
+    case p8File(path: String, keyID: String, teamID: String)
+    /// `p8`: the same key's PEM text.
+    case p8(pem: String, keyID: String, teamID: String)
+
+    /// Certificate or token auth, and where from, without any secret:
+    /// "certificate (p12-file /etc/x.p12)", "token (p8, key id ABC)".
+    public var kind: String {
+        switch self {
+        case .p12File(let path, _): "certificate (p12-file \(path))"
+        case .p12Base64: "certificate (p12-base64)"
+        case .p8File(let path, let keyID, let teamID): "token (p8-file \(path), key id \(keyID), team \(teamID))"
+        case .p8(_, let keyID, let teamID): "token (p8, key id \(keyID), team \(teamID))"
+        }
+    }
+}
