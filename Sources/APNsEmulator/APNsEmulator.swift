@@ -221,7 +221,8 @@ public final class APNsEmulator: Sendable {
         }
         boundPort.store(port, ordering: .releasing)
         runtime.withLock { $0 = Runtime(threads: threads, workers: workers) }
-        state.log("listening on \(configuration.host):\(port) with \(count) thread(s) as APNs \(configuration.environment.rawValue)")
+        state.log("listening on \(configuration.host):\(port) with \(count) thread(s) as APNs \(configuration.environment.rawValue), "
+            + "checking \(configuration.authentication.checks)")
     }
 
     /// The listening port (0 before `start()`).

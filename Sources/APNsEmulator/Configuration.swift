@@ -83,6 +83,17 @@ public enum APNsEmulatorAuthentication: Sendable, Hashable {
     /// Nothing checked (load generators such as h2load have no client certificate).
     case none
 
+    /// What is checked, for the emulator's start-up line.
+    var checks: String {
+        switch self {
+        case .clientCertificate: "client certificates"
+        case .providerKeys(let keys): "provider tokens of \(keys.count) key(s)"
+        case .clientCertificateOrProviderKeys(_, let keys):
+            "client certificates, or provider tokens of \(keys.count) key(s) on connections without one"
+        case .none: "no credentials"
+        }
+    }
+
     /// One team key valid in both environments for any topic.
     public static func token(publicKeyPEM: [UInt8], keyID: String, teamID: String) -> APNsEmulatorAuthentication {
         .providerKeys([APNsEmulatorProviderKey(keyID: keyID, teamID: teamID, publicKeyPEM: publicKeyPEM)])

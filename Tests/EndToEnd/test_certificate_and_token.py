@@ -40,6 +40,7 @@ def test_a_certificate_relay_and_a_token_relay_share_one_emulator(certs, spawn):
            f"public-key={os.path.join(certs, 'authkey-public.pem')},environment=production")
     emulator = spawn.emulator("emulator-both", *key)
     sandbox = spawn.emulator("emulator-both-sandbox", *key, "--environment", "development")
+    assert emulator.log_contains("as APNs production, checking client certificates, or provider tokens of 1 key(s)")
     by_certificate = spawn.relay("relay-certificate", emulator.port)
     by_token = spawn.relay("relay-token", emulator.port, APNS_DEVELOPMENT_HOST=f"127.0.0.1:{sandbox.port}",
                            TOKEN_AUTH_KEY_FILENAME=os.path.join(certs, "authkey.p8"),
