@@ -60,7 +60,7 @@ public struct APNsEmulatorStatistics: Sendable, Hashable {
 final class EmulatorState: Sendable {
     let configuration: APNsEmulatorConfiguration
     let tlsContext: TLSContext
-    /// Token authentication's keys (empty otherwise).
+    /// Token authentication's keys (empty without it).
     let providerKeys: [LoadedProviderKey]
 
     let received = Atomic<Int>(0)
@@ -100,10 +100,14 @@ final class EmulatorState: Sendable {
         switch configuration.authentication {
         case .clientCertificate(let caFile): clientCAFile = caFile
         case .providerKeys(let configured): keys = try LoadedProviderKey.load(configured)
+        case .clientCertificateOrProviderKeys(let caFile, let configured):
+            clientCAFile = caFile
+            keys = try LoadedProviderKey.load(configured)
         case .none: break
         }
         do {
-            tlsContext = try TLSContext.server(identity: identity, alpn: ["h2"], clientCAFile: clientCAFile)
+            tlsContext = try TLSContext.server(identity: identity, alpn: ["h2"], clientCAFile: clientCAFile,
+                                               requireClientCertificate: keys.isEmpty)
         } catch { throw .tls(error) }
         providerKeys = keys
         behavior = Mutex(configuration.behavior)
@@ -217,7 +221,8 @@ public final class APNsEmulator: Sendable {
         }
         boundPort.store(port, ordering: .releasing)
         runtime.withLock { $0 = Runtime(threads: threads, workers: workers) }
-        state.log("listening on \(configuration.host):\(port) with \(count) thread(s) as APNs \(configuration.environment.rawValue)")
+        state.log("listening on \(configuration.host):\(port) with \(count) thread(s) as APNs \(configuration.environment.rawValue), "
+            + "checking \(configuration.authentication.checks)")
     }
 
     /// The listening port (0 before `start()`).

@@ -32,11 +32,8 @@ final class EmulatorWorker {
         self.loop = loop
         self.state = state
         readBuffer = .allocate(byteCount: 65_536, alignment: 16)
-        if case .providerKeys = state.configuration.authentication {
-            providerTokens = ProviderTokenVerifier(keys: state.providerKeys, environment: state.configuration.environment)
-        } else {
-            providerTokens = nil
-        }
+        providerTokens = state.providerKeys.isEmpty
+            ? nil : ProviderTokenVerifier(keys: state.providerKeys, environment: state.configuration.environment)
         cachedVersion = state.behaviorVersion.load(ordering: .acquiring)
         cachedBehavior = state.behavior.withLock { $0 }
         acceptor = try Acceptor(listener: listener, on: loop, onAccept: { [unowned self] socket in
@@ -78,11 +75,17 @@ final class EmulatorWorker {
         state.openConnections.wrappingSubtract(1, ordering: .relaxed)
     }
 
+    /// How a connection whose handshake is complete authenticates.
     func credential(for tls: TLSConnection) -> ClientCredential {
         switch state.configuration.authentication {
-        case .clientCertificate: .certificate(uid: tls.peerCertificateSubjectUID)
-        case .providerKeys: providerTokens.map { .token($0) } ?? .none
-        case .none: .none
+        case .clientCertificate: return .certificate(uid: tls.peerCertificateSubjectUID)
+        case .providerKeys: return providerTokens.map { .token($0) } ?? .none
+        case .clientCertificateOrProviderKeys:
+            // A certificate the handshake verified makes this a
+            // certificate-based connection; without one, tokens decide.
+            if tls.hasVerifiedPeerCertificate { return .certificate(uid: tls.peerCertificateSubjectUID) }
+            return providerTokens.map { .token($0) } ?? .none
+        case .none: return .none
         }
     }
 

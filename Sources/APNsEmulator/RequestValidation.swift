@@ -20,14 +20,12 @@ public struct APNsRejection: Error, Sendable, Hashable {
     public static let badPayload = APNsRejection(status: 400, reason: .unknown("BadPayload"))
 
     /// A valid token whose key Apple scoped to the other environment (the
-    /// 2025 key options, issue #12). Apple's response table names this 403
-    /// `BadEnvironmentKeyIdInToken` (the token's key id does not match the
-    /// environment); on the wire APNs sends `BadEnvironmentKeyInToken`
-    /// (APNSwift added it for that reason in its PR #229, October 2025; FCM
-    /// passes the same string on from APNs). The emulator sends what APNs
-    /// sends. Not InvalidProviderToken: the token is good, and a client that
-    /// renews its token on InvalidProviderToken would renew in vain.
-    public static let keyForOtherEnvironment = APNsRejection(status: 403, reason: .unknown("BadEnvironmentKeyInToken"))
+    /// 2025 key options, issue #12): 403 with the reason APNs sends,
+    /// `BadEnvironmentKeyInToken`, not the table's spelling (see
+    /// `APNsReason.badEnvironmentKeyInToken`; FCM passes the same string on
+    /// from APNs). Not InvalidProviderToken: the token is good, and a client
+    /// that renews its token on InvalidProviderToken would renew in vain.
+    public static let keyForOtherEnvironment = APNsRejection(.badEnvironmentKeyInToken)
 }
 
 /// A 128-bit UUID, the key of the duplicate-apns-id ledger.
@@ -161,6 +159,10 @@ enum APNsRequestValidator {
 
         switch credential {
         case .certificate(let uid):
+            // An `authorization` header changes nothing here: "When the
+            // provider certificate is used to establish a connection, this
+            // request header is ignored" (Apple, Local and Remote
+            // Notification Programming Guide, table 8-2, APNs request headers).
             notification.authenticatedAs = uid
             if let topic = notification.topic {
                 if let uid, !certificateAllows(topic: topic, uid: uid) {

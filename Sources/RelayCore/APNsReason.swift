@@ -11,6 +11,11 @@ public enum APNsReason: Sendable, Equatable, Hashable {
     // 403
     case badCertificate, badCertificateEnvironment, expiredProviderToken, forbidden, invalidProviderToken
     case missingProviderToken, unrelatedKeyIdInToken, badEnvironmentKeyIdInToken
+    /// A provider token whose key Apple scoped to the other environment.
+    /// Apple's table spells it `BadEnvironmentKeyIdInToken`, but APNs sends
+    /// `BadEnvironmentKeyInToken` (APNSwift added it for that reason, its
+    /// PR #229, October 2025). Both are kept, so either string is known.
+    case badEnvironmentKeyInToken
     // 404, 405
     case badPath, methodNotAllowed
     // 410
@@ -24,7 +29,8 @@ public enum APNsReason: Sendable, Equatable, Hashable {
     /// A reason Apple added after this table, kept verbatim.
     case unknown(String)
 
-    /// Every reason Apple documents, in table order.
+    /// Every reason Apple documents, in table order, and then the one APNs
+    /// is known to send under another name (`badEnvironmentKeyInToken`).
     public static let documented: [APNsReason] = [
         .badCollapseId, .badDeviceToken, .badExpirationDate, .badMessageId, .badPriority, .badTopic,
         .deviceTokenNotForTopic, .duplicateHeaders, .idleTimeout, .invalidPushType, .missingDeviceToken,
@@ -33,6 +39,7 @@ public enum APNsReason: Sendable, Equatable, Hashable {
         .missingProviderToken, .unrelatedKeyIdInToken, .badEnvironmentKeyIdInToken,
         .badPath, .methodNotAllowed, .expiredToken, .unregistered, .payloadTooLarge,
         .tooManyProviderTokenUpdates, .tooManyRequests, .internalServerError, .serviceUnavailable, .shutdown,
+        .badEnvironmentKeyInToken,
     ]
 
     public init(rawValue: String) {
@@ -59,6 +66,7 @@ public enum APNsReason: Sendable, Equatable, Hashable {
         case "MissingProviderToken": self = .missingProviderToken
         case "UnrelatedKeyIdInToken": self = .unrelatedKeyIdInToken
         case "BadEnvironmentKeyIdInToken": self = .badEnvironmentKeyIdInToken
+        case "BadEnvironmentKeyInToken": self = .badEnvironmentKeyInToken
         case "BadPath": self = .badPath
         case "MethodNotAllowed": self = .methodNotAllowed
         case "ExpiredToken": self = .expiredToken
@@ -97,6 +105,7 @@ public enum APNsReason: Sendable, Equatable, Hashable {
         case .missingProviderToken: "MissingProviderToken"
         case .unrelatedKeyIdInToken: "UnrelatedKeyIdInToken"
         case .badEnvironmentKeyIdInToken: "BadEnvironmentKeyIdInToken"
+        case .badEnvironmentKeyInToken: "BadEnvironmentKeyInToken"
         case .badPath: "BadPath"
         case .methodNotAllowed: "MethodNotAllowed"
         case .expiredToken: "ExpiredToken"
@@ -119,7 +128,7 @@ public enum APNsReason: Sendable, Equatable, Hashable {
              .missingTopic, .payloadEmpty, .topicDisallowed:
             400
         case .badCertificate, .badCertificateEnvironment, .expiredProviderToken, .forbidden, .invalidProviderToken,
-             .missingProviderToken, .unrelatedKeyIdInToken, .badEnvironmentKeyIdInToken:
+             .missingProviderToken, .unrelatedKeyIdInToken, .badEnvironmentKeyIdInToken, .badEnvironmentKeyInToken:
             403
         case .badPath: 404
         case .methodNotAllowed: 405

@@ -84,6 +84,12 @@ public final class TLSConnection {
         SSLConnection.peerCertificate(connection).flatMap(X509Certificate.subjectUID)
     }
 
+    /// True when the peer presented a certificate and it verified (on a
+    /// server whose context only requests client certificates, whether this
+    /// client authenticated with one; meaningful once the handshake is
+    /// complete).
+    public var hasVerifiedPeerCertificate: Bool { SSLConnection.hasVerifiedPeerCertificate(connection) }
+
     /// True when decrypted bytes wait inside OpenSSL (SSL_pending), e.g.
     /// after a read into a buffer smaller than the record: the socket will
     /// not become readable for them, so the caller must keep reading.

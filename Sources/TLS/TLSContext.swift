@@ -13,10 +13,11 @@ public final class TLSContext: @unchecked Sendable {
     /// Swift owner too keeps the lifetime obvious.
     private let identity: TLSIdentity?
 
-    private init(server: Bool, identity: TLSIdentity?, alpn: [String], verifyFile: String?) throws(TLSError) {
+    private init(server: Bool, identity: TLSIdentity?, alpn: [String], verifyFile: String?,
+                 requireClientCertificate: Bool = true) throws(TLSError) {
         (context, alpnList) = try SSLContext.make(
             server: server, identity: identity?.objects, alpn: alpn, verifyFile: verifyFile,
-            requireClientCertificate: true)
+            requireClientCertificate: requireClientCertificate)
         isServer = server
         self.identity = identity
     }
@@ -31,12 +32,18 @@ public final class TLSContext: @unchecked Sendable {
         try TLSContext(server: false, identity: identity, alpn: alpn, verifyFile: trustedRootsFile)
     }
 
-    /// A server context. With `clientCAFile`, every client must present a
-    /// certificate issued by one of its CAs (as APNs requires). ALPN: the
-    /// first of `alpn` the client offers is chosen; a client offering ALPN
-    /// but none of these gets a fatal no_application_protocol alert
-    /// (RFC 7301 §3.2); a client offering no ALPN at all gets none.
-    public static func server(identity: TLSIdentity, alpn: [String], clientCAFile: String?) throws(TLSError) -> TLSContext {
-        try TLSContext(server: true, identity: identity, alpn: alpn, verifyFile: clientCAFile)
+    /// A server context. With `clientCAFile`, clients are asked for a
+    /// certificate issued by one of its CAs: every client must present one
+    /// (as APNs requires of certificate-based providers) unless
+    /// `requireClientCertificate` is false, when a client may present none
+    /// (an APNs host also serves token-based providers, which have none);
+    /// a certificate presented either way must verify, or the handshake
+    /// fails. ALPN: the first of `alpn` the client offers is chosen; a client
+    /// offering ALPN but none of these gets a fatal no_application_protocol
+    /// alert (RFC 7301 §3.2); a client offering no ALPN at all gets none.
+    public static func server(identity: TLSIdentity, alpn: [String], clientCAFile: String?,
+                              requireClientCertificate: Bool = true) throws(TLSError) -> TLSContext {
+        try TLSContext(server: true, identity: identity, alpn: alpn, verifyFile: clientCAFile,
+                       requireClientCertificate: requireClientCertificate)
     }
 }

@@ -14,6 +14,12 @@ struct APNsEmulatorCommand: ParsableCommand {
         commandName: "apns-emulator",
         abstract: "An APNs-compatible HTTP/2 server (TLS, ALPN h2) for tests and benchmarks.",
         discussion: """
+            Authentication: --client-ca (client certificates), --token-key and --provider-key \
+            (provider tokens), both (per connection, as one APNs host serves both kinds of \
+            provider: a verified client certificate rules its connection and any authorization \
+            header on it is ignored, as APNs does; a connection without one needs provider \
+            tokens), or --no-client-auth.
+
             Fault injection: a device token starting with fa11fa11 followed by a two-digit \
             code gets a chosen failure (see APNsFaultToken in Sources/APNsEmulator/FaultInjection.swift).
             """)
@@ -23,15 +29,18 @@ struct APNsEmulatorCommand: ParsableCommand {
     @Option(help: "Server certificate (PEM).") var certificate: String
     @Option(help: "Server private key (PEM).") var key: String
     @Option(name: .customLong("client-ca"),
-            help: "Require client certificates signed by a CA in this PEM file (it may hold several); each certificate's UID is its topic.")
+            help: ArgumentHelp(
+                "Client certificates signed by a CA in this PEM file (it may hold several); each certificate's UID is its topic.",
+                discussion: "Required of every client; with --token-key or --provider-key only requested, "
+                    + "and a connection without one is held to the provider keys."))
     var clientCA: String?
     @Option(name: .customLong("token-key"),
-            help: "Token auth: the provider key's public half (PEM), valid in both environments for any topic.")
+            help: "Token auth: the provider key's public half (PEM), valid in both environments for any topic (may be combined with --client-ca).")
     var tokenKey: String?
     @Option(name: .customLong("key-id"), help: "Token auth: expected JWT kid.") var keyID: String?
     @Option(name: .customLong("team-id"), help: "Token auth: expected JWT iss.") var teamID: String?
     @Option(name: .customLong("provider-key"), help: ArgumentHelp(
-        "Token auth, repeatable: one more provider key (with or without --token-key).",
+        "Token auth, repeatable: one more provider key (with or without --token-key; may be combined with --client-ca).",
         discussion: "key-id=ID,team-id=TEAM,public-key=PEM[,environment=production|development]...[,topic=TOPIC]...: "
             + "environments default to both; topics make it a topic-specific key.",
         valueName: "fields"))
@@ -58,10 +67,14 @@ struct APNsEmulatorCommand: ParsableCommand {
     @Option(help: "Append the same JSON lines to this file (flushed per line).") var record: String?
 
     func validate() throws {
-        let modes = [clientCA != nil, tokenKey != nil || !providerKeys.isEmpty, noClientAuth].filter { $0 }.count
-        guard modes == 1 else {
-            throw ValidationError("choose exactly one of --client-ca, --token-key (with --key-id, --team-id) "
-                + "or --provider-key, --no-client-auth")
+        let tokens = tokenKey != nil || !providerKeys.isEmpty
+        if noClientAuth, clientCA != nil || tokens {
+            throw ValidationError("--no-client-auth checks no credentials: it cannot be combined with --client-ca, "
+                + "--token-key or --provider-key")
+        }
+        guard noClientAuth || clientCA != nil || tokens else {
+            throw ValidationError("choose --client-ca, --token-key (with --key-id, --team-id) or --provider-key "
+                + "(--client-ca combines with either), or --no-client-auth")
         }
         if tokenKey != nil, keyID == nil || teamID == nil {
             throw ValidationError("--token-key needs --key-id and --team-id")
@@ -107,13 +120,13 @@ struct APNsEmulatorCommand: ParsableCommand {
         // Blocked before any thread starts, so only waitForBlockedSignal below sees them.
         try SignalSource.block([SIGTERM, SIGINT])
 
+        let keys = try keys()
         let authentication: APNsEmulatorAuthentication
-        if let clientCA {
-            authentication = .clientCertificate(caFile: clientCA)
-        } else if tokenKey != nil || !providerKeys.isEmpty {
-            authentication = .providerKeys(try keys())
-        } else {
-            authentication = .none
+        switch (clientCA, keys.isEmpty) {
+        case (let caFile?, true): authentication = .clientCertificate(caFile: caFile)
+        case (let caFile?, false): authentication = .clientCertificateOrProviderKeys(caFile: caFile, keys: keys)
+        case (nil, false): authentication = .providerKeys(keys)
+        case (nil, true): authentication = .none
         }
         let behavior = APNsEmulatorBehavior(
             responseDelay: .milliseconds(delayMilliseconds), maxConcurrentStreams: maxStreams,

@@ -136,7 +136,10 @@ struct ExecutableTests {
         let result = try Subprocess.run([executable, "--certificate", "c", "--key", "k", "--no-client-auth",
                                          "--client-ca", "ca.pem"])
         #expect(result.status != 0)
-        #expect(result.standardErrorText.contains("choose exactly one"))
+        #expect(result.standardErrorText.contains("--no-client-auth checks no credentials"))
+        let none = try Subprocess.run([executable, "--certificate", "c", "--key", "k"])
+        #expect(none.status != 0)
+        #expect(none.standardErrorText.contains("choose --client-ca"))
         let missing = try Subprocess.run([executable, "--certificate", "/nonexistent", "--key", "/nonexistent",
                                           "--no-client-auth"])
         #expect(missing.status != 0)
@@ -175,6 +178,45 @@ struct ExecutableTests {
         #expect(stderr.contains("accepted 2, rejected 1"), "\(stderr)")
     }
 
+    @Test("--client-ca with --token-key and --provider-key: certificate clients and token clients on one emulator")
+    func certificatesAndTokens() throws {
+        let topicKey = TestKeys.topicKey
+        let emulator = try Running([
+            "--client-ca", try TestKeys.path(TestKeys.twoCAs),
+            "--token-key", try TestCertificates.path(TestCertificates.authKeyPublic),
+            "--key-id", Fixture.keyID, "--team-id", Fixture.teamID,
+            "--provider-key", "key-id=\(topicKey.keyID),team-id=\(topicKey.teamID),"
+                + "public-key=\(try TestKeys.path(topicKey.publicFile)),topic=\(TestKeys.secondTopic)",
+            "--print", "--quiet",
+        ])
+        let path = "/3/device/\(Fixture.token())"
+        let byCertificate = try Curl.request(port: emulator.port, path: path, headers: [
+            "apns-topic: \(TestKeys.secondTopic)",
+        ], clientCertificate: (TestKeys.secondClientCertificate, TestKeys.secondClientKey))
+        #expect(byCertificate.status == 200, "\(byCertificate.standardError)")
+        let byToken = try Curl.request(port: emulator.port, path: path, headers: [
+            "apns-topic: \(TestKeys.secondTopic)", "authorization: bearer \(try topicKey.token())",
+        ], clientCertificate: nil)
+        #expect(byToken.status == 200, "\(byToken.standardError)")
+        let tokenless = try Curl.request(port: emulator.port, path: path, headers: ["apns-topic: \(Fixture.topic)"],
+                                         clientCertificate: nil)
+        #expect(tokenless.status == 403)
+        #expect(tokenless.reason == "MissingProviderToken")
+
+        var lines: [[String: Any]] = []
+        for _ in 0..<2 {
+            let printed = try #require(emulator.nextLine())
+            lines.append(try #require(try JSONSerialization.jsonObject(with: Data(printed.utf8)) as? [String: Any]))
+        }
+        #expect(lines[0]["authenticated_as"] as? String == TestKeys.secondTopic)
+        #expect(lines[0]["key_id"] == nil)
+        #expect(lines[1]["authenticated_as"] as? String == topicKey.teamID)
+        #expect(lines[1]["key_id"] as? String == topicKey.keyID)
+        let (status, stderr) = emulator.terminate()
+        #expect(status == 0)
+        #expect(stderr.contains("accepted 2, rejected 1"), "\(stderr)")
+    }
+
     struct KeyUsageCase: CustomTestStringConvertible, Sendable {
         var name: String
         var arguments: [String]
@@ -195,7 +237,7 @@ struct ExecutableTests {
         one key id in two --provider-key options | --provider-key key-id=K,team-id=T,public-key=PEM --provider-key key-id=K,team-id=U,public-key=PEM | provider key id K is given twice
         an --environment that is neither production nor development | --no-client-auth --environment sandbox | --environment must be production or development, not "sandbox"
         --key-id without --token-key | --provider-key key-id=K,team-id=T,public-key=PEM --key-id K | --key-id and --team-id belong to --token-key
-        --provider-key with --client-ca | --provider-key key-id=K,team-id=T,public-key=PEM --client-ca ca.pem | choose exactly one
+        --provider-key with --no-client-auth | --provider-key key-id=K,team-id=T,public-key=PEM --no-client-auth | it cannot be combined with --client-ca, --token-key or --provider-key
         """
 
     static let keyUsageCases = keyUsageTable.split(separator: "\n").map { line in

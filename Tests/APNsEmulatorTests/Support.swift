@@ -37,6 +37,9 @@ enum Fixture {
                           teamID: teamID)
         case .providerKeys(let keys):
             auth = .providerKeys(try keys.map { try $0.configured() })
+        case .clientCertificateOrProviderKeys(let file, let keys):
+            auth = .clientCertificateOrProviderKeys(caFile: try TestKeys.path(file),
+                                                    keys: try keys.map { try $0.configured() })
         case .none:
             auth = .none
         }
@@ -54,6 +57,9 @@ enum Fixture {
         /// The script's key alone, as `.token(publicKeyPEM:keyID:teamID:)`.
         case token
         case providerKeys([TestKeys.Key])
+        /// Client certificates from the CAs in this TestKeys file, else
+        /// provider tokens of these keys, per connection.
+        case clientCertificateOrProviderKeys(String, [TestKeys.Key])
         case none
     }
 

@@ -58,6 +58,10 @@ enum TestKeys {
     static let secondClientKey = "second-client.key"
     /// The script's CA and its other CA in one PEM file.
     static let twoCAs = "two-cas.pem"
+    /// A client certificate for the first app's topic issued by a third CA,
+    /// in no --client-ca file: a stranger whatever its UID says.
+    static let strangerClientCertificate = "stranger-client.pem"
+    static let strangerClientKey = "stranger-client.key"
     /// Public keys that are not P-256 and a file that is no PEM at all.
     static let p384Public = "p384-public.pem"
     static let ed25519Public = "ed25519-public.pem"
@@ -103,6 +107,16 @@ enum TestKeys {
                 -set_serial "0x$(openssl rand -hex 8)" -days 30 -sha256 -extfile second-client.ext \\
                 -out second-client.pem 2>/dev/null
             cat ca.pem other-ca.pem >two-cas.pem
+            openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out stranger-ca.key 2>/dev/null
+            openssl req -new -x509 -key stranger-ca.key -out stranger-ca.pem -days 30 -sha256 \
+                -subj "/O=Stranger Tests/CN=Stranger Test CA" \
+                -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign"
+            openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out stranger-client.key 2>/dev/null
+            openssl req -new -key stranger-client.key -out stranger-client.csr \
+                -subj "/UID=\(Fixture.topic)/CN=Apple Push Services: \(Fixture.topic)/O=Stranger Tests"
+            openssl x509 -req -in stranger-client.csr -CA stranger-ca.pem -CAkey stranger-ca.key \
+                -set_serial "0x$(openssl rand -hex 8)" -days 30 -sha256 -extfile second-client.ext \
+                -out stranger-client.pem 2>/dev/null
             """
         do {
             let directory = try TestCertificates.directory()

@@ -25,6 +25,10 @@ struct StatusMappingTests {
         OutcomeCase(outcome: .apns(status: 403, reason: .invalidProviderToken, apnsID: nil), status: 502,
                     credentialsRejected: true),
         OutcomeCase(outcome: .apns(status: 403, reason: nil, apnsID: nil), status: 502, credentialsRejected: true),
+        // A key scoped to the other environment: the relay's credential is
+        // wrong for this host, never the subscription's fault (issue #12).
+        OutcomeCase(outcome: .apns(status: 403, reason: APNsReason(rawValue: "BadEnvironmentKeyInToken"), apnsID: nil),
+                    status: 502, credentialsRejected: true),
         OutcomeCase(outcome: .apns(status: 404, reason: .badPath, apnsID: nil), status: 502),
         OutcomeCase(outcome: .apns(status: 405, reason: .methodNotAllowed, apnsID: nil), status: 502),
         OutcomeCase(outcome: .apns(status: 500, reason: .internalServerError, apnsID: nil), status: 503,
@@ -98,10 +102,12 @@ struct StatusMappingTests {
         #expect(reason.rawValue.first?.isUppercase == true)
     }
 
-    @Test("has 32 distinct documented reasons; unknown names are kept verbatim")
+    @Test("has Apple's 32 documented reasons and the one APNs sends under another name; unknown names are kept verbatim")
     func documentedList() {
-        #expect(APNsReason.documented.count == 32)
-        #expect(Set(APNsReason.documented.map(\.rawValue)).count == 32)
+        #expect(APNsReason.documented.count == 33)
+        #expect(Set(APNsReason.documented.map(\.rawValue)).count == 33)
+        #expect(APNsReason(rawValue: "BadEnvironmentKeyInToken") == .badEnvironmentKeyInToken)
+        #expect(APNsReason(rawValue: "BadEnvironmentKeyIdInToken") == .badEnvironmentKeyIdInToken)
         #expect(APNsReason(rawValue: "BrandNew") == .unknown("BrandNew"))
         #expect(APNsReason(rawValue: "BrandNew").rawValue == "BrandNew")
         #expect(APNsReason(rawValue: "unregistered") == .unknown("unregistered"))

@@ -67,6 +67,7 @@ struct TLSConnectionTests {
         #expect(peers.client.negotiatedALPN == "h2")
         #expect(peers.server.negotiatedALPN == "h2")
         #expect(peers.server.peerCertificateSubjectUID == TestCertificates.bundleID)
+        #expect(peers.server.hasVerifiedPeerCertificate)
         #expect(peers.client.peerCertificateSubjectCommonName == "localhost")
         #expect(peers.client.peerCertificateSubjectUID == nil)
         #expect(peers.client.protocolVersion == "TLSv1.3")
@@ -304,6 +305,35 @@ struct TLSConnectionTests {
         #expect(client == .complete)
         #expect(server == .complete)
         #expect(peers.server.peerCertificateSubjectUID == nil)
+        #expect(!peers.server.hasVerifiedPeerCertificate)
+    }
+
+    /// An APNs host serves certificate-based and token-based providers
+    /// alike (issue #12): it asks for a certificate without requiring one.
+    @Test("a server that requests but does not require client certificates", arguments: [
+        (nil, true, false),
+        (TestCertificates.clientP12, true, true),
+        (TestCertificates.otherClientCertificate, false, false),
+    ] as [(String?, Bool, Bool)])
+    func requestedClientCertificate(identity: String?, completes: Bool, verified: Bool) throws {
+        var setup = Setup()
+        setup.requireClientCertificate = false
+        setup.clientIdentity = identity
+        let peers = try Peers(setup)
+        let (client, server) = peers.handshake()
+        if completes {
+            #expect(client == .complete)
+            #expect(server == .complete)
+            #expect(peers.server.hasVerifiedPeerCertificate == verified)
+            #expect(peers.server.peerCertificateSubjectUID == (verified ? TestCertificates.bundleID : nil))
+        } else {
+            // A certificate presented must still verify.
+            #expect(verifyReason(server) == "unable to get local issuer certificate")
+            #expect(!peers.server.hasVerifiedPeerCertificate)
+            if client == .complete {
+                #expect(isFailure(readUntilOutcome(peers.client, fd: peers.sockets.client)))
+            }
+        }
     }
 
     @Test("no ALPN protocol in common is a fatal no_application_protocol alert on both sides")

@@ -119,6 +119,8 @@ struct Setup {
     var serverKey = TestCertificates.serverKey
     var serverALPN = ["h2"]
     var clientCAFile: String? = TestCertificates.caCertificate
+    /// false: the server requests a client certificate but takes a client without one.
+    var requireClientCertificate = true
     var clientIdentity: String? = TestCertificates.clientP12
     var clientTrustedRoots: String? = TestCertificates.caCertificate
     var clientALPN = ["h2"]
@@ -138,7 +140,8 @@ final class Peers {
             privateKeyFile: TestCertificates.path(setup.serverKey))
         let serverContext = try TLSContext.server(
             identity: serverIdentity, alpn: setup.serverALPN,
-            clientCAFile: try setup.clientCAFile.map(TestCertificates.path))
+            clientCAFile: try setup.clientCAFile.map(TestCertificates.path),
+            requireClientCertificate: setup.requireClientCertificate)
         if setup.serverLimitedToTLS12 {
             try #require(serverContext.limitToTLS12())
         }

@@ -102,6 +102,14 @@ enum SSLConnection {
         SSL_get0_peer_certificate(connection)
     }
 
+    /// A peer certificate was presented and its chain verified. With
+    /// SSL_VERIFY_PEER a failed verification already ends the handshake;
+    /// the verify result is asked too so that no other configuration can
+    /// make an unverified certificate count.
+    static func hasVerifiedPeerCertificate(_ connection: OpaquePointer) -> Bool {
+        SSL_get0_peer_certificate(connection) != nil && SSL_get_verify_result(connection) == Int(X509_V_OK)
+    }
+
     /// Decrypted application bytes waiting inside OpenSSL. Not SSL_has_pending:
     /// it is also true for a partly received record, which a read cannot
     /// complete yet (a read loop would spin); without read-ahead the rest of

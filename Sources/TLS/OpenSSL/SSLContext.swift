@@ -66,6 +66,9 @@ enum SSLContext {
                     SSL_CTX_set_client_CA_list(context, names)
                 }
                 ERR_clear_error()
+                // SSL_VERIFY_PEER alone sends CertificateRequest and fails the
+                // handshake on a certificate that does not verify, but lets a
+                // client send none; FAIL_IF_NO_PEER_CERT refuses that too.
                 let mode = requireClientCertificate ? SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT : SSL_VERIFY_PEER
                 SSL_CTX_set_verify(context, mode, nil)
             } else {
