@@ -74,6 +74,14 @@ let package = Package(
         // waiting helpers): the one home of test helpers used by more than one target.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
 
+        // The apps-file fuzzer (Fuzz/README.md): scripts/fuzz builds it with
+        // --sanitize=fuzzer, as toml++ is C++ and cannot join the RelayCore
+        // fuzzers' one-module swiftc builds; a plain build makes a replay
+        // tool of it.
+        .target(name: "FuzzSupport", path: "Fuzz/Support"),
+        .executableTarget(name: "apps-file-fuzzer", dependencies: ["AppsFile", "RelayCore", "FuzzSupport"],
+                          path: "Fuzz/apps-file"),
+
         .testTarget(name: "RelayCoreTests", dependencies: ["RelayCore"]),
         .testTarget(name: "AppsFileTests", dependencies: ["AppsFile", "RelayCore"]),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),

@@ -18,18 +18,32 @@ struct TextProblem: Equatable {
 /// - U+FFFD: the caller decodes the file's bytes with
 ///   `String(decoding:as: UTF8.self)`, which turns bytes that are not UTF-8
 ///   into U+FFFD; refusing it says the file is not UTF-8 instead of
-///   loading a password or path that differs from the file's bytes.
+///   loading a password or path that differs from the file's bytes;
+/// - a table header whose key does not start right: toml++ 3.4.0 (in
+///   TOMLKit 0.6.0) asserts instead of reporting it (`[=]`, `[[[app]]`,
+///   `[` at the end of a line; found by the fuzzer), which aborts the
+///   process, release builds included (SwiftPM does not define NDEBUG).
+///   Every line that starts with `[` is checked, so a line of a multi-line
+///   array or string that starts so is refused too; no valid apps file has
+///   one (no key takes nested arrays, no PEM or base64 line starts so).
 func screenText(_ text: String) -> TextProblem? {
     let nulEscapes: [[Unicode.Scalar]] = [Array("u0000".unicodeScalars), Array("U00000000".unicodeScalars)]
     let scalars = Array(text.unicodeScalars)
     var line = 1
-    var lineStart = 0
+    // toml++ skips a byte-order mark at the start.
+    var lineStart = scalars.first == "\u{FEFF}" ? 1 : 0
+    if let offset = badTableHeader(scalars, lineStart: lineStart) {
+        return headerProblem(line: 1, column: offset + 1)
+    }
     for (index, scalar) in scalars.enumerated() {
         let column = index - lineStart + 1
         switch scalar {
         case "\n":
             line += 1
             lineStart = index + 1
+            if let offset = badTableHeader(scalars, lineStart: lineStart) {
+                return headerProblem(line: line, column: offset + 1)
+            }
         case "\u{0}":
             return TextProblem(line: line, column: column, message: "a NUL character (U+0000); the file must be text")
         case "\u{FFFD}":
@@ -43,4 +57,37 @@ func screenText(_ text: String) -> TextProblem? {
         }
     }
     return nil
+}
+
+private func headerProblem(line: Int, column: Int) -> TextProblem {
+    TextProblem(line: line, column: column,
+                message: "a table header must start with a key, such as [app.production] or [[app]]")
+}
+
+/// Where the line at `lineStart` is a table header whose key starts with a
+/// character toml++'s `parse_key` asserts on, that character's offset in
+/// the line. toml++'s `parse_table_header`: `[`, spaces or tabs, a second
+/// `[` only straight after the first (with space between, toml++ reports
+/// the error itself), spaces or tabs, then `]` (reported), the end (reported)
+/// or the key, which must start with a bare-key character or a quote.
+private func badTableHeader(_ scalars: [Unicode.Scalar], lineStart: Int) -> Int? {
+    func skipBlanks(_ index: inout Int) {
+        while index < scalars.count && (scalars[index] == " " || scalars[index] == "\t") { index += 1 }
+    }
+    var index = lineStart
+    skipBlanks(&index)
+    guard index < scalars.count, scalars[index] == "[" else { return nil }
+    index += 1
+    let afterFirst = index
+    skipBlanks(&index)
+    if index < scalars.count && scalars[index] == "[" {
+        guard index == afterFirst else { return nil }
+        index += 1
+        skipBlanks(&index)
+    }
+    guard index < scalars.count else { return nil }
+    let first = scalars[index]
+    let startsKey = first.isASCII && (first.properties.isAlphabetic || ("0"..."9").contains(first)
+        || first == "_" || first == "-" || first == "\"" || first == "'" || first == "]")
+    return startsKey ? nil : index - lineStart
 }

@@ -87,4 +87,30 @@ struct HostileInputTests {
         let text = "\u{FEFF}" + p12App("toot", "topic = \"cx.c3.toot\"").replacingOccurrences(of: "\n", with: "\r\n")
         #expect(try parse(text).map(\.topic) == ["cx.c3.toot"])
     }
+
+    /// toml++ 3.4.0 asserts (aborting the process, release builds too) on
+    /// a table header whose key starts with anything but a bare-key
+    /// character or a quote; the fuzzer found `[[[app]]`.
+    static let headersTOMLPlusPlusAssertsOn: [(String, String)] = [
+        ("[[[app]]\n", "apps.toml:1:3: a table header must start with a key, such as [app.production] or [[app]]"),
+        (p12App() + "[=]\n", "apps.toml:4:2: a table header must start with a key, such as [app.production] or [[app]]"),
+        (p12App() + "  [[ .development]]\n", "apps.toml:4:6: a table header must start with a key, such as [app.production] or [[app]]"),
+        (p12App() + "[\té]\n", "apps.toml:4:3: a table header must start with a key, such as [app.production] or [[app]]"),
+        ("[\n", "apps.toml:1:2: a table header must start with a key, such as [app.production] or [[app]]"),
+        ("\u{FEFF}[#]\n", "apps.toml:1:2: a table header must start with a key, such as [app.production] or [[app]]"),
+        // What toml++ reports itself is left to it.
+        ("[ [app]]\n", "apps.toml:1:3: Error while parsing table header: [[array-of-table]] brackets must be contiguous (i.e. [ [ this ] ] is prohibited)"),
+        ("[]\n", "apps.toml:1:2: Error while parsing table header: tables with blank bare keys are explicitly prohibited"),
+    ]
+
+    @Test("a table header toml++ would assert on is a syntax error with its place", arguments: headersTOMLPlusPlusAssertsOn)
+    func tableHeaders(text: String, expected: String) {
+        #expect(error(text)?.description == expected)
+    }
+
+    @Test("a header that starts with a quoted key is still read")
+    func quotedHeader() throws {
+        let text = p12App("toot", "[ \"app\".\"development\" ]", "p12-file = \"/dev.p12\"")
+        #expect(try parse(text).first?.credentials[.development] == .p12File(path: "/dev.p12", password: ""))
+    }
 }
