@@ -96,7 +96,10 @@ private func checkApps(_ apps: [AppDefinition]) {
     require(Set(apps.map(\.id)).count == apps.count, "ids not unique")
     let topics = apps.compactMap(\.topic)
     require(Set(topics).count == topics.count, "topics not unique")
-    require(Set(topics).isDisjoint(with: apps.map(\.id)), "a topic is another app's id")
+    for app in apps {
+        // Its own id as its topic names the same app: no ambiguity.
+        require(!apps.contains { $0.id != app.id && $0.id == app.topic }, "a topic is another app's id")
+    }
     require(apps.filter(\.isDefault).count <= 1, "several defaults")
     for app in apps {
         require(isValidID(app.id), "bad id \(describe(app.id.utf8))")

@@ -25,7 +25,13 @@ struct TextProblem: Equatable {
 ///   process, release builds included (SwiftPM does not define NDEBUG).
 ///   Every line that starts with `[` is checked, so a line of a multi-line
 ///   array or string that starts so is refused too; no valid apps file has
-///   one (no key takes nested arrays, no PEM or base64 line starts so).
+///   one (no key takes nested arrays, no PEM or base64 line starts so);
+/// - an array whose first value would start with `}`, or with U+0085,
+///   U+2028 or U+2029, which toml++ takes for white space but does not
+///   skip (its `parse_value` asserts; found by the fuzzer): `}` after `[`
+///   and blanks, line ends or comments is refused wherever it stands, in a
+///   string or comment too; U+0085, U+2028 and U+2029 anywhere, as they
+///   are line ends to Unicode and an error must stay one line.
 func screenText(_ text: String) -> TextProblem? {
     let nulEscapes: [[Unicode.Scalar]] = [Array("u0000".unicodeScalars), Array("U00000000".unicodeScalars)]
     let scalars = Array(text.unicodeScalars)
@@ -49,6 +55,16 @@ func screenText(_ text: String) -> TextProblem? {
         case "\u{FFFD}":
             return TextProblem(line: line, column: column,
                                message: "not UTF-8 (or U+FFFD, the replacement character, which the file may not hold)")
+        case "\u{85}", "\u{2028}", "\u{2029}":
+            return TextProblem(line: line, column: column,
+                               message: "a Unicode line end (U+\(String(scalar.value, radix: 16, uppercase: true).leftPadded(4))) the file may not hold")
+        case "[":
+            if let brace = braceOpening(scalars, at: index) {
+                let braceLine = line + scalars[index..<brace].filter { $0 == "\n" }.count
+                let braceLineStart = scalars[index..<brace].lastIndex(of: "\n").map { $0 + 1 } ?? lineStart
+                return TextProblem(line: braceLine, column: brace - braceLineStart + 1,
+                                   message: "an array must start with a value or end with \"]\", not \"}\"")
+            }
         case "\\" where nulEscapes.contains(where: { scalars[(index + 1)...].starts(with: $0) }):
             return TextProblem(line: line, column: column,
                                message: "a \\u0000 escape: keys and values may not hold U+0000")
@@ -90,4 +106,29 @@ private func badTableHeader(_ scalars: [Unicode.Scalar], lineStart: Int) -> Int?
     let startsKey = first.isASCII && (first.properties.isAlphabetic || ("0"..."9").contains(first)
         || first == "_" || first == "-" || first == "\"" || first == "'" || first == "]")
     return startsKey ? nil : index - lineStart
+}
+
+/// Where `}` follows the `[` at `index` after only blanks, line ends and
+/// comments: what toml++'s `parse_array` hands its `parse_value` unchecked.
+private func braceOpening(_ scalars: [Unicode.Scalar], at index: Int) -> Int? {
+    var next = index + 1
+    while next < scalars.count {
+        switch scalars[next] {
+        case " ", "\t", "\r", "\n":
+            next += 1
+        case "#":
+            while next < scalars.count && scalars[next] != "\n" { next += 1 }
+        case "}":
+            return next
+        default:
+            return nil
+        }
+    }
+    return nil
+}
+
+extension String {
+    fileprivate func leftPadded(_ width: Int) -> String {
+        String(repeating: "0", count: max(0, width - count)) + self
+    }
 }
