@@ -90,7 +90,8 @@ struct HostileInputTests {
 
     /// toml++ 3.4.0 asserts (aborting the process, release builds too) on
     /// a table header whose key starts with anything but a bare-key
-    /// character or a quote; the fuzzer found `[[[app]]`.
+    /// character or a quote, and on an array whose first value starts with
+    /// `}` or a Unicode line end; the fuzzer found `[[[app]]` and `[}`.
     static let headersTOMLPlusPlusAssertsOn: [(String, String)] = [
         ("[[[app]]\n", "apps.toml:1:3: a table header must start with a key, such as [app.production] or [[app]]"),
         (p12App() + "[=]\n", "apps.toml:4:2: a table header must start with a key, such as [app.production] or [[app]]"),
@@ -98,12 +99,16 @@ struct HostileInputTests {
         (p12App() + "[\té]\n", "apps.toml:4:3: a table header must start with a key, such as [app.production] or [[app]]"),
         ("[\n", "apps.toml:1:2: a table header must start with a key, such as [app.production] or [[app]]"),
         ("\u{FEFF}[#]\n", "apps.toml:1:2: a table header must start with a key, such as [app.production] or [[app]]"),
+        ("a = [}\n", "apps.toml:1:6: an array must start with a value or end with \"]\", not \"}\""),
+        (p12App("toot", "environments = [ # none\n  }"), "apps.toml:5:3: an array must start with a value or end with \"]\", not \"}\""),
+        ("a = [\u{2028}]\n", "apps.toml:1:6: a Unicode line end (U+2028) the file may not hold"),
+        (p12App("toot", "alert = \"a\u{85}b\""), "apps.toml:4:11: a Unicode line end (U+0085) the file may not hold"),
         // What toml++ reports itself is left to it.
         ("[ [app]]\n", "apps.toml:1:3: Error while parsing table header: [[array-of-table]] brackets must be contiguous (i.e. [ [ this ] ] is prohibited)"),
         ("[]\n", "apps.toml:1:2: Error while parsing table header: tables with blank bare keys are explicitly prohibited"),
     ]
 
-    @Test("a table header toml++ would assert on is a syntax error with its place", arguments: headersTOMLPlusPlusAssertsOn)
+    @Test("a table header or an array toml++ would assert on is a syntax error with its place", arguments: headersTOMLPlusPlusAssertsOn)
     func tableHeaders(text: String, expected: String) {
         #expect(error(text)?.description == expected)
     }
