@@ -19,10 +19,8 @@ public struct AppsFileError: Error, Equatable, Sendable, CustomStringConvertible
     public init(file: String, app: String? = nil, key: String? = nil, line: Int? = nil, column: Int? = nil,
                 message: String) {
         self.file = file
-        self.app = app
-        self.key = key
-        self.line = line
-        self.column = column
+        (self.app, self.key) = (app, key)
+        (self.line, self.column) = (line, column)
         self.message = message
     }
 

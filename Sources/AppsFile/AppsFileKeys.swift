@@ -10,12 +10,8 @@ enum AppsFileKeys {
     static let apiKey = "api-key"
 
     /// An app's own keys, credentials aside.
-    static let id = "id"
-    static let topic = "topic"
-    static let environments = "environments"
-    static let alert = "alert"
-    static let alertLocKey = "alert-loc-key"
-    static let isDefault = "default"
+    static let id = "id", topic = "topic", environments = "environments", isDefault = "default"
+    static let alert = "alert", alertLocKey = "alert-loc-key"
 
     /// Each is an app's `[app.<environment>]` table too.
     static let environmentNames = [APNsEnvironment.production, .development].map(\.rawValue)
@@ -32,13 +28,8 @@ enum AppsFileKeys {
 
 /// The credential keys, by role.
 enum CredentialKeys {
-    static let p12File = "p12-file"
-    static let p12Base64 = "p12-base64"
-    static let p12Password = "p12-password"
-    static let p8File = "p8-file"
-    static let p8 = "p8"
-    static let keyID = "key-id"
-    static let teamID = "team-id"
+    static let p12File = "p12-file", p12Base64 = "p12-base64", p12Password = "p12-password"
+    static let p8File = "p8-file", p8 = "p8", keyID = "key-id", teamID = "team-id"
 
     /// Where a credential comes from: exactly one per environment. The
     /// order is the one errors name them in.

@@ -28,6 +28,15 @@ struct ExampleTests {
 
         """
 
+    /// The issue's second app, in both examples: its sandbox key replaces
+    /// the app's, the team is inherited.
+    static let feditext = AppDefinition(
+        id: "feditext", topic: "com.example.feditext", alert: .localized(key: "apns-default-message"), isDefault: false,
+        credentials: [
+            .production: .p8File(path: "/etc/toot-relay/AuthKey_ABC123DEFG.p8", keyID: "ABC123DEFG", teamID: "TEAM123456"),
+            .development: .p8File(path: "/etc/toot-relay/AuthKey_SANDBOX123.p8", keyID: "SANDBOX123", teamID: "TEAM123456"),
+        ])
+
     @Test("the issue's example parses to both apps, with feditext's sandbox key and toot's password from the environment")
     func issueExample() throws {
         let apps = try AppsFile.parse(Self.issueExample, file: "apps.toml", environment: ["TOOT_P12_PASSWORD": "s3cret"])
@@ -35,13 +44,7 @@ struct ExampleTests {
         #expect(apps == [
             AppDefinition(id: "toot", topic: "cx.c3.toot", alert: nil, isDefault: false,
                           credentials: [.production: tootCertificate, .development: tootCertificate]),
-            AppDefinition(id: "feditext", topic: "com.example.feditext", alert: .localized(key: "apns-default-message"),
-                          isDefault: false, credentials: [
-                              .production: .p8File(path: "/etc/toot-relay/AuthKey_ABC123DEFG.p8",
-                                                   keyID: "ABC123DEFG", teamID: "TEAM123456"),
-                              .development: .p8File(path: "/etc/toot-relay/AuthKey_SANDBOX123.p8",
-                                                    keyID: "SANDBOX123", teamID: "TEAM123456"),
-                          ]),
+            Self.feditext,
         ])
     }
 
@@ -69,13 +72,7 @@ struct ExampleTests {
         #expect(apps == [
             AppDefinition(id: "toot", topic: "cx.c3.toot", alert: nil, isDefault: true,
                           credentials: [.production: toot, .development: toot]),
-            AppDefinition(id: "feditext", topic: "com.example.feditext", alert: .localized(key: "apns-default-message"),
-                          isDefault: false, credentials: [
-                              .production: .p8File(path: "/etc/toot-relay/AuthKey_ABC123DEFG.p8",
-                                                   keyID: "ABC123DEFG", teamID: "TEAM123456"),
-                              .development: .p8File(path: "/etc/toot-relay/AuthKey_SANDBOX123.p8",
-                                                    keyID: "SANDBOX123", teamID: "TEAM123456"),
-                          ]),
+            Self.feditext,
             AppDefinition(id: "mona", topic: "com.example.mona", alert: .text("New notification"), isDefault: false,
                           credentials: [
                               .production: .p8File(path: "/etc/toot-relay/AuthKey_PROD456789.p8",
