@@ -32,6 +32,10 @@ struct TextProblem: Equatable {
 ///   and blanks, line ends or comments is refused wherever it stands, in a
 ///   string or comment too; U+0085, U+2028 and U+2029 anywhere, as they
 ///   are line ends to Unicode and an error must stay one line.
+/// - a value of ten characters with `-` fifth and eighth (a date), a space,
+///   one digit and then the value's end (`a = 1979-05-27 4`): toml++ reads
+///   on for a time and asserts at the end (found by the fuzzer). Refused
+///   after `=`, `[`, `,` or a line start, in a string too.
 func screenText(_ text: String) -> TextProblem? {
     let nulEscapes: [[Unicode.Scalar]] = [Array("u0000".unicodeScalars), Array("U00000000".unicodeScalars)]
     let scalars = Array(text.unicodeScalars)
@@ -58,6 +62,9 @@ func screenText(_ text: String) -> TextProblem? {
         case "\u{85}", "\u{2028}", "\u{2029}":
             return TextProblem(line: line, column: column,
                                message: "a Unicode line end (U+\(String(scalar.value, radix: 16, uppercase: true).leftPadded(4))) the file may not hold")
+        case " " where isShortDateTime(scalars, space: index):
+            return TextProblem(line: line, column: column + 1,
+                               message: "a date, a space and one digit: write a time in full, such as 1979-05-27 07:32:00")
         case "[":
             if let brace = braceOpening(scalars, at: index) {
                 let braceLine = line + scalars[index..<brace].filter { $0 == "\n" }.count
@@ -131,4 +138,23 @@ extension String {
     fileprivate func leftPadded(_ width: Int) -> String {
         String(repeating: "0", count: max(0, width - count)) + self
     }
+}
+
+/// Whether the space at `space` follows a value of ten characters with `-`
+/// fifth and eighth, starting after `=`, `[`, `,`, blanks or a line start,
+/// and is followed by one digit and a character that ends a value: what
+/// toml++'s date-time scan asserts on.
+private func isShortDateTime(_ scalars: [Unicode.Scalar], space: Int) -> Bool {
+    let start = space - 10
+    guard start >= 0, space + 2 < scalars.count, ("0"..."9").contains(scalars[space + 1]),
+          endsValue(scalars[space + 2]), scalars[start + 4] == "-", scalars[start + 7] == "-",
+          !scalars[start..<space].contains(where: endsValue) else { return false }
+    var before = start - 1
+    while before >= 0 && (scalars[before] == " " || scalars[before] == "\t") { before -= 1 }
+    return before < 0 || ["=", "[", ",", "\n"].contains(scalars[before])
+}
+
+/// toml++'s value terminators: white space, line ends, `]`, `}`, `,`, `#`.
+private func endsValue(_ scalar: Unicode.Scalar) -> Bool {
+    scalar.properties.isWhitespace || ["]", "}", ",", "#"].contains(scalar)
 }

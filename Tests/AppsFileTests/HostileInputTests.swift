@@ -91,8 +91,9 @@ struct HostileInputTests {
     /// toml++ 3.4.0 asserts (aborting the process, release builds too) on
     /// a table header whose key starts with anything but a bare-key
     /// character or a quote, and on an array whose first value starts with
-    /// `}` or a Unicode line end; the fuzzer found `[[[app]]` and `[}`.
-    static let headersTOMLPlusPlusAssertsOn: [(String, String)] = [
+    /// `}` or a Unicode line end, and on a date followed by a space and one
+    /// digit; the fuzzer found `[[[app]]`, `[}` and `=1978-05-2\u{10} 4`.
+    static let textTOMLPlusPlusAssertsOn: [(String, String)] = [
         ("[[[app]]\n", "apps.toml:1:3: a table header must start with a key, such as [app.production] or [[app]]"),
         (p12App() + "[=]\n", "apps.toml:4:2: a table header must start with a key, such as [app.production] or [[app]]"),
         (p12App() + "  [[ .development]]\n", "apps.toml:4:6: a table header must start with a key, such as [app.production] or [[app]]"),
@@ -103,12 +104,14 @@ struct HostileInputTests {
         (p12App("toot", "environments = [ # none\n  }"), "apps.toml:5:3: an array must start with a value or end with \"]\", not \"}\""),
         ("a = [\u{2028}]\n", "apps.toml:1:6: a Unicode line end (U+2028) the file may not hold"),
         (p12App("toot", "alert = \"a\u{85}b\""), "apps.toml:4:11: a Unicode line end (U+0085) the file may not hold"),
+        ("a = 1979-05-27 4\n", "apps.toml:1:16: a date, a space and one digit: write a time in full, such as 1979-05-27 07:32:00"),
+        (p12App("toot", "environments = [1979-05-27 4]"), "apps.toml:4:28: a date, a space and one digit: write a time in full, such as 1979-05-27 07:32:00"),
         // What toml++ reports itself is left to it.
         ("[ [app]]\n", "apps.toml:1:3: Error while parsing table header: [[array-of-table]] brackets must be contiguous (i.e. [ [ this ] ] is prohibited)"),
         ("[]\n", "apps.toml:1:2: Error while parsing table header: tables with blank bare keys are explicitly prohibited"),
     ]
 
-    @Test("a table header or an array toml++ would assert on is a syntax error with its place", arguments: headersTOMLPlusPlusAssertsOn)
+    @Test("text toml++ would assert on is a syntax error with its place", arguments: textTOMLPlusPlusAssertsOn)
     func tableHeaders(text: String, expected: String) {
         #expect(error(text)?.description == expected)
     }
