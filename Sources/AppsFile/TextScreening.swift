@@ -26,11 +26,12 @@ struct TextProblem: Equatable {
 ///   Every line that starts with `[` is checked, so a line of a multi-line
 ///   array or string that starts so is refused too; no valid apps file has
 ///   one (no key takes nested arrays, no PEM or base64 line starts so);
-/// - an array whose first value would start with `}`, or with U+0085,
-///   U+2028 or U+2029, which toml++ takes for white space but does not
-///   skip (its `parse_value` asserts; found by the fuzzer): `}` after `[`
-///   and blanks, line ends or comments is refused wherever it stands, in a
-///   string or comment too; U+0085, U+2028 and U+2029 anywhere, as they
+/// - an array value that would start with `}`, or with U+0085, U+2028 or
+///   U+2029, which toml++ takes for white space but does not skip (its
+///   `parse_value` asserts; found by the fuzzer): `}` after `[` or `,` and
+///   blanks, line ends or comments is refused wherever it stands, in a
+///   string, comment or inline table too (where TOML 1.0 allows no
+///   trailing comma anyway); U+0085, U+2028 and U+2029 anywhere, as they
 ///   are line ends to Unicode and an error must stay one line.
 /// - a value of ten characters with `-` fifth and eighth (a date), a space,
 ///   one digit and then the value's end (`a = 1979-05-27 4`): toml++ reads
@@ -65,12 +66,12 @@ func screenText(_ text: String) -> TextProblem? {
         case " " where isShortDateTime(scalars, space: index):
             return TextProblem(line: line, column: column + 1,
                                message: "a date, a space and one digit: write a time in full, such as 1979-05-27 07:32:00")
-        case "[":
+        case "[", ",":
             if let brace = braceOpening(scalars, at: index) {
                 let braceLine = line + scalars[index..<brace].filter { $0 == "\n" }.count
                 let braceLineStart = scalars[index..<brace].lastIndex(of: "\n").map { $0 + 1 } ?? lineStart
                 return TextProblem(line: braceLine, column: brace - braceLineStart + 1,
-                                   message: "an array must start with a value or end with \"]\", not \"}\"")
+                                   message: "a value or \"]\" must follow \"\(scalar)\" in an array, not \"}\"")
             }
         case "\\" where nulEscapes.contains(where: { scalars[(index + 1)...].starts(with: $0) }):
             return TextProblem(line: line, column: column,
@@ -115,8 +116,9 @@ private func badTableHeader(_ scalars: [Unicode.Scalar], lineStart: Int) -> Int?
     return startsKey ? nil : index - lineStart
 }
 
-/// Where `}` follows the `[` at `index` after only blanks, line ends and
-/// comments: what toml++'s `parse_array` hands its `parse_value` unchecked.
+/// Where `}` follows the `[` or `,` at `index` after only blanks, line ends
+/// and comments: what toml++'s `parse_array` hands its `parse_value`
+/// unchecked.
 private func braceOpening(_ scalars: [Unicode.Scalar], at index: Int) -> Int? {
     var next = index + 1
     while next < scalars.count {

@@ -92,7 +92,8 @@ struct HostileInputTests {
     /// a table header whose key starts with anything but a bare-key
     /// character or a quote, and on an array whose first value starts with
     /// `}` or a Unicode line end, and on a date followed by a space and one
-    /// digit; the fuzzer found `[[[app]]`, `[}` and `=1978-05-2\u{10} 4`.
+    /// digit; the fuzzer found `[[[app]]`, `[}`, `[ "a", }]` and
+    /// `=1978-05-2\u{10} 4`.
     static let textTOMLPlusPlusAssertsOn: [(String, String)] = [
         ("[[[app]]\n", "apps.toml:1:3: a table header must start with a key, such as [app.production] or [[app]]"),
         (p12App() + "[=]\n", "apps.toml:4:2: a table header must start with a key, such as [app.production] or [[app]]"),
@@ -100,8 +101,9 @@ struct HostileInputTests {
         (p12App() + "[\té]\n", "apps.toml:4:3: a table header must start with a key, such as [app.production] or [[app]]"),
         ("[\n", "apps.toml:1:2: a table header must start with a key, such as [app.production] or [[app]]"),
         ("\u{FEFF}[#]\n", "apps.toml:1:2: a table header must start with a key, such as [app.production] or [[app]]"),
-        ("a = [}\n", "apps.toml:1:6: an array must start with a value or end with \"]\", not \"}\""),
-        (p12App("toot", "environments = [ # none\n  }"), "apps.toml:5:3: an array must start with a value or end with \"]\", not \"}\""),
+        ("a = [}\n", "apps.toml:1:6: a value or \"]\" must follow \"[\" in an array, not \"}\""),
+        (p12App("toot", "environments = [ # none\n  }"), "apps.toml:5:3: a value or \"]\" must follow \"[\" in an array, not \"}\""),
+        (p12App("toot", "environments = [\"production\", }]"), "apps.toml:4:31: a value or \"]\" must follow \",\" in an array, not \"}\""),
         ("a = [\u{2028}]\n", "apps.toml:1:6: a Unicode line end (U+2028) the file may not hold"),
         (p12App("toot", "alert = \"a\u{85}b\""), "apps.toml:4:11: a Unicode line end (U+0085) the file may not hold"),
         ("a = 1979-05-27 4\n", "apps.toml:1:16: a date, a space and one digit: write a time in full, such as 1979-05-27 07:32:00"),
