@@ -13,8 +13,10 @@ WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
 # SwiftPM refuses a manifest whose test targets have no directory, even to
-# build one product.
+# build one product; the same holds for the fuzzing targets under Fuzz/
+# (FuzzSupport, apps-file-fuzzer).
 COPY Tests ./Tests
+COPY Fuzz ./Fuzz
 # The Swift standard library and Foundation are linked in statically, so the
 # runtime stage needs no Swift runtime files.
 RUN swift build -c release --product toot-relay --static-swift-stdlib \

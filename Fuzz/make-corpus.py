@@ -254,6 +254,35 @@ for name, rest in {
     write("route", name, bytes([1 if name.endswith("-get") else 0]) + b"/push/" + rest.encode())
 write("route", "raw-method", b"\x07\x04POSTX/relay-to/production/" + TOKEN.encode())
 
+# ---- apps-file: [mode][…]; mode 0: the file's bytes; mode 1: statements
+#      (see Fuzz/apps-file/main.swift: [kind][choices…] per statement).
+EXAMPLE = os.path.join(os.path.dirname(ROOT), "..", "config", "apps.example.toml")
+with open(EXAMPLE, "rb") as f:
+    shipped = f.read()
+for name, text in {
+    "shipped-example": shipped,
+    # The fuzzer's environment sets PLAIN, ID, TOPIC, ENV, EMPTY, ZSECRET
+    # (and the two variables the shipped example reads).
+    "shipped-example-zsecret": shipped.replace(b"${TOOT_P12_PASSWORD}", b"${ZSECRET}"),
+    "expanded-id": b'[[app]]\nid = "${ID}"\ntopic = "${TOPIC}"\nenvironments = ["${ENV}"]\np12-base64 = "${ZSECRET}"\n',
+    "inline-tables": b'app = [{ id = "a", p12-file = "/a.p12", development = { p8 = "-----BEGIN", key-id = "K", team-id = "T" }, topic = "t" }]\n',
+    "two-defaults": b'[[app]]\nid = "a"\np12-file = "/a"\ndefault = true\n[[app]]\nid = "b"\np12-file = "/b"\ndefault = true\n',
+    "syntax-in-secret": b'[[app]]\nid = "a"\np12-file = "/a"\np12-password = "pa\\qss"\n',
+    "big-number-secret": b'[[app]]\nid = "a"\np12-file = "/a"\np12-password = 123456789012345678901234567890\n',
+    "deep-array": b"a = " + b"[" * 300 + b"]" * 300 + b"\n",
+    "multiline-p8": b'[[app]]\nid = "a"\ntopic = "t"\nkey-id = "K"\nteam-id = "T"\np8 = """\n-----BEGIN PRIVATE KEY-----\nMIGT\n-----END PRIVATE KEY-----\n"""\n',
+}.items():
+    write("apps-file", name, b"\x00" + text)
+# Built files (mode 1). Statement kinds: 0 [[app]]; 2 [app.<env>] (0
+# production, 1 development); 3 key = value (key index, value kind 0 =
+# vocabulary word); 5 secret key = value (key index, kind 0 = text).
+# Key indices: 0 id, 1 topic, 6 p12-file, 7 p8-file, 8 key-id, 9 team-id.
+# Words: 0 toot, 1 feditext, 4 com.example.app, 7 /etc/x.p12, 8 /etc/k.p8,
+# 9 ABC123DEFG, 10 TEAM123456.
+write("apps-file", "built-p12", bytes([1, 0, 3, 0, 0, 0, 3, 6, 0, 7, 5, 0, 0, 8]) + b"hunter22")
+write("apps-file", "built-p8-sandbox", bytes([1, 0, 3, 0, 0, 1, 3, 1, 0, 4, 3, 7, 0, 8, 3, 8, 0, 9, 3, 9, 0, 10,
+                                              2, 1, 3, 8, 0, 9]))
+
 if __name__ == "__main__":
     for target in sorted(os.listdir(ROOT)):
         print(target, len(os.listdir(os.path.join(ROOT, target))), "seeds")

@@ -1,5 +1,7 @@
-// Shared by every fuzz target (compiled into each fuzzer together with the
-// RelayCore sources, so RelayCore's internal functions are callable).
+// Shared by every fuzz target: compiled into each RelayCore fuzzer together
+// with the RelayCore sources (so RelayCore's internal functions are
+// callable), and the module FuzzSupport of the apps-file fuzzer, which
+// SwiftPM builds (Package.swift), hence `public`.
 
 #if canImport(Glibc)
 import Glibc
@@ -10,10 +12,10 @@ import Darwin
 /// With FUZZ_TRACE set, targets print what each input exercised (to check
 /// that the seeds reach the paths they are meant for):
 /// `FUZZ_TRACE=1 .build-fuzz/bin/web-push Fuzz/corpus/web-push/*`.
-let fuzzTraceEnabled: Bool = getenv("FUZZ_TRACE") != nil
+public let fuzzTraceEnabled: Bool = getenv("FUZZ_TRACE") != nil
 
 @inline(__always)
-func trace(_ message: @autoclosure () -> String) {
+public func trace(_ message: @autoclosure () -> String) {
     if fuzzTraceEnabled { print("trace: \(message())") }
 }
 
@@ -22,7 +24,7 @@ func trace(_ message: @autoclosure () -> String) {
 /// combining mark (U+0359 after `/push/`, found by the fuzzer) is one
 /// cluster, so "/push/" would not be "contained" though the router, which
 /// reads bytes, rightly saw it.
-func containsBytes(_ text: String, _ part: String) -> Bool {
+public func containsBytes(_ text: String, _ part: String) -> Bool {
     let haystack = Array(text.utf8), needle = Array(part.utf8)
     guard !needle.isEmpty else { return true }
     guard haystack.count >= needle.count else { return false }
@@ -35,63 +37,63 @@ func containsBytes(_ text: String, _ part: String) -> Bool {
 /// Reads structured choices from the front of a fuzz input. When the input
 /// runs out every read returns zero/empty, so any byte string is a valid
 /// input and the fuzzer can shrink it freely.
-struct FuzzInput {
+public struct FuzzInput {
     private let bytes: UnsafeRawBufferPointer
-    private(set) var offset = 0
+    public private(set) var offset = 0
 
-    init(_ data: UnsafePointer<UInt8>?, _ size: Int) {
+    public init(_ data: UnsafePointer<UInt8>?, _ size: Int) {
         bytes = UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : size)
     }
 
-    var remainingCount: Int { bytes.count - offset }
+    public var remainingCount: Int { bytes.count - offset }
 
-    mutating func byte() -> UInt8 {
+    public mutating func byte() -> UInt8 {
         guard offset < bytes.count else { return 0 }
         defer { offset += 1 }
         return bytes[offset]
     }
 
-    mutating func bool() -> Bool { byte() & 1 == 1 }
+    public mutating func bool() -> Bool { byte() & 1 == 1 }
 
     /// A little-endian 16-bit value.
-    mutating func uint16() -> Int { Int(byte()) | Int(byte()) << 8 }
+    public mutating func uint16() -> Int { Int(byte()) | Int(byte()) << 8 }
 
     /// A little-endian 64-bit value.
-    mutating func int64() -> Int {
+    public mutating func int64() -> Int {
         var value: UInt64 = 0
         for shift in stride(from: 0, to: 64, by: 8) { value |= UInt64(byte()) << UInt64(shift) }
         return Int(truncatingIfNeeded: value)
     }
 
     /// Up to `count` bytes (fewer when the input ends first).
-    mutating func bytes(_ count: Int) -> [UInt8] {
+    public mutating func bytes(_ count: Int) -> [UInt8] {
         let taken = max(0, min(count, remainingCount))
         defer { offset += taken }
         return Array(bytes[offset..<(offset + taken)])
     }
 
     /// A 16-bit little-endian length, then that many bytes (at most `limit`).
-    mutating func lengthPrefixed(limit: Int = 4096) -> [UInt8] {
+    public mutating func lengthPrefixed(limit: Int = 4096) -> [UInt8] {
         bytes(min(uint16(), limit))
     }
 
     /// Everything not read yet.
-    mutating func rest() -> [UInt8] { bytes(remainingCount) }
+    public mutating func rest() -> [UInt8] { bytes(remainingCount) }
 
     /// The unread bytes, without consuming them.
-    var unread: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[offset...]) }
+    public var unread: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[offset...]) }
 }
 
 /// Traps with `message` when an invariant does not hold. A real check in
 /// every build mode (unlike `assert`), so the fuzzer sees the violation.
 @inline(__always)
-func require(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String,
+public func require(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String,
              file: StaticString = #fileID, line: UInt = #line) {
     if !condition() { fatalError("invariant violated: \(message())", file: file, line: line) }
 }
 
 /// A printable, bounded rendering of bytes for invariant messages.
-func describe(_ bytes: some Collection<UInt8>, limit: Int = 120) -> String {
+public func describe(_ bytes: some Collection<UInt8>, limit: Int = 120) -> String {
     var text = ""
     for byte in bytes.prefix(limit) {
         if byte >= 0x20 && byte < 0x7F && byte != UInt8(ascii: "\\") {
@@ -109,7 +111,7 @@ func describe(_ bytes: some Collection<UInt8>, limit: Int = 120) -> String {
 
 /// The entry of a codec target. Input: [mode][…]; mode even: the rest is
 /// text to decode; mode odd: the rest is bytes to encode and decode back.
-func runCodecTarget(_ data: UnsafePointer<UInt8>?, _ size: Int, decode: ([UInt8]) -> Void,
+public func runCodecTarget(_ data: UnsafePointer<UInt8>?, _ size: Int, decode: ([UInt8]) -> Void,
                     roundTrip: ([UInt8]) -> Void) -> CInt {
     var input = FuzzInput(data, size)
     if input.byte() % 2 == 0 {

@@ -1,0 +1,276 @@
+// Fuzz target apps-file: `AppsFile.parse`, the apps file of issue #12 —
+// toml++ (through TOMLKit) and the file's rules.
+//
+// Input: [mode][…]; mode % 2:
+// - 0: the rest is the file, decoded from bytes as the relay decodes it
+//   (String(decoding:as: UTF8.self)): toml++ and the text checks on
+//   anything.
+// - 1: a file built from the input, statement by statement: `[[app]]`,
+//   `[app.<environment>]` headers, `key = value` lines with the apps file's
+//   keys and values of every type, raw lines. Only the secret keys'
+//   values (`p12-password`, `p12-base64`, `p8`) and the environment
+//   variable ZSECRET hold the marker ⟦ or the digits 77777; everything
+//   else the builder writes is kept free of them (no byte ≥ 0x80, no "7",
+//   no "Z"), so an error showing either has shown a secret.
+//
+// Checked (a trap on violation): every error is one line, starts with the
+// file's name and, for built files, shows no secret; a parsed file obeys
+// the rules (ids and topics valid and unique, a topic is no other app's id,
+// at most one default, every app has a credential, token keys have a topic,
+// key and team ids valid, no secret in a field that is not one); parsing
+// the same text twice gives the same result.
+//
+// Built by scripts/fuzz with SwiftPM (toml++ is C++): there, with
+// APPS_FILE_FUZZING defined, libFuzzer's main calls LLVMFuzzerTestOneInput.
+// A plain `swift build` makes a replay tool of it instead:
+// `apps-file-fuzzer <input file>…` runs the same checks on each file.
+
+import AppsFile
+import FuzzSupport
+import RelayCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+private let file = "apps.toml"
+private let environment = [
+    "PLAIN": "plain", "ID": "toot", "TOPIC": "cx.c3.toot", "ENV": "development", "EMPTY": "",
+    "ZSECRET": "⟦env-secret⟧",
+    // What the shipped example reads (its seed); no marker, as any text may name them.
+    "TOOT_P12_PASSWORD": "toot-password", "MONA_SANDBOX_P8": "-----BEGIN PRIVATE KEY-----",
+]
+
+/// Text that may show only where a secret was.
+private let secretMarkers = ["⟦", "77777", "27e6", "27E6"]
+
+private let secretKeys = ["p12-password", "p12-base64", "p8"]
+private let otherKeys = [
+    "id", "topic", "environments", "alert", "alert-loc-key", "default", "p12-file", "p8-file", "key-id", "team-id",
+    "production", "development", "production.key-id", "development.p8-file", "api-key", "app", "idd",
+]
+/// Strings that reach past the type checks: valid ids, topics, paths, key
+/// ids, environment names, `${…}` forms, reserved and bad names.
+private let vocabulary = [
+    "toot", "feditext", "beta", "cx.c3.toot", "com.example.app", "production", "development", "/etc/x.p12",
+    "/etc/k.p8", "ABC123DEFG", "TEAM123456", "${PLAIN}", "${ID}", "${TOPIC}", "${ENV}", "${EMPTY}", "${NOPE}",
+    "$${X}", "${", "", "default", "_health", "Toot", "a b", "..", "New notification",
+]
+
+private func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    var input = FuzzInput(data, size)
+    let built = input.bool()
+    let text = built ? buildFile(&input) : String(decoding: input.rest(), as: UTF8.self)
+    let outcome = parse(text)
+    switch outcome {
+    case .success(let apps):
+        trace("apps: \(apps.map(\.id))")
+        checkApps(apps)
+    case .failure(let error):
+        trace("error: \(error.description)")
+        checkError(error, built: built)
+    }
+    require(parse(text) == outcome, "a second parse of the same text differs")
+    return 0
+}
+
+private func parse(_ text: String) -> Result<[AppDefinition], AppsFileError> {
+    Result { () throws(AppsFileError) in try AppsFile.parse(text, file: file, environment: environment) }
+}
+
+// MARK: - Checks
+
+private func checkError(_ error: AppsFileError, built: Bool) {
+    let description = error.description
+    require(description.hasPrefix(file + ":"), "error does not start with the file: \(description)")
+    require(!description.unicodeScalars.contains(where: breaksLine), "error is not one line: \(describe(description.utf8))")
+    require(error.line.map { $0 >= 1 } ?? true, "line \(String(describing: error.line))")
+    if built {
+        for marker in secretMarkers {
+            require(!description.contains(marker), "error shows a secret (\(marker)): \(description)")
+        }
+    }
+}
+
+private func checkApps(_ apps: [AppDefinition]) {
+    require(!apps.isEmpty && apps.count <= 1000, "\(apps.count) apps")
+    require(Set(apps.map(\.id)).count == apps.count, "ids not unique")
+    let topics = apps.compactMap(\.topic)
+    require(Set(topics).count == topics.count, "topics not unique")
+    for app in apps {
+        // Its own id as its topic names the same app: no ambiguity.
+        require(!apps.contains { $0.id != app.id && $0.id == app.topic }, "a topic is another app's id")
+    }
+    require(apps.filter(\.isDefault).count <= 1, "several defaults")
+    for app in apps {
+        require(isValidID(app.id), "bad id \(describe(app.id.utf8))")
+        require(app.topic.map { isName($0, limit: 255) } ?? true, "bad topic")
+        require(!app.credentials.isEmpty, "app \(app.id) without a credential")
+        var shown = [app.id] + (app.topic.map { [$0] } ?? [])
+        for credential in app.credentials.values {
+            switch credential {
+            case .p12File(let path, _):
+                shown.append(path)
+            case .p12Base64:
+                break
+            case .p8File(let path, let keyID, let teamID):
+                require(app.topic != nil, "token key without a topic")
+                require(isName(keyID, limit: 64) && isName(teamID, limit: 64), "bad key or team id")
+                shown += [path, keyID, teamID]
+            case .p8(_, let keyID, let teamID):
+                require(app.topic != nil, "token key without a topic")
+                require(isName(keyID, limit: 64) && isName(teamID, limit: 64), "bad key or team id")
+                shown += [keyID, teamID]
+            }
+        }
+        require(!shown.contains { $0.contains("⟦") }, "a secret in a field that is not one: \(shown)")
+    }
+}
+
+// Reference forms of the rules, written apart from AppsFile's own.
+private func isValidID(_ id: String) -> Bool {
+    let reserved: Set = ["production", "development", "_health", "message", "api", "default", ".", ".."]
+    return (1...64).contains(id.utf8.count) && !reserved.contains(id)
+        && id.utf8.allSatisfy { ("a"..."z").contains(Character(Unicode.Scalar($0))) || isDigitOrMark($0) }
+}
+
+private func isName(_ name: String, limit: Int) -> Bool {
+    (1...limit).contains(name.utf8.count) && name.utf8.allSatisfy {
+        ("a"..."z").contains(Character(Unicode.Scalar($0))) || ("A"..."Z").contains(Character(Unicode.Scalar($0)))
+            || isDigitOrMark($0)
+    }
+}
+
+private func isDigitOrMark(_ byte: UInt8) -> Bool {
+    ("0"..."9").contains(Character(Unicode.Scalar(byte))) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
+        || byte == UInt8(ascii: "-")
+}
+
+private func breaksLine(_ scalar: Unicode.Scalar) -> Bool {
+    switch scalar.properties.generalCategory {
+    case .control, .lineSeparator, .paragraphSeparator: true
+    default: false
+    }
+}
+
+// MARK: - Building a file
+
+private func buildFile(_ input: inout FuzzInput) -> String {
+    var lines: [String] = []
+    while input.remainingCount > 0 && lines.count < 256 {
+        switch input.byte() % 8 {
+        case 0, 1:
+            lines.append("[[app]]")
+        case 2:
+            lines.append("[app.\(pick(["production", "development", "staging", "production.x"], &input))]")
+        case 3, 4:
+            lines.append("\(pick(otherKeys, &input)) = \(otherValue(&input))")
+        case 5:
+            lines.append("\(pick(secretKeys, &input)) = \(secretValue(&input))")
+        case 6:
+            lines.append(plain(input.bytes(Int(input.byte() % 64))))
+        default:
+            lines.append("\(quotedKey(&input)) = \(otherValue(&input))")
+        }
+    }
+    return lines.joined(separator: "\n") + "\n"
+}
+
+private func pick(_ choices: [String], _ input: inout FuzzInput) -> String {
+    choices[Int(input.byte()) % choices.count]
+}
+
+/// A value for a key that is not secret: of any TOML type, marker-free.
+private func otherValue(_ input: inout FuzzInput) -> String {
+    switch input.byte() % 8 {
+    case 0, 1: "\"\(pick(vocabulary, &input))\""
+    case 2: "\"\(escaped(plain(input.bytes(Int(input.byte() % 32)))))\""
+    case 3: "\(input.byte() % 100)"
+    case 4: input.bool() ? "true" : "false"
+    case 5: "[" + (0..<Int(input.byte() % 4)).map { _ in "\"\(pick(vocabulary, &input))\"" }.joined(separator: ", ") + "]"
+    case 6: "{ p8-file = \"/k.p8\", key-id = \"\(pick(vocabulary, &input))\" }"
+    default: "1979-05-27"
+    }
+}
+
+/// A secret key's value: valid, from ZSECRET, broken in its string (bad
+/// escapes, control characters, no closing quote), or an unquoted number.
+private func secretValue(_ input: inout FuzzInput) -> String {
+    switch input.byte() % 6 {
+    case 0: "\"⟦\(escaped(String(decoding: input.bytes(Int(input.byte() % 64)), as: UTF8.self)))\""
+    case 1: "\"${ZSECRET}\""
+    case 2: "\"⟦\(String(decoding: input.bytes(Int(input.byte() % 64)).filter(staysInString), as: UTF8.self))" + (input.bool() ? "\"" : "")
+    case 3: "77777777777777777777777"
+    case 4: "777770"
+    default: "'''⟦\(String(decoding: input.bytes(Int(input.byte() % 64)).filter { $0 != UInt8(ascii: "'") }, as: UTF8.self))'''"
+    }
+}
+
+/// A quoted key made of input bytes (an unknown key the errors will quote).
+private func quotedKey(_ input: inout FuzzInput) -> String {
+    "\"\(escaped(plain(input.bytes(Int(input.byte() % 16)))))\""
+}
+
+/// Bytes a broken secret may hold and still end on its own line inside its
+/// string: no quote, no line end (the string's end is the secret's end).
+private func staysInString(_ byte: UInt8) -> Bool {
+    byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\n") && byte != UInt8(ascii: "\r")
+}
+
+/// Input bytes as marker-free ASCII text: 7 bits, "7" → "8", "Z" → "z" (so
+/// not even an escape such as \u27E6 or a ${ZSECRET} can be written).
+private func plain(_ bytes: [UInt8]) -> String {
+    String(decoding: bytes.map { byte -> UInt8 in
+        let ascii = byte & 0x7F
+        return ascii == UInt8(ascii: "7") ? UInt8(ascii: "8") : ascii == UInt8(ascii: "Z") ? UInt8(ascii: "z") : ascii
+    }, as: UTF8.self)
+}
+
+/// The content of a TOML basic string holding `text` (TOML 1.0 §String).
+private func escaped(_ text: String) -> String {
+    var result = ""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\"": result += "\\\""
+        case "\\": result += "\\\\"
+        case "\u{0}"..."\u{1F}", "\u{7F}":
+            let hex = String(scalar.value, radix: 16)
+            result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        default: result.unicodeScalars.append(scalar)
+        }
+    }
+    return result
+}
+
+// MARK: - Entry
+
+#if APPS_FILE_FUZZING
+// SwiftPM compiles an executable built with --sanitize=fuzzer as a library
+// (-parse-as-library), so libFuzzer's own main runs and calls this.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzAppsFile(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    fuzzOne(data, size)
+}
+#else
+/// Replay: the same checks on each file named, as the fuzzer would run them.
+@main
+enum AppsFileReplay {
+    static func main() {
+        for path in CommandLine.arguments.dropFirst() {
+            guard let handle = fopen(path, "rb") else {
+                print("apps-file-fuzzer: cannot open \(path)")
+                exit(2)
+            }
+            var bytes: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = fread(&buffer, 1, buffer.count, handle)
+                if count <= 0 { break }
+                bytes += buffer[..<count]
+            }
+            fclose(handle)
+            _ = bytes.withUnsafeBufferPointer { fuzzOne($0.baseAddress, $0.count) }
+            print("apps-file-fuzzer: \(path): checks held")
+        }
+    }
+}
+#endif

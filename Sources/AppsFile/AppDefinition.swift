@@ -1,0 +1,32 @@
+import RelayCore
+
+/// One `[[app]]` of the apps file (issue #12, ARCHITECTURE.md §4 "The apps
+/// file"), validated, its `${NAME}` references expanded, its credentials not
+/// yet loaded (the relay loads each `CredentialSpec` when it starts or
+/// reloads). Holds secrets inside `credentials`: log `CredentialSpec.kind`,
+/// never the value.
+public struct AppDefinition: Sendable, Equatable {
+    /// The app's name in URLs (`/relay-to/<id>/…`, `/push/<id>/…`).
+    public var id: String
+    /// `apns-topic`; nil: the certificate's UID (the relay resolves it when
+    /// it loads the credential).
+    public var topic: String?
+    /// The app's own `aps.alert` (`alert` or `alert-loc-key`); nil: each
+    /// payload dialect's default (`APNsAlert.tootRelayDefault`, `.metatextDefault`).
+    public var alert: APNsAlert?
+    /// `default = true`: the app of the URLs without an app part when the
+    /// environment variables configure no credential.
+    public var isDefault: Bool
+    /// Only the enabled environments (`environments`, default both), each
+    /// with its credential after the `[app.<env>]` overrides.
+    public var credentials: [APNsEnvironment: CredentialSpec]
+
+    public init(id: String, topic: String? = nil, alert: APNsAlert? = nil, isDefault: Bool = false,
+                credentials: [APNsEnvironment: CredentialSpec]) {
+        self.id = id
+        self.topic = topic
+        self.alert = alert
+        self.isDefault = isDefault
+        self.credentials = credentials
+    }
+}

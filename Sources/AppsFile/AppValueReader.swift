@@ -1,0 +1,51 @@
+/// Reads the values of one app: their TOML type, `${NAME}` expansion and the
+/// string limit. Its errors name the file, the app and the key; none quotes
+/// a value (the checks that may quote one, ValueSyntax, are passed in).
+struct AppValueReader {
+    let file: String
+    /// The app's id, or "app #3" until it has a valid one.
+    var app: String
+    let environment: [String: String]
+
+    func error(_ key: String?, _ message: String) -> AppsFileError {
+        AppsFileError(file: file, app: app, key: key, message: message)
+    }
+
+    func wrongType(_ key: String, expected: String, _ item: TOMLItem) -> AppsFileError {
+        error(key, "must be \(expected), not \(item.typeName)")
+    }
+
+    /// A string value with its `${NAME}` references expanded, at most
+    /// `AppsFileLimits.stringBytes` before and after, that `check` (nil:
+    /// any) finds no problem with.
+    func string(_ item: TOMLItem, key: String, check: ((String) -> String?)? = nil) throws(AppsFileError) -> String {
+        guard case .string(let written) = item else { throw wrongType(key, expected: "a string", item) }
+        try checkLength(written, key: key, after: "")
+        let value: String
+        do {
+            value = try expandVariables(in: written, environment: environment)
+        } catch {
+            throw self.error(key, error.message)
+        }
+        try checkLength(value, key: key, after: " after ${…} expansion")
+        if let problem = check?(value) { throw error(key, problem) }
+        return value
+    }
+
+    func bool(_ item: TOMLItem, key: String) throws(AppsFileError) -> Bool {
+        guard case .bool(let value) = item else { throw wrongType(key, expected: "true or false", item) }
+        return value
+    }
+
+    func table(_ item: TOMLItem, key: String, expected: String) throws(AppsFileError) -> TOMLKeyedTable {
+        guard case .table(let table) = item else { throw wrongType(key, expected: expected, item) }
+        return table
+    }
+
+    private func checkLength(_ text: String, key: String, after: String) throws(AppsFileError) {
+        let count = text.utf8.count
+        if count > AppsFileLimits.stringBytes {
+            throw error(key, "is \(count) bytes long\(after); at most \(AppsFileLimits.stringBytes)")
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import RelayCore
+
+// The keys an apps file may hold (issue #12; each documented in
+// config/apps.example.toml): the one list the reader checks names against.
+
+enum AppsFileKeys {
+    /// The only key at the top level: the array of `[[app]]` tables.
+    static let app = "app"
+    /// Issue #13's API key, refused until that issue adds it.
+    static let apiKey = "api-key"
+
+    /// An app's own keys, credentials aside.
+    static let id = "id", topic = "topic", environments = "environments", isDefault = "default"
+    static let alert = "alert", alertLocKey = "alert-loc-key"
+
+    /// Each is an app's `[app.<environment>]` table too.
+    static let environmentNames = [APNsEnvironment.production, .development].map(\.rawValue)
+
+    /// The credential keys: allowed in an app and in its environment tables.
+    static let credential = CredentialKeys.allNames
+
+    /// Everything an app's table may hold.
+    static let inApp = Set([id, topic, environments, alert, alertLocKey, isDefault] + credential + environmentNames)
+
+    /// Key names a TOML syntax message may quote: none is a value.
+    static let shown = inApp.union([app, apiKey])
+}
+
+/// The credential keys, by role.
+enum CredentialKeys {
+    static let p12File = "p12-file", p12Base64 = "p12-base64", p12Password = "p12-password"
+    static let p8File = "p8-file", p8 = "p8", keyID = "key-id", teamID = "team-id"
+
+    /// Where a credential comes from: exactly one per environment. The
+    /// order is the one errors name them in.
+    static let sources = [p12File, p12Base64, p8File, p8]
+    static let allNames = sources + [p12Password, keyID, teamID]
+
+    /// Keys whose values no error message, log line or `check-config` line
+    /// may show (issue #12: "Secrets never appear in logs").
+    static let secrets: Set<String> = [p12Password, p12Base64, p8]
+}
