@@ -25,16 +25,28 @@ public func fuzzRoute(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
                 "token is not lowercase hex: \(describe(token))")
         switch relay.dialect {
         case .tootRelay(let extra):
-            // The token is in the path as sent, in some letter case.
-            require(containsBytes(asciiLowercased(target), "/relay-to/\(relay.environment.rawValue)/\(relay.deviceToken)"),
+            // The token is in the path as sent, in some letter case, right
+            // after the environment.
+            require(containsBytes(asciiLowercased(target), "/\(relay.environment.rawValue)/\(relay.deviceToken)"),
                     "token not taken from the path")
+            require(containsBytes(target, "/relay-to/"), "toot-relay dialect outside /relay-to/")
             require(extra.map { !$0.isEmpty } ?? true, "empty extra instead of nil")
-            require(relay.app == .defaultApp, "an app from a /relay-to path")
+            switch relay.app {
+            case .defaultApp:
+                require(containsBytes(asciiLowercased(target), "/relay-to/\(relay.environment.rawValue)/"),
+                        "the default app without /relay-to/<env>/")
+            case .id(let app):
+                require(!app.isEmpty, "an empty app id")
+            case .idOrTopic:
+                require(false, "an id-or-topic reference from a /relay-to path")
+            }
         case .metatext(let id):
             checkPush(target: target, relay: relay, id: id)
         }
-    case .health:
+    case .health(let app):
         require(method == "GET" || method == "HEAD", "health route for method \(method)")
+        require(containsBytes(target, "/relay-to/_health"), "health outside /relay-to/_health")
+        if let app { require(!app.isEmpty, "an empty app's health") }
     case .methodNotAllowed(let allow):
         require(allow == "POST" || allow == "GET, HEAD", "Allow: \(allow)")
         require(method != "POST" || allow == "GET, HEAD", "405 for POST outside _health")
@@ -76,5 +88,9 @@ private func checkPush(target: String, relay: RelayTarget, id: String) {
     if relay.environment == .development {
         require(containsBytes(query, "sandbox"), "development without a sandbox parameter")
     }
-    if case .named(let app) = relay.app { require(!app.isEmpty, "empty app name") }
+    switch relay.app {
+    case .idOrTopic(let app): require(!app.isEmpty, "empty app name")
+    case .defaultApp: break
+    case .id: require(false, "an id-only reference from a /push path")
+    }
 }

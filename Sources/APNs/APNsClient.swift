@@ -7,20 +7,24 @@ import TLS
 public struct APNsClientConfiguration: Sendable {
     public var productionHost: HostAndPort
     public var developmentHost: HostAndPort
-    /// One context per process (TLS ≥ 1.2, ALPN h2, roots, certificate).
-    public var tlsContext: TLSContext
-    /// Token auth; nil with certificate auth.
-    public var tokenProvider: APNsTokenProvider?
+    /// The credentials, by id (one TLS context each, made at first use).
+    public var credentials: APNsCredentialCatalog
     /// Resolve + TCP connect + TLS handshake + the server's first SETTINGS.
     public var connectTimeout: Duration = .seconds(5)
     /// From `send` to the answer (ARCHITECTURE.md §6).
     public var answerTimeout: Duration = .seconds(8)
     public var pingInterval: Duration = .seconds(60)
     public var pingTimeout: Duration = .seconds(5)
-    /// Connections per environment (per client, i.e. per loop).
+    /// Connections per credential and environment (per client, i.e. per loop).
     public var maxConnectionsPerEnvironment = 4
-    /// Requests waiting for a stream, per environment; beyond: `.overloaded`.
+    /// Requests waiting for a stream, per credential and environment;
+    /// beyond: `.overloaded`.
     public var maxQueuedPerEnvironment = 20_000
+    /// A pool (one credential, one environment) that carried nothing for
+    /// this long closes its connections; the next request opens them again.
+    public var idleTimeout: Duration = .seconds(3600)
+    /// How often idle and retired pools are looked for.
+    public var idleSweepInterval: Duration = .seconds(30)
     /// Backoff after a failed connection attempt: base·2^(n−1), capped,
     /// with half of it random.
     public var backoffBase: Duration = .milliseconds(500)
@@ -28,24 +32,37 @@ public struct APNsClientConfiguration: Sendable {
     /// Unix seconds, for provider tokens.
     public var wallClock: @Sendable () -> Int = { Int(time(nil)) }
 
-    public init(productionHost: HostAndPort, developmentHost: HostAndPort, tlsContext: TLSContext,
-                tokenProvider: APNsTokenProvider? = nil) {
+    public init(productionHost: HostAndPort, developmentHost: HostAndPort, credentials: APNsCredentialCatalog) {
         self.productionHost = productionHost
         self.developmentHost = developmentHost
-        self.tlsContext = tlsContext
-        self.tokenProvider = tokenProvider
+        self.credentials = credentials
+    }
+
+    /// One credential (`CredentialID.primary`) with its context made.
+    public init(productionHost: HostAndPort, developmentHost: HostAndPort, tlsContext: TLSContext,
+                tokenProvider: APNsTokenProvider? = nil) {
+        self.init(productionHost: productionHost, developmentHost: developmentHost,
+                  credentials: APNsCredentialCatalog(
+                      primary: APNsEndpointCredential(tlsContext: tlsContext, tokenProvider: tokenProvider)))
     }
 
     /// Hosts, timeouts and limits from the relay's configuration.
-    public init(_ configuration: Configuration, tlsContext: TLSContext, credentials: APNsCredentials) {
+    public init(_ configuration: Configuration, credentials: APNsCredentialCatalog) {
         self.init(productionHost: configuration.productionHost, developmentHost: configuration.developmentHost,
-                  tlsContext: tlsContext, tokenProvider: credentials.tokenProvider)
+                  credentials: credentials)
         connectTimeout = configuration.apnsConnectTimeout
         answerTimeout = configuration.apnsAnswerTimeout
         pingInterval = configuration.apnsPingInterval
         pingTimeout = configuration.apnsPingTimeout
         maxConnectionsPerEnvironment = configuration.apnsMaxConnections
         maxQueuedPerEnvironment = configuration.maxInFlight
+        idleTimeout = configuration.apnsIdleTimeout
+    }
+
+    /// The same, with one credential (`CredentialID.primary`) whose context is made.
+    public init(_ configuration: Configuration, tlsContext: TLSContext, credentials: APNsCredentials) {
+        self.init(configuration, credentials: APNsCredentialCatalog(
+            primary: APNsEndpointCredential(tlsContext: tlsContext, tokenProvider: credentials.tokenProvider)))
     }
 
     public func host(for environment: APNsEnvironment) -> HostAndPort {
@@ -81,14 +98,33 @@ public struct APNsClientStatus: Sendable, Equatable {
     public var lastConnectionLoss: ConnectionFailure?
 }
 
-/// The APNs client of one event loop: a connection pool per environment.
-/// Confined to its loop's thread (`send`, `shutdown`, `status` included).
+/// The APNs client of one event loop: a connection pool per credential and
+/// environment, opened by the first request for it and closed when idle
+/// (`idleTimeout`) or when a reload retired its credential and nothing is
+/// left on it. Confined to its loop's thread (`send`, `shutdown`, `status`
+/// included).
 public final class APNsClient: NotificationSender {
+    private struct PoolKey: Hashable {
+        var credential: CredentialID
+        var environment: APNsEnvironment
+    }
+
     public let loop: EventLoop
     public let configuration: APNsClientConfiguration
-    let production: APNsPool
-    let development: APNsPool
+    private var pools: [PoolKey: APNsPool] = [:]
+    /// The pool of the last send: with one app (the common case) every
+    /// send finds it without hashing (callgrind: the dictionary lookup was
+    /// most of the 2 % the per-credential pools added per notification).
+    private var lastPool: (key: PoolKey, pool: APNsPool)?
+    /// Pools closing (idle, retired): kept until their last stream ended.
+    private var closingPools: [ObjectIdentifier: APNsPool] = [:]
+    /// Counts of pools closed, kept for `status`.
+    private var closedCounters = APNsCounters()
+    private var sweepTimer: TimerID?
+    private var isShutDown = false
     public private(set) var lastCredentialRejection: APNsCredentialRejection?
+    private var lastConnectFailure: ConnectionFailure?
+    private var lastConnectionLoss: ConnectionFailure?
 
     public init(loop: EventLoop, configuration: APNsClientConfiguration) {
         // OpenSSL writes to the socket with write(2), not send(MSG_NOSIGNAL):
@@ -98,75 +134,157 @@ public final class APNsClient: NotificationSender {
         ignoreSIGPIPE()
         self.loop = loop
         self.configuration = configuration
-        func makePool(_ environment: APNsEnvironment) -> APNsPool {
-            let host = configuration.host(for: environment)
-            let endpoint = APNsEndpoint(
-                host: host.host, port: host.port,
-                authority: host.port == 443 ? host.host : host.description,
-                tlsContext: configuration.tlsContext, tokenProvider: configuration.tokenProvider,
-                connectTimeout: configuration.connectTimeout, pingInterval: configuration.pingInterval,
-                pingTimeout: configuration.pingTimeout, wallClock: configuration.wallClock)
-            let limits = APNsPoolLimits(
-                maxConnections: max(1, configuration.maxConnectionsPerEnvironment),
-                maxQueued: max(0, configuration.maxQueuedPerEnvironment),
-                answerTimeout: configuration.answerTimeout,
-                backoffBase: configuration.backoffBase, backoffCap: configuration.backoffCap)
-            return APNsPool(environment: environment, loop: loop, endpoint: endpoint, limits: limits)
-        }
-        production = makePool(.production)
-        development = makePool(.development)
-        for pool in [production, development] {
-            let environment = pool.environment
-            pool.onCredentialRejection = { [weak self] status, reason in
-                guard let self else { return }
-                self.lastCredentialRejection = APNsCredentialRejection(
-                    environment: environment, status: status, reason: reason, time: self.configuration.wallClock())
-            }
-        }
     }
 
     /// `NotificationSender`: the outcome only.
     public func send(_ notification: APNsNotification, completion: @escaping (DeliveryOutcome) -> Void) {
-        let request = PendingRequest(notification: notification, completion: .outcome(completion))
-        pool(for: notification.environment).send(request)
+        send(PendingRequest(notification: notification, completion: .outcome(completion)))
     }
 
     /// The outcome and, for 410, APNs' timestamp. `deliveryCompletion` runs
     /// exactly once, on the loop thread, never inside this call.
     public func send(_ notification: APNsNotification, deliveryCompletion: @escaping (APNsDelivery) -> Void) {
-        let request = PendingRequest(notification: notification, completion: deliveryCompletion)
-        pool(for: notification.environment).send(request)
+        send(PendingRequest(notification: notification, completion: deliveryCompletion))
     }
+
+    private func send(_ request: PendingRequest) {
+        let key = PoolKey(credential: request.notification.credential, environment: request.notification.environment)
+        if let last = lastPool, last.key == key { return last.pool.send(request) }
+        if let pool = pools[key] {
+            lastPool = (key, pool)
+            return pool.send(request)
+        }
+        let outcome: DeliveryOutcome
+        do {
+            if let credential = try configuration.credentials.endpointCredential(key.credential), !isShutDown {
+                let pool = makePool(key, credential: credential)
+                pools[key] = pool
+                lastPool = (key, pool)
+                armSweep()
+                return pool.send(request)
+            }
+            // Shut down, or a credential a reload retired after the request
+            // was routed (the daemon swaps the apps on every loop first, so
+            // this does not happen; it must not crash if it does).
+            outcome = .allConnectionsDown
+        } catch {
+            outcome = .tlsFailed("cannot set up TLS for \(key.credential): \(error)")
+        }
+        loop.schedule(after: .zero) { request.complete(APNsDelivery(outcome: outcome)) }
+    }
+
+    private func makePool(_ key: PoolKey, credential: APNsEndpointCredential) -> APNsPool {
+        let host = configuration.host(for: key.environment)
+        let endpoint = APNsEndpoint(
+            host: host.host, port: host.port,
+            authority: host.port == 443 ? host.host : host.description,
+            tlsContext: credential.tlsContext, tokenProvider: credential.tokenProvider,
+            connectTimeout: configuration.connectTimeout, pingInterval: configuration.pingInterval,
+            pingTimeout: configuration.pingTimeout, wallClock: configuration.wallClock)
+        let limits = APNsPoolLimits(
+            maxConnections: max(1, configuration.maxConnectionsPerEnvironment),
+            maxQueued: max(0, configuration.maxQueuedPerEnvironment),
+            answerTimeout: configuration.answerTimeout,
+            backoffBase: configuration.backoffBase, backoffCap: configuration.backoffCap)
+        let pool = APNsPool(environment: key.environment, loop: loop, endpoint: endpoint, limits: limits)
+        let environment = key.environment
+        pool.onCredentialRejection = { [weak self] status, reason in
+            guard let self else { return }
+            self.lastCredentialRejection = APNsCredentialRejection(
+                environment: environment, status: status, reason: reason, time: self.configuration.wallClock())
+        }
+        return pool
+    }
+
+    // MARK: Idle and retired pools
+
+    private func armSweep() {
+        guard sweepTimer == nil, !isShutDown else { return }
+        sweepTimer = loop.schedule(after: configuration.idleSweepInterval) { [weak self] in
+            guard let self else { return }
+            self.sweepTimer = nil
+            self.closeIdlePools()
+            if !self.pools.isEmpty { self.armSweep() }
+        }
+    }
+
+    /// Closes every pool with nothing queued or in flight whose credential
+    /// is retired or that carried nothing for `idleTimeout`.
+    func closeIdlePools() {
+        let idleNanoseconds = configuration.idleTimeout.saturatingNanoseconds
+        for (key, pool) in pools where pool.queuedCount == 0 && pool.inFlightCount == 0 {
+            let retired = !configuration.credentials.contains(key.credential)
+            guard retired || loop.now &- pool.lastSend >= idleNanoseconds else { continue }
+            pools.removeValue(forKey: key)
+            if lastPool?.key == key { lastPool = nil }
+            close(pool)
+        }
+    }
+
+    private func close(_ pool: APNsPool) {
+        let id = ObjectIdentifier(pool)
+        closingPools[id] = pool
+        pool.shutdown { [weak self] in
+            guard let self, let pool = self.closingPools.removeValue(forKey: id) else { return }
+            self.remember(pool)
+        }
+    }
+
+    /// Keeps what `status` reports of a pool that is gone.
+    private func remember(_ pool: APNsPool) {
+        closedCounters = closedCounters + pool.counters
+        lastConnectFailure = pool.lastConnectFailure ?? lastConnectFailure
+        lastConnectionLoss = pool.lastConnectionLoss ?? lastConnectionLoss
+    }
+
+    // MARK: Shutdown and status
 
     /// Graceful: waiting requests fail (`.allConnectionsDown`), new sends fail
     /// the same way, GOAWAY goes to every connection, open streams finish
     /// (at most the answer timeout), connections close, then `done` runs.
     public func shutdown(_ done: @escaping () -> Void) {
-        var remaining = 2
+        isShutDown = true
+        if let sweepTimer { loop.cancel(sweepTimer) }
+        sweepTimer = nil
+        let all = Array(pools.values) + Array(closingPools.values)
+        var remaining = all.count + 1
         let one = {
             remaining -= 1
             if remaining == 0 { done() }
         }
-        production.shutdown(one)
-        development.shutdown(one)
+        for pool in all { pool.shutdown(one) }
+        one()
     }
 
     public var status: APNsClientStatus {
         var connections: [APNsConnectionState: Int] = [:]
-        production.connectionCounts(into: &connections)
-        development.connectionCounts(into: &connections)
+        var counters = closedCounters
+        var inFlight = 0
+        var queued = 0
+        var rejected = false
+        var connectFailure: ConnectionFailure?
+        var connectionLoss: ConnectionFailure?
+        for pool in Array(pools.values) + Array(closingPools.values) {
+            pool.connectionCounts(into: &connections)
+            counters = counters + pool.counters
+            inFlight += pool.inFlightCount
+            queued += pool.queuedCount
+            rejected = rejected || pool.credentialsRejected
+            connectFailure = connectFailure ?? pool.lastConnectFailure
+            connectionLoss = connectionLoss ?? pool.lastConnectionLoss
+        }
         return APNsClientStatus(
-            connections: connections,
-            inFlight: production.inFlightCount + development.inFlightCount,
-            queued: production.queuedCount + development.queuedCount,
-            counters: production.counters + development.counters,
-            lastCredentialRejection: lastCredentialRejection,
-            credentialsRejected: production.credentialsRejected || development.credentialsRejected,
-            lastConnectFailure: production.lastConnectFailure ?? development.lastConnectFailure,
-            lastConnectionLoss: production.lastConnectionLoss ?? development.lastConnectionLoss)
+            connections: connections, inFlight: inFlight, queued: queued, counters: counters,
+            lastCredentialRejection: lastCredentialRejection, credentialsRejected: rejected,
+            lastConnectFailure: connectFailure ?? lastConnectFailure,
+            lastConnectionLoss: connectionLoss ?? lastConnectionLoss)
     }
 
-    private func pool(for environment: APNsEnvironment) -> APNsPool {
-        environment == .production ? production : development
+    /// Open pools (credential and environment pairs) on this loop.
+    public var poolCount: Int { pools.count }
+
+    /// The open pool of one credential and environment, if any.
+    func existingPool(_ environment: APNsEnvironment, credential: CredentialID = .primary) -> APNsPool? {
+        pools[PoolKey(credential: credential, environment: environment)]
     }
 }

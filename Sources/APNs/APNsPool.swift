@@ -53,6 +53,9 @@ final class APNsPool: APNsConnectionOwner {
     private var resendQueue = RequestQueue()
     private(set) var queuedCount = 0
     private(set) var inFlightCount = 0
+    /// When `send` last ran (loop nanoseconds): the client closes a pool
+    /// idle for its idle timeout.
+    private(set) var lastSend: UInt64 = 0
 
     private var consecutiveFailures = 0
     private var backoffUntil: UInt64 = 0
@@ -83,6 +86,7 @@ final class APNsPool: APNsConnectionOwner {
 
     func send(_ request: PendingRequest) {
         counters.sent += 1
+        lastSend = loop.now
         if isShuttingDown { return failLater(request, .allConnectionsDown) }
         if queuedCount == 0, let connection = connection(taking: request) {
             switch connection.submit(request) {

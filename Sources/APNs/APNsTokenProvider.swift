@@ -35,9 +35,11 @@ public final class APNsTokenProvider: Sendable {
     private let current: Mutex<Current>
 
     /// Signs the first token at once, so an unusable key fails startup.
-    public init(signer: ES256Signer, keyID: String, teamID: String, now: Int) throws(APNsStartupError) {
-        try Self.checkField(keyID, variable: "TOKEN_KEY_ID")
-        try Self.checkField(teamID, variable: "TOKEN_TEAM_ID")
+    /// `names` say where key id, team id and key came from, for errors.
+    public init(signer: ES256Signer, keyID: String, teamID: String, now: Int,
+                names: CredentialNames = .environment) throws(APNsStartupError) {
+        try Self.checkField(keyID, variable: names.keyID)
+        try Self.checkField(teamID, variable: names.teamID)
         self.signer = signer
         self.keyID = keyID
         self.teamID = teamID
@@ -45,7 +47,7 @@ public final class APNsTokenProvider: Sendable {
         do {
             token = try Self.makeJWT(signer: signer, keyID: keyID, teamID: teamID, issuedAt: now)
         } catch {
-            throw .invalidTokenField(variable: "TOKEN_AUTH_KEY_FILENAME", reason: error.description)
+            throw .invalidTokenField(variable: names.p8File, reason: error.description)
         }
         current = Mutex(Current(token: token, issuedAt: now))
     }

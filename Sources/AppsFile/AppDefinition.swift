@@ -3,7 +3,7 @@ import RelayCore
 /// One `[[app]]` of the apps file (issue #12, ARCHITECTURE.md §4 "The apps
 /// file"), validated, its `${NAME}` references expanded, its credentials not
 /// yet loaded (the relay loads each `CredentialSpec` when it starts or
-/// reloads). Holds secrets inside `credentials`: log `CredentialSpec.kind`,
+/// reloads). Holds secrets inside `credentials`: log `CredentialSpec.source`,
 /// never the value.
 public struct AppDefinition: Sendable, Equatable {
     /// The app's name in URLs (`/relay-to/<id>/…`, `/push/<id>/…`).

@@ -18,6 +18,9 @@ public struct APNsNotification: Sendable, Equatable {
     public var apnsID: String
     /// The TTL used (capped), for the relay's `TTL` response header.
     public var ttl: Int
+    /// Which of the relay's credentials sends it (the app's, for its
+    /// environment): the APNs client keeps connections per credential.
+    public var credential: CredentialID = .primary
 }
 
 /// Builds the APNs request for a validated message, its payload in the

@@ -35,6 +35,10 @@ public struct Configuration: Sendable, Equatable {
     public var productionHost = HostAndPort(host: "api.push.apple.com", port: 443)
     public var developmentHost = HostAndPort(host: "api.sandbox.push.apple.com", port: 443)
 
+    /// The apps file (TOML, issue #12); nil: one app, described by the
+    /// variables above.
+    public var appsFile: String? = nil
+
     // MARK: Limits and timeouts (ARCHITECTURE.md §6)
     public var maxHeaderBytes = 16 * 1024
     public var maxBodyBytes = 8 * 1024
@@ -48,8 +52,12 @@ public struct Configuration: Sendable, Equatable {
     public var apnsAnswerTimeout: Duration = .seconds(8)
     public var apnsPingInterval: Duration = .seconds(60)
     public var apnsPingTimeout: Duration = .seconds(5)
-    /// Connections to each APNs environment, per event loop.
+    /// Connections to each APNs environment, per credential and event loop.
     public var apnsMaxConnections = 4
+    /// A credential's connections to one environment close after this long
+    /// without a notification (issue #12: pools are opened by the first push
+    /// and closed after a long idle time); the next push opens them again.
+    public var apnsIdleTimeout: Duration = .seconds(3600)
     public var shutdownGrace: Duration = .seconds(10)
 
     // MARK: Metrics
@@ -131,6 +139,7 @@ extension Configuration {
         .init(name: "TOKEN_KEY_ID", defaultText: "unset", help: "key id of the .p8 key (JWT kid)"),
         .init(name: "TOKEN_TEAM_ID", defaultText: "unset", help: "Apple developer team id (JWT iss)"),
         .init(name: "TOPIC", defaultText: "certificate UID, else \(defaultTopic)", help: "apns-topic: the app's bundle id"),
+        .init(name: "APPS_FILE", defaultText: "unset (one app)", help: "TOML file of several apps (config/apps.example.toml); SIGHUP reloads it"),
         .init(name: "CA_FILENAME", defaultText: "system roots", help: "PEM roots trusted for the APNs servers"),
         .init(name: "APNS_PRODUCTION_HOST", defaultText: defaults.productionHost.description, help: "host[:port] of APNs production"),
         .init(name: "APNS_DEVELOPMENT_HOST", defaultText: defaults.developmentHost.description, help: "host[:port] of APNs development (sandbox)"),
@@ -146,6 +155,7 @@ extension Configuration {
         .init(name: "APNS_PING_INTERVAL", defaultText: secondsText(defaults.apnsPingInterval), help: "seconds of idle before an APNs connection is PINGed"),
         .init(name: "APNS_PING_TIMEOUT", defaultText: secondsText(defaults.apnsPingTimeout), help: "seconds to wait for a PING answer before reconnecting"),
         .init(name: "APNS_MAX_CONNECTIONS", defaultText: String(defaults.apnsMaxConnections), help: "connections to each APNs environment per thread (opened as streams or flow-control window fill)"),
+        .init(name: "APNS_IDLE_TIMEOUT", defaultText: secondsText(defaults.apnsIdleTimeout), help: "seconds without a notification after which a credential's APNs connections close"),
         .init(name: "SHUTDOWN_GRACE", defaultText: secondsText(defaults.shutdownGrace), help: "seconds to finish in-flight requests on SIGTERM"),
         .init(name: "THREADS", defaultText: "one per core", help: "event loop threads"),
         .init(name: "LOG_LEVEL", defaultText: defaults.logLevel.name, help: "debug, info, warning or error"),
@@ -193,6 +203,7 @@ extension Configuration {
         if let text = value("TOKEN_TEAM_ID") { tokenTeamID = text }
         if let text = value("TOPIC") { topic = text }
         if let text = value("CA_FILENAME") { caFile = text }
+        if let text = value("APPS_FILE") { appsFile = text }
         for (name, keyPath) in [("APNS_PRODUCTION_HOST", \Configuration.productionHost),
                                 ("APNS_DEVELOPMENT_HOST", \Configuration.developmentHost)] {
             if let text = value(name) {
@@ -225,6 +236,7 @@ extension Configuration {
             ("APNS_TIMEOUT", \.apnsAnswerTimeout),
             ("APNS_PING_INTERVAL", \.apnsPingInterval),
             ("APNS_PING_TIMEOUT", \.apnsPingTimeout),
+            ("APNS_IDLE_TIMEOUT", \.apnsIdleTimeout),
             ("SHUTDOWN_GRACE", \.shutdownGrace),
         ]
         for (name, keyPath) in durations {
@@ -266,17 +278,19 @@ extension Configuration {
 
     /// Which credential the configuration selects, in webpush-apn-relay's
     /// order of precedence.
-    public var credentialSource: CredentialSource {
+    public var credentialSpec: CredentialSpec {
         if let file = tokenKeyFile, let keyID = tokenKeyID, let teamID = tokenTeamID {
-            return .token(keyFile: file, keyID: keyID, teamID: teamID)
+            return .p8File(path: file, keyID: keyID, teamID: teamID)
         }
-        if let base64 = p12Base64 { return .p12Base64(base64) }
-        return .p12File(p12File)
+        if let base64 = p12Base64 { return .p12Base64(base64, password: p12Password) }
+        return .p12File(path: p12File, password: p12Password)
     }
-}
 
-public enum CredentialSource: Sendable, Equatable {
-    case token(keyFile: String, keyID: String, teamID: String)
-    case p12Base64(String)
-    case p12File(String)
+    /// Whether the variables describe an app of their own (issue #12): with
+    /// an apps file, that app is then the default app. They do when they
+    /// name a credential (token auth, `P12_BASE64`, a `P12_FILENAME` other
+    /// than the default) or the default `toot-relay.p12` exists.
+    public func describesApp(fileExists: (String) -> Bool) -> Bool {
+        tokenKeyFile != nil || p12Base64 != nil || p12File != Configuration.defaults.p12File || fileExists(p12File)
+    }
 }

@@ -2,7 +2,7 @@
 /// §4): the environment variables describe one (`Configuration.credentialSpec`),
 /// each app of the apps file one per environment (issue #12). The names follow
 /// the apps file's keys. Holds secrets (passwords, key text): never log one;
-/// `kind` is the log-safe part.
+/// `source` is the log-safe part.
 public enum CredentialSpec: Sendable, Hashable {
     /// `p12-file` / `P12_FILENAME`: a PKCS#12 file with certificate and key.
     case p12File(path: String, password: String)
@@ -13,14 +13,14 @@ public enum CredentialSpec: Sendable, Hashable {
     /// `p8`: the same key's PEM text.
     case p8(pem: String, keyID: String, teamID: String)
 
-    /// Certificate or token auth, and where from, without any secret:
-    /// "certificate (p12-file /etc/x.p12)", "token (p8, key id ABC)".
-    public var kind: String {
+    /// Where the credential is read from, without any secret:
+    /// "p12-file /etc/toot-relay/toot.p12", "p12-base64", "p8-file /etc/…", "p8".
+    public var source: String {
         switch self {
-        case .p12File(let path, _): "certificate (p12-file \(path))"
-        case .p12Base64: "certificate (p12-base64)"
-        case .p8File(let path, let keyID, let teamID): "token (p8-file \(path), key id \(keyID), team \(teamID))"
-        case .p8(_, let keyID, let teamID): "token (p8, key id \(keyID), team \(teamID))"
+        case .p12File(let path, _): "p12-file \(path)"
+        case .p12Base64: "p12-base64"
+        case .p8File(let path, _, _): "p8-file \(path)"
+        case .p8: "p8"
         }
     }
 }

@@ -1,44 +1,134 @@
 // Which app a request is for (issue #12): the app reference a URL gives
-// (Routing.swift) resolved against the apps the relay serves. Today that is
-// the default app, configured by the environment (ARCHITECTURE.md §4).
+// (Routing.swift) resolved against the apps the relay serves: the app the
+// environment variables describe (the default app, id "default") and the
+// apps of the apps file (ARCHITECTURE.md §4).
+
+import Synchronization
+
+/// One loaded APNs credential (a certificate or a token key), by a number
+/// the process gives it: apps that share a credential share its id, and so
+/// its APNs connections (several topics on one connection is what token
+/// auth allows). A credential changed by a reload gets a new id; an id is
+/// never reused.
+public struct CredentialID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public var rawValue: Int
+    public init(_ rawValue: Int) { self.rawValue = rawValue }
+    /// The credential of a relay with one app (and of tests).
+    public static let primary = CredentialID(0)
+    public static func < (a: CredentialID, b: CredentialID) -> Bool { a.rawValue < b.rawValue }
+    public var description: String { "credential \(rawValue)" }
+}
+
+/// What APNs last said about one app's credentials, shared by every loop:
+/// a 403 marks them rejected, a 2xx clears that (ARCHITECTURE.md §1). Per
+/// app, so one app's expired certificate does not fail the others' health.
+public final class AppHealth: Sendable {
+    private let rejected = Atomic<Bool>(false)
+
+    public init() {}
+
+    public var credentialsRejected: Bool { rejected.load(ordering: .relaxed) }
+
+    public func record(rejected isRejected: Bool, succeeded: Bool) {
+        if isRejected {
+            rejected.store(true, ordering: .relaxed)
+        } else if succeeded {
+            rejected.store(false, ordering: .relaxed)
+        }
+    }
+}
 
 /// One app the relay sends notifications for.
 public struct RelayApp: Sendable, Equatable {
-    /// The app's name in URLs; nil for the app the environment configures,
-    /// which has none.
-    public var id: String?
+    /// The id the app file gave the app, or the name of the default app.
+    public static let defaultID = "default"
+
+    /// The app's name in URLs (`/relay-to/<id>/…`, `/push/<id>/…`), log
+    /// lines and metrics.
+    public var id: String
     /// `apns-topic`: the app's bundle id.
     public var topic: String
     /// The app's own `aps.alert`; nil for each dialect's default.
     public var alert: APNsAlert?
+    /// The credential of each environment; nil: the environment is
+    /// disabled for this app (a push to it is 404).
+    public var production: CredentialID?
+    public var development: CredentialID?
+    /// Kept across a reload for an app whose id stays.
+    public var health: AppHealth
 
-    public init(id: String? = nil, topic: String, alert: APNsAlert? = nil) {
+    public init(id: String = RelayApp.defaultID, topic: String, alert: APNsAlert? = nil,
+                production: CredentialID? = .primary, development: CredentialID? = .primary,
+                health: AppHealth = AppHealth()) {
         self.id = id
         self.topic = topic
         self.alert = alert
+        self.production = production
+        self.development = development
+        self.health = health
+    }
+
+    public func credential(for environment: APNsEnvironment) -> CredentialID? {
+        environment == .production ? production : development
+    }
+
+    public static func == (a: RelayApp, b: RelayApp) -> Bool {
+        a.id == b.id && a.topic == b.topic && a.alert == b.alert && a.production == b.production
+            && a.development == b.development && a.health === b.health
     }
 }
 
-/// The apps the relay serves.
+/// The apps the relay serves: a value, swapped whole on every loop by a
+/// reload.
 public struct RelayApps: Sendable, Equatable {
+    /// Every app, the default one included, in the file's order.
+    public private(set) var all: [RelayApp]
     /// The app of the URLs without an app part; nil when there is none
     /// (those URLs then answer 404).
-    public var defaultApp: RelayApp?
+    public private(set) var defaultApp: RelayApp?
+    /// Index into `all` by id.
+    private var byID: [String: Int]
+    /// Index into `all` by topic.
+    private var byTopic: [String: Int]
 
+    /// `apps` have unique ids and topics (the loader checked);
+    /// `defaultAppID` names one of them, or nil for none.
+    public init(_ apps: [RelayApp], defaultAppID: String?) {
+        all = apps
+        byID = [:]
+        byTopic = [:]
+        for (index, app) in apps.enumerated() {
+            precondition(byID.updateValue(index, forKey: app.id) == nil, "app id \(app.id) given twice")
+            byTopic[app.topic] = byTopic[app.topic] ?? index
+        }
+        defaultApp = defaultAppID.flatMap { byID[$0] }.map { apps[$0] }
+        precondition((defaultAppID == nil) == (defaultApp == nil), "default app \(defaultAppID ?? "") is not an app")
+    }
+
+    /// One app, the default.
     public init(defaultApp: RelayApp?) {
-        self.defaultApp = defaultApp
+        self.init(defaultApp.map { [$0] } ?? [], defaultAppID: defaultApp?.id)
     }
 
     /// The app `reference` names, nil for none (404): a URL without an app
-    /// part names the default app; a name is an app's id or, as Mona's
-    /// `/push/<bundle-id>/…` has it, an app's topic.
+    /// part names the default app; `/relay-to/<app>/…` an app's id;
+    /// `/push/<app-or-topic>/…` an app's id or, as Mona's fork has it, an
+    /// app's topic.
     public func app(for reference: AppReference) -> RelayApp? {
         switch reference {
         case .defaultApp:
             return defaultApp
-        case .named(let name):
-            guard let defaultApp else { return nil }
-            return defaultApp.id == name || defaultApp.topic == name ? defaultApp : nil
+        case .id(let id):
+            return byID[id].map { all[$0] }
+        case .idOrTopic(let name):
+            return (byID[name] ?? byTopic[name]).map { all[$0] }
         }
+    }
+
+    /// The health check's verdict: true only when every app's credentials
+    /// are rejected (one app's expired certificate must not take the others
+    /// out of a load balancer); false with no app.
+    public var allCredentialsRejected: Bool {
+        !all.isEmpty && all.allSatisfy { $0.health.credentialsRejected }
     }
 }

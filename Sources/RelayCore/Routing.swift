@@ -1,5 +1,5 @@
 // The inbound contract of ARCHITECTURE.md §1, part one: which route a
-// request target names (`/relay-to/<env>/<token>[/<extra…>]`, the metatext
+// request target names (`/relay-to/[<app>/]<env>/<token>[/<extra…>]`, the metatext
 // dialect `/push/[<app-or-topic>/]<token>/<id>[?sandbox=true]`, the health
 // check), with the percent-decoding of `<extra…>`, `<id>` and `<app-or-topic>`.
 
@@ -15,9 +15,11 @@ public enum APNsEnvironment: String, Sendable, Equatable {
 public enum AppReference: Sendable, Equatable {
     /// A URL without an app part: the relay's default app.
     case defaultApp
+    /// `<app>` of `/relay-to/<app>/<env>/…`: an app's id.
+    case id(String)
     /// `<app-or-topic>` of `/push/<app-or-topic>/…`, percent-decoded: an
     /// app's id, or its topic (Mona puts its bundle id there).
-    case named(String)
+    case idOrTopic(String)
 }
 
 /// Which APNs payload a request's notification carries (ARCHITECTURE.md §2).
@@ -61,8 +63,9 @@ public struct RelayTarget: Sendable, Equatable {
 
 public enum Route: Sendable, Equatable {
     case relay(RelayTarget)
-    /// `GET` or `HEAD /relay-to/_health`.
-    case health
+    /// `GET` or `HEAD /relay-to/_health` (app nil: the relay as a whole) or
+    /// `/relay-to/_health/<app>` (one app, by id).
+    case health(app: String?)
     /// 405; `allow` is the value for the `Allow` header (RFC 9110 §15.5.6).
     case methodNotAllowed(allow: String)
     case notFound
@@ -99,23 +102,47 @@ private func route(method: String, target: UnsafeBufferPointer<UInt8>) -> Route 
     }
     let rest = path.dropFirst(prefix.count)
 
-    if rest.elementsEqual("_health".utf8) {
-        return method == "GET" || method == "HEAD" ? .health : .methodNotAllowed(allow: "GET, HEAD")
+    // The first byte first: a generic starts(with:) on every request cost
+    // about 500 instructions (callgrind), and only `_health` starts with `_`
+    // in practice.
+    if rest.first == UInt8(ascii: "_"), rest.starts(with: "_health".utf8) {
+        let afterHealth = rest.dropFirst("_health".utf8.count)
+        let app: String?
+        if afterHealth.isEmpty {
+            app = nil
+        } else if afterHealth.first == UInt8(ascii: "/"), afterHealth.count > 1,
+                  !afterHealth.dropFirst().contains(UInt8(ascii: "/")) {
+            app = percentDecodedText(afterHealth.dropFirst())
+        } else {
+            return routeRelay(method: method, rest: rest)
+        }
+        return method == "GET" || method == "HEAD" ? .health(app: app) : .methodNotAllowed(allow: "GET, HEAD")
     }
+    return routeRelay(method: method, rest: rest)
+}
+
+/// `/relay-to/` is behind `rest`: `<env>/<token>[/<extra…>]` (the default
+/// app) or `<app>/<env>/<token>[/<extra…>]` (issue #12; an app's id is
+/// never an environment's name, so the two cannot be confused).
+@inline(__always)
+private func routeRelay(method: String, rest: TargetBytes) -> Route {
     guard method == "POST" else { return .methodNotAllowed(allow: "POST") }
 
     let slash = UInt8(ascii: "/")
-    guard let environmentEnd = rest.firstIndex(of: slash) else { return .notFound }
-    let environmentName = rest[..<environmentEnd]
-    let environment: APNsEnvironment
-    if environmentName.elementsEqual(APNsEnvironment.production.rawValue.utf8) {
-        environment = .production
-    } else if environmentName.elementsEqual(APNsEnvironment.development.rawValue.utf8) {
-        environment = .development
-    } else {
-        return .notFound
+    guard let firstEnd = rest.firstIndex(of: slash) else { return .notFound }
+    var app = AppReference.defaultApp
+    var environmentName = rest[..<firstEnd]
+    var afterEnvironment = rest[(firstEnd + 1)...]
+    var environment = environmentNamed(environmentName)
+    if environment == nil {
+        // `<app>/<env>/…`
+        guard !environmentName.isEmpty, let secondEnd = afterEnvironment.firstIndex(of: slash) else { return .notFound }
+        app = .id(percentDecodedText(environmentName))
+        environmentName = afterEnvironment[..<secondEnd]
+        afterEnvironment = afterEnvironment[(secondEnd + 1)...]
+        environment = environmentNamed(environmentName)
     }
-    let afterEnvironment = rest[(environmentEnd + 1)...]
+    guard let environment else { return .notFound }
     let tokenEnd = afterEnvironment.firstIndex(of: slash) ?? afterEnvironment.endIndex
     guard let deviceToken = normalizedDeviceToken(afterEnvironment[..<tokenEnd]) else { return .notFound }
 
@@ -124,7 +151,15 @@ private func route(method: String, target: UnsafeBufferPointer<UInt8>) -> Route 
         let rawExtra = afterEnvironment[(tokenEnd + 1)...]
         if !rawExtra.isEmpty { extra = percentDecodedText(rawExtra) }
     }
-    return .relay(RelayTarget(environment: environment, deviceToken: deviceToken, extra: extra))
+    return .relay(RelayTarget(app: app, environment: environment, deviceToken: deviceToken,
+                              dialect: .tootRelay(extra: extra)))
+}
+
+@inline(__always)
+private func environmentNamed(_ name: TargetBytes) -> APNsEnvironment? {
+    if name.elementsEqual(APNsEnvironment.production.rawValue.utf8) { return .production }
+    if name.elementsEqual(APNsEnvironment.development.rawValue.utf8) { return .development }
+    return nil
 }
 
 /// `/push/` is behind `rest`: `<token>/<id>` or `<app-or-topic>/<token>/<id>`.
@@ -136,7 +171,7 @@ private func routePush(method: String, rest: TargetBytes, query: TargetBytes) ->
     guard (2...3).contains(segments.count), segments.allSatisfy({ !$0.isEmpty }),
           let deviceToken = normalizedDeviceToken(segments[segments.count - 2])
     else { return .notFound }
-    let app: AppReference = segments.count == 3 ? .named(percentDecodedText(segments[0])) : .defaultApp
+    let app: AppReference = segments.count == 3 ? .idOrTopic(percentDecodedText(segments[0])) : .defaultApp
     return .relay(RelayTarget(
         app: app, environment: isSandboxQuery(query) ? .development : .production, deviceToken: deviceToken,
         dialect: .metatext(id: percentDecodedText(segments[segments.count - 1]))))

@@ -425,7 +425,7 @@ extension APNsConnectionTests {
         // writable event (no readable one) makes the connection write now,
         // as when the server's close lands between a read and the write.
         let wroteAfterClose = client.onLoop { apns -> Bool in
-            guard let connection = apns.development.connections.first else { return false }
+            guard let connection = apns.development?.connections.first else { return false }
             apns.send(last) { outcome in outcomes.withLock { $0[0] = outcome } }
             connection.handleIO(.writable)
             // Bounded wait for the emulator's answer, GOAWAY and close: they

@@ -20,7 +20,7 @@ struct ConfigurationTests {
         #expect(configuration.keepAliveTimeout == .seconds(75))
         #expect(configuration.maxConnections == 16384)
         #expect(configuration.maxInFlight == 20000)
-        #expect(configuration.credentialSource == .p12File("toot-relay.p12"))
+        #expect(configuration.credentialSpec == .p12File(path: "toot-relay.p12", password: ""))
         #expect(configuration.logLevel == .info)
         #expect(configuration.metricsPort == nil)
         #expect(configuration.metricsBindAddress == "127.0.0.1")
@@ -83,6 +83,7 @@ struct ConfigurationTests {
             "KEY_FILENAME": "toot-relay.key", "P12_FILENAME": "toot-relay.p12", "P12_BASE64": "unset",
             "P12_PASSWORD": "empty", "TOKEN_AUTH_KEY_FILENAME": "unset", "TOKEN_KEY_ID": "unset",
             "TOKEN_TEAM_ID": "unset", "TOPIC": "certificate UID, else cx.c3.toot", "CA_FILENAME": "system roots",
+            "APPS_FILE": "unset (one app)", "APNS_IDLE_TIMEOUT": "3600",
             "APNS_PRODUCTION_HOST": "api.push.apple.com:443",
             "APNS_DEVELOPMENT_HOST": "api.sandbox.push.apple.com:443", "MAX_HEADER_BYTES": "16384",
             "MAX_BODY_BYTES": "8192", "HEADER_TIMEOUT": "10", "BODY_TIMEOUT": "10", "KEEPALIVE_TIMEOUT": "75",
@@ -124,7 +125,7 @@ struct ConfigurationTests {
         let configuration = try Configuration(environment: ["PORT": "", "TOPIC": "", "P12_BASE64": ""])
         #expect(configuration.port == 42069)
         #expect(configuration.topic == nil)
-        #expect(configuration.credentialSource == .p12File("toot-relay.p12"))
+        #expect(configuration.credentialSpec == .p12File(path: "toot-relay.p12", password: ""))
     }
 
     @Test("token auth wins over P12_BASE64, which wins over P12_FILENAME")
@@ -133,11 +134,22 @@ struct ConfigurationTests {
             "TOKEN_AUTH_KEY_FILENAME": "k.p8", "TOKEN_KEY_ID": "ABC123", "TOKEN_TEAM_ID": "TEAM",
             "P12_BASE64": "AAAA", "P12_FILENAME": "x.p12",
         ])
-        #expect(all.credentialSource == .token(keyFile: "k.p8", keyID: "ABC123", teamID: "TEAM"))
+        #expect(all.credentialSpec == .p8File(path: "k.p8", keyID: "ABC123", teamID: "TEAM"))
         let base64 = try Configuration(environment: ["P12_BASE64": "AAAA", "P12_FILENAME": "x.p12"])
-        #expect(base64.credentialSource == .p12Base64("AAAA"))
+        #expect(base64.credentialSpec == .p12Base64("AAAA", password: ""))
         let file = try Configuration(environment: ["P12_FILENAME": "x.p12"])
-        #expect(file.credentialSource == .p12File("x.p12"))
+        #expect(file.credentialSpec == .p12File(path: "x.p12", password: ""))
+    }
+
+    @Test("the variables describe an app when they name a credential or toot-relay.p12 exists", arguments: [
+        ([String: String](), false, false), ([:], true, true),
+        (["P12_FILENAME": "other.p12"], false, true), (["P12_BASE64": "AAAA"], false, true),
+        (["TOKEN_AUTH_KEY_FILENAME": "k.p8", "TOKEN_KEY_ID": "K", "TOKEN_TEAM_ID": "T"], false, true),
+        (["P12_PASSWORD": "x", "TOPIC": "com.example.app"], false, false),
+    ])
+    func describesApp(environment: [String: String], defaultFileExists: Bool, expected: Bool) throws {
+        let configuration = try Configuration(environment: environment)
+        #expect(configuration.describesApp(fileExists: { $0 == "toot-relay.p12" && defaultFileExists }) == expected)
     }
 
     @Test("a partial token configuration is refused rather than ignored")

@@ -44,16 +44,36 @@ struct PushRouteTests {
 
     @Test("an app reference resolves to the default app by nothing, its id or its topic, and to nothing else",
           arguments: [
-              (AppReference.defaultApp, true), (.named("com.example.app"), true), (.named("toot"), true),
-              (.named("com.example.other"), false), (.named("COM.EXAMPLE.APP"), false), (.named(""), false),
+              (AppReference.defaultApp, Optional("default")), (.idOrTopic("com.example.app"), "default"),
+              (.idOrTopic("default"), "default"), (.id("default"), "default"),
+              (.idOrTopic("toot"), "toot"), (.id("toot"), "toot"), (.idOrTopic("com.example.toot"), "toot"),
+              (.id("com.example.toot"), nil), (.idOrTopic("com.example.other"), nil),
+              (.idOrTopic("COM.EXAMPLE.APP"), nil), (.idOrTopic(""), nil), (.id(""), nil),
           ])
-    func resolvesApps(reference: AppReference, found: Bool) {
-        let app = RelayApp(id: "toot", topic: "com.example.app")
-        #expect(RelayApps(defaultApp: app).app(for: reference) == (found ? app : nil))
-        // The environment's app has no id: only its topic names it.
-        let unnamed = RelayApp(topic: "com.example.app")
-        let byName = reference == .named("toot")
-        #expect(RelayApps(defaultApp: unnamed).app(for: reference) == (found && !byName ? unnamed : nil))
-        #expect(RelayApps(defaultApp: nil).app(for: reference) == nil)
+    func resolvesApps(reference: AppReference, expected: String?) {
+        let apps = RelayApps([RelayApp(topic: "com.example.app"), RelayApp(id: "toot", topic: "com.example.toot")],
+                             defaultAppID: RelayApp.defaultID)
+        #expect(apps.app(for: reference)?.id == expected)
+        // Without a default app, a URL without an app part leads nowhere;
+        // the named apps are still there.
+        let noDefault = RelayApps([RelayApp(id: "toot", topic: "com.example.toot")], defaultAppID: nil)
+        #expect(noDefault.app(for: reference)?.id == (expected == "toot" ? "toot" : nil))
+    }
+
+    @Test("the relay's health fails only when every app's credentials are rejected")
+    func healthOfAllApps() {
+        let first = RelayApp(id: "a", topic: "com.example.a")
+        let second = RelayApp(id: "b", topic: "com.example.b")
+        let apps = RelayApps([first, second], defaultAppID: nil)
+        #expect(!apps.allCredentialsRejected)
+        first.health.record(rejected: true, succeeded: false)
+        #expect(!apps.allCredentialsRejected)
+        second.health.record(rejected: true, succeeded: false)
+        #expect(apps.allCredentialsRejected)
+        second.health.record(rejected: false, succeeded: false)
+        #expect(apps.allCredentialsRejected)
+        second.health.record(rejected: false, succeeded: true)
+        #expect(!apps.allCredentialsRejected)
+        #expect(!RelayApps(defaultApp: nil).allCredentialsRejected)
     }
 }

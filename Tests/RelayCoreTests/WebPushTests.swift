@@ -10,8 +10,9 @@ struct RouteCase: Sendable, CustomTestStringConvertible {
     var testDescription: String { "\(method) \(target.prefix(60))" }
 }
 
-func relay(_ environment: APNsEnvironment, _ token: String = token64, _ extra: String? = nil) -> Route {
-    .relay(RelayTarget(environment: environment, deviceToken: token, extra: extra))
+func relay(_ environment: APNsEnvironment, _ token: String = token64, _ extra: String? = nil,
+           app: AppReference = .defaultApp) -> Route {
+    .relay(RelayTarget(app: app, environment: environment, deviceToken: token, dialect: .tootRelay(extra: extra)))
 }
 
 /// A Web Push request as Mastodon sends it, with overrides.
@@ -88,9 +89,9 @@ struct WebPushTests {
         RouteCase(method: "POST", target: "/relay-to/production/", expected: .notFound),
         RouteCase(method: "POST", target: "/relay-to/production", expected: .notFound),
         RouteCase(method: "POST", target: "/relay-to/", expected: .notFound),
-        RouteCase(method: "GET", target: "/relay-to/_health", expected: .health),
-        RouteCase(method: "HEAD", target: "/relay-to/_health", expected: .health),
-        RouteCase(method: "GET", target: "/relay-to/_health?probe=1", expected: .health),
+        RouteCase(method: "GET", target: "/relay-to/_health", expected: .health(app: nil)),
+        RouteCase(method: "HEAD", target: "/relay-to/_health", expected: .health(app: nil)),
+        RouteCase(method: "GET", target: "/relay-to/_health?probe=1", expected: .health(app: nil)),
         RouteCase(method: "POST", target: "/relay-to/_health", expected: .methodNotAllowed(allow: "GET, HEAD")),
         RouteCase(method: "GET", target: "/relay-to/production/" + token64, expected: .methodNotAllowed(allow: "POST")),
         RouteCase(method: "PUT", target: "/relay-to/whatever", expected: .methodNotAllowed(allow: "POST")),
@@ -100,6 +101,29 @@ struct WebPushTests {
         RouteCase(method: "GET", target: "/", expected: .notFound),
         RouteCase(method: "POST", target: "/relay-too/production/" + token64, expected: .notFound),
         RouteCase(method: "OPTIONS", target: "*", expected: .notFound),
+
+        // Several apps (issue #12): /relay-to/<app>/<env>/<token>[/extra].
+        RouteCase(method: "POST", target: "/relay-to/feditext/production/" + token64,
+                  expected: relay(.production, app: .id("feditext"))),
+        RouteCase(method: "POST", target: "/relay-to/toot.beta/development/\(token64)/a%2Fb",
+                  expected: relay(.development, token64, "a/b", app: .id("toot.beta"))),
+        RouteCase(method: "POST", target: "/relay-to/to%6Ft/production/" + token64,
+                  expected: relay(.production, app: .id("toot"))),
+        RouteCase(method: "POST", target: "/relay-to/toot/staging/" + token64, expected: .notFound),
+        RouteCase(method: "POST", target: "/relay-to/toot/production/", expected: .notFound),
+        RouteCase(method: "POST", target: "/relay-to/toot/production", expected: .notFound),
+        RouteCase(method: "POST", target: "/relay-to//production/" + token64, expected: .notFound),
+        RouteCase(method: "POST", target: "/relay-to/toot/toot/production/" + token64, expected: .notFound),
+        RouteCase(method: "GET", target: "/relay-to/toot/production/" + token64,
+                  expected: .methodNotAllowed(allow: "POST")),
+        // One app's health.
+        RouteCase(method: "GET", target: "/relay-to/_health/feditext", expected: .health(app: "feditext")),
+        RouteCase(method: "HEAD", target: "/relay-to/_health/toot?x=1", expected: .health(app: "toot")),
+        RouteCase(method: "POST", target: "/relay-to/_health/toot", expected: .methodNotAllowed(allow: "GET, HEAD")),
+        RouteCase(method: "GET", target: "/relay-to/_health/toot/x", expected: .methodNotAllowed(allow: "POST")),
+        RouteCase(method: "GET", target: "/relay-to/_healthy", expected: .methodNotAllowed(allow: "POST")),
+        RouteCase(method: "POST", target: "/relay-to/_healthy/production/" + token64,
+                  expected: relay(.production, app: .id("_healthy"))),
 
         // metatext-apns: /push/<token>/<id>, production unless sandbox=true.
         RouteCase(method: "POST", target: "/push/\(token64)/42", expected: push()),
@@ -122,11 +146,11 @@ struct WebPushTests {
         RouteCase(method: "POST", target: "/push/\(token64)/%FF", expected: push(id: "\u{FFFD}")),
         // Mona: /push/<app-or-topic>/<token>/<id>.
         RouteCase(method: "POST", target: "/push/com.example.mona/\(token64)/7",
-                  expected: push(app: .named("com.example.mona"), id: "7")),
+                  expected: push(app: .idOrTopic("com.example.mona"), id: "7")),
         RouteCase(method: "POST", target: "/push/toot/\(token64)/7?sandbox=true",
-                  expected: push(.development, app: .named("toot"), id: "7")),
+                  expected: push(.development, app: .idOrTopic("toot"), id: "7")),
         RouteCase(method: "POST", target: "/push/com%2Eexample/\(token64)/7",
-                  expected: push(app: .named("com.example"), id: "7")),
+                  expected: push(app: .idOrTopic("com.example"), id: "7")),
         // Another method on /push/…: 405 Allow: POST, valid path or not.
         RouteCase(method: "GET", target: "/push/\(token64)/42", expected: .methodNotAllowed(allow: "POST")),
         RouteCase(method: "PUT", target: "/push/app/\(token64)/42", expected: .methodNotAllowed(allow: "POST")),
