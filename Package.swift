@@ -58,11 +58,11 @@ let package = Package(
         .target(name: "APNsEmulator", dependencies: ["RelayCore", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
         // The daemon: HTTP/1 listener, routing, wiring of it all.
         .target(name: "Relay", dependencies: [
-            "RelayCore", "EventLoop", "TLS", "APNs",
+            "RelayCore", "EventLoop", "TLS", "APNs", "AppsFile",
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         .executableTarget(name: "toot-relay", dependencies: [
-            "Relay", "APNs", "APNsEmulator", "RelayCore", "EventLoop", "TLS",
+            "Relay", "APNs", "APNsEmulator", "RelayCore", "EventLoop", "TLS", "AppsFile",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "apns-emulator", dependencies: [

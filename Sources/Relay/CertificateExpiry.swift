@@ -11,15 +11,18 @@ public enum CertificateExpiry {
     public static let warningWindow = 30 * 86_400
 
     /// The level and line to log, or nil when expiry is further away.
-    public static func check(notAfter: Int, now: Int) -> (level: LogLevel, message: String)? {
+    /// `subject` names the certificate ("APNs client certificate of app
+    /// toot (production)").
+    public static func check(notAfter: Int, now: Int,
+                             subject: String = "APNs client certificate") -> (level: LogLevel, message: String)? {
         if now > notAfter {
-            return (.error, "APNs client certificate expired on \(certificateDateText(notAfter)): APNs refuses every "
-                + "notification; renew it and restart")
+            return (.error, "\(subject) expired on \(certificateDateText(notAfter)): APNs refuses every "
+                + "notification; renew it and reload (SIGHUP) or restart")
         }
         let remaining = notAfter - now
         guard remaining <= warningWindow else { return nil }
         let days = remaining / 86_400
-        return (.warning, "APNs client certificate expires on \(certificateDateText(notAfter)) (in \(days) "
+        return (.warning, "\(subject) expires on \(certificateDateText(notAfter)) (in \(days) "
             + "day\(days == 1 ? "" : "s")): renew it")
     }
 }
@@ -44,14 +47,14 @@ public struct CertificateExpiryMonitor: Sendable {
     public func isExpired(now: Int) -> Bool { now > notAfter }
 
     /// The line to log at `now`, if any.
-    public mutating func tick(now: Int) -> (level: LogLevel, message: String)? {
+    public mutating func tick(now: Int, subject: String = "APNs client certificate") -> (level: LogLevel, message: String)? {
         if isExpired(now: now) && !reportedExpiry {
             reportedExpiry = true
             nextDailyCheck = now + 86_400
-            return CertificateExpiry.check(notAfter: notAfter, now: now)
+            return CertificateExpiry.check(notAfter: notAfter, now: now, subject: subject)
         }
         guard now >= nextDailyCheck else { return nil }
         nextDailyCheck = now + 86_400
-        return CertificateExpiry.check(notAfter: notAfter, now: now)
+        return CertificateExpiry.check(notAfter: notAfter, now: now, subject: subject)
     }
 }

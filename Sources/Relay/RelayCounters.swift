@@ -3,15 +3,13 @@ import Synchronization
 /// State shared by every event loop of the relay, lock-free.
 ///
 /// - `openConnections` against `MAX_CONNECTIONS` (beyond: accept and close);
-/// - `inFlight` against `MAX_IN_FLIGHT` (beyond: 503);
-/// - `credentialsRejected`: APNs answered 403 since the last 2xx, which turns
-///   the health check 503 (ARCHITECTURE.md §1).
+/// - `inFlight` against `MAX_IN_FLIGHT` (beyond: 503).
+/// (What APNs says of the credentials is each app's: `AppHealth`.)
 public final class RelayCounters: Sendable {
     public let maxConnections: Int
     public let maxInFlight: Int
     private let connections = Atomic<Int>(0)
     private let inFlightCount = Atomic<Int>(0)
-    private let rejected = Atomic<Bool>(false)
     private let answered = Atomic<Int>(0)
 
     public init(maxConnections: Int, maxInFlight: Int) {
@@ -21,7 +19,6 @@ public final class RelayCounters: Sendable {
 
     public var openConnections: Int { connections.load(ordering: .relaxed) }
     public var inFlight: Int { inFlightCount.load(ordering: .relaxed) }
-    public var credentialsRejected: Bool { rejected.load(ordering: .relaxed) }
     /// Requests handed to the relay since start (parse errors excluded).
     public var requestsAnswered: Int { answered.load(ordering: .relaxed) }
 
@@ -41,16 +38,6 @@ public final class RelayCounters: Sendable {
 
     public func endDelivery() {
         inFlightCount.wrappingSubtract(1, ordering: .relaxed)
-    }
-
-    /// Records what APNs said about our credentials: a 403 marks them
-    /// rejected, any 2xx clears that.
-    public func recordCredentials(rejected isRejected: Bool, succeeded: Bool) {
-        if isRejected {
-            rejected.store(true, ordering: .relaxed)
-        } else if succeeded {
-            rejected.store(false, ordering: .relaxed)
-        }
     }
 
     public func recordAnswer() {

@@ -9,8 +9,8 @@ import RelayCore
 /// Thread-confined to its loop, like the sender it is given.
 public final class RelayHandler {
     private let sender: NotificationSender
-    /// What the URLs' app references resolve to.
-    private let apps: RelayApps
+    /// What the URLs' app references resolve to; replaced whole by a reload.
+    public private(set) var apps: RelayApps
     private let counters: RelayCounters
     /// Where lines go; on a loop, they are written once per loop iteration.
     private let output: RelayLog
@@ -23,13 +23,13 @@ public final class RelayHandler {
     /// With `loop`, log lines are batched per iteration of that loop (the
     /// handler must then be used on it only); without, each line is written
     /// at once.
-    public init(sender: NotificationSender, topic: String, counters: RelayCounters, logger: Logger,
+    public init(sender: NotificationSender, apps: RelayApps, counters: RelayCounters, logger: Logger,
                 loop: EventLoop? = nil, maxTTL: Int = Configuration.maxTTL,
                 unixTime: @escaping () -> Int = RelayHandler.unixTime,
                 metrics: RelayMetrics? = nil) {
         self.metrics = metrics?.makeRecorder()
         self.sender = sender
-        self.apps = RelayApps(defaultApp: RelayApp(topic: topic))
+        self.apps = apps
         self.counters = counters
         self.output = RelayLog(logger: logger, buffer: loop.map { LoopLogBuffer(logger: logger, loop: $0) })
         self.maxTTL = maxTTL
@@ -45,6 +45,12 @@ public final class RelayHandler {
         return Int(now.tv_sec)
     }
 
+    /// Serves `apps` from the next request on (a reload). Requests already
+    /// sent finish with the credentials they were sent with.
+    public func replaceApps(_ apps: RelayApps) {
+        self.apps = apps
+    }
+
     /// Answers `request`. Returns the response when it is known at once
     /// (routing, validation, health, overload); otherwise returns nil and
     /// calls `completion` exactly once later, on the loop thread, never
@@ -57,14 +63,9 @@ public final class RelayHandler {
     private func answer(_ request: HTTP1Request, completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
         let started = EventLoop.monotonicNanoseconds()
         switch route(method: request.method, target: request.target) {
-        case .health:
-            let response: HTTP1Response
-            if counters.credentialsRejected {
-                response = plain(503, "APNs rejects the relay's credentials")
-            } else {
-                response = HTTP1Response(status: 200, headers: textPlain, body: "OK")
-            }
-            log(.debug, "\(request.method) /relay-to/_health status=\(response.status)")
+        case .health(let appID):
+            let response = health(of: appID)
+            log(.debug, "\(request.method) /relay-to/_health\(appID.map { "/" + $0 } ?? "") status=\(response.status)")
             return response
         case .methodNotAllowed(let allow):
             var response = plain(405, "method \(request.method) not allowed here")
@@ -77,37 +78,60 @@ public final class RelayHandler {
         case .relay(let target):
             // An app the relay does not serve is a URL that leads nowhere.
             guard let app = apps.app(for: target.app) else {
-                logLocal(request, status: 404, reason: "no such app", started: started)
+                output.logRelay(target, app: "-", status: 404, reason: "no such app", started: started)
                 return plain(404, "not found")
             }
-            return relay(request, to: target, app: app, started: started, completion: completion)
+            guard let credential = app.credential(for: target.environment) else {
+                output.logRelay(target, app: app.id, status: 404,
+                                reason: "app does not serve \(target.environment.rawValue)", started: started)
+                return plain(404, "not found")
+            }
+            return relay(request, to: target, app: app, credential: credential, started: started,
+                         completion: completion)
         }
     }
 
-    private func relay(_ request: HTTP1Request, to target: RelayTarget, app: RelayApp, started: UInt64,
-                       completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
+    /// `/relay-to/_health`: 503 only when every app's credentials are
+    /// rejected; `/relay-to/_health/<app>`: that app's (404 for none).
+    private func health(of appID: String?) -> HTTP1Response {
+        guard let appID else {
+            if apps.allCredentialsRejected {
+                return plain(503, "APNs rejects the relay's credentials")
+            }
+            return HTTP1Response(status: 200, headers: textPlain, body: "OK")
+        }
+        guard let app = apps.app(for: .id(appID)) else { return plain(404, "no such app") }
+        if app.health.credentialsRejected {
+            return plain(503, "APNs rejects the credentials of app \(app.id)")
+        }
+        return HTTP1Response(status: 200, headers: textPlain, body: "OK")
+    }
+
+    private func relay(_ request: HTTP1Request, to target: RelayTarget, app: RelayApp, credential: CredentialID,
+                       started: UInt64, completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
         let message: WebPushMessage
         switch parseWebPush(request, maxTTL: maxTTL) {
         case .success(let parsed): message = parsed
         case .failure(let error):
-            metrics?.count(environment: target.environment, status: error.status, localReason: .invalidRequest)
-            output.logRelay(target, status: error.status, reason: error.reason, started: started)
+            metrics?.count(app: app.id, environment: target.environment, status: error.status, localReason: .invalidRequest)
+            output.logRelay(target, app: app.id, status: error.status, reason: error.reason, started: started)
             return plain(error.status, error.reason)
         }
         let apnsID = makeAPNsID(random: &random)
-        let notification: APNsNotification
+        var notification: APNsNotification
         do {
             notification = try makeNotification(target: target, message: message, topic: app.topic,
                                                 alert: app.alert, apnsID: apnsID, now: unixTime())
+            notification.credential = credential
         } catch {
-            metrics?.count(environment: target.environment, status: error.status, localReason: .invalidRequest)
-            output.logRelay(target, status: error.status, reason: error.reason, started: started)
+            metrics?.count(app: app.id, environment: target.environment, status: error.status, localReason: .invalidRequest)
+            output.logRelay(target, app: app.id, status: error.status, reason: error.reason, started: started)
             return plain(error.status, error.reason)
         }
         guard counters.beginDelivery() else {
             let answer = relayResponse(for: .overloaded, notification: apnsID, ttl: message.ttl)
-            metrics?.count(environment: target.environment, status: answer.status, localReason: .overloaded)
-            output.logRelay(target, status: answer.status, reason: "over MAX_IN_FLIGHT", started: started)
+            metrics?.count(app: app.id, environment: target.environment, status: answer.status, localReason: .overloaded)
+            output.logRelay(target, app: app.id, status: answer.status, reason: "over MAX_IN_FLIGHT", started: started)
             return answer.http1Response
         }
         // The completion holds what it needs, not the handler: a weak
@@ -117,29 +141,31 @@ public final class RelayHandler {
         let output = self.output
         let metrics = self.metrics
         let ttl = message.ttl
+        let health = app.health
+        let appID = app.id
         let sent = metrics == nil ? 0 : EventLoop.monotonicNanoseconds()
         sender.send(notification) { outcome in
             counters.endDelivery()
             let answer = relayResponse(for: outcome, notification: apnsID, ttl: ttl)
-            counters.recordCredentials(rejected: answer.credentialsRejected, succeeded: answer.status == 201)
+            health.record(rejected: answer.credentialsRejected, succeeded: answer.status == 201)
             if let metrics {
-                RelayHandler.countDelivery(metrics, target.environment, outcome: outcome, status: answer.status,
-                                           sent: sent)
+                RelayHandler.countDelivery(metrics, appID, target.environment, outcome: outcome,
+                                           status: answer.status, sent: sent)
             }
-            output.logDelivery(target, outcome: outcome, answer: answer, apnsID: apnsID, started: started)
+            output.logDelivery(target, app: appID, outcome: outcome, answer: answer, apnsID: apnsID, started: started)
             completion(answer.http1Response)
         }
         return nil
     }
 
     /// Metrics of a notification APNs (or the way to it) has answered.
-    private static func countDelivery(_ metrics: RelayMetricsRecorder, _ environment: APNsEnvironment,
+    private static func countDelivery(_ metrics: RelayMetricsRecorder, _ app: String, _ environment: APNsEnvironment,
                                       outcome: DeliveryOutcome, status: Int, sent: UInt64) {
         if case .apns(_, let reason, _) = outcome {
             metrics.recordAPNsLatency(environment: environment, nanoseconds: EventLoop.monotonicNanoseconds() &- sent)
-            metrics.count(environment: environment, status: status, apnsReason: reason)
+            metrics.count(app: app, environment: environment, status: status, apnsReason: reason)
         } else {
-            metrics.count(environment: environment, status: status, localReason: LocalReason(outcome))
+            metrics.count(app: app, environment: environment, status: status, localReason: LocalReason(outcome))
         }
     }
 

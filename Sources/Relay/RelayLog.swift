@@ -14,32 +14,32 @@ struct RelayLog {
         if let buffer { buffer.log(level, building: message) } else { logger.log(level, building: message) }
     }
 
-    func logDelivery(_ target: RelayTarget, outcome: DeliveryOutcome, answer: RelayResponse, apnsID: String,
+    func logDelivery(_ target: RelayTarget, app: String, outcome: DeliveryOutcome, answer: RelayResponse, apnsID: String,
                      started: UInt64) {
         let level: LogLevel = answer.credentialsRejected ? .error : (answer.status >= 500 ? .warning : .info)
         guard logger.isEnabled(level) else { return }
         log(level) { line in
             switch outcome {
             case .apns(let status, let apnsReason, _):
-                appendRelayLine(target, status: answer.status, apnsStatus: status,
+                appendRelayLine(target, app: app, status: answer.status, apnsStatus: status,
                                 reason: apnsReason?.rawValue ?? "-", started: started, apnsID: apnsID, to: &line)
             case .answerTimedOut:
-                appendRelayLine(target, status: answer.status, reason: "timeout", started: started, apnsID: apnsID,
+                appendRelayLine(target, app: app, status: answer.status, reason: "timeout", started: started, apnsID: apnsID,
                                 to: &line)
             case .connectFailed(let detail):
-                appendRelayLine(target, status: answer.status, reason: "connect failed: " + detail,
+                appendRelayLine(target, app: app, status: answer.status, reason: "connect failed: " + detail,
                                 started: started, apnsID: apnsID, to: &line)
             case .tlsFailed(let detail):
-                appendRelayLine(target, status: answer.status, reason: "TLS failed: " + detail, started: started,
+                appendRelayLine(target, app: app, status: answer.status, reason: "TLS failed: " + detail, started: started,
                                 apnsID: apnsID, to: &line)
             case .streamFailed(let detail):
-                appendRelayLine(target, status: answer.status, reason: "stream failed: " + detail,
+                appendRelayLine(target, app: app, status: answer.status, reason: "stream failed: " + detail,
                                 started: started, apnsID: apnsID, to: &line)
             case .allConnectionsDown:
-                appendRelayLine(target, status: answer.status, reason: "all APNs connections down", started: started,
+                appendRelayLine(target, app: app, status: answer.status, reason: "all APNs connections down", started: started,
                                 apnsID: apnsID, to: &line)
             case .overloaded:
-                appendRelayLine(target, status: answer.status, reason: "overloaded", started: started,
+                appendRelayLine(target, app: app, status: answer.status, reason: "overloaded", started: started,
                                 apnsID: apnsID, to: &line)
             }
         }
@@ -69,17 +69,19 @@ struct RelayLog {
     }
 
     /// A relay request answered without APNs (`apns=-`).
-    func logRelay(_ target: RelayTarget, status: Int, reason: String, started: UInt64) {
+    func logRelay(_ target: RelayTarget, app: String, status: Int, reason: String, started: UInt64) {
         let level: LogLevel = status >= 500 ? .warning : .info
         guard logger.isEnabled(level) else { return }
-        log(level) { appendRelayLine(target, status: status, reason: reason, started: started, to: &$0) }
+        log(level) { appendRelayLine(target, app: app, status: status, reason: reason, started: started, to: &$0) }
     }
 
-    /// `relay env=… token=<8 hex> status=… apns=<status or -> reason="…"
-    /// latency=…ms[ apns-id=…]`.
-    func appendRelayLine(_ target: RelayTarget, status: Int, apnsStatus: Int? = nil, reason: String,
+    /// `relay app=… env=… token=<8 hex> status=… apns=<status or -> reason="…"
+    /// latency=…ms[ apns-id=…]`; `app=-` when the URL named no app the relay has.
+    func appendRelayLine(_ target: RelayTarget, app: String, status: Int, apnsStatus: Int? = nil, reason: String,
                          started: UInt64, apnsID: String? = nil, to line: inout [UInt8]) {
-        line.append(contentsOf: "relay env=".utf8)
+        line.append(contentsOf: "relay app=".utf8)
+        line.append(contentsOf: app.utf8)
+        line.append(contentsOf: " env=".utf8)
         line.append(contentsOf: target.environment.rawValue.utf8)
         line.append(contentsOf: " token=".utf8)
         appendTokenPrefix(target.deviceToken, to: &line)

@@ -22,14 +22,15 @@ public final class RelayMetrics: Sendable {
     /// Series made outside the startup table (APNs reasons not in Apple's
     /// documented list), bounded.
     private let lateNotifications = Mutex<[String: Counter]>([:])
-    /// `toot_relay_apns_latency_seconds{environment}`: send to APNs answer.
+    /// `toot_relay_apns_latency_seconds{environment}`: send to APNs answer
+    /// (not per app: a histogram per app would multiply the series by 15).
     private let apnsLatency: [DurationHistogram]
     private let inFlightGauge: Gauge
     private let openConnectionsGauge: Gauge
     private let apnsConnectionGauges: [Gauge]
-    private let credentialExpiryGauge: Gauge
-    private let credentialsRejectedGauge: Gauge
     private let counters: RelayCounters
+    /// The apps served now (their health is read when scraped).
+    private let apps = Mutex<RelayApps>(RelayApps(defaultApp: nil))
 
     /// The relay statuses a notification can end with (other statuses get a
     /// series of their own on first use).
@@ -50,13 +51,6 @@ public final class RelayMetrics: Sendable {
     public init(counters: RelayCounters, registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
         self.counters = counters
-        // Delivered, per environment, shows as 0 from the start; the other
-        // outcomes appear when they first happen (so the exposition does not
-        // list hundreds of impossible combinations).
-        for environment in Self.environments {
-            _ = registry.makeCounter(descriptor: Self.notificationsDescriptor,
-                                     labels: [("environment", environment.rawValue), ("status", "201"), ("reason", "")])
-        }
         apnsLatency = Self.environments.map { environment in
             registry.makeDurationHistogram(
                 descriptor: MetricNameDescriptor(namespace: "toot_relay", metricName: "apns_latency",
@@ -76,29 +70,37 @@ public final class RelayMetrics: Sendable {
             gauge("apns_connections", "Connections to APNs by state (all threads, both environments)",
                   labels: [("state", state.rawValue)])
         }
-        credentialExpiryGauge = gauge(
-            "credential_expiry_timestamp", unit: "seconds",
-            "Unix time when the APNs client certificate expires (0 with token auth)")
-        credentialsRejectedGauge = gauge(
-            "apns_credentials_rejected",
-            "1 while APNs rejects the relay's credentials (403, or an expired certificate), else 0")
+    }
+
+    /// Serves the metrics of `apps` from now on (start and every reload):
+    /// delivered, per app and environment, shows as 0 from the start; the
+    /// other outcomes appear when they first happen (so the exposition does
+    /// not list hundreds of impossible combinations).
+    public func setApps(_ apps: RelayApps) {
+        for app in apps.all {
+            for environment in Self.environments where app.credential(for: environment) != nil {
+                _ = notificationCounter(app: app.id, environment: environment, status: 201, reason: "")
+            }
+        }
+        self.apps.withLock { $0 = apps }
     }
 
     /// A recorder for one event loop (its series cache is loop-confined).
     func makeRecorder() -> RelayMetricsRecorder { RelayMetricsRecorder(metrics: self) }
 
-    /// The series of one (environment, status slot, reason slot); the
-    /// registry hands back the same counter for the same labels.
-    fileprivate func notificationCounter(environment: APNsEnvironment, status: Int, reason: String) -> Counter {
+    /// The series of one (app, environment, status, reason); the registry
+    /// hands back the same counter for the same labels.
+    fileprivate func notificationCounter(app: String, environment: APNsEnvironment, status: Int,
+                                         reason: String) -> Counter {
         registry.makeCounter(descriptor: Self.notificationsDescriptor,
-                             labels: [("environment", environment.rawValue), ("status", String(status)),
+                             labels: [("app", app), ("environment", environment.rawValue), ("status", String(status)),
                                       ("reason", reason)])
     }
 
     private static var notificationsDescriptor: MetricNameDescriptor {
         MetricNameDescriptor(
             namespace: "toot_relay", metricName: "notifications", unitName: "total",
-            helpText: "Notifications by environment, relay status and reason (APNs reason or the relay's own)")
+            helpText: "Notifications by app, environment, relay status and reason (APNs reason or the relay's own)")
     }
 
     // MARK: per request (event loop threads)
@@ -106,13 +108,13 @@ public final class RelayMetrics: Sendable {
     /// An outcome outside the table made at startup: its series is made
     /// once and kept (bounded: at most 256 such series, reasons cut to 64
     /// characters, so a misbehaving peer cannot grow the registry).
-    fileprivate func countRare(environment: APNsEnvironment, status: Int, reason: String) {
+    fileprivate func countRare(app: String, environment: APNsEnvironment, status: Int, reason: String) {
         let label = String(reason.prefix(64))
-        let key = "\(environment.rawValue) \(status) \(label)"
+        let key = "\(app) \(environment.rawValue) \(status) \(label)"
         let counter = lateNotifications.withLock { cache -> Counter? in
             if let counter = cache[key] { return counter }
             guard cache.count < 256 else { return nil }
-            let counter = notificationCounter(environment: environment, status: status, reason: label)
+            let counter = notificationCounter(app: app, environment: environment, status: status, reason: label)
             cache[key] = counter
             return counter
         }
@@ -140,9 +142,15 @@ public final class RelayMetrics: Sendable {
 
     // MARK: state gauges (any thread)
 
-    /// Sets the credential expiry gauge (unix seconds; 0 for token auth).
-    public func setCredentialExpiry(unixSeconds: Int) {
-        credentialExpiryGauge.set(to: Double(unixSeconds))
+    /// Sets an app's credential expiry gauge for one environment (unix
+    /// seconds; 0 for token auth).
+    public func setCredentialExpiry(app: String, environment: APNsEnvironment, unixSeconds: Int) {
+        registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "toot_relay", metricName: "credential_expiry_timestamp", unitName: "seconds",
+                helpText: "Unix time when an app's APNs client certificate expires (0 with token auth)"),
+            labels: [("app", app), ("environment", environment.rawValue)]
+        ).set(to: Double(unixSeconds))
     }
 
     /// Sets the APNs connection gauges from the sum over every loop's client.
@@ -157,7 +165,14 @@ public final class RelayMetrics: Sendable {
     public func exposition() -> [UInt8] {
         inFlightGauge.set(to: Double(counters.inFlight))
         openConnectionsGauge.set(to: Double(counters.openConnections))
-        credentialsRejectedGauge.set(to: counters.credentialsRejected ? 1 : 0)
+        for app in apps.withLock({ $0.all }) {
+            registry.makeGauge(
+                descriptor: MetricNameDescriptor(
+                    namespace: "toot_relay", metricName: "apns_credentials_rejected",
+                    helpText: "1 while APNs rejects an app's credentials (403, or an expired certificate), else 0"),
+                labels: [("app", app.id)]
+            ).set(to: app.health.credentialsRejected ? 1 : 0)
+        }
         var buffer: [UInt8] = []
         buffer.reserveCapacity(64 * 1024)
         registry.emit(into: &buffer)
@@ -166,43 +181,45 @@ public final class RelayMetrics: Sendable {
 }
 
 /// The per-loop side of `RelayMetrics`: finds a notification's series by
-/// integer index into a cache filled on first use, so a request costs an
-/// array read and an atomic add. Confined to its event loop.
+/// the app's id and an integer index into a cache filled on first use, so a
+/// request costs a small dictionary read, an array read and an atomic add.
+/// Confined to its event loop.
 final class RelayMetricsRecorder {
     private let metrics: RelayMetrics
-    private var series: [Counter?]
+    /// Per app id (a removed app's entry stays: its counters live on in the
+    /// registry anyway, and ids are few).
+    private var series: [String: [Counter?]] = [:]
 
     init(metrics: RelayMetrics) {
         self.metrics = metrics
-        series = Array(repeating: nil, count: RelayMetrics.seriesCount)
     }
 
     /// Counts one notification's end: the relay's own reason, else the
     /// APNs reason if any, else "".
-    func count(environment: APNsEnvironment, status: Int, localReason: LocalReason? = nil,
+    func count(app: String, environment: APNsEnvironment, status: Int, localReason: LocalReason? = nil,
                apnsReason: APNsReason? = nil) {
         var reasonSlot = localReason?.slot ?? 0
         if let apnsReason {
             guard let index = APNsReason.documented.firstIndex(of: apnsReason) else {
-                metrics.countRare(environment: environment, status: status, reason: apnsReason.rawValue)
+                metrics.countRare(app: app, environment: environment, status: status, reason: apnsReason.rawValue)
                 return
             }
             reasonSlot = 1 + LocalReason.allCases.count + index
         }
         guard let statusSlot = RelayMetrics.statusSlot(status) else {
-            metrics.countRare(environment: environment, status: status, reason: RelayMetrics.reasonSlots[reasonSlot])
+            metrics.countRare(app: app, environment: environment, status: status, reason: RelayMetrics.reasonSlots[reasonSlot])
             return
         }
         let environmentSlot = environment == .production ? 0 : 1
         let index = (environmentSlot * RelayMetrics.statusSlots.count + statusSlot) * RelayMetrics.reasonSlots.count
             + reasonSlot
-        if let counter = series[index] {
+        if let counter = series[app]?[index] {
             counter.increment()
             return
         }
-        let counter = metrics.notificationCounter(environment: environment, status: status,
+        let counter = metrics.notificationCounter(app: app, environment: environment, status: status,
                                                   reason: RelayMetrics.reasonSlots[reasonSlot])
-        series[index] = counter
+        series[app, default: Array(repeating: nil, count: RelayMetrics.seriesCount)][index] = counter
         counter.increment()
     }
 

@@ -23,21 +23,22 @@ public final class RelayServer: @unchecked Sendable {
     private let loops: [EventLoop]
     private let tlsContext: TLSContext?
     private let logger: Logger
-    private let topic: String
+    /// The apps at start; `replaceApps` hands later ones to the loops.
+    private let apps: RelayApps
     private let senderFactory: @Sendable (EventLoop) -> NotificationSender
     private let metrics: RelayMetrics?
     private var loopServers: [LoopServer] = []
     private let nextLoop = Atomic<Int>(0)
 
     /// `metrics`: counted per notification when given (see `RelayMetrics`).
-    public init(options: ListenerOptions, loops: [EventLoop], tlsContext: TLSContext?, topic: String, logger: Logger,
+    public init(options: ListenerOptions, loops: [EventLoop], tlsContext: TLSContext?, apps: RelayApps, logger: Logger,
                 counters: RelayCounters? = nil, metrics: RelayMetrics? = nil,
                 senderFactory: @escaping @Sendable (EventLoop) -> NotificationSender) {
         precondition(!loops.isEmpty, "RelayServer needs at least one event loop")
         self.options = options
         self.loops = loops
         self.tlsContext = tlsContext
-        self.topic = topic
+        self.apps = apps
         self.logger = logger
         self.senderFactory = senderFactory
         self.counters = counters
@@ -51,7 +52,7 @@ public final class RelayServer: @unchecked Sendable {
     public func start() throws(RelayServerError) -> UInt16 {
         for loop in loops {
             let server = loop.runAndWait {
-                LoopServer(loop: loop, relay: RelayHandler(sender: self.senderFactory(loop), topic: self.topic,
+                LoopServer(loop: loop, relay: RelayHandler(sender: self.senderFactory(loop), apps: self.apps,
                                                             counters: self.counters, logger: self.logger,
                                                             loop: loop, metrics: self.metrics),
                            server: self)
@@ -113,6 +114,15 @@ public final class RelayServer: @unchecked Sendable {
     }
 
     fileprivate var configuration: (ListenerOptions, TLSContext?, Logger) { (options, tlsContext, logger) }
+
+    /// Serves `apps` on every loop (a reload); returns once every loop
+    /// routes with them, so credentials no app names any more get no new
+    /// request after it. Not from a loop thread.
+    public func replaceApps(_ apps: RelayApps) {
+        for server in loopServers {
+            server.loop.runAndWait { server.relay.replaceApps(apps) }
+        }
+    }
 
     /// Stops accepting on every loop; idle connections close, the others
     /// finish their current request and close. Any thread.

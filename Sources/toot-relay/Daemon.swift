@@ -14,12 +14,10 @@ struct Daemon {
     func run() throws(StartupFailure) {
         ignoreSIGPIPE()
         // Before any thread starts, so only waitForBlockedSignal below takes them.
-        do { try SignalSource.block([SIGTERM, SIGINT]) } catch { throw StartupFailure("cannot block signals: \(error)") }
+        do { try SignalSource.block([SIGTERM, SIGINT, SIGHUP]) } catch { throw StartupFailure("cannot block signals: \(error)") }
 
-        var values = environment.filter { name, _ in Configuration.variables.contains { $0.name == name } }
-        values.merge(flags) { _, flag in flag }
-        var configuration: Configuration
-        do { configuration = try Configuration(environment: values) } catch { throw StartupFailure(error.description) }
+        let values = variableValues
+        var configuration = try makeConfiguration(values)
         let logger = Logger(level: configuration.logLevel)
 
         var emulator: APNsEmulator?
@@ -28,23 +26,28 @@ struct Daemon {
                                              logger: logger)
         }
 
-        let credentials: APNsCredentials
-        do {
-            credentials = try loadCredentials(configuration, now: Int(Glibc.time(nil)))
-        } catch {
-            throw StartupFailure(error.description)
+        // The apps (issue #12): the one the variables describe and those of
+        // APPS_FILE, their credentials checked now.
+        let loader = AppsLoader()
+        let served = try loadApps(loader, configuration, previous: nil)
+        let catalog = APNsCredentialCatalog(caFile: configuration.caFile)
+        try checkTrustedRoots(configuration)
+        for (id, credential) in served.credentials { catalog.add(id, credential.authentication) }
+        // Without an apps file the one credential's TLS context is made now,
+        // as the relay always did; the apps file's are made at first use.
+        if configuration.appsFile == nil {
+            for id in served.credentials.keys {
+                do { _ = try catalog.endpointCredential(id) } catch {
+                    throw StartupFailure(APNsStartupError.tls(error).description)
+                }
+            }
         }
-        let apnsTLS: TLSContext
-        do { apnsTLS = try credentials.makeTLSContext(caFile: configuration.caFile) } catch {
-            throw StartupFailure(error.description)
+        for line in served.summaries { logger.info(line) }
+        if served.apps.defaultApp == nil {
+            logger.info("no default app: /relay-to/<env>/<token> and /push/<token>/<id> answer 404")
         }
-        logger.info("APNs credentials: \(credentials.logDescription)")
-        let certificateExpiry = credentials.tlsIdentity?.notAfter
-        if let notAfter = certificateExpiry,
-           let (level, message) = CertificateExpiry.check(notAfter: notAfter, now: Int(Glibc.time(nil))) {
-            logger.log(level, message)
-        }
-        logger.info("apns-topic \(credentials.topic); production \(configuration.productionHost), development \(configuration.developmentHost)")
+        logger.info("APNs production \(configuration.productionHost), development \(configuration.developmentHost)")
+        var expiryMonitors = AppExpiryMonitors(served, now: Int(Glibc.time(nil)), logger: logger)
 
         // HTTPS when the certificate file exists, as the Go relay does (but
         // with the configured name).
@@ -66,15 +69,16 @@ struct Daemon {
             throw StartupFailure("cannot start event loops: \(error)")
         }
 
-        let clientConfiguration = APNsClientConfiguration(configuration, tlsContext: apnsTLS, credentials: credentials)
+        let clientConfiguration = APNsClientConfiguration(configuration, credentials: catalog)
         let clients = ClientRegistry()
         var options = ListenerOptions(configuration: configuration)
         if demoCertificates != nil && options.bindAddress == nil { options.bindAddress = "127.0.0.1" }
         let counters = RelayCounters(maxConnections: options.maxConnections, maxInFlight: options.maxInFlight)
         let metricsPort = configuration.metricsPort
         let metrics = metricsPort == nil ? nil : RelayMetrics(counters: counters)
-        metrics?.setCredentialExpiry(unixSeconds: certificateExpiry ?? 0)
-        let server = RelayServer(options: options, loops: group.loops, tlsContext: serverTLS, topic: credentials.topic,
+        metrics.map { expiryMonitors.publish(to: $0) }
+        metrics?.setApps(served.apps)
+        let server = RelayServer(options: options, loops: group.loops, tlsContext: serverTLS, apps: served.apps,
                                  logger: logger, counters: counters, metrics: metrics) { loop in
             let client = APNsClient(loop: loop, configuration: clientConfiguration)
             clients.add(client, on: loop)
@@ -96,14 +100,20 @@ struct Daemon {
             + "SO_REUSEPORT \(configuration.reusePort ? "on" : "off"), file descriptor limit \(descriptorLimit)")
         notifySystemd("READY=1", logger: logger)
 
-        var expiryMonitor = certificateExpiry.map { CertificateExpiryMonitor(notAfter: $0, startedAt: Int(Glibc.time(nil))) }
+        var current = served
         let signal = waitForSignal(every: .seconds(1)) { now in
             if let metrics { refreshAPNsConnections(metrics, clients: clients) }
-            if let (level, message) = expiryMonitor?.tick(now: now) { logger.log(level, message) }
-            // An expired certificate fails the TLS handshake rather than
-            // drawing a 403: the health check says so all the same.
-            if expiryMonitor?.isExpired(now: now) == true {
-                counters.recordCredentials(rejected: true, succeeded: false)
+            expiryMonitors.tick(now: now, apps: current.apps)
+        } reload: {
+            notifySystemd("RELOADING=1", logger: logger)
+            defer { notifySystemd("READY=1", logger: logger) }
+            guard let reloaded = reloadApps(loader, configuration, current: current, catalog: catalog,
+                                            server: server, logger: logger) else { return }
+            current = reloaded
+            expiryMonitors = AppExpiryMonitors(reloaded, now: Int(Glibc.time(nil)), logger: logger)
+            if let metrics {
+                metrics.setApps(reloaded.apps)
+                expiryMonitors.publish(to: metrics)
             }
         }
         notifySystemd("STOPPING=1", logger: logger)
@@ -118,13 +128,46 @@ struct Daemon {
         logger.info("stopped after \(server.counters.requestsAnswered) requests")
     }
 
+    /// The configuration variables: the environment's, flags winning.
+    private var variableValues: [String: String] {
+        var values = environment.filter { name, _ in Configuration.variables.contains { $0.name == name } }
+        values.merge(flags) { _, flag in flag }
+        return values
+    }
+
+    private func makeConfiguration(_ values: [String: String]) throws(StartupFailure) -> Configuration {
+        do { return try Configuration(environment: values) } catch { throw StartupFailure(error.description) }
+    }
+
+    /// `check-config`: everything `run` loads before it listens, and the
+    /// lines that describe it (no secrets).
+    func checkConfig() throws(StartupFailure) -> [String] {
+        let configuration = try makeConfiguration(variableValues)
+        let served = try loadApps(AppsLoader(), configuration, previous: nil)
+        try checkTrustedRoots(configuration)
+        var lines = served.summaries
+        if let app = served.apps.defaultApp {
+            lines.append("default app: \(app.id) (/relay-to/<env>/<token>, /push/<token>/<id>)")
+        } else {
+            lines.append("no default app: /relay-to/<env>/<token> and /push/<token>/<id> answer 404")
+        }
+        lines.append("APNs production \(configuration.productionHost), development \(configuration.developmentHost)")
+        lines.append("configuration OK: \(served.apps.all.count) app\(served.apps.all.count == 1 ? "" : "s"), "
+            + "\(served.credentials.count) credential\(served.credentials.count == 1 ? "" : "s")")
+        return lines
+    }
+
     /// Waits for SIGTERM/SIGINT on the main thread, running `tick` (given
     /// the unix time) every `interval` meanwhile: the periodic work that
-    /// belongs to no event loop (metrics gauges, the daily expiry check).
-    private func waitForSignal(every interval: Duration, tick: (Int) -> Void) -> Int32 {
+    /// belongs to no event loop (metrics gauges, the daily expiry check);
+    /// and `reload` on each SIGHUP.
+    private func waitForSignal(every interval: Duration, tick: (Int) -> Void, reload: () -> Void) -> Int32 {
         while true {
-            if let received = waitForBlockedSignal([SIGTERM, SIGINT], timeout: interval) { return received }
-            tick(Int(Glibc.time(nil)))
+            switch waitForBlockedSignal([SIGTERM, SIGINT, SIGHUP], timeout: interval) {
+            case SIGHUP: reload()
+            case let received?: return received
+            case nil: tick(Int(Glibc.time(nil)))
+            }
         }
     }
 

@@ -21,15 +21,70 @@ struct TootRelayCommand: ParsableCommand {
         abstract: "Relays Web Push messages from Mastodon servers to Apple Push Notification service.",
         discussion: """
             Every option mirrors an environment variable (named in its help); a flag wins over \
-            the environment. POST /relay-to/<production|development>/<token>[/<extra>] relays \
-            (toot-relay payload); POST /push/[<app-or-topic>/]<token>/<id>[?sandbox=true] relays \
-            in metatext-apns' payload; GET /relay-to/_health answers 200 OK (503 while APNs \
-            rejects the credentials). \
+            the environment. POST /relay-to/[<app>/]<production|development>/<token>[/<extra>] \
+            relays (toot-relay payload); POST /push/[<app-or-topic>/]<token>/<id>[?sandbox=true] \
+            relays in metatext-apns' payload; without <app> the default app. APPS_FILE (TOML) \
+            adds apps. GET /relay-to/_health answers 200 OK (503 while APNs rejects the \
+            credentials of every app); GET /relay-to/_health/<app> answers for one app. \
             The first line on stdout is `listening on HOST:PORT`; PORT=0 picks a free port. \
+            SIGHUP: reload APPS_FILE and every credential file (a file that does not load \
+            leaves the running apps in place). \
             SIGTERM/SIGINT: stop accepting, finish in-flight requests within SHUTDOWN_GRACE, \
             exit 0 (a second signal skips the wait).
-            """)
+            """,
+        subcommands: [CheckConfigCommand.self, ParseAppsFileCommand.self])
 
+    @OptionGroup var options: RelayOptions
+
+    func run() throws {
+        do {
+            try Daemon(environment: ProcessInfo.processInfo.environment, flags: options.flagValues,
+                       demoCertificates: options.demoCertificates).run()
+        } catch {
+            writeAll(2, "toot-relay: \(error.message)\n")
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// `toot-relay check-config`: loads everything the relay would, without
+/// listening, and prints one line per app and environment.
+struct CheckConfigCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check-config",
+        abstract: "Load the configuration, the apps file and every credential without listening; "
+            + "print one line per app and environment (no secrets); exit 1 on any error.")
+
+    @OptionGroup var options: RelayOptions
+
+    func run() throws {
+        do {
+            let lines = try Daemon(environment: ProcessInfo.processInfo.environment, flags: options.flagValues,
+                                   demoCertificates: nil).checkConfig()
+            writeAll(1, lines.map { $0 + "\n" }.joined())
+        } catch {
+            writeAll(2, "toot-relay: \(error.message)\n")
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// `toot-relay parse-apps-file FILE`: the child of `probeAppsFile` (hidden).
+struct ParseAppsFileCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "parse-apps-file", abstract: "Parse an apps file only (the relay's own check).",
+        shouldDisplay: false)
+
+    @Argument var file: String
+
+    func run() throws {
+        let status = parseAppsFileInChild(file, environment: ProcessInfo.processInfo.environment)
+        if status != 0 { throw ExitCode(status) }
+    }
+}
+
+/// The options of the relay and of `check-config`: one per variable.
+struct RelayOptions: ParsableArguments {
     @Option(name: .customLong("port"), help: help("PORT")) var port: String?
     @Option(name: .customLong("bind"), help: help("BIND")) var bind: String?
     @Option(name: .customLong("crt-filename"), help: help("CRT_FILENAME")) var crtFilename: String?
@@ -42,6 +97,7 @@ struct TootRelayCommand: ParsableCommand {
     @Option(name: .customLong("token-team-id"), help: help("TOKEN_TEAM_ID")) var tokenTeamID: String?
     @Option(name: .customLong("topic"), help: help("TOPIC")) var topic: String?
     @Option(name: .customLong("ca-filename"), help: help("CA_FILENAME")) var caFilename: String?
+    @Option(name: .customLong("apps-file"), help: help("APPS_FILE")) var appsFile: String?
     @Option(name: .customLong("apns-production-host"), help: help("APNS_PRODUCTION_HOST")) var apnsProductionHost: String?
     @Option(name: .customLong("apns-development-host"), help: help("APNS_DEVELOPMENT_HOST")) var apnsDevelopmentHost: String?
     @Option(name: .customLong("max-header-bytes"), help: help("MAX_HEADER_BYTES")) var maxHeaderBytes: String?
@@ -56,6 +112,7 @@ struct TootRelayCommand: ParsableCommand {
     @Option(name: .customLong("apns-ping-interval"), help: help("APNS_PING_INTERVAL")) var apnsPingInterval: String?
     @Option(name: .customLong("apns-ping-timeout"), help: help("APNS_PING_TIMEOUT")) var apnsPingTimeout: String?
     @Option(name: .customLong("apns-max-connections"), help: help("APNS_MAX_CONNECTIONS")) var apnsMaxConnections: String?
+    @Option(name: .customLong("apns-idle-timeout"), help: help("APNS_IDLE_TIMEOUT")) var apnsIdleTimeout: String?
     @Option(name: .customLong("shutdown-grace"), help: help("SHUTDOWN_GRACE")) var shutdownGrace: String?
     @Option(name: .customLong("threads"), help: help("THREADS")) var threads: String?
     @Option(name: .customLong("log-level"), help: help("LOG_LEVEL")) var logLevel: String?
@@ -68,33 +125,23 @@ struct TootRelayCommand: ParsableCommand {
     var demoCertificates: String?
 
     /// The flags given, by environment name.
-    private var flagValues: [String: String] {
+    var flagValues: [String: String] {
         let pairs: [(String, String?)] = [
             ("PORT", port), ("BIND", bind), ("CRT_FILENAME", crtFilename), ("KEY_FILENAME", keyFilename),
             ("P12_FILENAME", p12Filename), ("P12_BASE64", p12Base64), ("P12_PASSWORD", p12Password),
             ("TOKEN_AUTH_KEY_FILENAME", tokenAuthKeyFilename), ("TOKEN_KEY_ID", tokenKeyID),
-            ("TOKEN_TEAM_ID", tokenTeamID), ("TOPIC", topic), ("CA_FILENAME", caFilename),
+            ("TOKEN_TEAM_ID", tokenTeamID), ("TOPIC", topic), ("CA_FILENAME", caFilename), ("APPS_FILE", appsFile),
             ("APNS_PRODUCTION_HOST", apnsProductionHost), ("APNS_DEVELOPMENT_HOST", apnsDevelopmentHost),
             ("MAX_HEADER_BYTES", maxHeaderBytes), ("MAX_BODY_BYTES", maxBodyBytes), ("HEADER_TIMEOUT", headerTimeout),
             ("BODY_TIMEOUT", bodyTimeout), ("KEEPALIVE_TIMEOUT", keepaliveTimeout), ("MAX_CONNECTIONS", maxConnections),
             ("MAX_IN_FLIGHT", maxInFlight), ("APNS_CONNECT_TIMEOUT", apnsConnectTimeout), ("APNS_TIMEOUT", apnsTimeout),
             ("APNS_PING_INTERVAL", apnsPingInterval), ("APNS_PING_TIMEOUT", apnsPingTimeout),
-            ("APNS_MAX_CONNECTIONS", apnsMaxConnections), ("SHUTDOWN_GRACE", shutdownGrace), ("THREADS", threads),
+            ("APNS_MAX_CONNECTIONS", apnsMaxConnections), ("APNS_IDLE_TIMEOUT", apnsIdleTimeout), ("SHUTDOWN_GRACE", shutdownGrace), ("THREADS", threads),
             ("LOG_LEVEL", logLevel), ("REUSE_PORT", reusePort), ("METRICS_PORT", metricsPort),
             ("METRICS_BIND", metricsBind),
         ]
         var values: [String: String] = [:]
         for (name, value) in pairs { if let value { values[name] = value } }
         return values
-    }
-
-    func run() throws {
-        do {
-            try Daemon(environment: ProcessInfo.processInfo.environment, flags: flagValues,
-                       demoCertificates: demoCertificates).run()
-        } catch {
-            writeAll(2, "toot-relay: \(error.message)\n")
-            throw ExitCode(1)
-        }
     }
 }

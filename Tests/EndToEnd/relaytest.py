@@ -350,10 +350,12 @@ class Outcome:
         return f"Outcome({self.token[:12]}…, {self.status}, {self.apns_id}, {self.error})"
 
 
-def send_all(port, tokens, threads=8, body_headers=None, deadline_seconds=60, timeout=15, pause=0.0):
-    """Sends one POST per token over `threads` keep-alive connections (a new
-    connection after a close or an error); returns the outcomes. Bounded:
-    stops sending once `deadline_seconds` have passed."""
+def send_all(port, tokens, threads=8, body_headers=None, deadline_seconds=60, timeout=15, pause=0.0,
+             prefix="/relay-to/production/"):
+    """Sends one POST per token (to `prefix` + token) over `threads`
+    keep-alive connections (a new connection after a close or an error);
+    returns the outcomes. Bounded: stops sending once `deadline_seconds`
+    have passed."""
     import threading
     body, headers = body_headers or prepared_push()
     outcomes = []
@@ -372,7 +374,7 @@ def send_all(port, tokens, threads=8, body_headers=None, deadline_seconds=60, ti
             try:
                 if client is None:
                     client = Client(port, timeout=timeout)
-                client.send(request_bytes("POST", f"/relay-to/production/{token}", headers, body))
+                client.send(request_bytes("POST", prefix + token, headers, body))
                 response = client.response()
             except (OSError, EOFError) as error:
                 outcome = Outcome(token, None, error=repr(error), elapsed=time.monotonic() - started)

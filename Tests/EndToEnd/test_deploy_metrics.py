@@ -33,8 +33,8 @@ def test_metrics_count_what_happened(spawn, emulator):
     relay = spawn.relay("relay-metrics", emulator.port, METRICS_PORT=0)
     port = metrics_port(relay)
     before = scrape(port)
-    assert value(before, 'toot_relay_notifications_total{environment="production",status="201",reason=""}') == 0
-    assert value(before, "toot_relay_credential_expiry_timestamp_seconds") > time.time()
+    assert value(before, 'toot_relay_notifications_total{app="default",environment="production",status="201",reason=""}') == 0
+    assert value(before, 'toot_relay_credential_expiry_timestamp_seconds{app="default",environment="production"}') > time.time()
 
     subscriber = rt.Subscriber()
     client = rt.Client(relay.port)
@@ -51,15 +51,15 @@ def test_metrics_count_what_happened(spawn, emulator):
     assert client.response().status == 415
 
     text = scrape(port)
-    assert value(text, 'toot_relay_notifications_total{environment="production",status="201",reason=""}') == 2
-    assert value(text, 'toot_relay_notifications_total{environment="development",status="201",reason=""}') == 1
-    assert value(text, 'toot_relay_notifications_total{environment="production",status="410",reason="Unregistered"}') == 1
-    assert value(text, 'toot_relay_notifications_total{environment="development",status="415",reason="invalid_request"}') == 1
+    assert value(text, 'toot_relay_notifications_total{app="default",environment="production",status="201",reason=""}') == 2
+    assert value(text, 'toot_relay_notifications_total{app="default",environment="development",status="201",reason=""}') == 1
+    assert value(text, 'toot_relay_notifications_total{app="default",environment="production",status="410",reason="Unregistered"}') == 1
+    assert value(text, 'toot_relay_notifications_total{app="default",environment="development",status="415",reason="invalid_request"}') == 1
     assert value(text, 'toot_relay_apns_latency_seconds_count{environment="production"}') == 3
     assert value(text, 'toot_relay_apns_latency_seconds_count{environment="development"}') == 1
     assert value(text, "toot_relay_sender_connections") == 1
     assert value(text, "toot_relay_requests_in_flight") == 0
-    assert value(text, "toot_relay_apns_credentials_rejected") == 0
+    assert value(text, 'toot_relay_apns_credentials_rejected{app="default"}') == 0
     client.close()
     # The APNs connection gauges are refreshed once a second.
     deadline = time.monotonic() + 5

@@ -47,7 +47,7 @@ def test_unit_has_the_required_hardening():
     settings = unit_settings()
     required = {"Type": "notify", "ProtectSystem": "strict", "NoNewPrivileges": "yes", "PrivateTmp": "yes",
                 "LimitNOFILE": "65536", "Restart": "on-failure", "DynamicUser": "yes",
-                "EnvironmentFile": "/etc/toot-relay/toot-relay.env"}
+                "EnvironmentFile": "/etc/toot-relay/toot-relay.env", "ExecReload": "/bin/kill -HUP $MAINPID"}
     for key, value in required.items():
         assert settings.get(key) == [value], (key, settings.get(key))
     # The stop timeout leaves room for the relay's own grace period.
@@ -77,6 +77,12 @@ def test_sd_notify_ready_then_stopping(certs, workdir, emulator, tmp_path, abstr
             # READY=1 comes once the relay listens (it already printed its port).
             assert listener.recv(4096) == b"READY=1"
             client = rt.Client(relay.port)
+            client.send(rt.health_request())
+            assert client.response().status == 200
+            # systemctl reload: SIGHUP, answered RELOADING=1 then READY=1.
+            relay.signal(signal.SIGHUP)
+            assert listener.recv(4096) == b"RELOADING=1"
+            assert listener.recv(4096) == b"READY=1"
             client.send(rt.health_request())
             assert client.response().status == 200
             client.close()

@@ -25,18 +25,6 @@ struct RelayCountersTests {
         #expect(counters.inFlight == 0)
     }
 
-    @Test("a 403 marks the credentials rejected until the next success")
-    func credentialsHealth() {
-        let counters = RelayCounters(maxConnections: 1, maxInFlight: 1)
-        #expect(!counters.credentialsRejected)
-        counters.recordCredentials(rejected: true, succeeded: false)
-        #expect(counters.credentialsRejected)
-        counters.recordCredentials(rejected: false, succeeded: false)
-        #expect(counters.credentialsRejected)
-        counters.recordCredentials(rejected: false, succeeded: true)
-        #expect(!counters.credentialsRejected)
-    }
-
     @Test("counters are exact under concurrent use")
     func concurrent() async {
         let counters = RelayCounters(maxConnections: 1_000_000, maxInFlight: 1_000_000)

@@ -12,7 +12,7 @@ private struct Fixture {
     init(outcome: DeliveryOutcome? = nil) {
         let sender = outcome.map { fixed in FakeSender(outcome: { _ in fixed }) } ?? self.sender
         self.sender2 = sender
-        handler = RelayHandler(sender: sender, topic: "com.example.app", counters: counters, logger: log.logger,
+        handler = RelayHandler(sender: sender, apps: exampleApps(), counters: counters, logger: log.logger,
                                unixTime: { 1_000_000 })
     }
     let sender2: FakeSender
@@ -59,9 +59,9 @@ struct RelayHandlerTests {
         let line = try #require(fixture.log.lines.last)
         #expect(line.contains("env=production token=01234567 status=201 apns=200"))
         #expect(!line.contains(testToken))
-        // The whole line: `relay env= token= status= apns= reason="" latency=N.Nms apns-id=`.
+        // The whole line: `relay app= env= token= status= apns= reason="" latency=N.Nms apns-id=`.
         let message = try #require(line.split(separator: " ", maxSplits: 2).last)
-        let prefix = #"relay env=production token=01234567 status=201 apns=200 reason="-" latency="#
+        let prefix = #"relay app=default env=production token=01234567 status=201 apns=200 reason="-" latency="#
         #expect(message.hasPrefix(prefix))
         #expect(message.hasSuffix("ms apns-id=" + notification.apnsID + "\n"))
         let latency = message.dropFirst(prefix.count).prefix { $0 != " " }
@@ -104,7 +104,7 @@ struct RelayHandlerTests {
         #expect(rejected.answer(webPushRequest())?.status == 502)
         #expect(rejected.answer(health)?.status == 503)
         #expect(rejected.log.lines.contains { $0.contains(" error relay ") })
-        rejected.counters.recordCredentials(rejected: false, succeeded: true)
+        rejected.handler.apps.defaultApp?.health.record(rejected: false, succeeded: true)
         #expect(rejected.answer(health)?.status == 200)
     }
 
@@ -148,7 +148,7 @@ struct RelayHandlerTests {
     }
 
     @Test("requests answered without APNs log one line each, in the same words as ever", arguments: [
-        (webPushRequest(ttl: nil), #"relay env=production token=01234567 status=400 apns=- reason="missing TTL header" latency="#),
+        (webPushRequest(ttl: nil), #"relay app=default env=production token=01234567 status=400 apns=- reason="missing TTL header" latency="#),
         (webPushRequest(path: "/elsewhere"), #"POST status=404 reason="no such route" latency="#),
         (HTTP1Request(method: "GET", target: "/relay-to/production/" + testToken, version: .http1_1, headers: [:],
                       body: [], keepAlive: true), #"GET status=405 reason="method not allowed" latency="#),

@@ -66,7 +66,7 @@ struct RelayServerTests {
         let group = try EventLoopGroup(count: 1, namePrefix: "second")
         defer { group.stopAndJoin() }
         let second = RelayServer(options: ListenerOptions(bindAddress: "127.0.0.1", port: fixture.port, reusePort: false),
-                                 loops: group.loops, tlsContext: nil, topic: "t", logger: CapturedLog().logger) { _ in
+                                 loops: group.loops, tlsContext: nil, apps: exampleApps(), logger: CapturedLog().logger) { _ in
             FakeSender()
         }
         #expect(throws: RelayServerError.self) { try second.start() }
@@ -77,7 +77,7 @@ struct RelayServerTests {
         let group = try EventLoopGroup(count: 1, namePrefix: "bad")
         defer { group.stopAndJoin() }
         let server = RelayServer(options: ListenerOptions(bindAddress: "not-an-ip", port: 0),
-                                 loops: group.loops, tlsContext: nil, topic: "t", logger: CapturedLog().logger) { _ in
+                                 loops: group.loops, tlsContext: nil, apps: exampleApps(), logger: CapturedLog().logger) { _ in
             FakeSender()
         }
         let error = #expect(throws: RelayServerError.self) { try server.start() }
@@ -116,7 +116,7 @@ struct RelayServerAPNsTests {
                 credentials: credentials)
             group = try EventLoopGroup(count: 2, namePrefix: "stack")
             server = RelayServer(options: ListenerOptions(bindAddress: "127.0.0.1", port: 0), loops: group.loops,
-                                 tlsContext: nil, topic: credentials.topic, logger: log.logger) { loop in
+                                 tlsContext: nil, apps: RelayApps(defaultApp: RelayApp(topic: credentials.topic)), logger: log.logger) { loop in
                 APNsClient(loop: loop, configuration: clientConfiguration)
             }
             port = try server.start()

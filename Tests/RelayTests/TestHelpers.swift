@@ -53,6 +53,11 @@ final class FakeSender: NotificationSender {
     }
 }
 
+/// One default app, `com.example.app`, with a health of its own.
+func exampleApps() -> RelayApps {
+    RelayApps(defaultApp: RelayApp(topic: "com.example.app"))
+}
+
 /// Log lines captured for assertions.
 final class CapturedLog: Sendable {
     private let storage = Mutex<[String]>([])
@@ -140,7 +145,7 @@ final class ServerFixture {
         let recorder = self.recorder
         let options = ListenerOptions(bindAddress: "127.0.0.1", port: 0, reusePort: reusePort, limits: limits,
                                       timeouts: timeouts, maxConnections: maxConnections, maxInFlight: maxInFlight)
-        server = RelayServer(options: options, loops: group.loops, tlsContext: tlsContext, topic: "com.example.app",
+        server = RelayServer(options: options, loops: group.loops, tlsContext: tlsContext, apps: exampleApps(),
                              logger: log.logger(level: .info)) { loop in
             FakeSender(loop: loop, delay: delay, onSend: { recorder.record($0) }, outcome: outcome)
         }

@@ -1,0 +1,154 @@
+import APNs
+import AppsFile
+import RelayCore
+
+/// Why the apps could not be loaded: one line naming where (the variable,
+/// or the apps file, app and key) and what. Startup stops; a reload keeps
+/// the running apps.
+public struct AppsLoadError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// The apps the relay serves, loaded: what the loops route with, the
+/// credentials they name, and what the log and `check-config` show.
+public struct ServedApps: Sendable {
+    public var apps: RelayApps
+    public var credentials: [CredentialID: LoadedCredential]
+    /// One log-safe line per app and environment (ARCHITECTURE.md §4).
+    public var summaries: [String]
+    /// Each app's credential per enabled environment: its certificate's
+    /// not-after (unix seconds), nil with token auth.
+    public var expiries: [(app: String, environment: APNsEnvironment, notAfter: Int?)]
+}
+
+/// Loads the apps (issue #12) from the environment's app and the apps file,
+/// and keeps, across reloads, which credential got which id: a credential
+/// whose spec and file bytes are unchanged keeps its id, so its connections
+/// stay; a changed one gets a new id, and new connections.
+///
+/// Not thread-safe: the daemon's main thread owns it.
+public final class AppsLoader {
+    private var ids: [CredentialFingerprint: CredentialID] = [:]
+    private var nextID = 1
+
+    public init() {}
+
+    /// - Parameters:
+    ///   - configuration: the variables (`APPS_FILE`, the default app's credential).
+    ///   - appsFileText: the apps file's contents, when `APPS_FILE` is set.
+    ///   - environment: the process environment, for `${NAME}` in the file.
+    ///   - fileExists: whether a path exists (the default `toot-relay.p12`).
+    ///   - previous: the apps served until now: an app keeps its health.
+    ///   - now: unix seconds.
+    public func load(configuration: Configuration, appsFileText: String?, environment: [String: String],
+                     fileExists: (String) -> Bool, previous: RelayApps?, now: Int) throws(AppsLoadError) -> ServedApps {
+        var fileApps: [AppDefinition] = []
+        if let file = configuration.appsFile {
+            guard let text = appsFileText else { throw AppsLoadError("APPS_FILE (\(file)): cannot be read") }
+            do { fileApps = try AppsFile.parse(text, file: file, environment: environment) } catch {
+                throw AppsLoadError(error.description)
+            }
+        }
+        var loaded: [CredentialFingerprint: (CredentialID, LoadedCredential)] = [:]
+        func register(_ credential: LoadedCredential) -> CredentialID {
+            if let (id, _) = loaded[credential.fingerprint] { return id }
+            let id: CredentialID
+            if let known = ids[credential.fingerprint] {
+                id = known
+            } else {
+                id = CredentialID(nextID)
+                nextID += 1
+            }
+            loaded[credential.fingerprint] = (id, credential)
+            return id
+        }
+
+        var apps: [RelayApp] = []
+        var summaries: [String] = []
+        var expiries: [(app: String, environment: APNsEnvironment, notAfter: Int?)] = []
+        var defaultAppID: String?
+        func health(_ id: String) -> AppHealth { previous?.app(for: .id(id))?.health ?? AppHealth() }
+
+        // The app the variables describe: always without an apps file (as
+        // the relay has always been); with one, only when they name a
+        // credential (or the default toot-relay.p12 exists).
+        if configuration.appsFile == nil || configuration.describesApp(fileExists: fileExists) {
+            let credential: LoadedCredential
+            do { credential = try loadCredential(configuration.credentialSpec, now: now) } catch {
+                throw AppsLoadError(error.description)
+            }
+            let id = register(credential)
+            let topic = configuration.effectiveTopic(certificateUID: credential.certificateUID)
+            let app = RelayApp(topic: topic, production: id, development: id, health: health(RelayApp.defaultID))
+            apps.append(app)
+            defaultAppID = app.id
+            for environment in [APNsEnvironment.production, .development] {
+                summaries.append(Self.summary(app, environment, credential, isDefault: true))
+                expiries.append((app.id, environment, credential.notAfter))
+            }
+        }
+
+        for definition in fileApps {
+            var credentialIDs: [APNsEnvironment: CredentialID] = [:]
+            var credentials: [APNsEnvironment: LoadedCredential] = [:]
+            for environment in [APNsEnvironment.production, .development] {
+                guard let spec = definition.credentials[environment] else { continue }
+                let names = CredentialNames.appsFile(configuration.appsFile ?? "", app: definition.id,
+                                                     environment: environment)
+                do {
+                    let credential = try loadCredential(spec, names: names, now: now)
+                    credentials[environment] = credential
+                    credentialIDs[environment] = register(credential)
+                } catch {
+                    throw AppsLoadError(error.description)
+                }
+            }
+            let uid = credentials[.production]?.certificateUID ?? credentials[.development]?.certificateUID
+            guard let topic = definition.topic ?? uid else {
+                throw AppsLoadError("\(configuration.appsFile ?? ""): app \"\(definition.id)\", key \"topic\": "
+                    + "is required: the certificate names no app (it has no subject UID)")
+            }
+            if let other = apps.first(where: { $0.topic == topic }) {
+                throw AppsLoadError("\(configuration.appsFile ?? ""): app \"\(definition.id)\", key \"topic\": "
+                    + "\(topic) is already the topic of app \"\(other.id)\"")
+            }
+            let isDefault = definition.isDefault && defaultAppID == nil
+            let app = RelayApp(id: definition.id, topic: topic, alert: definition.alert,
+                               production: credentialIDs[.production], development: credentialIDs[.development],
+                               health: health(definition.id))
+            apps.append(app)
+            if isDefault { defaultAppID = app.id }
+            for environment in [APNsEnvironment.production, .development] {
+                guard let credential = credentials[environment] else {
+                    summaries.append("app \(app.id) \(environment.rawValue): disabled (its pushes get 404)")
+                    continue
+                }
+                summaries.append(Self.summary(app, environment, credential, isDefault: isDefault))
+                expiries.append((app.id, environment, credential.notAfter))
+            }
+        }
+
+        ids = loaded.mapValues(\.0)
+        var byID: [CredentialID: LoadedCredential] = [:]
+        for (id, credential) in loaded.values { byID[id] = credential }
+        return ServedApps(apps: RelayApps(apps, defaultAppID: defaultAppID), credentials: byID,
+                          summaries: summaries, expiries: expiries)
+    }
+
+    /// `app toot production: topic cx.c3.toot, certificate auth (…), via
+    /// /relay-to/toot/production/<token>, /push/toot/<token>/<id>`.
+    static func summary(_ app: RelayApp, _ environment: APNsEnvironment, _ credential: LoadedCredential,
+                        isDefault: Bool) -> String {
+        let sandbox = environment == .development ? "?sandbox=true" : ""
+        var urls: [String] = []
+        if isDefault {
+            urls.append("/relay-to/\(environment.rawValue)/<token>")
+            urls.append("/push/<token>/<id>\(sandbox)")
+        }
+        urls.append("/relay-to/\(app.id)/\(environment.rawValue)/<token>")
+        urls.append("/push/\(app.id)/<token>/<id>\(sandbox)")
+        return "app \(app.id) \(environment.rawValue)\(isDefault ? " (default app)" : ""): topic \(app.topic), "
+            + "\(credential.summary) from \(credential.fingerprint.spec.source), via \(urls.joined(separator: ", "))"
+    }
+}
