@@ -1,0 +1,108 @@
+import RelayCore
+import Testing
+
+@testable import Relay
+
+/// Three apps behind one handler (issue #12): which credential and topic a
+/// push goes out with, what a URL leads nowhere gets, and each app's health.
+private struct AppsFixture {
+    static let beta = CredentialID(2)
+    static let feditextProduction = CredentialID(3)
+    static let feditextSandbox = CredentialID(4)
+
+    let apps = RelayApps([
+        RelayApp(topic: "com.example.app"),
+        RelayApp(id: "beta", topic: "com.example.beta", alert: .text("beta"), production: nil,
+                 development: AppsFixture.beta),
+        RelayApp(id: "feditext", topic: "com.example.feditext", production: AppsFixture.feditextProduction,
+                 development: AppsFixture.feditextSandbox),
+    ], defaultAppID: RelayApp.defaultID)
+    let sender: FakeSender
+    let handler: RelayHandler
+    let log = CapturedLog()
+
+    /// APNs answers 403 for the topics in `rejecting`, else 200.
+    init(rejecting: Set<String> = []) {
+        sender = FakeSender(outcome: { notification in
+            let topic = notification.headers.first { $0.name == "apns-topic" }?.value ?? ""
+            return rejecting.contains(topic)
+                ? .apns(status: 403, reason: .badCertificate, apnsID: nil)
+                : .apns(status: 200, reason: nil, apnsID: notification.apnsID)
+        })
+        handler = RelayHandler(sender: sender, apps: apps, counters: RelayCounters(maxConnections: 10, maxInFlight: 10),
+                               logger: log.logger, unixTime: { 1_000_000 })
+    }
+
+    func answer(_ request: HTTP1Request) -> HTTP1Response? {
+        var delivered: HTTP1Response?
+        if let immediate = handler.handle(request, completion: { delivered = $0 }) { return immediate }
+        sender.completeAll()
+        return delivered
+    }
+
+    func health(_ path: String) -> Int? {
+        answer(HTTP1Request(method: "GET", target: path, version: .http1_1, headers: [:], body: [],
+                            keepAlive: true))?.status
+    }
+}
+
+@Suite("Several apps in the handler")
+struct SeveralAppsHandlerTests {
+    @Test("each URL's push goes out with its app's topic and its credential for the environment", arguments: [
+        ("/relay-to/production/" + testToken, "com.example.app", CredentialID.primary),
+        ("/relay-to/default/development/" + testToken, "com.example.app", .primary),
+        ("/relay-to/beta/development/" + testToken, "com.example.beta", AppsFixture.beta),
+        ("/relay-to/feditext/production/" + testToken, "com.example.feditext", AppsFixture.feditextProduction),
+        ("/push/feditext/\(testToken)/7?sandbox=true", "com.example.feditext", AppsFixture.feditextSandbox),
+        ("/push/com.example.beta/\(testToken)/7?sandbox=true", "com.example.beta", AppsFixture.beta),
+    ])
+    func sendsWithTheAppsCredential(path: String, topic: String, credential: CredentialID) throws {
+        let fixture = AppsFixture()
+        #expect(fixture.answer(webPushRequest(path: path))?.status == 201)
+        let sent = try #require(fixture.sender.sent.first)
+        #expect(sent.headers.contains(HTTPField(name: "apns-topic", value: topic)))
+        #expect(sent.credential == credential)
+    }
+
+    @Test("an app's own alert replaces the dialect's default")
+    func appAlert() throws {
+        let fixture = AppsFixture()
+        #expect(fixture.answer(webPushRequest(path: "/relay-to/beta/development/" + testToken))?.status == 201)
+        let payload = String(decoding: try #require(fixture.sender.sent.first).payload, as: UTF8.self)
+        #expect(payload.hasPrefix(#"{"aps":{"alert":"beta","#))
+    }
+
+    @Test("a URL naming no app, or an environment its app does not serve, is 404 before APNs", arguments: [
+        "/relay-to/nosuch/production/" + testToken,
+        "/relay-to/beta/production/" + testToken,
+        "/push/com.example.nosuch/\(testToken)/7",
+        "/push/beta/\(testToken)/7",
+        "/relay-to/com.example.beta/development/" + testToken,
+    ])
+    func nowhereIs404(path: String) {
+        let fixture = AppsFixture()
+        #expect(fixture.answer(webPushRequest(path: path))?.status == 404)
+        #expect(fixture.sender.sent.isEmpty)
+        #expect(fixture.log.lines.last?.contains("status=404") == true)
+    }
+
+    @Test("without a default app the URLs without an app part are 404")
+    func noDefaultApp() {
+        let fixture = AppsFixture()
+        fixture.handler.replaceApps(RelayApps(fixture.apps.all.filter { $0.id != "default" }, defaultAppID: nil))
+        #expect(fixture.answer(webPushRequest(path: "/relay-to/production/" + testToken))?.status == 404)
+        #expect(fixture.answer(webPushRequest(path: "/relay-to/feditext/production/" + testToken))?.status == 201)
+    }
+
+    @Test("one app's rejected credentials fail its own health, and the relay's only when every app's are")
+    func healthPerApp() {
+        let fixture = AppsFixture(rejecting: ["com.example.beta"])
+        #expect(fixture.answer(webPushRequest(path: "/relay-to/beta/development/" + testToken))?.status == 502)
+        #expect(fixture.health("/relay-to/_health/beta") == 503)
+        #expect(fixture.health("/relay-to/_health/feditext") == 200)
+        #expect(fixture.health("/relay-to/_health") == 200)
+        #expect(fixture.health("/relay-to/_health/nosuch") == 404)
+        for app in fixture.apps.all { app.health.record(rejected: true, succeeded: false) }
+        #expect(fixture.health("/relay-to/_health") == 503)
+    }
+}
