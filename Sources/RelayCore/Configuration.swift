@@ -14,6 +14,11 @@ public struct Configuration: Sendable, Equatable {
     /// One listening socket per loop thread with SO_REUSEPORT (the kernel
     /// spreads connections), or one shared socket handing them out.
     public var reusePort = true
+    /// The origin senders address (`https://relay.example.com`), which a
+    /// restricted endpoint's VAPID `aud` must name (issue #14); nil: the
+    /// scheme the request came by (the relay's own TLS, else
+    /// `X-Forwarded-Proto`) and its `Host`.
+    public var publicURL: String? = nil
     /// Serve HTTPS when this certificate file exists (as the Go relay does).
     public var tlsCertificateFile = "toot-relay.crt"
     public var tlsKeyFile = "toot-relay.key"
@@ -130,6 +135,7 @@ extension Configuration {
     public static let variables: [ConfigurationVariable] = [
         .init(name: "PORT", defaultText: String(defaults.port), help: "listen port of the Web Push listener (0: any free port)"),
         .init(name: "BIND", defaultText: "all interfaces", help: "address to listen on, e.g. 127.0.0.1 behind nginx"),
+        .init(name: "PUBLIC_URL", defaultText: "unset (scheme and Host of each request)", help: "the origin senders address, e.g. https://relay.example.com: the aud a restricted endpoint's VAPID token must name"),
         .init(name: "CRT_FILENAME", defaultText: defaults.tlsCertificateFile, help: "serve HTTPS with this certificate when the file exists"),
         .init(name: "KEY_FILENAME", defaultText: defaults.tlsKeyFile, help: "private key for CRT_FILENAME"),
         .init(name: "P12_FILENAME", defaultText: defaults.p12File, help: "APNs client certificate and key (PKCS#12)"),
@@ -191,6 +197,13 @@ extension Configuration {
             }
         }
         if let text = value("BIND") { bindAddress = text }
+        if let text = value("PUBLIC_URL") {
+            guard let origin = webOrigin(text) else {
+                throw ConfigurationError(variable: "PUBLIC_URL",
+                                         message: "'\(text)' is not an origin like https://relay.example.com (scheme and host, no path)")
+            }
+            publicURL = origin
+        }
         if let text = value("CRT_FILENAME") { tlsCertificateFile = text }
         if let text = value("KEY_FILENAME") { tlsKeyFile = text }
         if let text = value("P12_FILENAME") { p12File = text }
@@ -293,4 +306,26 @@ extension Configuration {
     public func describesApp(fileExists: (String) -> Bool) -> Bool {
         tokenKeyFile != nil || p12Base64 != nil || p12File != Configuration.defaults.p12File || fileExists(p12File)
     }
+}
+
+/// An origin (RFC 6454 §6.2): `http` or `https`, `://`, a host with an
+/// optional port, and nothing after but an optional `/`; scheme and host
+/// lower-cased, the `/` dropped, as a VAPID `aud` names it (RFC 8292 §2).
+/// Nil for anything else.
+func webOrigin(_ text: String) -> String? {
+    var rest = Substring(text)
+    let scheme: String
+    if rest.lowercased().hasPrefix("https://") {
+        scheme = "https"
+    } else if rest.lowercased().hasPrefix("http://") {
+        scheme = "http"
+    } else {
+        return nil
+    }
+    rest = rest.dropFirst(scheme.count + 3)
+    if rest.hasSuffix("/") { rest = rest.dropLast() }
+    guard !rest.isEmpty, HostAndPort(parsing: String(rest)) != nil,
+          !rest.contains(where: { $0 == "/" || $0 == "?" || $0 == "#" || $0 == "@" })
+    else { return nil }
+    return scheme + "://" + rest.lowercased()
 }
