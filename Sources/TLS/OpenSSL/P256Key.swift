@@ -21,13 +21,18 @@ enum P256Key {
         return try requireP256(PEMReader.readPublicKey(pem))
     }
 
-    /// A public key from the uncompressed point 0x04‖x‖y. OpenSSL 3.0's
-    /// import (EVP_PKEY_fromdata with the group and the octet string)
-    /// decodes the point and refuses coordinates outside the field or a point
-    /// off the curve; EVP_PKEY_public_check_quick then refuses the point at
-    /// infinity. Its full sibling also multiplies by the group order, which
-    /// on P-256 (cofactor 1) cannot fail for a point on the curve (SP
-    /// 800-56A rev. 3 §5.6.2.3.4), so the quick check is the whole check.
+    /// A public key from the uncompressed point 0x04‖x‖y: a fresh key with
+    /// P-256's parameters copied from `P256Parameters` and the point set with
+    /// EVP_PKEY_set1_encoded_public_key, whose decoding (EC_POINT_oct2point)
+    /// refuses a coordinate outside the field and a point off the curve.
+    /// With the length and the 0x04 checked first (the one-byte encoding of
+    /// the point at infinity and OpenSSL's hybrid form never reach it), that
+    /// is full public key validation on P-256: its cofactor is 1, so every
+    /// point on the curve but infinity has the group's order (SP 800-56A
+    /// rev. 3 §5.6.2.3.3). EVP_PKEY_public_check_quick would check the same
+    /// again for about 10 µs, twice the whole import, and the relay may read
+    /// a key per restricted push (issue #14); EVP_PKEY_fromdata with the
+    /// group's name builds the curve anew for every key (about 17 µs).
     static func readPublic(uncompressedPoint point: [UInt8]) throws(CredentialError) -> OpaquePointer {
         guard point.count == uncompressedPointLength else {
             throw .invalidPublicKey("an uncompressed P-256 point is \(uncompressedPointLength) bytes, this is \(point.count)")
@@ -38,45 +43,20 @@ enum P256Key {
         }
         ERR_clear_error()
         defer { ERR_clear_error() }
-        guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else {
-            throw .invalidPublicKey(OpenSSLErrorQueue.takeLine(fallback: "OpenSSL has no EC key type"))
+        guard let parameters = P256Parameters.shared.key else {
+            throw .invalidPublicKey("OpenSSL cannot make P-256's parameters (\(P256Parameters.shared.failure))")
         }
-        defer { EVP_PKEY_CTX_free(context) }
-        guard EVP_PKEY_fromdata_init(context) == 1 else {
-            throw .invalidPublicKey(OpenSSLErrorQueue.takeLine(fallback: "cannot start an EC key import"))
+        guard let key = EVP_PKEY_new() else { throw .invalidPublicKey("out of memory") }
+        guard EVP_PKEY_copy_parameters(key, parameters) == 1 else {
+            EVP_PKEY_free(key)
+            throw .invalidPublicKey(OpenSSLErrorQueue.takeLine(fallback: "cannot copy P-256's parameters"))
         }
-        // An OSSL_PARAM keeps pointers to its key name and value, so every
-        // one of them must outlive the EVP_PKEY_fromdata call: no Swift
-        // string-to-pointer temporaries. The names are
-        // OSSL_PKEY_PARAM_GROUP_NAME and OSSL_PKEY_PARAM_PUB_KEY.
-        var group = Array("prime256v1".utf8CString)
-        var octets = point
-        var key: OpaquePointer? = nil
-        let imported = "group".withCString { groupName in
-            "pub".withCString { publicKeyName in
-                group.withUnsafeMutableBufferPointer { name in
-                    octets.withUnsafeMutableBytes { bytes in
-                        var parameters = [
-                            OSSL_PARAM_construct_utf8_string(groupName, name.baseAddress, 0),
-                            OSSL_PARAM_construct_octet_string(publicKeyName, bytes.baseAddress, bytes.count),
-                            OSSL_PARAM_construct_end(),
-                        ]
-                        return EVP_PKEY_fromdata(context, &key, shim_EVP_PKEY_PUBLIC_KEY(), &parameters)
-                    }
-                }
-            }
+        let set = point.withUnsafeBufferPointer { bytes in
+            EVP_PKEY_set1_encoded_public_key(key, bytes.baseAddress, bytes.count)
         }
-        guard imported == 1, let key else {
+        guard set == 1 else {
+            EVP_PKEY_free(key)
             throw .invalidPublicKey("the point is not on P-256 (\(OpenSSLErrorQueue.takeLine(fallback: "refused by OpenSSL")))")
-        }
-        guard let check = EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else {
-            EVP_PKEY_free(key)
-            throw .invalidPublicKey(OpenSSLErrorQueue.takeLine(fallback: "out of memory"))
-        }
-        defer { EVP_PKEY_CTX_free(check) }
-        guard EVP_PKEY_public_check_quick(check) == 1 else {
-            EVP_PKEY_free(key)
-            throw .invalidPublicKey("the point is not a valid P-256 public key (\(OpenSSLErrorQueue.takeLine(fallback: "refused by OpenSSL")))")
         }
         return key
     }
@@ -101,4 +81,39 @@ enum P256Key {
         }
         return key
     }
+}
+
+/// P-256's domain parameters as a key without a point (an EVP_PKEY* this
+/// owner frees), built once per process when the first raw point is read
+/// (`shared` is a `static let`: initialised once, thread-safely). Keys read
+/// from points copy them; copying only reads this key, so threads share it.
+private final class P256Parameters: @unchecked Sendable {
+    static let shared = P256Parameters()
+
+    let key: OpaquePointer?
+    /// Why `key` is nil, if it is.
+    let failure: String
+
+    private init() {
+        ERR_clear_error()
+        var made: OpaquePointer? = nil
+        if let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) {
+            // An OSSL_PARAM keeps pointers to its name and value: both must
+            // outlive EVP_PKEY_fromdata, so no Swift string temporaries. The
+            // name is OSSL_PKEY_PARAM_GROUP_NAME.
+            var group = Array("prime256v1".utf8CString)
+            _ = "group".withCString { name in
+                group.withUnsafeMutableBufferPointer { value in
+                    var parameters = [OSSL_PARAM_construct_utf8_string(name, value.baseAddress, 0), OSSL_PARAM_construct_end()]
+                    return EVP_PKEY_fromdata_init(context) == 1
+                        && EVP_PKEY_fromdata(context, &made, shim_EVP_PKEY_KEY_PARAMETERS(), &parameters) == 1
+                }
+            }
+            EVP_PKEY_CTX_free(context)
+        }
+        key = made
+        failure = made == nil ? OpenSSLErrorQueue.takeLine(fallback: "no EC key type") : ""
+    }
+
+    deinit { if let key { EVP_PKEY_free(key) } }
 }
