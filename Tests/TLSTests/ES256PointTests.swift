@@ -138,6 +138,29 @@ struct ES256PointTests {
         #expect(!error.description.contains("\n"))
     }
 
+    @Test("keys read from points on several threads at once all verify (they share P-256's parameters)")
+    func concurrentImports() async throws {
+        let vector = Self.pyVapid
+        let point = try Self.bytes(vector.point)
+        let signature = try Self.bytes(vector.signature)
+        let verified = await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    var count = 0
+                    for _ in 0..<25 {
+                        if let verifier = try? ES256Verifier(uncompressedPublicKey: point),
+                           verifier.verify(Array(vector.message.utf8), signature: signature) {
+                            count += 1
+                        }
+                    }
+                    return count
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(verified == 8 * 25)
+    }
+
     @Test("P-256's generator is a valid public point")
     func generator() throws {
         // FIPS 186-4 D.1.2.3: G = (Gx, Gy).
