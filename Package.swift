@@ -82,6 +82,10 @@ let package = Package(
         .executableTarget(name: "apps-file-fuzzer", dependencies: ["AppsFile", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/apps-file"),
 
+        // What one VAPID signature check costs (issue #14), run as
+        // `swift run -c release es256-verify`: a benchmark, not a test.
+        .executableTarget(name: "es256-verify", dependencies: ["TLS"], path: "Benchmarks/es256-verify"),
+
         .testTarget(name: "RelayCoreTests", dependencies: ["RelayCore"]),
         .testTarget(name: "AppsFileTests", dependencies: ["AppsFile", "RelayCore"]),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
