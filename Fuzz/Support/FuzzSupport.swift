@@ -121,3 +121,25 @@ public func runCodecTarget(_ data: UnsafePointer<UInt8>?, _ size: Int, decode: (
     }
     return 0
 }
+
+/// The replay tool a SwiftPM fuzzer becomes in a plain build (Fuzz/README.md):
+/// runs `fuzzOne` on each file named on the command line, as libFuzzer would,
+/// and says so for each; exit 2 for a file it cannot read.
+public func replayInputFiles(tool: String, _ fuzzOne: (UnsafePointer<UInt8>?, Int) -> CInt) {
+    for path in CommandLine.arguments.dropFirst() {
+        guard let handle = fopen(path, "rb") else {
+            print("\(tool): cannot open \(path)")
+            exit(2)
+        }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = fread(&buffer, 1, buffer.count, handle)
+            if count <= 0 { break }
+            bytes += buffer[..<count]
+        }
+        fclose(handle)
+        _ = bytes.withUnsafeBufferPointer { fuzzOne($0.baseAddress, $0.count) }
+        print("\(tool): \(path): checks held")
+    }
+}

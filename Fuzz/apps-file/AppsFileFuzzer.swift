@@ -21,7 +21,7 @@
 // the same text twice gives the same result.
 //
 // Built by scripts/fuzz with SwiftPM (toml++ is C++): there, with
-// APPS_FILE_FUZZING defined, libFuzzer's main calls LLVMFuzzerTestOneInput.
+// SWIFTPM_FUZZING defined, libFuzzer's main calls LLVMFuzzerTestOneInput.
 // A plain `swift build` makes a replay tool of it instead:
 // `apps-file-fuzzer <input file>…` runs the same checks on each file.
 
@@ -243,7 +243,7 @@ private func escaped(_ text: String) -> String {
 
 // MARK: - Entry
 
-#if APPS_FILE_FUZZING
+#if SWIFTPM_FUZZING
 // SwiftPM compiles an executable built with --sanitize=fuzzer as a library
 // (-parse-as-library), so libFuzzer's own main runs and calls this.
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -254,23 +254,6 @@ public func fuzzAppsFile(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 /// Replay: the same checks on each file named, as the fuzzer would run them.
 @main
 enum AppsFileReplay {
-    static func main() {
-        for path in CommandLine.arguments.dropFirst() {
-            guard let handle = fopen(path, "rb") else {
-                print("apps-file-fuzzer: cannot open \(path)")
-                exit(2)
-            }
-            var bytes: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                let count = fread(&buffer, 1, buffer.count, handle)
-                if count <= 0 { break }
-                bytes += buffer[..<count]
-            }
-            fclose(handle)
-            _ = bytes.withUnsafeBufferPointer { fuzzOne($0.baseAddress, $0.count) }
-            print("apps-file-fuzzer: \(path): checks held")
-        }
-    }
+    static func main() { replayInputFiles(tool: "apps-file-fuzzer", fuzzOne) }
 }
 #endif
