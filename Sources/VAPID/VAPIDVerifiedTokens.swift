@@ -18,9 +18,17 @@ public struct VAPIDVerifiedTokens: Sendable {
         var expiry: Int
     }
 
+    /// The token's bytes, not the String: Strings compare by canonical
+    /// equivalence, and a token spelled with U+212A KELVIN SIGN for a `K`
+    /// must not pass for the one that was verified.
     private struct Key: Hashable, Sendable {
-        var token: String
+        var token: [UInt8]
         var keyHash: [UInt8]
+
+        init(_ token: String, _ keyHash: [UInt8]) {
+            self.token = Array(token.utf8)
+            self.keyHash = keyHash
+        }
     }
 
     /// At most this many entries; 1,024 tokens of Mastodon's size (about
@@ -42,7 +50,7 @@ public struct VAPIDVerifiedTokens: Sendable {
     /// The claims of a verified, unexpired token; nil otherwise (an expired
     /// entry is never honoured, even before it is evicted).
     func claims(token: String, keyHash: [UInt8], now: Int) -> Claims? {
-        guard let claims = entries[Key(token: token, keyHash: keyHash)], claims.expiry > now else { return nil }
+        guard let claims = entries[Key(token, keyHash)], claims.expiry > now else { return nil }
         return claims
     }
 
@@ -51,7 +59,7 @@ public struct VAPIDVerifiedTokens: Sendable {
     /// `capacity`, and a full memory only costs verifications.
     mutating func insert(token: String, keyHash: [UInt8], claims: Claims, now: Int) {
         guard claims.expiry > now else { return }
-        let key = Key(token: token, keyHash: keyHash)
+        let key = Key(token, keyHash)
         if entries[key] == nil && entries.count >= capacity {
             entries = entries.filter { $0.value.expiry > now }
             while entries.count >= capacity { entries.remove(at: entries.startIndex) }

@@ -73,6 +73,18 @@ struct VAPIDVerifiedTokensTests {
         #expect(memory.count == 1)
     }
 
+    @Test("a token is remembered by its bytes, not by canonical equivalence")
+    func bytesNotCanonicalEquivalence() {
+        var memory = VAPIDVerifiedTokens()
+        let claims = VAPIDVerifiedTokens.Claims(audience: audience, expiry: now + 10)
+        memory.insert(token: "eyK.a.b", keyHash: [1], claims: claims, now: now)
+        // U+212A KELVIN SIGN is canonically equivalent to "K": equal as Strings.
+        let kelvin = "ey\u{212A}.a.b"
+        #expect(kelvin == "eyK.a.b")
+        #expect(!memory.contains(token: kelvin, keyHash: [1], now: now))
+        #expect(memory.contains(token: "eyK.a.b", keyHash: [1], now: now))
+    }
+
     @Test("the memory never holds more than its capacity, and makes room with expired entries first")
     func bounded() {
         var memory = VAPIDVerifiedTokens(capacity: 8)
