@@ -143,3 +143,22 @@ public func replayInputFiles(tool: String, _ fuzzOne: (UnsafePointer<UInt8>?, In
         print("\(tool): \(path): checks held")
     }
 }
+
+/// The content of a quoted string holding `text`, for a TOML basic string
+/// (TOML 1.0 §String) or a JSON string (RFC 8259 §7) alike: both escape `"`
+/// and `\` with a backslash and take `\u` and four hex digits for the
+/// rest of the control characters.
+public func quotedContent(_ text: String) -> String {
+    var result = ""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\"": result += "\\\""
+        case "\\": result += "\\\\"
+        case "\u{0}"..."\u{1F}", "\u{7F}":
+            let hex = String(scalar.value, radix: 16)
+            result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        default: result.unicodeScalars.append(scalar)
+        }
+    }
+    return result
+}

@@ -198,7 +198,7 @@ private func buildHeaders(_ input: inout FuzzInput, now: Int) -> HTTPHeaders {
     let header = choose(jwtHeaders, &input)
     let audChoice = Int(input.byte() % 6)
     let aud = audChoice < audiences.count ? "\"" + audiences[audChoice] + "\""
-        : audChoice == 4 ? "\"" + jsonEscaped(input.lengthPrefixed(limit: 100)) + "\"" : "443"
+        : audChoice == 4 ? "\"" + quotedContent(String(decoding: input.lengthPrefixed(limit: 100), as: UTF8.self)) + "\"" : "443"
     let delta = Int(Int32(truncatingIfNeeded: input.uint16() | input.uint16() << 16))
     let exp: String
     switch input.byte() % 6 {
@@ -253,31 +253,11 @@ private func encoded(_ bytes: [UInt8], _ mode: UInt8) -> String {
     return standard + String(repeating: "=", count: (4 - standard.utf8.count % 4) % 4)
 }
 
-private func jsonEscaped(_ bytes: [UInt8]) -> String {
-    var text = ""
-    for scalar in String(decoding: bytes, as: UTF8.self).unicodeScalars {
-        switch scalar {
-        case "\"", "\\": text += "\\" + String(scalar)
-        case "\u{0}"..."\u{1F}": text += "\\u00" + String(scalar.value >> 4, radix: 16) + String(scalar.value & 15, radix: 16)
-        default: text.unicodeScalars.append(scalar)
-        }
-    }
-    return text
-}
-
-// MARK: - Entry
+// MARK: - Entry: libFuzzer's with SWIFTPM_FUZZING, else the replay tool's (see the top)
 
 #if SWIFTPM_FUZZING
-// SwiftPM compiles an executable built with --sanitize=fuzzer as a library
-// (-parse-as-library), so libFuzzer's own main runs and calls this.
 @_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzVAPID(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    fuzzOne(data, size)
-}
+public func fuzzVAPID(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt { fuzzOne(data, size) }
 #else
-/// Replay: the same checks on each file named, as the fuzzer would run them.
-@main
-enum VAPIDReplay {
-    static func main() { replayInputFiles(tool: "vapid-fuzzer", fuzzOne) }
-}
+@main enum VAPIDReplay { static func main() { replayInputFiles(tool: "vapid-fuzzer", fuzzOne) } }
 #endif

@@ -39,8 +39,8 @@ struct VAPIDToken: Equatable {
         guard let header = try? decoder.decode(Header.self, from: Data(headerJSON)) else {
             return .failure(.header)
         }
-        guard header.algorithm == "ES256" else { return .failure(.algorithm) }
-        guard !header.critical else { return .failure(.critical) }
+        guard header.alg == "ES256" else { return .failure(.algorithm) }
+        guard header.crit == nil else { return .failure(.critical) }
         guard let claims = try? decoder.decode(Claims.self, from: Data(claimsJSON)) else {
             return .failure(.claims)
         }
@@ -57,19 +57,13 @@ struct VAPIDToken: Equatable {
     /// §5.1 makes it optional, so it is not read); `crit` names extensions
     /// the relay does not understand, which RFC 7515 §4.1.11 says to refuse.
     private struct Header: Decodable {
-        var algorithm: String
-        var critical: Bool
+        var alg: String
+        var crit: AnyJSONValue?
+    }
 
-        enum CodingKeys: String, CodingKey {
-            case algorithm = "alg"
-            case critical = "crit"
-        }
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            algorithm = try container.decode(String.self, forKey: .algorithm)
-            critical = container.contains(.critical)
-        }
+    /// Any JSON value, unread: only whether it is there counts.
+    private struct AnyJSONValue: Decodable {
+        init(from decoder: any Decoder) {}
     }
 
     /// The claims RFC 8292 §2 requires; `sub` and others are not checked.

@@ -61,23 +61,26 @@ struct VAPIDVerifiedTokensTests {
         #expect(memory.count == 0)
     }
 
+    /// A memory holding one token for key hash [1], valid for 10 s from `now`.
+    private func remembering(_ token: String) -> VAPIDVerifiedTokens {
+        var memory = VAPIDVerifiedTokens()
+        memory.insert(token: token, keyHash: [1], claims: .init(audience: audience, expiry: now + 10), now: now)
+        return memory
+    }
+
     @Test("an expired entry is not honoured, and an expired JWT is not remembered")
     func expiry() {
-        var memory = VAPIDVerifiedTokens()
-        let claims = VAPIDVerifiedTokens.Claims(audience: audience, expiry: now + 10)
-        memory.insert(token: "t", keyHash: [1], claims: claims, now: now)
+        var memory = remembering("t")
         #expect(memory.contains(token: "t", keyHash: [1], now: now + 9))
         #expect(!memory.contains(token: "t", keyHash: [1], now: now + 10))
         #expect(!memory.contains(token: "t", keyHash: [2], now: now))
-        memory.insert(token: "old", keyHash: [1], claims: claims, now: now + 10)
+        memory.insert(token: "old", keyHash: [1], claims: .init(audience: audience, expiry: now + 10), now: now + 10)
         #expect(memory.count == 1)
     }
 
     @Test("a token is remembered by its bytes, not by canonical equivalence")
     func bytesNotCanonicalEquivalence() {
-        var memory = VAPIDVerifiedTokens()
-        let claims = VAPIDVerifiedTokens.Claims(audience: audience, expiry: now + 10)
-        memory.insert(token: "eyK.a.b", keyHash: [1], claims: claims, now: now)
+        let memory = remembering("eyK.a.b")
         // U+212A KELVIN SIGN is canonically equivalent to "K": equal as Strings.
         let kelvin = "ey\u{212A}.a.b"
         #expect(kelvin == "eyK.a.b")
