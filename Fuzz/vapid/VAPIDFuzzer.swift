@@ -155,11 +155,15 @@ private func checkReason(_ reason: String, secrets: [String]) {
 }
 
 /// A JWT's `aud` and `exp` (rounded down), read with another parser than
-/// the module's (JSONSerialization).
+/// the module's (JSONSerialization). Bytes that are not UTF-8 are repaired
+/// first: JSONDecoder tolerates them in strings the relay does not read
+/// (`sub`), where JSONSerialization refuses the whole text (found by the
+/// fuzzer; lenient is right: such a JWT was signed by the endpoint's key).
 private func otherParserClaims(_ token: String) -> (aud: String, exp: Double)? {
     let parts = token.split(separator: ".", omittingEmptySubsequences: false)
     guard parts.count == 3, let claimsBytes = try? base64URLDecode(parts[1]),
-          let claims = (try? JSONSerialization.jsonObject(with: Data(claimsBytes))) as? [String: Any],
+          let claims = (try? JSONSerialization.jsonObject(
+              with: Data(String(decoding: claimsBytes, as: UTF8.self).utf8))) as? [String: Any],
           let aud = claims["aud"] as? String, let exp = claims["exp"] as? NSNumber else { return nil }
     return (aud, exp.doubleValue.rounded(.down))
 }
