@@ -155,17 +155,41 @@ private func checkReason(_ reason: String, secrets: [String]) {
 }
 
 /// A JWT's `aud` and `exp` (rounded down), read with another parser than
-/// the module's (JSONSerialization). Bytes that are not UTF-8 are repaired
-/// first: JSONDecoder tolerates them in strings the relay does not read
-/// (`sub`), where JSONSerialization refuses the whole text (found by the
-/// fuzzer; lenient is right: such a JWT was signed by the endpoint's key).
+/// the module's (JSONSerialization). What JSONDecoder tolerates in strings
+/// and JSONSerialization refuses (found by the fuzzer) is made standard
+/// first: bytes that are not UTF-8 repaired, raw control characters
+/// escaped. Lenient is right for the relay: such a JWT was signed by the
+/// endpoint's key.
 private func otherParserClaims(_ token: String) -> (aud: String, exp: Double)? {
     let parts = token.split(separator: ".", omittingEmptySubsequences: false)
     guard parts.count == 3, let claimsBytes = try? base64URLDecode(parts[1]),
           let claims = (try? JSONSerialization.jsonObject(
-              with: Data(String(decoding: claimsBytes, as: UTF8.self).utf8))) as? [String: Any],
+              with: Data(String(decoding: controlsEscapedInStrings(claimsBytes), as: UTF8.self).utf8)))
+              as? [String: Any],
           let aud = claims["aud"] as? String, let exp = claims["exp"] as? NSNumber else { return nil }
     return (aud, exp.doubleValue.rounded(.down))
+}
+
+/// JSON text with the raw control characters inside its strings written as
+/// `\u00XX` escapes (RFC 8259 §7 requires them escaped).
+private func controlsEscapedInStrings(_ bytes: [UInt8]) -> [UInt8] {
+    var output: [UInt8] = []
+    var inString = false, escaped = false
+    for byte in bytes {
+        if inString && !escaped && byte < 0x20 {
+            output += Array(String(format: "\\u%04x", Int(byte)).utf8)
+            continue
+        }
+        output.append(byte)
+        if escaped {
+            escaped = false
+        } else if inString && byte == UInt8(ascii: "\\") {
+            escaped = true
+        } else if byte == UInt8(ascii: "\"") {
+            inString.toggle()
+        }
+    }
+    return output
 }
 
 /// An accepted JWT's `aud` and `exp`, read again with another parser, fit
