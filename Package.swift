@@ -62,7 +62,7 @@ let package = Package(
         .target(name: "APNsEmulator", dependencies: ["RelayCore", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
         // The daemon: HTTP/1 listener, routing, wiring of it all.
         .target(name: "Relay", dependencies: [
-            "RelayCore", "EventLoop", "TLS", "APNs", "AppsFile",
+            "RelayCore", "EventLoop", "TLS", "APNs", "AppsFile", "VAPID",
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         .executableTarget(name: "toot-relay", dependencies: [

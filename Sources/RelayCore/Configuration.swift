@@ -198,7 +198,7 @@ extension Configuration {
         }
         if let text = value("BIND") { bindAddress = text }
         if let text = value("PUBLIC_URL") {
-            guard let origin = webOrigin(text) else {
+            guard let origin = publicOrigin(text) else {
                 throw ConfigurationError(variable: "PUBLIC_URL",
                                          message: "'\(text)' is not an origin like https://relay.example.com (scheme and host, no path)")
             }
@@ -308,24 +308,14 @@ extension Configuration {
     }
 }
 
-/// An origin (RFC 6454 §6.2): `http` or `https`, `://`, a host with an
-/// optional port, and nothing after but an optional `/`; scheme and host
-/// lower-cased, the `/` dropped, as a VAPID `aud` names it (RFC 8292 §2).
-/// Nil for anything else.
-func webOrigin(_ text: String) -> String? {
-    var rest = Substring(text)
-    let scheme: String
-    if rest.lowercased().hasPrefix("https://") {
-        scheme = "https"
-    } else if rest.lowercased().hasPrefix("http://") {
-        scheme = "http"
-    } else {
-        return nil
-    }
-    rest = rest.dropFirst(scheme.count + 3)
-    if rest.hasSuffix("/") { rest = rest.dropLast() }
-    guard !rest.isEmpty, HostAndPort(parsing: String(rest)) != nil,
-          !rest.contains(where: { $0 == "/" || $0 == "?" || $0 == "#" || $0 == "@" })
+/// `PUBLIC_URL` as an origin (`vapidOrigin(of:)`, the one comparison of
+/// origins): `http` or `https`, an authority, and nothing after it but an
+/// optional `/`. Nil for anything else.
+func publicOrigin(_ text: String) -> String? {
+    let lowered = text.lowercased()
+    guard lowered.hasPrefix("https://") || lowered.hasPrefix("http://"), let origin = vapidOrigin(of: text)
     else { return nil }
-    return scheme + "://" + rest.lowercased()
+    let authorityAndRest = text.dropFirst(lowered.hasPrefix("https://") ? 8 : 7)
+    let rest = authorityAndRest.drop(while: { $0 != "/" && $0 != "?" && $0 != "#" })
+    return rest.isEmpty || rest == "/" ? origin : nil
 }

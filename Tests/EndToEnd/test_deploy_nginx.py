@@ -298,3 +298,44 @@ def test_the_relay_gets_the_real_client_address_the_origin_and_a_kept_alive_conn
     # A forwarded chain is kept; X-Real-IP is what nginx saw itself.
     assert "x-forwarded-for: 203.0.113.9, 127.0.0.1" in second and "x-real-ip: 127.0.0.1" in second
     assert "host: relay.example.com" in third and "x-forwarded-proto: https" in third, third
+
+
+@pytest.mark.parametrize("encoding", ["aesgcm", "aes128gcm"])
+def test_restricted_pushes_through_nginx_on_another_port_name_the_origin_with_its_port(spawn, emulator, front,
+                                                                                        certs, encoding):
+    """Issue #14: pywebpush signs `aud` = https://127.0.0.1:<nginx port>; the
+    relay (no PUBLIC_URL) rebuilds that origin from the Host and
+    X-Forwarded-Proto nginx passes, so the subscribed key delivers and
+    another key is refused."""
+    import hashlib
+
+    import py_vapid
+    from cryptography.hazmat.primitives import serialization
+
+    relay = spawn.relay(f"relay-behind-nginx-restricted-{encoding}", emulator.port)
+    nginx = front(relay.port)
+    session = https_session(certs)
+    subscribed, other = py_vapid.Vapid02(), py_vapid.Vapid02()
+    subscribed.generate_keys()
+    other.generate_keys()
+    point = subscribed.public_key.public_bytes(serialization.Encoding.X962,
+                                               serialization.PublicFormat.UncompressedPoint)
+    endpoint = (f"https://127.0.0.1:{nginx.https_port}/relay-to/production/{rt.TOKEN}"
+                f"?vapid={rt.b64url(hashlib.sha256(point).digest())}")
+    subscriber = rt.Subscriber()
+    for key, status in [(subscribed, 201), (other, 403)]:
+        before = len(rt.recorded(emulator))
+        plaintext = f"restricted through nginx, {status}".encode()
+        try:
+            response = pywebpush.webpush(subscriber.subscription(endpoint), plaintext, vapid_private_key=key,
+                                         vapid_claims={"sub": "mailto:admin@mastodon.test"},
+                                         content_encoding=encoding, requests_session=session, ttl=60, timeout=10)
+        except pywebpush.WebPushException as refused:  # raised for any status ≥ 300
+            response = refused.response
+        assert response.status_code == status, (response.status_code, response.text, relay.read_log()[-600:])
+        if status == 201:
+            payload = json.loads(rt.recorded(emulator, response.headers["Location"].rsplit("/", 1)[1])["payload"])
+            assert rt.decrypt_notification(payload, subscriber) == plaintext
+        else:
+            time.sleep(0.2)
+            assert len(rt.recorded(emulator)) == before

@@ -7,6 +7,7 @@ import base64
 import hashlib
 import json
 import os
+import subprocess
 import time
 
 import py_vapid
@@ -144,3 +145,37 @@ def test_an_unrestricted_endpoint_still_takes_any_push(stack):
     relay, _ = stack
     response, _ = push(relay.port, f"/relay-to/production/{rt.TOKEN}", "aesgcm", [], None)
     assert response.status == 201, response
+
+
+def test_a_restricted_only_app_refuses_unrestricted_endpoints(certs, workdir, tmp_path):
+    emulator = rt.start_emulator(certs, workdir, name="restricted-only-emulator")
+    apps = tmp_path / "apps.toml"
+    apps.write_text(f'[[app]]\nid = "strict"\np12-file = "{os.path.join(certs, "client.p12")}"\n'
+                    'p12-password = "secret"\nrestricted-only = true\ndefault = true\n')
+    env = rt.relay_environment(certs, emulator.port, PUBLIC_URL=AUDIENCE, P12_FILENAME="", P12_PASSWORD="",
+                               APPS_FILE=str(apps))
+    relay = rt.start_relay(env, workdir, name="restricted-only-relay")
+    try:
+        for path in (f"/relay-to/production/{rt.TOKEN}", f"/relay-to/strict/production/{rt.TOKEN}",
+                     f"/push/strict/{rt.TOKEN}/1"):
+            response, _ = push(relay.port, path, "aesgcm", [], None)
+            assert response.status == 403, response
+            assert b"restricted endpoints only" in response.body
+        auth, crypto_key = vapid_headers(SUBSCRIBED, "vapid")
+        response, _ = push(relay.port, f"/relay-to/strict/production/{rt.TOKEN}?vapid={key_hash(SUBSCRIBED)}",
+                           "aes128gcm", auth, crypto_key)
+        assert response.status == 201, response
+        assert len(rt.recorded(emulator)) == 1
+    finally:
+        relay.kill()
+        emulator.kill()
+
+
+def test_check_config_prints_the_origin_a_vapid_aud_must_name(certs, stack):
+    env = rt.relay_environment(certs, 1, PUBLIC_URL="HTTPS://Relay.Test/")
+    result = subprocess.run([rt.RELAY, "check-config"], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "restricted endpoints: a VAPID aud must name https://relay.test (PUBLIC_URL)" in result.stdout
+    bad = subprocess.run([rt.RELAY, "check-config"], env={**env, "PUBLIC_URL": "https://relay.test/path"},
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 1 and "PUBLIC_URL" in bad.stderr

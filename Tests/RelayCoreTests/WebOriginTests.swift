@@ -1,7 +1,7 @@
 import Testing
-@testable import VAPID
+@testable import RelayCore
 
-struct VAPIDOriginTests {
+struct WebOriginTests {
     @Test("an origin is scheme and host in lower case, a port only when it is not the scheme's default",
           arguments: [
               ("https://relay.example", "https://relay.example"),
