@@ -14,9 +14,10 @@ COPY Package.swift ./
 COPY Sources ./Sources
 # SwiftPM refuses a manifest whose test targets have no directory, even to
 # build one product; the same holds for the fuzzing targets under Fuzz/
-# (FuzzSupport, apps-file-fuzzer).
+# (FuzzSupport, apps-file-fuzzer) and the es256-verify benchmark.
 COPY Tests ./Tests
 COPY Fuzz ./Fuzz
+COPY Benchmarks/es256-verify ./Benchmarks/es256-verify
 # The Swift standard library and Foundation are linked in statically, so the
 # runtime stage needs no Swift runtime files.
 RUN swift build -c release --product toot-relay --static-swift-stdlib \

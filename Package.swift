@@ -41,6 +41,10 @@ let package = Package(
         .target(name: "AppsFile", dependencies: [
             "RelayCore", .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
+        // VAPID (issue #14, RFC 8292): a push's VAPID headers and JWT and the
+        // verdict for a restricted endpoint; no I/O, the crypto injected (the
+        // relay passes TLS's SHA-256 and ES256), Foundation's JSON decoder.
+        .target(name: "VAPID", dependencies: ["RelayCore"]),
         // epoll, timers, eventfd, POSIX sockets.
         .target(name: "EventLoop", dependencies: ["CEventLoop"]),
         // OpenSSL: contexts, non-blocking TLS stream, credentials, ES256.
@@ -58,7 +62,7 @@ let package = Package(
         .target(name: "APNsEmulator", dependencies: ["RelayCore", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
         // The daemon: HTTP/1 listener, routing, wiring of it all.
         .target(name: "Relay", dependencies: [
-            "RelayCore", "EventLoop", "TLS", "APNs", "AppsFile",
+            "RelayCore", "EventLoop", "TLS", "APNs", "AppsFile", "VAPID",
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         .executableTarget(name: "toot-relay", dependencies: [
@@ -74,16 +78,24 @@ let package = Package(
         // waiting helpers): the one home of test helpers used by more than one target.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
 
-        // The apps-file fuzzer (Fuzz/README.md): scripts/fuzz builds it with
-        // --sanitize=fuzzer, as toml++ is C++ and cannot join the RelayCore
-        // fuzzers' one-module swiftc builds; a plain build makes a replay
-        // tool of it.
+        // The fuzzers SwiftPM builds (Fuzz/README.md): scripts/fuzz builds
+        // them with --sanitize=fuzzer, as they need more than RelayCore (toml++
+        // is C++; VAPID is a module of its own on Foundation) and cannot join
+        // the RelayCore fuzzers' one-module swiftc builds; a plain build makes
+        // a replay tool of each.
         .target(name: "FuzzSupport", path: "Fuzz/Support"),
         .executableTarget(name: "apps-file-fuzzer", dependencies: ["AppsFile", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/apps-file"),
+        .executableTarget(name: "vapid-fuzzer", dependencies: ["VAPID", "RelayCore", "FuzzSupport"],
+                          path: "Fuzz/vapid"),
+
+        // What one VAPID signature check costs (issue #14), run as
+        // `swift run -c release es256-verify`: a benchmark, not a test.
+        .executableTarget(name: "es256-verify", dependencies: ["TLS"], path: "Benchmarks/es256-verify"),
 
         .testTarget(name: "RelayCoreTests", dependencies: ["RelayCore"]),
         .testTarget(name: "AppsFileTests", dependencies: ["AppsFile", "RelayCore"]),
+        .testTarget(name: "VAPIDTests", dependencies: ["VAPID", "RelayCore"]),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
         // The TLS tests reach OpenSSL directly for what only they need
         // (Tests/TLSTests/OpenSSLTestHooks.swift): an isolated library

@@ -6,7 +6,12 @@
 -- Crypto-Key, a VAPID JWT in Authorization, TTL 172800, Urgency normal.
 -- Every request goes to a fresh random 64-hex device token.
 --
--- Environment: BODY_BYTES (ciphertext size, default 2048).
+-- Environment: BODY_BYTES (ciphertext size, default 2048). With VAPID_HASH,
+-- VAPID_KEY and VAPID_JWT_FILE (bench.py's restricted cell, issue #14) the URL
+-- is a restricted endpoint (?vapid=) and Crypto-Key/Authorization carry that
+-- real key and the file's JWTs, one per request in turn (Mastodon signs each
+-- push anew); without, a random key and an unsigned JWT, as the relay
+-- ignores them on an unrestricted endpoint.
 --
 -- Everything but the token is built once: the per-request work in wrk (the
 -- same 2 cores as the relay) is 64 hex digits and one concatenation.
@@ -45,7 +50,8 @@ local function random_token()
     random(0, 0xffffffff), random(0, 0xffffffff), random(0, 0xffffffff), random(0, 0xffffffff))
 end
 
-local head_prefix, head_suffix
+local head_prefix, head_suffix, head_jwt, head_rest, head_whole
+local jwts, next_jwt = {}, 0
 
 function init(args)
   -- Distinct streams per wrk thread.
@@ -54,27 +60,40 @@ function init(args)
   local salt = base64url(random_bytes(16))
   -- An uncompressed P-256 point: 0x04 || X || Y.
   local dh = base64url("\4" .. random_bytes(64))
-  local vapid_key = base64url("\4" .. random_bytes(64))
+  local vapid_key = os.getenv("VAPID_KEY") or base64url("\4" .. random_bytes(64))
   local jwt = base64url('{"typ":"JWT","alg":"ES256"}') .. "." ..
     base64url('{"aud":"https://relay.example","exp":1893456000,"sub":"mailto:admin@mastodon.example"}') .. "." ..
     base64url(random_bytes(64))
+  if os.getenv("VAPID_JWT_FILE") then
+    for line in io.lines(os.getenv("VAPID_JWT_FILE")) do jwts[#jwts + 1] = line end
+    -- Each wrk thread starts at its own place in the list.
+    next_jwt = math.random(1, #jwts)
+  end
+  local query = os.getenv("VAPID_HASH") and ("?vapid=" .. os.getenv("VAPID_HASH")) or ""
   head_prefix = "POST /relay-to/production/"
-  head_suffix = " HTTP/1.1\r\n" ..
+  head_suffix = query .. " HTTP/1.1\r\n" ..
     "Host: " .. wrk.host .. ":" .. wrk.port .. "\r\n" ..
     "User-Agent: Mastodon/4.3.0 (http.rb/5.2.0; +https://mastodon.example/)\r\n" ..
     "Content-Type: application/octet-stream\r\n" ..
     "Content-Encoding: aesgcm\r\n" ..
     "Encryption: salt=" .. salt .. "\r\n" ..
     "Crypto-Key: dh=" .. dh .. ";p256ecdsa=" .. vapid_key .. "\r\n" ..
-    "Authorization: WebPush " .. jwt .. "\r\n" ..
+    "Authorization: WebPush "
+  head_jwt = jwt
+  head_rest = "\r\n" ..
     "TTL: 172800\r\n" ..
     "Urgency: normal\r\n" ..
     "Content-Length: " .. #body .. "\r\n" ..
     "\r\n" .. body
+  head_whole = head_suffix .. head_jwt .. head_rest
 end
 
 function request()
-  return head_prefix .. random_token() .. head_suffix
+  if #jwts > 0 then
+    next_jwt = next_jwt % #jwts + 1
+    return head_prefix .. random_token() .. head_suffix .. jwts[next_jwt] .. head_rest
+  end
+  return head_prefix .. random_token() .. head_whole
 end
 
 -- One machine-readable line for scripts/bench (latency in microseconds).

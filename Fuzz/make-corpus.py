@@ -237,12 +237,16 @@ for name, selector, target in [
     ("health-head", 2, "/relay-to/_health?probe"),
     ("put", 3, f"/relay-to/production/{TOKEN}"),
     ("other-path", 1, "/"),
+    # Restricted endpoints (issue #14): SHA-256 of py_vapid's seed key (the vapid seeds').
+    ("post-vapid", 0, f"/relay-to/toot/production/{TOKEN}?vapid=4rCwv07gkwU6u1_t6LrjM9A9AKbAmWMdoKHdhybkAT0"),
+    ("post-vapid-broken", 0, f"/relay-to/production/{TOKEN}?%76apid=4rCwv07gkwU6u1_t6LrjM9A9AKbAmWMdoKHdhybkAT&x"),
 ]:
     write("route", name, bytes([selector]) + target.encode())
 # The metatext dialect: what follows /push/; POST but for the "-get" seed.
 for name, rest in {
     "push": f"{TOKEN}/42",
     "push-sandbox": f"{TOKEN}/acct%2F42?a=1&sandbox=true#x",
+    "push-vapid-sandbox": f"{TOKEN}/42?vapid=4rCwv07gkwU6u1_t6LrjM9A9AKbAmWMdoKHdhybkAT0&sandbox=true",
     "push-app": f"org.joinmastodon.ios/{TOKEN.upper()}/42?sandbox=%74rue",
     "push-extra-segment": f"app/{TOKEN}/42/more",
     "push-missing-id": f"{TOKEN}/",
@@ -282,6 +286,54 @@ for name, text in {
 write("apps-file", "built-p12", bytes([1, 0, 3, 0, 0, 0, 3, 6, 0, 7, 5, 0, 0, 8]) + b"hunter22")
 write("apps-file", "built-p8-sandbox", bytes([1, 0, 3, 0, 0, 1, 3, 1, 0, 4, 3, 7, 0, 8, 3, 8, 0, 9, 3, 9, 0, 10,
                                               2, 1, 3, 8, 0, 9]))
+
+# ---- vapid: [flags][now delta: 4 bytes LE, signed][audience][key hash][verify][…]
+#      (see Fuzz/vapid/VAPIDFuzzer.swift). Real headers from py_vapid 1.9.6,
+#      made once (its ECDSA signatures are random, and these seeds must not
+#      change from run to run) with:
+#        v = Vapid02(); v.generate_keys()
+#        claims = {"aud": "https://relay.example:8443", "exp": 1900000000,
+#                  "sub": "mailto:admin@mastodon.example"}
+#        v.sign(claims); Vapid01(private_key=v.private_key).sign(claims)
+#      The same headers are the fixtures of Tests/VAPIDTests (VAPIDFixtures.swift).
+PY_KEY = "BHFy2wXj4a1CV2LATWMwOtmlIVxLdJIN5bp_0FuRzN45pFsjsfDT8sASrxRvLzTrsdPPuX3byJXg0wgYQn8WRF0"
+PY_SIGNED = ("eyJ0eXAiOiJKV1QiLCJhbGciOiJFUzI1NiJ9.eyJhdWQiOiJodHRwczovL3JlbGF5LmV4YW1wbGU6ODQ0MyIsImV4cCI6MTkwMDAwMDAwMCwic3ViIjoibWFpbHRvOmFkbWluQG1hc3RvZG9uLmV4YW1wbGUifQ")
+PY_VAPID02 = f"Authorization: vapid t={PY_SIGNED}.6MUiUL-QZxDlOXV4tMagOG0TNBO2si6hlTczbvQwOUNLvBA8kO9T5LCH-tm5IA03ucgq9KD_vmaH_PLsD1zuAA,k={PY_KEY}\n"
+PY_VAPID01 = (f"Authorization: WebPush {PY_SIGNED}.vAJFsfVG--P3QKvp1oJ0-CfFJY4Ifh4B3Qk4w9rsYuXBenp2Xgj_q1e7JH8IV4LPq6L5ImRdO_z6FUE8KXtNwA\n"
+              f"Crypto-Key: dh={b64url(DH)};p256ecdsa={PY_KEY}\nEncryption: salt={b64url(SALT)}\n")
+
+
+def vapid(name, text, flags=0, now_delta=0, audience=0, verify=1):
+    prefix = bytes([flags]) + struct.pack("<i", now_delta) + bytes([audience, 0, verify])
+    write("vapid", name, prefix + text.encode())
+
+
+vapid("py-vapid02", PY_VAPID02)
+vapid("py-vapid01", PY_VAPID01)
+vapid("py-vapid02-remembered", PY_VAPID02, flags=2)
+vapid("py-vapid01-expired", PY_VAPID01, now_delta=10_000)
+vapid("py-vapid02-too-far-ahead", PY_VAPID02, now_delta=-100_000)
+vapid("py-vapid02-other-audience", PY_VAPID02, audience=1)
+vapid("py-vapid02-bad-signature", PY_VAPID02, verify=0)
+vapid("py-vapid02-capitals", PY_VAPID02.replace("vapid t=", "VAPID  t=").replace(",k=", " , k="))
+vapid("no-authorization", "TTL: 60\nContent-Encoding: aes128gcm\n")
+vapid("webpush-without-key", f"Authorization: WebPush {PY_SIGNED}.AAAA\nCrypto-Key: dh={b64url(DH)}\n")
+vapid("vapid-two-keys", f"Authorization: vapid t={JWT}, k={PY_KEY}, k={b64url(VAPID_KEY)}\n")
+vapid("vapid-alg-none", "Authorization: vapid t=eyJhbGciOiJub25lIn0." + JWT.split(".")[1] + f".,k={PY_KEY}\n")
+# Built headers (flags bit 0), after [flags][now][audience 0][key hash 0][verify]:
+# [form][JWT header][aud][exp delta: 2×uint16 LE][exp form][sub?][64-byte
+# signature?][signature][encodings][65-byte key?][key][scheme][separator].
+def built(name, flags=1, verify=1, form=0, header=0, aud=0, exp_form=0, encodings=0, scheme=0, separator=0):
+    head = bytes([flags]) + struct.pack("<i", 0) + bytes([0, 0, verify])
+    jwt = bytes([form, header, aud]) + struct.pack("<HH", 3600, 0) + bytes([exp_form, 1, 1]) + rand(64)
+    write("vapid", name, head + jwt + bytes([encodings, 1]) + rand(64) + bytes([scheme, separator]))
+
+
+built("built-vapid")
+built("built-webpush-padded", form=1, header=1, encodings=0b1111, scheme=3, separator=1)
+built("built-remembered-fractional", flags=3, aud=3, exp_form=1, scheme=2, separator=2)
+built("built-both-forms-exp-string", form=2, exp_form=2)
+built("built-alg-none-refused", header=2, verify=0)
 
 if __name__ == "__main__":
     for target in sorted(os.listdir(ROOT)):

@@ -23,6 +23,10 @@ public func fuzzRoute(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         require((64...200).contains(token.count) && token.count % 2 == 0, "token of \(token.count) digits")
         require(token.allSatisfy { isDigit($0) || ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "f")) },
                 "token is not lowercase hex: \(describe(token))")
+        if let keyHash = relay.vapidKeyHash {
+            require(keyHash.count == 32, "a vapid key hash of \(keyHash.count) bytes")
+            require(containsBytes(target, "?"), "a vapid key hash without a query")
+        }
         switch relay.dialect {
         case .tootRelay(let extra):
             // The token is in the path as sent, in some letter case, right
@@ -55,7 +59,9 @@ public func fuzzRoute(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     }
 
     // A query never changes the route (ARCHITECTURE.md §1), but for
-    // /push's sandbox=true, which only switches the environment.
+    // /push's sandbox=true, which only switches the environment, and vapid=
+    // (issue #14), which only restricts a relay route (32 bytes) or makes
+    // it 404 (anything else).
     let utf8 = Array(target.utf8)
     if !utf8.contains(UInt8(ascii: "?")) && !utf8.contains(UInt8(ascii: "#")) {
         require(route(method: method, target: target + "?x=1&y=%zz") == routed, "a query changed the route")
@@ -66,6 +72,17 @@ public func fuzzRoute(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         }
         require(route(method: method, target: target + "?y=%zz&sandbox=true") == sandboxed,
                 "sandbox=true did what it should not")
+        var restricted = routed
+        var broken = routed
+        if case .relay(var relay) = routed {
+            relay.vapidKeyHash = vapidKeyHash
+            restricted = .relay(relay)
+            broken = .notFound
+        }
+        require(route(method: method, target: target + "?vapid=junk&vapid=\(vapidKeyHashText)") == restricted,
+                "vapid= did what it should not")
+        require(route(method: method, target: target + "?vapid=\(vapidKeyHashText)&vapid=\(vapidKeyHashText.dropLast())")
+                    == broken, "a broken vapid= did what it should not")
         // An absolute-form target routes by its path (RFC 9112 §3.2.2).
         if utf8.first == UInt8(ascii: "/") {
             require(route(method: method, target: "http://relay.example" + target) == routed,
@@ -74,6 +91,10 @@ public func fuzzRoute(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     }
     return 0
 }
+
+/// A SHA-256 and its query text (43 base64url digits).
+private let vapidKeyHash: [UInt8] = (0..<32).map { UInt8($0 * 8) }
+private let vapidKeyHashText = base64URLEncode(vapidKeyHash)
 
 /// A /push route: from a path `/push/[<app>/]<token>/<id>` of whole
 /// segments, production unless the query says sandbox=true.

@@ -121,3 +121,44 @@ public func runCodecTarget(_ data: UnsafePointer<UInt8>?, _ size: Int, decode: (
     }
     return 0
 }
+
+/// The replay tool a SwiftPM fuzzer becomes in a plain build (Fuzz/README.md):
+/// runs `fuzzOne` on each file named on the command line, as libFuzzer would,
+/// and says so for each; exit 2 for a file it cannot read.
+public func replayInputFiles(tool: String, _ fuzzOne: (UnsafePointer<UInt8>?, Int) -> CInt) {
+    for path in CommandLine.arguments.dropFirst() {
+        guard let handle = fopen(path, "rb") else {
+            print("\(tool): cannot open \(path)")
+            exit(2)
+        }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = fread(&buffer, 1, buffer.count, handle)
+            if count <= 0 { break }
+            bytes += buffer[..<count]
+        }
+        fclose(handle)
+        _ = bytes.withUnsafeBufferPointer { fuzzOne($0.baseAddress, $0.count) }
+        print("\(tool): \(path): checks held")
+    }
+}
+
+/// The content of a quoted string holding `text`, for a TOML basic string
+/// (TOML 1.0 §String) or a JSON string (RFC 8259 §7) alike: both escape `"`
+/// and `\` with a backslash and take `\u` and four hex digits for the
+/// rest of the control characters.
+public func quotedContent(_ text: String) -> String {
+    var result = ""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\"": result += "\\\""
+        case "\\": result += "\\\\"
+        case "\u{0}"..."\u{1F}", "\u{7F}":
+            let hex = String(scalar.value, radix: 16)
+            result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        default: result.unicodeScalars.append(scalar)
+        }
+    }
+    return result
+}

@@ -21,7 +21,7 @@
 // the same text twice gives the same result.
 //
 // Built by scripts/fuzz with SwiftPM (toml++ is C++): there, with
-// APPS_FILE_FUZZING defined, libFuzzer's main calls LLVMFuzzerTestOneInput.
+// SWIFTPM_FUZZING defined, libFuzzer's main calls LLVMFuzzerTestOneInput.
 // A plain `swift build` makes a replay tool of it instead:
 // `apps-file-fuzzer <input file>…` runs the same checks on each file.
 
@@ -183,7 +183,7 @@ private func pick(_ choices: [String], _ input: inout FuzzInput) -> String {
 private func otherValue(_ input: inout FuzzInput) -> String {
     switch input.byte() % 8 {
     case 0, 1: "\"\(pick(vocabulary, &input))\""
-    case 2: "\"\(escaped(plain(input.bytes(Int(input.byte() % 32)))))\""
+    case 2: "\"\(quotedContent(plain(input.bytes(Int(input.byte() % 32)))))\""
     case 3: "\(input.byte() % 100)"
     case 4: input.bool() ? "true" : "false"
     case 5: "[" + (0..<Int(input.byte() % 4)).map { _ in "\"\(pick(vocabulary, &input))\"" }.joined(separator: ", ") + "]"
@@ -196,7 +196,7 @@ private func otherValue(_ input: inout FuzzInput) -> String {
 /// escapes, control characters, no closing quote), or an unquoted number.
 private func secretValue(_ input: inout FuzzInput) -> String {
     switch input.byte() % 6 {
-    case 0: "\"⟦\(escaped(String(decoding: input.bytes(Int(input.byte() % 64)), as: UTF8.self)))\""
+    case 0: "\"⟦\(quotedContent(String(decoding: input.bytes(Int(input.byte() % 64)), as: UTF8.self)))\""
     case 1: "\"${ZSECRET}\""
     case 2: "\"⟦\(String(decoding: input.bytes(Int(input.byte() % 64)).filter(staysInString), as: UTF8.self))" + (input.bool() ? "\"" : "")
     case 3: "77777777777777777777777"
@@ -207,7 +207,7 @@ private func secretValue(_ input: inout FuzzInput) -> String {
 
 /// A quoted key made of input bytes (an unknown key the errors will quote).
 private func quotedKey(_ input: inout FuzzInput) -> String {
-    "\"\(escaped(plain(input.bytes(Int(input.byte() % 16)))))\""
+    "\"\(quotedContent(plain(input.bytes(Int(input.byte() % 16)))))\""
 }
 
 /// Bytes a broken secret may hold and still end on its own line inside its
@@ -225,25 +225,10 @@ private func plain(_ bytes: [UInt8]) -> String {
     }, as: UTF8.self)
 }
 
-/// The content of a TOML basic string holding `text` (TOML 1.0 §String).
-private func escaped(_ text: String) -> String {
-    var result = ""
-    for scalar in text.unicodeScalars {
-        switch scalar {
-        case "\"": result += "\\\""
-        case "\\": result += "\\\\"
-        case "\u{0}"..."\u{1F}", "\u{7F}":
-            let hex = String(scalar.value, radix: 16)
-            result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-        default: result.unicodeScalars.append(scalar)
-        }
-    }
-    return result
-}
 
 // MARK: - Entry
 
-#if APPS_FILE_FUZZING
+#if SWIFTPM_FUZZING
 // SwiftPM compiles an executable built with --sanitize=fuzzer as a library
 // (-parse-as-library), so libFuzzer's own main runs and calls this.
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -254,23 +239,6 @@ public func fuzzAppsFile(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 /// Replay: the same checks on each file named, as the fuzzer would run them.
 @main
 enum AppsFileReplay {
-    static func main() {
-        for path in CommandLine.arguments.dropFirst() {
-            guard let handle = fopen(path, "rb") else {
-                print("apps-file-fuzzer: cannot open \(path)")
-                exit(2)
-            }
-            var bytes: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                let count = fread(&buffer, 1, buffer.count, handle)
-                if count <= 0 { break }
-                bytes += buffer[..<count]
-            }
-            fclose(handle)
-            _ = bytes.withUnsafeBufferPointer { fuzzOne($0.baseAddress, $0.count) }
-            print("apps-file-fuzzer: \(path): checks held")
-        }
-    }
+    static func main() { replayInputFiles(tool: "apps-file-fuzzer", fuzzOne) }
 }
 #endif

@@ -17,16 +17,20 @@ public struct AppDefinition: Sendable, Equatable {
     /// `default = true`: the app of the URLs without an app part when the
     /// environment variables configure no credential.
     public var isDefault: Bool
+    /// `restricted-only = true` (issue #14): an endpoint of this app without
+    /// `?vapid=` answers 403.
+    public var restrictedOnly: Bool
     /// Only the enabled environments (`environments`, default both), each
     /// with its credential after the `[app.<env>]` overrides.
     public var credentials: [APNsEnvironment: CredentialSpec]
 
     public init(id: String, topic: String? = nil, alert: APNsAlert? = nil, isDefault: Bool = false,
-                credentials: [APNsEnvironment: CredentialSpec]) {
+                restrictedOnly: Bool = false, credentials: [APNsEnvironment: CredentialSpec]) {
         self.id = id
         self.topic = topic
         self.alert = alert
         self.isDefault = isDefault
+        self.restrictedOnly = restrictedOnly
         self.credentials = credentials
     }
 }

@@ -41,11 +41,15 @@ struct AppReader {
         let isDefault = try table.item(AppsFileKeys.isDefault).map { item throws(AppsFileError) in
             try reader.bool(item, key: AppsFileKeys.isDefault)
         } ?? false
+        let restrictedOnly = try table.item(AppsFileKeys.restrictedOnly).map { item throws(AppsFileError) in
+            try reader.bool(item, key: AppsFileKeys.restrictedOnly)
+        } ?? false
         let credentials = try readCredentials(reader, enabled: environments)
         if topic == nil, let token = environments.compactMap({ credentials[$0] }).first(where: { $0.isToken }) {
             throw reader.error(AppsFileKeys.topic, "is required with a token key (\(token.sourceKey)): it has no certificate to take the topic from")
         }
-        return AppDefinition(id: id, topic: topic, alert: alert, isDefault: isDefault, credentials: credentials)
+        return AppDefinition(id: id, topic: topic, alert: alert, isDefault: isDefault, restrictedOnly: restrictedOnly,
+                             credentials: credentials)
     }
 
     private static let knownKeys = (AppsFileKeys.inApp.subtracting(AppsFileKeys.environmentNames).sorted()

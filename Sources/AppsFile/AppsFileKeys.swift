@@ -12,6 +12,8 @@ enum AppsFileKeys {
     /// An app's own keys, credentials aside.
     static let id = "id", topic = "topic", environments = "environments", isDefault = "default"
     static let alert = "alert", alertLocKey = "alert-loc-key"
+    /// Issue #14: only restricted (VAPID) endpoints of this app are served.
+    static let restrictedOnly = "restricted-only"
 
     /// Each is an app's `[app.<environment>]` table too.
     static let environmentNames = [APNsEnvironment.production, .development].map(\.rawValue)
@@ -20,7 +22,8 @@ enum AppsFileKeys {
     static let credential = CredentialKeys.allNames
 
     /// Everything an app's table may hold.
-    static let inApp = Set([id, topic, environments, alert, alertLocKey, isDefault] + credential + environmentNames)
+    static let inApp = Set([id, topic, environments, alert, alertLocKey, isDefault, restrictedOnly] + credential
+        + environmentNames)
 
     /// Key names a TOML syntax message may quote: none is a value.
     static let shown = inApp.union([app, apiKey])

@@ -56,4 +56,9 @@ static inline void shim_OPENSSL_free(void *pointer) {
 static inline int shim_ERR_R_UNSUPPORTED(void) {
     return ERR_R_UNSUPPORTED;
 }
+/* EVP_PKEY_fromdata's selection for domain parameters alone (P-256's
+   group): a macro of macros, which Swift does not import. */
+static inline int shim_EVP_PKEY_KEY_PARAMETERS(void) {
+    return EVP_PKEY_KEY_PARAMETERS;
+}
 #endif

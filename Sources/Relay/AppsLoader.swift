@@ -116,7 +116,7 @@ public final class AppsLoader {
             let isDefault = definition.isDefault && defaultAppID == nil
             let app = RelayApp(id: definition.id, topic: topic, alert: definition.alert,
                                production: credentialIDs[.production], development: credentialIDs[.development],
-                               health: health(definition.id))
+                               restrictedOnly: definition.restrictedOnly, health: health(definition.id))
             apps.append(app)
             if isDefault { defaultAppID = app.id }
             for environment in [APNsEnvironment.production, .development] {

@@ -14,6 +14,9 @@ public struct ListenerOptions: Sendable {
     public var timeouts: HTTP1ConnectionMachine.Timeouts
     public var maxConnections: Int
     public var maxInFlight: Int
+    /// `PUBLIC_URL`: the origin a restricted endpoint's VAPID `aud` must
+    /// name; nil: each request's scheme and `Host` (issue #14).
+    public var publicURL: String?
 
     /// Unset arguments take `Configuration.defaults`' values.
     public init(bindAddress: String? = nil, port: UInt16, reusePort: Bool = Configuration.defaults.reusePort,
@@ -37,5 +40,6 @@ public struct ListenerOptions: Sendable {
             timeouts: .init(header: configuration.headerTimeout, body: configuration.bodyTimeout,
                             keepAlive: configuration.keepAliveTimeout),
             maxConnections: configuration.maxConnections, maxInFlight: configuration.maxInFlight)
+        publicURL = configuration.publicURL
     }
 }

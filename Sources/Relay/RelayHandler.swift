@@ -1,6 +1,7 @@
 import EventLoop
 import Glibc
 import RelayCore
+import VAPID
 
 /// The relay's logic for one event loop: route → validate → build the APNs
 /// notification → send → map the outcome to the answer (ARCHITECTURE.md §1–§3), and
@@ -18,6 +19,8 @@ public final class RelayHandler {
     /// Unix time in seconds (replaceable for tests).
     private let unixTime: () -> Int
     private var random = BufferedRandom()
+    /// Restricted endpoints (issue #14).
+    private var vapid: VAPIDGate
     private let metrics: RelayMetricsRecorder?
 
     /// With `loop`, log lines are batched per iteration of that loop (the
@@ -25,6 +28,7 @@ public final class RelayHandler {
     /// at once.
     public init(sender: NotificationSender, apps: RelayApps, counters: RelayCounters, logger: Logger,
                 loop: EventLoop? = nil, maxTTL: Int = Configuration.maxTTL,
+                publicURL: String? = nil, listenerIsTLS: Bool = false,
                 unixTime: @escaping () -> Int = RelayHandler.unixTime,
                 metrics: RelayMetrics? = nil) {
         self.metrics = metrics?.makeRecorder()
@@ -33,6 +37,7 @@ public final class RelayHandler {
         self.counters = counters
         self.output = RelayLog(logger: logger, buffer: loop.map { LoopLogBuffer(logger: logger, loop: $0) })
         self.maxTTL = maxTTL
+        self.vapid = VAPIDGate(publicURL: publicURL, listenerIsTLS: listenerIsTLS)
         self.unixTime = unixTime
     }
 
@@ -86,8 +91,58 @@ public final class RelayHandler {
                                 reason: "app does not serve \(target.environment.rawValue)", started: started)
                 return plain(404, "not found")
             }
+            if let refusal = checkRestriction(request, target: target, app: app, started: started) {
+                return refusal
+            }
             return relay(request, to: target, app: app, credential: credential, started: started,
                          completion: completion)
+        }
+    }
+
+    /// Restricted endpoints (issue #14, RFC 8292 §4): nil when the push may
+    /// go on; else the answer, which no refused push gets past. 401 without
+    /// VAPID, 403 for another key (only a sender other than the subscribed
+    /// server gets it), 503 when a correctly signed JWT's `aud` or `exp` does
+    /// not fit (a replay, or this relay's origin or clock is wrong: never a
+    /// 4xx that would delete a healthy subscription).
+    private func checkRestriction(_ request: HTTP1Request, target: RelayTarget, app: RelayApp,
+                                  started: UInt64) -> HTTP1Response? {
+        guard let keyHash = target.vapidKeyHash else {
+            guard app.restrictedOnly else { return nil }
+            metrics?.countVAPID(app: app.id, result: .unrestricted)
+            let reason = "app \(app.id) takes restricted endpoints only (?vapid=)"
+            output.logRelay(target, app: app.id, status: 403, reason: reason, started: started)
+            return plain(403, reason)
+        }
+        let verdict = vapid.check(request, keyHash: keyHash, now: unixTime())
+        metrics?.countVAPID(app: app.id, result: VAPIDResult(verdict))
+        switch verdict {
+        case .accepted:
+            return nil
+        case .unauthenticated(let reason):
+            output.logRelay(target, app: app.id, status: 401, reason: reason, started: started)
+            var response = plain(401, reason)
+            response.headers.append(HTTPField(name: "WWW-Authenticate", value: "vapid"))
+            return response
+        case .forbidden(let reason):
+            output.logRelay(target, app: app.id, status: 403, reason: reason, started: started)
+            return plain(403, reason)
+        case .unverifiable(let doubt, let reason):
+            let cause: String
+            switch doubt {
+            case .audience:
+                cause = vapid.publicURL == nil
+                    ? "the JWT names another origin than \(vapid.audience(of: request)) (a replay, or a proxy "
+                        + "that does not pass Host with its port and X-Forwarded-Proto; or set PUBLIC_URL)"
+                    : "the JWT names another origin than PUBLIC_URL \(vapid.audience(of: request)) (a replay, or PUBLIC_URL is wrong)"
+            case .expired, .tooFarAhead:
+                cause = "the JWT's exp does not fit this relay's clock (a replay, or a clock is wrong)"
+            }
+            log(.warning, "restricted endpoint: \(reason): \(cause)")
+            output.logRelay(target, app: app.id, status: 503, reason: reason, started: started)
+            var response = plain(503, reason)
+            response.headers.append(HTTPField(name: "Retry-After", value: "60"))
+            return response
         }
     }
 

@@ -2,6 +2,7 @@ import APNs
 import Prometheus
 import RelayCore
 import Synchronization
+import VAPID
 
 /// The relay's Prometheus metrics (swift-prometheus), served by
 /// `MetricsServer` when `METRICS_PORT` is set.
@@ -225,6 +226,50 @@ final class RelayMetricsRecorder {
 
     func recordAPNsLatency(environment: APNsEnvironment, nanoseconds: UInt64) {
         metrics.recordAPNsLatency(environment: environment, nanoseconds: nanoseconds)
+    }
+
+    /// Restricted endpoints' checks, per app and result (issue #14); made
+    /// on first use, a few per app.
+    private var vapidSeries: [String: Counter] = [:]
+
+    func countVAPID(app: String, result: VAPIDResult) {
+        let key = app + " " + result.rawValue
+        if let counter = vapidSeries[key] { return counter.increment() }
+        let counter = metrics.registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "toot_relay", metricName: "vapid_checks", unitName: "total",
+                helpText: "Pushes to restricted endpoints (and refused unrestricted ones) by app and result"),
+            labels: [("app", app), ("result", result.rawValue)])
+        vapidSeries[key] = counter
+        counter.increment()
+    }
+}
+
+/// The `result` label of `toot_relay_vapid_checks_total` (external: the
+/// values must not change).
+enum VAPIDResult: String, CaseIterable, Sendable {
+    case accepted
+    /// No VAPID authentication (401).
+    case unauthenticated
+    /// Malformed, another key, a bad signature (403).
+    case forbidden
+    /// Signed by the endpoint's key, but for another origin (503).
+    case audience
+    /// Signed by the endpoint's key, but `exp` passed or too far ahead (503).
+    case expired
+    case tooFarAhead = "too_far_ahead"
+    /// An unrestricted endpoint of a `restricted-only` app (403).
+    case unrestricted
+
+    init(_ verdict: VAPIDVerdict) {
+        switch verdict {
+        case .accepted: self = .accepted
+        case .unauthenticated: self = .unauthenticated
+        case .forbidden: self = .forbidden
+        case .unverifiable(.audience, _): self = .audience
+        case .unverifiable(.expired, _): self = .expired
+        case .unverifiable(.tooFarAhead, _): self = .tooFarAhead
+        }
     }
 }
 

@@ -54,7 +54,9 @@ public final class RelayServer: @unchecked Sendable {
             let server = loop.runAndWait {
                 LoopServer(loop: loop, relay: RelayHandler(sender: self.senderFactory(loop), apps: self.apps,
                                                             counters: self.counters, logger: self.logger,
-                                                            loop: loop, metrics: self.metrics),
+                                                            loop: loop, publicURL: self.options.publicURL,
+                                                            listenerIsTLS: self.tlsContext != nil,
+                                                            metrics: self.metrics),
                            server: self)
             }
             loopServers.append(server)

@@ -4,7 +4,7 @@
 
 /// Whether `bytes` and `expected` are equal ignoring ASCII case (tokens,
 /// field names: RFC 9110 §5.1, §5.6.2).
-func asciiCaseInsensitiveEquals(_ bytes: some Collection<UInt8>, _ expected: some Collection<UInt8>) -> Bool {
+public func asciiCaseInsensitiveEquals(_ bytes: some Collection<UInt8>, _ expected: some Collection<UInt8>) -> Bool {
     guard bytes.count == expected.count else { return false }
     // Index loops rather than zip: zip's iterator was most of the cost.
     var index = bytes.startIndex
@@ -24,7 +24,7 @@ func asciiLowercase(_ byte: UInt8) -> UInt8 {
 
 /// Lowercases ASCII letters only: header names and tokens are ASCII, and
 /// Unicode case mapping would be both slower and wrong for them.
-func asciiLowercased(_ text: some StringProtocol) -> String {
+public func asciiLowercased(_ text: some StringProtocol) -> String {
     if !text.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) { return String(text) }
     return String(decoding: text.utf8.map(asciiLowercase), as: UTF8.self)
 }

@@ -14,6 +14,11 @@ public struct Configuration: Sendable, Equatable {
     /// One listening socket per loop thread with SO_REUSEPORT (the kernel
     /// spreads connections), or one shared socket handing them out.
     public var reusePort = true
+    /// The origin senders address (`https://relay.example.com`), which a
+    /// restricted endpoint's VAPID `aud` must name (issue #14); nil: the
+    /// scheme the request came by (the relay's own TLS, else
+    /// `X-Forwarded-Proto`) and its `Host`.
+    public var publicURL: String? = nil
     /// Serve HTTPS when this certificate file exists (as the Go relay does).
     public var tlsCertificateFile = "toot-relay.crt"
     public var tlsKeyFile = "toot-relay.key"
@@ -130,6 +135,7 @@ extension Configuration {
     public static let variables: [ConfigurationVariable] = [
         .init(name: "PORT", defaultText: String(defaults.port), help: "listen port of the Web Push listener (0: any free port)"),
         .init(name: "BIND", defaultText: "all interfaces", help: "address to listen on, e.g. 127.0.0.1 behind nginx"),
+        .init(name: "PUBLIC_URL", defaultText: "unset (scheme and Host of each request)", help: "the origin senders address, e.g. https://relay.example.com: the aud a restricted endpoint's VAPID token must name"),
         .init(name: "CRT_FILENAME", defaultText: defaults.tlsCertificateFile, help: "serve HTTPS with this certificate when the file exists"),
         .init(name: "KEY_FILENAME", defaultText: defaults.tlsKeyFile, help: "private key for CRT_FILENAME"),
         .init(name: "P12_FILENAME", defaultText: defaults.p12File, help: "APNs client certificate and key (PKCS#12)"),
@@ -191,6 +197,13 @@ extension Configuration {
             }
         }
         if let text = value("BIND") { bindAddress = text }
+        if let text = value("PUBLIC_URL") {
+            guard let origin = publicOrigin(text) else {
+                throw ConfigurationError(variable: "PUBLIC_URL",
+                                         message: "'\(text)' is not an origin like https://relay.example.com (scheme and host, no path)")
+            }
+            publicURL = origin
+        }
         if let text = value("CRT_FILENAME") { tlsCertificateFile = text }
         if let text = value("KEY_FILENAME") { tlsKeyFile = text }
         if let text = value("P12_FILENAME") { p12File = text }
@@ -293,4 +306,16 @@ extension Configuration {
     public func describesApp(fileExists: (String) -> Bool) -> Bool {
         tokenKeyFile != nil || p12Base64 != nil || p12File != Configuration.defaults.p12File || fileExists(p12File)
     }
+}
+
+/// `PUBLIC_URL` as an origin (`vapidOrigin(of:)`, the one comparison of
+/// origins): `http` or `https`, an authority, and nothing after it but an
+/// optional `/`. Nil for anything else.
+func publicOrigin(_ text: String) -> String? {
+    let lowered = text.lowercased()
+    guard lowered.hasPrefix("https://") || lowered.hasPrefix("http://"), let origin = vapidOrigin(of: text)
+    else { return nil }
+    let authorityAndRest = text.dropFirst(lowered.hasPrefix("https://") ? 8 : 7)
+    let rest = authorityAndRest.drop(while: { $0 != "/" && $0 != "?" && $0 != "#" })
+    return rest.isEmpty || rest == "/" ? origin : nil
 }

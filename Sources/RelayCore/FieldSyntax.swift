@@ -35,7 +35,7 @@ func forEachListElement(of value: ArraySlice<UInt8>, omittingEmpty: Bool = true,
 
 /// The bytes without leading and trailing optional whitespace (SP, HTAB;
 /// RFC 9110 §5.6.3).
-func trimmingOWS<C: BidirectionalCollection>(_ bytes: C) -> C.SubSequence where C.Element == UInt8 {
+public func trimmingOWS<C: BidirectionalCollection>(_ bytes: C) -> C.SubSequence where C.Element == UInt8 {
     var start = bytes.startIndex
     var end = bytes.endIndex
     while start < end, isOWS(bytes[start]) {

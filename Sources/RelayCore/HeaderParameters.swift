@@ -21,6 +21,26 @@ func parameterValueBytes(named name: String, in values: HTTPHeaders.ValueBytes) 
     return nil
 }
 
+/// The value of every entry called `name` in one parameter-list value, in
+/// order, quoted-strings unquoted (VAPID's `t=`/`k=` and `p256ecdsa=`, issue
+/// #14, where a second entry of the same name must be seen, not ignored).
+public func parameterValues(named name: String, in value: ArraySlice<UInt8>) -> [ArraySlice<UInt8>] {
+    var found: [ArraySlice<UInt8>] = []
+    value.withUnsafeBufferPointer { buffer in
+        var start = 0
+        // Each search resumes after the value it found: the rest begins with
+        // white space or a separator, never inside a quoted-string.
+        while start < buffer.count,
+              let next = firstParameter(named: name, in: UnsafeBufferPointer(rebasing: buffer[start...])) {
+            let range = (start + next.range.lowerBound)..<(start + next.range.upperBound)
+            let bytes = value[(value.startIndex + range.lowerBound)..<(value.startIndex + range.upperBound)]
+            found.append(next.quoted ? ArraySlice(unquoted(Array(bytes))) : bytes)
+            start = max(range.upperBound, start + 1)
+        }
+    }
+    return found
+}
+
 /// Where the value of the first entry of `bytes` called `wanted` is (OWS
 /// trimmed; `quoted` when it is a quoted-string still to unquote). Entries
 /// are split at `,`/`;` outside quotes; entries without `=` are skipped.

@@ -54,17 +54,21 @@ public struct RelayApp: Sendable, Equatable {
     /// disabled for this app (a push to it is 404).
     public var production: CredentialID?
     public var development: CredentialID?
+    /// Only restricted endpoints (`?vapid=`, issue #14) are served: an
+    /// unrestricted one answers 403.
+    public var restrictedOnly: Bool
     /// Kept across a reload for an app whose id stays.
     public var health: AppHealth
 
     public init(id: String = RelayApp.defaultID, topic: String, alert: APNsAlert? = nil,
                 production: CredentialID? = .primary, development: CredentialID? = .primary,
-                health: AppHealth = AppHealth()) {
+                restrictedOnly: Bool = false, health: AppHealth = AppHealth()) {
         self.id = id
         self.topic = topic
         self.alert = alert
         self.production = production
         self.development = development
+        self.restrictedOnly = restrictedOnly
         self.health = health
     }
 
@@ -74,7 +78,7 @@ public struct RelayApp: Sendable, Equatable {
 
     public static func == (a: RelayApp, b: RelayApp) -> Bool {
         a.id == b.id && a.topic == b.topic && a.alert == b.alert && a.production == b.production
-            && a.development == b.development && a.health === b.health
+            && a.development == b.development && a.restrictedOnly == b.restrictedOnly && a.health === b.health
     }
 }
 

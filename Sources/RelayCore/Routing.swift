@@ -1,7 +1,8 @@
 // The inbound contract of ARCHITECTURE.md §1, part one: which route a
 // request target names (`/relay-to/[<app>/]<env>/<token>[/<extra…>]`, the metatext
 // dialect `/push/[<app-or-topic>/]<token>/<id>[?sandbox=true]`, the health
-// check), with the percent-decoding of `<extra…>`, `<id>` and `<app-or-topic>`.
+// check), with the percent-decoding of `<extra…>`, `<id>` and `<app-or-topic>`,
+// and the query's `vapid=` that makes an endpoint restricted (issue #14).
 
 /// Which APNs service a subscription's notifications go to.
 public enum APNsEnvironment: String, Sendable, Equatable {
@@ -41,6 +42,10 @@ public struct RelayTarget: Sendable, Equatable {
     /// Lowercased hex, even length, 64–200 digits.
     public var deviceToken: String
     public var dialect: PayloadDialect
+    /// The query's `vapid=<base64url of SHA-256 of the server's key>` (issue
+    /// #14, RFC 8292 §4): 32 bytes, and only pushes signed by that key are
+    /// delivered; nil: unrestricted.
+    public var vapidKeyHash: [UInt8]?
 
     /// toot-relay's `x`: nil for the metatext dialect.
     public var extra: String? {
@@ -48,11 +53,12 @@ public struct RelayTarget: Sendable, Equatable {
     }
 
     public init(app: AppReference = .defaultApp, environment: APNsEnvironment, deviceToken: String,
-                dialect: PayloadDialect) {
+                dialect: PayloadDialect, vapidKeyHash: [UInt8]? = nil) {
         self.app = app
         self.environment = environment
         self.deviceToken = deviceToken
         self.dialect = dialect
+        self.vapidKeyHash = vapidKeyHash
     }
 
     /// A `/relay-to/…` target of the default app.
@@ -73,7 +79,9 @@ public enum Route: Sendable, Equatable {
 
 /// Routes a request (ARCHITECTURE.md §1).
 ///
-/// - The query string (and a fragment, should a client send one) is ignored.
+/// - The query string (and a fragment, should a client send one) is ignored,
+///   but for `vapid=` (any relay URL; not 32 bytes of base64url: 404) and
+///   `sandbox=true` (`/push/…`).
 /// - An absolute-form target (`http://host/path`, RFC 9112 §3.2.2) is routed
 ///   by its path.
 /// - `GET`/`HEAD /relay-to/_health` → health (HEAD: same answer without a body,
@@ -114,18 +122,18 @@ private func route(method: String, target: UnsafeBufferPointer<UInt8>) -> Route 
                   !afterHealth.dropFirst().contains(UInt8(ascii: "/")) {
             app = percentDecodedText(afterHealth.dropFirst())
         } else {
-            return routeRelay(method: method, rest: rest)
+            return routeRelay(method: method, rest: rest, query: query)
         }
         return method == "GET" || method == "HEAD" ? .health(app: app) : .methodNotAllowed(allow: "GET, HEAD")
     }
-    return routeRelay(method: method, rest: rest)
+    return routeRelay(method: method, rest: rest, query: query)
 }
 
 /// `/relay-to/` is behind `rest`: `<env>/<token>[/<extra…>]` (the default
 /// app) or `<app>/<env>/<token>[/<extra…>]` (issue #12; an app's id is
 /// never an environment's name, so the two cannot be confused).
 @inline(__always)
-private func routeRelay(method: String, rest: TargetBytes) -> Route {
+private func routeRelay(method: String, rest: TargetBytes, query: TargetBytes) -> Route {
     guard method == "POST" else { return .methodNotAllowed(allow: "POST") }
 
     let slash = UInt8(ascii: "/")
@@ -146,13 +154,16 @@ private func routeRelay(method: String, rest: TargetBytes) -> Route {
     let tokenEnd = afterEnvironment.firstIndex(of: slash) ?? afterEnvironment.endIndex
     guard let deviceToken = normalizedDeviceToken(afterEnvironment[..<tokenEnd]) else { return .notFound }
 
+    let parameters = QueryParameters(query)
+    guard let vapidKeyHash = parameters.vapidKeyHash else { return .notFound }
+
     var extra: String?
     if tokenEnd != afterEnvironment.endIndex {
         let rawExtra = afterEnvironment[(tokenEnd + 1)...]
         if !rawExtra.isEmpty { extra = percentDecodedText(rawExtra) }
     }
     return .relay(RelayTarget(app: app, environment: environment, deviceToken: deviceToken,
-                              dialect: .tootRelay(extra: extra)))
+                              dialect: .tootRelay(extra: extra), vapidKeyHash: vapidKeyHash))
 }
 
 @inline(__always)
@@ -171,23 +182,48 @@ private func routePush(method: String, rest: TargetBytes, query: TargetBytes) ->
     guard (2...3).contains(segments.count), segments.allSatisfy({ !$0.isEmpty }),
           let deviceToken = normalizedDeviceToken(segments[segments.count - 2])
     else { return .notFound }
+    let parameters = QueryParameters(query)
+    guard let vapidKeyHash = parameters.vapidKeyHash else { return .notFound }
     let app: AppReference = segments.count == 3 ? .idOrTopic(percentDecodedText(segments[0])) : .defaultApp
     return .relay(RelayTarget(
-        app: app, environment: isSandboxQuery(query) ? .development : .production, deviceToken: deviceToken,
-        dialect: .metatext(id: percentDecodedText(segments[segments.count - 1]))))
+        app: app, environment: parameters.sandbox ? .development : .production, deviceToken: deviceToken,
+        dialect: .metatext(id: percentDecodedText(segments[segments.count - 1])), vapidKeyHash: vapidKeyHash))
 }
 
-/// Whether the query (RFC 3986 §3.4, `&`-separated `name=value` pairs)
-/// says `sandbox=true`, the last `sandbox` pair deciding.
-private func isSandboxQuery(_ query: TargetBytes) -> Bool {
+/// What a relay URL's query (RFC 3986 §3.4, `&`-separated `name=value`
+/// pairs, names and values percent-decoded, as Rack reads it) says; the last
+/// pair of a name decides. Other names are ignored.
+private struct QueryParameters {
+    /// `sandbox=true` (`/push/…` only).
     var sandbox = false
-    for pair in query.split(separator: UInt8(ascii: "&")) {
-        let equals = pair.firstIndex(of: UInt8(ascii: "=")) ?? pair.endIndex
-        guard percentDecoded(pair[..<equals]).elementsEqual("sandbox".utf8) else { continue }
-        let value = equals == pair.endIndex ? pair[equals...] : pair[(equals + 1)...]
-        sandbox = percentDecoded(value).elementsEqual("true".utf8)
+    /// `vapid=` (issue #14): `.some(nil)` when absent (unrestricted),
+    /// `.some(hash)` for 32 bytes of base64url, nil for anything else: the
+    /// endpoint URL itself is broken, a 404 (a URL the app made wrongly must
+    /// not quietly deliver to everyone).
+    var vapidKeyHash: [UInt8]?? = .some(nil)
+
+    init(_ query: TargetBytes) {
+        // The unrestricted URL without a query costs nothing (no split, no allocation).
+        guard !query.isEmpty else { return }
+        for pair in query.split(separator: UInt8(ascii: "&")) {
+            let equals = pair.firstIndex(of: UInt8(ascii: "=")) ?? pair.endIndex
+            let value = equals == pair.endIndex ? pair[equals...] : pair[(equals + 1)...]
+            let name = percentDecoded(pair[..<equals])
+            if name.elementsEqual("sandbox".utf8) {
+                sandbox = percentDecoded(value).elementsEqual("true".utf8)
+            } else if name.elementsEqual("vapid".utf8) {
+                vapidKeyHash = Self.keyHash(percentDecoded(value))
+            }
+        }
     }
-    return sandbox
+
+    /// SHA-256 is 32 bytes: 43 base64url digits (with or without padding;
+    /// either alphabet, as `base64URLDecode` reads everything).
+    private static func keyHash(_ text: [UInt8]) -> [UInt8]?? {
+        let decoded = text.withUnsafeBytes { try? base64URLDecode($0) }
+        guard let decoded, decoded.count == 32 else { return nil }
+        return .some(decoded)
+    }
 }
 
 private typealias TargetBytes = Slice<UnsafeBufferPointer<UInt8>>

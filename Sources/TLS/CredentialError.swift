@@ -14,6 +14,8 @@ public enum CredentialError: Error, Equatable, Sendable, CustomStringConvertible
     case notYetValid(notBefore: Int)
     case invalidPEM(what: String, reason: String)
     case unsupportedKey(String)
+    /// Raw public key bytes that are not a point on P-256 (a VAPID `k`).
+    case invalidPublicKey(String)
     case signingFailed(String)
 
     public var description: String {
@@ -44,6 +46,8 @@ public enum CredentialError: Error, Equatable, Sendable, CustomStringConvertible
             return "invalid PEM \(what): \(reason)"
         case .unsupportedKey(let reason):
             return "unsupported key: \(reason)"
+        case .invalidPublicKey(let reason):
+            return "invalid P-256 public key: \(reason)"
         case .signingFailed(let reason):
             return "signing failed: \(reason)"
         }

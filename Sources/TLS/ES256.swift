@@ -27,13 +27,23 @@ public final class ES256Signer: @unchecked Sendable {
     }
 }
 
-/// Checks ES256 signatures (the APNs emulator checks provider tokens with it).
+/// Checks ES256 signatures: the APNs emulator checks provider tokens with
+/// it, the relay a VAPID JWT (RFC 8292 §2) with the key its `k` carries.
+/// Whichever way the key came in, verifying is the same code.
 public final class ES256Verifier: @unchecked Sendable {
     private let key: OpaquePointer  // EVP_PKEY*, owned
 
     /// `publicKeyPEM`: a `BEGIN PUBLIC KEY` (SubjectPublicKeyInfo) P-256 key.
     public init(publicKeyPEM: [UInt8]) throws(CredentialError) {
         key = try P256Key.readPublic(pem: publicKeyPEM)
+    }
+
+    /// `uncompressedPublicKey`: the 65-byte point 0x04‖x‖y, as VAPID's `k`
+    /// carries it (RFC 8292 §3.2). Anything else (another length, a
+    /// compressed point, a point off P-256 or at infinity) is refused with
+    /// `CredentialError.invalidPublicKey`.
+    public init(uncompressedPublicKey: [UInt8]) throws(CredentialError) {
+        key = try P256Key.readPublic(uncompressedPoint: uncompressedPublicKey)
     }
 
     deinit { P256Key.free(key) }

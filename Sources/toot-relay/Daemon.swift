@@ -152,6 +152,12 @@ struct Daemon {
             lines.append("no default app: /relay-to/<env>/<token> and /push/<token>/<id> answer 404")
         }
         lines.append("APNs production \(configuration.productionHost), development \(configuration.developmentHost)")
+        if let origin = configuration.publicURL {
+            lines.append("restricted endpoints: a VAPID aud must name \(origin) (PUBLIC_URL)")
+        } else {
+            lines.append("restricted endpoints: a VAPID aud must name each request's origin: https when the relay "
+                + "serves TLS, else X-Forwarded-Proto (else http), and the Host header (PUBLIC_URL unset)")
+        }
         lines.append("configuration OK: \(served.apps.all.count) app\(served.apps.all.count == 1 ? "" : "s"), "
             + "\(served.credentials.count) credential\(served.credentials.count == 1 ? "" : "s")")
         return lines

@@ -87,6 +87,7 @@ struct ParseAppsFileCommand: ParsableCommand {
 struct RelayOptions: ParsableArguments {
     @Option(name: .customLong("port"), help: help("PORT")) var port: String?
     @Option(name: .customLong("bind"), help: help("BIND")) var bind: String?
+    @Option(name: .customLong("public-url"), help: help("PUBLIC_URL")) var publicURL: String?
     @Option(name: .customLong("crt-filename"), help: help("CRT_FILENAME")) var crtFilename: String?
     @Option(name: .customLong("key-filename"), help: help("KEY_FILENAME")) var keyFilename: String?
     @Option(name: .customLong("p12-filename"), help: help("P12_FILENAME")) var p12Filename: String?
@@ -127,7 +128,7 @@ struct RelayOptions: ParsableArguments {
     /// The flags given, by environment name.
     var flagValues: [String: String] {
         let pairs: [(String, String?)] = [
-            ("PORT", port), ("BIND", bind), ("CRT_FILENAME", crtFilename), ("KEY_FILENAME", keyFilename),
+            ("PORT", port), ("BIND", bind), ("PUBLIC_URL", publicURL), ("CRT_FILENAME", crtFilename), ("KEY_FILENAME", keyFilename),
             ("P12_FILENAME", p12Filename), ("P12_BASE64", p12Base64), ("P12_PASSWORD", p12Password),
             ("TOKEN_AUTH_KEY_FILENAME", tokenAuthKeyFilename), ("TOKEN_KEY_ID", tokenKeyID),
             ("TOKEN_TEAM_ID", tokenTeamID), ("TOPIC", topic), ("CA_FILENAME", caFilename), ("APPS_FILE", appsFile),

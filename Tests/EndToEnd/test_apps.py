@@ -211,6 +211,7 @@ def test_check_config_prints_one_line_per_app_and_environment_and_no_secret(apps
     feditext = next(line for line in described if line.startswith("app feditext production"))
     assert f"token auth (key id {PRODUCTION_KEY}, team {TEAM})" in feditext
     assert lines[-1] == "configuration OK: 3 apps, 4 credentials"
+    assert lines[-2].startswith("restricted endpoints: a VAPID aud must name each request's origin")
     assert "secret" not in result.stdout
 
 

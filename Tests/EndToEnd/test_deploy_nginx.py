@@ -238,7 +238,7 @@ def test_tls_versions_below_1_2_are_refused(spawn, emulator, front, certs):
     assert s_client("-tls1_2").returncode == 0
 
 
-def test_the_relay_gets_the_real_client_address_and_a_kept_alive_connection(front, certs):
+def test_the_relay_gets_the_real_client_address_the_origin_and_a_kept_alive_connection(front, certs):
     # A stand-in upstream that records the request heads nginx sends.
     heads = []
     listener = socket.socket()
@@ -254,7 +254,7 @@ def test_the_relay_gets_the_real_client_address_and_a_kept_alive_connection(fron
         with connection:
             connection.settimeout(10)
             buffer = b""
-            for _ in range(2):  # two requests on the same upstream connection
+            for _ in range(3):  # three requests on the same upstream connection
                 while b"\r\n\r\n" not in buffer:
                     chunk = connection.recv(65536)
                     if not chunk:
@@ -268,16 +268,74 @@ def test_the_relay_gets_the_real_client_address_and_a_kept_alive_connection(fron
     thread.start()
     nginx = front(listener.getsockname()[1])
     session = https_session(certs)
-    base = f"https://127.0.0.1:{nginx.https_port}/relay-to/_health"
-    assert session.get(base, timeout=10).text == "OK"
-    assert session.get(base, headers={"X-Forwarded-For": "203.0.113.9"}, timeout=10).text == "OK"
+    # By name (the certificate's DNS name) on a port other than 443, then by address.
+    assert session.get(f"https://localhost:{nginx.https_port}/relay-to/_health", timeout=10).text == "OK"
+    assert session.get(f"https://127.0.0.1:{nginx.https_port}/push/_health", headers={"X-Forwarded-For": "203.0.113.9"},
+                       timeout=10).text == "OK"
+    # HTTP/1.0 without a Host header: nginx puts its server name in, as before.
+    context = ssl.create_default_context(cafile=os.path.join(certs, "ca.pem"))
+    with socket.create_connection(("127.0.0.1", nginx.https_port), timeout=10) as raw:
+        with context.wrap_socket(raw, server_hostname="localhost") as tls:
+            tls.sendall(b"GET /relay-to/_health HTTP/1.0\r\n\r\n")
+            answer = b""
+            while chunk := tls.recv(65536):
+                answer += chunk
+    assert answer.startswith(b"HTTP/1.1 200") and answer.endswith(b"OK"), answer
     thread.join(timeout=20)
     listener.close()
-    assert len(heads) == 2, heads
-    first, second = ([line.lower() for line in head.split("\r\n")] for head in heads)
+    assert len(heads) == 3, heads
+    first, second, third = ([line.lower() for line in head.split("\r\n")] for head in heads)
     assert first[0] == "get /relay-to/_health http/1.1"
     assert "x-real-ip: 127.0.0.1" in first and "x-forwarded-for: 127.0.0.1" in first
-    assert "x-forwarded-proto: https" in first
     assert not any(line.startswith("connection:") for line in first)
+    # The origin the sender addressed, port included, which a restricted
+    # endpoint's VAPID `aud` names (issue #14): Host with its port (nginx's
+    # $host would drop it) and the scheme nginx was reached by.
+    assert f"host: localhost:{nginx.https_port}" in first, first
+    assert "x-forwarded-proto: https" in first
+    assert second[0] == "get /push/_health http/1.1"
+    assert f"host: 127.0.0.1:{nginx.https_port}" in second and "x-forwarded-proto: https" in second, second
     # A forwarded chain is kept; X-Real-IP is what nginx saw itself.
     assert "x-forwarded-for: 203.0.113.9, 127.0.0.1" in second and "x-real-ip: 127.0.0.1" in second
+    assert "host: relay.example.com" in third and "x-forwarded-proto: https" in third, third
+
+
+@pytest.mark.parametrize("encoding", ["aesgcm", "aes128gcm"])
+def test_restricted_pushes_through_nginx_on_another_port_name_the_origin_with_its_port(spawn, emulator, front,
+                                                                                        certs, encoding):
+    """Issue #14: pywebpush signs `aud` = https://127.0.0.1:<nginx port>; the
+    relay (no PUBLIC_URL) rebuilds that origin from the Host and
+    X-Forwarded-Proto nginx passes, so the subscribed key delivers and
+    another key is refused."""
+    import hashlib
+
+    import py_vapid
+    from cryptography.hazmat.primitives import serialization
+
+    relay = spawn.relay(f"relay-behind-nginx-restricted-{encoding}", emulator.port)
+    nginx = front(relay.port)
+    session = https_session(certs)
+    subscribed, other = py_vapid.Vapid02(), py_vapid.Vapid02()
+    subscribed.generate_keys()
+    other.generate_keys()
+    point = subscribed.public_key.public_bytes(serialization.Encoding.X962,
+                                               serialization.PublicFormat.UncompressedPoint)
+    endpoint = (f"https://127.0.0.1:{nginx.https_port}/relay-to/production/{rt.TOKEN}"
+                f"?vapid={rt.b64url(hashlib.sha256(point).digest())}")
+    subscriber = rt.Subscriber()
+    for key, status in [(subscribed, 201), (other, 403)]:
+        before = len(rt.recorded(emulator))
+        plaintext = f"restricted through nginx, {status}".encode()
+        try:
+            response = pywebpush.webpush(subscriber.subscription(endpoint), plaintext, vapid_private_key=key,
+                                         vapid_claims={"sub": "mailto:admin@mastodon.test"},
+                                         content_encoding=encoding, requests_session=session, ttl=60, timeout=10)
+        except pywebpush.WebPushException as refused:  # raised for any status ≥ 300
+            response = refused.response
+        assert response.status_code == status, (response.status_code, response.text, relay.read_log()[-600:])
+        if status == 201:
+            payload = json.loads(rt.recorded(emulator, response.headers["Location"].rsplit("/", 1)[1])["payload"])
+            assert rt.decrypt_notification(payload, subscriber) == plaintext
+        else:
+            time.sleep(0.2)
+            assert len(rt.recorded(emulator)) == before

@@ -84,6 +84,7 @@ struct ConfigurationTests {
             "P12_PASSWORD": "empty", "TOKEN_AUTH_KEY_FILENAME": "unset", "TOKEN_KEY_ID": "unset",
             "TOKEN_TEAM_ID": "unset", "TOPIC": "certificate UID, else cx.c3.toot", "CA_FILENAME": "system roots",
             "APPS_FILE": "unset (one app)", "APNS_IDLE_TIMEOUT": "3600",
+            "PUBLIC_URL": "unset (scheme and Host of each request)",
             "APNS_PRODUCTION_HOST": "api.push.apple.com:443",
             "APNS_DEVELOPMENT_HOST": "api.sandbox.push.apple.com:443", "MAX_HEADER_BYTES": "16384",
             "MAX_BODY_BYTES": "8192", "HEADER_TIMEOUT": "10", "BODY_TIMEOUT": "10", "KEEPALIVE_TIMEOUT": "75",
@@ -97,6 +98,9 @@ struct ConfigurationTests {
     @Test("bad values are refused with the variable named", arguments: [
         ("PORT", "65536"), ("PORT", "80a"), ("PORT", "-1"), ("PORT", " 80"),
         ("APNS_PRODUCTION_HOST", "host:port"), ("APNS_PRODUCTION_HOST", "[::1"), ("APNS_PRODUCTION_HOST", "a b"),
+        ("PUBLIC_URL", "relay.example.com"), ("PUBLIC_URL", "https://relay.example.com/push"),
+        ("PUBLIC_URL", "ftp://relay.example.com"), ("PUBLIC_URL", "https://user@relay.example.com"),
+        ("PUBLIC_URL", "https://"), ("PUBLIC_URL", "https://relay.example.com?x"),
         ("APNS_DEVELOPMENT_HOST", "host:99999"), ("MAX_BODY_BYTES", "10"), ("MAX_IN_FLIGHT", "many"),
         ("APNS_TIMEOUT", "0"), ("APNS_TIMEOUT", "-3"), ("APNS_TIMEOUT", "nan"), ("THREADS", "0"),
         ("LOG_LEVEL", "loud"), ("METRICS_PORT", "metrics"), ("METRICS_PORT", "70000"),
@@ -150,6 +154,14 @@ struct ConfigurationTests {
     func describesApp(environment: [String: String], defaultFileExists: Bool, expected: Bool) throws {
         let configuration = try Configuration(environment: environment)
         #expect(configuration.describesApp(fileExists: { $0 == "toot-relay.p12" && defaultFileExists }) == expected)
+    }
+
+    @Test("PUBLIC_URL is kept as an origin: scheme and host lower-cased, a trailing slash dropped", arguments: [
+        ("https://relay.example.com", "https://relay.example.com"), ("HTTPS://Relay.Example.COM/", "https://relay.example.com"),
+        ("http://127.0.0.1:8080", "http://127.0.0.1:8080"), ("https://[::1]:8443/", "https://[::1]:8443"),
+    ])
+    func publicURL(text: String, origin: String) throws {
+        #expect(try Configuration(environment: ["PUBLIC_URL": text]).publicURL == origin)
     }
 
     @Test("a partial token configuration is refused rather than ignored")

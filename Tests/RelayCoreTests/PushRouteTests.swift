@@ -3,8 +3,9 @@ import Testing
 
 /// A `/push/…` route of the metatext dialect.
 func push(_ environment: APNsEnvironment = .production, app: AppReference = .defaultApp,
-         token: String = token64, id: String = "42") -> Route {
-    .relay(RelayTarget(app: app, environment: environment, deviceToken: token, dialect: .metatext(id: id)))
+         token: String = token64, id: String = "42", vapid: [UInt8]? = nil) -> Route {
+    .relay(RelayTarget(app: app, environment: environment, deviceToken: token, dialect: .metatext(id: id),
+                       vapidKeyHash: vapid))
 }
 
 let upperToken = token64.uppercased()

@@ -11,9 +11,15 @@ struct RouteCase: Sendable, CustomTestStringConvertible {
 }
 
 func relay(_ environment: APNsEnvironment, _ token: String = token64, _ extra: String? = nil,
-           app: AppReference = .defaultApp) -> Route {
-    .relay(RelayTarget(app: app, environment: environment, deviceToken: token, dialect: .tootRelay(extra: extra)))
+           app: AppReference = .defaultApp, vapid: [UInt8]? = nil) -> Route {
+    .relay(RelayTarget(app: app, environment: environment, deviceToken: token, dialect: .tootRelay(extra: extra),
+                       vapidKeyHash: vapid))
 }
+
+/// A restricted endpoint's `vapid=` (issue #14): 32 bytes (a SHA-256), and
+/// its query value, 43 base64url digits.
+let keyHash32: [UInt8] = (0..<32).map { UInt8(truncatingIfNeeded: $0 * 7 + 250) }
+let keyHash43 = base64URLEncode(keyHash32)
 
 /// A Web Push request as Mastodon sends it, with overrides.
 func webPushRequest(_ headers: [(String, String)], body: [UInt8]) -> HTTP1Request {
@@ -157,6 +163,42 @@ struct WebPushTests {
         RouteCase(method: "HEAD", target: "/push/", expected: .methodNotAllowed(allow: "POST")),
         RouteCase(method: "post", target: "/push/\(token64)/42", expected: .methodNotAllowed(allow: "POST")),
         RouteCase(method: "GET", target: "/push", expected: .notFound),
+
+        // Restricted endpoints (issue #14): vapid=<base64url of 32 bytes> on
+        // any relay URL, the last vapid deciding; anything else there is 404.
+        RouteCase(method: "POST", target: "/relay-to/production/\(token64)?vapid=\(keyHash43)",
+                  expected: relay(.production, vapid: keyHash32)),
+        RouteCase(method: "POST", target: "/relay-to/toot/development/\(token64)/x?a=1&vapid=\(keyHash43)#f",
+                  expected: relay(.development, token64, "x", app: .id("toot"), vapid: keyHash32)),
+        RouteCase(method: "POST", target: "/relay-to/production/\(token64)?vapid=\(keyHash43)=",
+                  expected: relay(.production, vapid: keyHash32)),
+        RouteCase(method: "POST", target: "/relay-to/production/\(token64)?%76apid=\(keyHash43)",
+                  expected: relay(.production, vapid: keyHash32)),
+        RouteCase(method: "POST", target: "/relay-to/production/\(token64)?vapid=junk&vapid=\(keyHash43)",
+                  expected: relay(.production, vapid: keyHash32)),
+        RouteCase(method: "POST", target: "/relay-to/production/\(token64)?vapids=junk&VAPID=junk",
+                  expected: relay(.production)),
+        RouteCase(method: "POST", target: "/relay-to/production/\(token64)#vapid=junk", expected: relay(.production)),
+        RouteCase(method: "POST", target: "/relay-to/production/\(token64)?vapid=\(keyHash43)&vapid=junk",
+                  expected: .notFound),
+        RouteCase(method: "POST", target: "/relay-to/production/\(token64)?vapid=\(keyHash43.dropLast())",
+                  expected: .notFound),
+        RouteCase(method: "POST", target: "/relay-to/production/\(token64)?vapid=\(keyHash43)AA",
+                  expected: .notFound),
+        RouteCase(method: "POST", target: "/relay-to/production/\(token64)?vapid=", expected: .notFound),
+        RouteCase(method: "POST", target: "/relay-to/production/\(token64)?vapid", expected: .notFound),
+        RouteCase(method: "POST", target: "/relay-to/production/\(token64)?vapid=\(keyHash43.dropLast())%21",
+                  expected: .notFound),
+        RouteCase(method: "POST", target: "/push/\(token64)/42?vapid=\(keyHash43)&sandbox=true",
+                  expected: push(.development, vapid: keyHash32)),
+        RouteCase(method: "POST", target: "/push/toot/\(token64)/7?sandbox=true&vapid=\(keyHash43)",
+                  expected: push(.development, app: .idOrTopic("toot"), id: "7", vapid: keyHash32)),
+        RouteCase(method: "POST", target: "/push/\(token64)/42?vapid=%2A", expected: .notFound),
+        // A broken vapid= on a URL that is 404 or 405 anyway changes nothing.
+        RouteCase(method: "POST", target: "/relay-to/staging/\(token64)?vapid=\(keyHash43)", expected: .notFound),
+        RouteCase(method: "GET", target: "/relay-to/production/\(token64)?vapid=x",
+                  expected: .methodNotAllowed(allow: "POST")),
+        RouteCase(method: "GET", target: "/relay-to/_health?vapid=x", expected: .health(app: nil)),
     ]
 
     @Test("routes requests", arguments: routes)

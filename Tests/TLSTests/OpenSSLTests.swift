@@ -35,6 +35,9 @@ struct OpenSSLTests {
         #expect(OpenSSLErrorQueue.takeAll().isEmpty)
         #expect(throws: CredentialError.self) { try ES256Signer(pkcs8PEM: bytes) }
         #expect(OpenSSLErrorQueue.takeAll().isEmpty)
+        let offCurve: [UInt8] = [0x04] + [UInt8](repeating: 0, count: 64)
+        #expect(throws: CredentialError.self) { try ES256Verifier(uncompressedPublicKey: offCurve) }
+        #expect(OpenSSLErrorQueue.takeAll().isEmpty)
     }
 
     @Test("the legacy provider is available on this system (Debian's libssl3 ships it)")
