@@ -31,16 +31,18 @@ struct Daemon {
         let loader = AppsLoader()
         let served = try loadApps(loader, configuration, previous: nil)
         let catalog = APNsCredentialCatalog(caFile: configuration.caFile)
-        try checkTrustedRoots(configuration)
         for (id, credential) in served.credentials { catalog.add(id, credential.authentication) }
         // Without an apps file the one credential's TLS context is made now,
-        // as the relay always did; the apps file's are made at first use.
+        // as the relay always did (which checks CA_FILENAME too); the apps
+        // file's are made at first use, so the roots are checked on their own.
         if configuration.appsFile == nil {
             for id in served.credentials.keys {
                 do { _ = try catalog.endpointCredential(id) } catch {
                     throw StartupFailure(APNsStartupError.tls(error).description)
                 }
             }
+        } else {
+            try checkTrustedRoots(configuration)
         }
         for line in served.summaries { logger.info(line) }
         if served.apps.defaultApp == nil {
