@@ -156,9 +156,9 @@ private func checkProxy(_ input: inout FuzzInput) {
 
 // MARK: - Entry: libFuzzer's with SWIFTPM_FUZZING, else the replay tool's (see the top)
 
-#if SWIFTPM_FUZZING
+#if !SWIFTPM_FUZZING
+@main enum ProviderAPIReplay { static func main() { replayInputFiles(tool: "provider-api-fuzzer", fuzzOne) } }
+#else
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzProviderAPI(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt { fuzzOne(data, size) }
-#else
-@main enum ProviderAPIReplay { static func main() { replayInputFiles(tool: "provider-api-fuzzer", fuzzOne) } }
 #endif

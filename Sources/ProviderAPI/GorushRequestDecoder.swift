@@ -76,49 +76,56 @@ private func decodeNotification(_ value: JSONValue, path: String) throws(Provide
     }
     var n = ProviderNotification()
     for member in members {
-        let v = member.value
-        let at = path + "." + member.name
-        switch member.name {
-        case "notif_id": n.id = try string(v, at)
-        case "tokens": n.tokens = try strings(v, at)
-        case "platform": n.platform = try int(v, at)
-        case "app": n.app = v == .null ? nil : try string(v, at)
-        case "topic": n.topic = try string(v, at)
-        case "message": n.message = try string(v, at)
-        case "title": n.title = try string(v, at)
-        case "priority": n.priority = try string(v, at)
-        case "content_available": n.contentAvailable = try bool(v, at)
-        case "mutable_content": n.mutableContent = try bool(v, at)
-        case "sound": n.sound = try sound(v, at)
-        case "data": n.data = try object(v, at)
-        case "retry": n.retry = try int(v, at)
-        case "expiration": n.expiration = v == .null ? nil : try int64(v, at)
-        case "apns_id": n.apnsID = try string(v, at)
-        case "collapse_id": n.collapseID = try string(v, at)
-        case "push_type": n.pushType = try string(v, at)
-        case "badge": n.badge = v == .null ? nil : try int(v, at)
-        case "category": n.category = try string(v, at)
-        case "thread-id": n.threadID = try string(v, at)
-        case "url-args": n.urlArgs = try strings(v, at)
-        case "alert": n.alert = try alert(v, at)
-        case "production": n.production = try bool(v, at)
-        case "development": n.development = try bool(v, at)
-        case "name": n.soundName = try string(v, at)
-        case "volume": n.soundVolume = try float(v, at)
-        case "interruption_level": n.interruptionLevel = try string(v, at)
-        case "content-state": n.contentState = try object(v, at)
-        case "stale-date": n.staleDate = try int64(v, at)
-        case "dismissal-date": n.dismissalDate = try int64(v, at)
-        case "event": n.event = try string(v, at)
-        case "timestamp": n.timestamp = try int64(v, at)
-        case "attributes-type": n.attributesType = try string(v, at)
-        case "attributes": n.attributes = try object(v, at)
-        case "relevance-score": n.relevanceScore = v == .null ? nil : try double(v, at)
-        default: continue  // another platform's field, or one gorush does not know
+        let (v, at) = (member.value, path + "." + member.name)
+        if let field = stringFields[member.name] {
+            n[keyPath: field] = try string(v, at)
+        } else if let field = flagFields[member.name] {
+            n[keyPath: field] = try bool(v, at)
+        } else if let field = dateFields[member.name] {
+            n[keyPath: field] = try int64(v, at)
+        } else if let field = listFields[member.name] {
+            n[keyPath: field] = try strings(v, at)
+        } else if let field = objectFields[member.name] {
+            n[keyPath: field] = try object(v, at)
+        } else {
+            switch member.name {
+            case "platform": n.platform = try int(v, at)
+            case "retry": n.retry = try int(v, at)
+            case "app": n.app = v == .null ? nil : try string(v, at)
+            case "expiration": n.expiration = v == .null ? nil : try int64(v, at)
+            case "badge": n.badge = v == .null ? nil : try int(v, at)
+            case "relevance-score": n.relevanceScore = v == .null ? nil : try double(v, at)
+            case "volume": n.soundVolume = try float(v, at)
+            case "sound": n.sound = try sound(v, at)
+            case "alert": n.alert = try alert(v, at)
+            default: continue  // another platform's field, or one gorush does not know
+            }
         }
     }
     return n
 }
+
+/// A field to set: key paths built from literals are Sendable (SE-0418).
+private typealias Field<Root, Value> = WritableKeyPath<Root, Value> & Sendable
+
+// gorush's JSON names (notify/notification.go) of the fields read alike.
+private let stringFields: [String: Field<ProviderNotification, String>] = [
+    "notif_id": \.id, "topic": \.topic, "message": \.message, "title": \.title, "priority": \.priority,
+    "apns_id": \.apnsID, "collapse_id": \.collapseID, "push_type": \.pushType, "category": \.category,
+    "thread-id": \.threadID, "name": \.soundName, "interruption_level": \.interruptionLevel, "event": \.event,
+    "attributes-type": \.attributesType,
+]
+private let flagFields: [String: Field<ProviderNotification, Bool>] = [
+    "content_available": \.contentAvailable, "mutable_content": \.mutableContent, "production": \.production,
+    "development": \.development,
+]
+private let dateFields: [String: Field<ProviderNotification, Int64>] = [
+    "timestamp": \.timestamp, "stale-date": \.staleDate, "dismissal-date": \.dismissalDate,
+]
+private let listFields: [String: Field<ProviderNotification, [String]>] = ["tokens": \.tokens, "url-args": \.urlArgs]
+private let objectFields: [String: Field<ProviderNotification, [JSONMember]>] = [
+    "data": \.data, "content-state": \.contentState, "attributes": \.attributes,
+]
 
 /// gorush's `Sound` is `any`: a string is the sound's name, an object
 /// Apple's critical-sound dictionary (read with mapstructure, whose
@@ -147,58 +154,78 @@ private func sound(_ value: JSONValue, _ path: String) throws(ProviderRequestErr
 private func alert(_ value: JSONValue, _ path: String) throws(ProviderRequestError) -> ProviderAlert {
     var a = ProviderAlert()
     for member in try object(value, path) {
-        let v = member.value
-        let at = path + "." + member.name
-        switch member.name {
-        case "action": a.action = try string(v, at)
-        case "action-loc-key": a.actionLocKey = try string(v, at)
-        case "body": a.body = try string(v, at)
-        case "launch-image": a.launchImage = try string(v, at)
-        case "loc-args": a.locArgs = try strings(v, at)
-        case "loc-key": a.locKey = try string(v, at)
-        case "title": a.title = try string(v, at)
-        case "subtitle": a.subtitle = try string(v, at)
-        case "title-loc-args": a.titleLocArgs = try strings(v, at)
-        case "title-loc-key": a.titleLocKey = try string(v, at)
-        case "summary-arg": a.summaryArg = try string(v, at)
-        case "summary-arg-count": a.summaryArgCount = try int(v, at)
-        default: continue
+        let (v, at) = (member.value, path + "." + member.name)
+        if let field = alertStringFields[member.name] {
+            a[keyPath: field] = try string(v, at)
+        } else if let field = alertListFields[member.name] {
+            a[keyPath: field] = try strings(v, at)
+        } else if member.name == "summary-arg-count" {
+            a.summaryArgCount = try int(v, at)
         }
     }
     return a
 }
 
+// gorush's `Alert` (notify/notification.go); other keys are ignored, as Go does.
+private let alertStringFields: [String: Field<ProviderAlert, String>] = [
+    "action": \.action, "action-loc-key": \.actionLocKey, "body": \.body, "launch-image": \.launchImage,
+    "loc-key": \.locKey, "title": \.title, "subtitle": \.subtitle, "title-loc-key": \.titleLocKey, "summary-arg": \.summaryArg,
+]
+private let alertListFields: [String: Field<ProviderAlert, [String]>] = [
+    "loc-args": \.locArgs, "title-loc-args": \.titleLocArgs,
+]
+
 private func wrongType(_ path: String, _ expected: String, _ value: JSONValue) -> ProviderRequestError {
     ProviderRequestError("\(path) must be \(expected), not \(value.kindDescription).")
 }
 
+/// `value` read by `take`; `null` is `zero` (Go leaves the field as it
+/// was); another kind is an error naming the `expected` one.
+private func read<T>(_ value: JSONValue, _ path: String, _ expected: String, zero: T,
+                     _ take: (JSONValue) throws(ProviderRequestError) -> T?) throws(ProviderRequestError) -> T {
+    if value == .null { return zero }
+    guard let result = try take(value) else { throw wrongType(path, expected, value) }
+    return result
+}
+
 private func string(_ value: JSONValue, _ path: String) throws(ProviderRequestError) -> String {
-    switch value {
-    case .null: return ""
-    case .string(let text): return text
-    default: throw wrongType(path, "a string", value)
-    }
+    try read(value, path, "a string", zero: "") { if case .string(let text) = $0 { text } else { nil } }
 }
 
 private func bool(_ value: JSONValue, _ path: String) throws(ProviderRequestError) -> Bool {
-    switch value {
-    case .null: return false
-    case .bool(let flag): return flag
-    default: throw wrongType(path, "true or false", value)
+    try read(value, path, "true or false", zero: false) { if case .bool(let flag) = $0 { flag } else { nil } }
+}
+
+private func object(_ value: JSONValue, _ path: String) throws(ProviderRequestError) -> [JSONMember] {
+    try read(value, path, "an object", zero: []) { if case .object(let members) = $0 { members } else { nil } }
+}
+
+private func strings(_ value: JSONValue, _ path: String) throws(ProviderRequestError) -> [String] {
+    try read(value, path, "an array of strings", zero: []) { (value) throws(ProviderRequestError) -> [String]? in
+        guard case .array(let elements) = value else { return nil }
+        var result: [String] = []
+        result.reserveCapacity(elements.count)
+        for (index, element) in elements.enumerated() { result.append(try string(element, "\(path)[\(index)]")) }
+        return result
+    }
+}
+
+/// A number's text converted by `convert`; an error naming `range` when
+/// it does not convert.
+private func number<T>(_ value: JSONValue, _ path: String, _ expected: String, zero: T, range: (String) -> String,
+                       _ convert: (String) -> T?) throws(ProviderRequestError) -> T {
+    try read(value, path, expected, zero: zero) { (value) throws(ProviderRequestError) -> T? in
+        guard case .number(let text) = value else { return nil }
+        guard let number = convert(text) else { throw ProviderRequestError("\(path) \(range(quotedForMessage(text))).") }
+        return number
     }
 }
 
 /// Go reads an integer field only from an integer literal in range: no
 /// fraction, no exponent.
 private func int64(_ value: JSONValue, _ path: String) throws(ProviderRequestError) -> Int64 {
-    switch value {
-    case .null: return 0
-    case .number(let text):
-        guard let number = Int64(text) else {
-            throw ProviderRequestError("\(path) must be an integer between \(Int64.min) and \(Int64.max), not \(quotedForMessage(text)).")
-        }
-        return number
-    default: throw wrongType(path, "an integer", value)
+    try number(value, path, "an integer", zero: 0, range: { "must be an integer between \(Int64.min) and \(Int64.max), not \($0)" }) {
+        Int64($0)
     }
 }
 
@@ -206,49 +233,15 @@ private func int(_ value: JSONValue, _ path: String) throws(ProviderRequestError
     Int(try int64(value, path))
 }
 
+/// The payload carries it as a float32 (apns2's relevance-score).
 private func double(_ value: JSONValue, _ path: String) throws(ProviderRequestError) -> Double {
-    switch value {
-    case .null: return 0
-    case .number(let text):
-        // The payload carries it as a float32 (apns2's relevance-score).
-        guard let number = Double(text), Float(number).isFinite else {
-            throw ProviderRequestError("\(path) is out of range: \(quotedForMessage(text)).")
-        }
-        return number
-    default: throw wrongType(path, "a number", value)
+    try number(value, path, "a number", zero: 0, range: { "is out of range: \($0)" }) { text in
+        Double(text).flatMap { Float($0).isFinite ? $0 : nil }
     }
 }
 
 private func float(_ value: JSONValue, _ path: String) throws(ProviderRequestError) -> Float {
-    switch value {
-    case .null: return 0
-    case .number(let text):
-        guard let number = Float(text), number.isFinite else {
-            throw ProviderRequestError("\(path) is out of range: \(quotedForMessage(text)).")
-        }
-        return number
-    default: throw wrongType(path, "a number", value)
-    }
-}
-
-private func strings(_ value: JSONValue, _ path: String) throws(ProviderRequestError) -> [String] {
-    switch value {
-    case .null: return []
-    case .array(let elements):
-        var result: [String] = []
-        result.reserveCapacity(elements.count)
-        for (index, element) in elements.enumerated() {
-            result.append(try string(element, "\(path)[\(index)]"))
-        }
-        return result
-    default: throw wrongType(path, "an array of strings", value)
-    }
-}
-
-private func object(_ value: JSONValue, _ path: String) throws(ProviderRequestError) -> [JSONMember] {
-    switch value {
-    case .null: return []
-    case .object(let members): return members
-    default: throw wrongType(path, "an object", value)
+    try number(value, path, "a number", zero: 0, range: { "is out of range: \($0)" }) { text in
+        Float(text).flatMap { $0.isFinite ? $0 : nil }
     }
 }

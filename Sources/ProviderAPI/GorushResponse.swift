@@ -31,16 +31,9 @@ public struct FailedPushLog: Sendable, Equatable {
     public init(notificationID: String = "", platform: String = "ios", token: String, message: String, error: String,
                 status: Int? = nil, reason: String? = nil, apnsID: String? = nil, app: String? = nil,
                 timestamp: Int64? = nil) {
-        self.notificationID = notificationID
-        self.platform = platform
-        self.token = token
-        self.message = message
-        self.error = error
-        self.status = status
-        self.reason = reason
-        self.apnsID = apnsID
-        self.app = app
-        self.timestamp = timestamp
+        (self.notificationID, self.platform, self.token, self.message, self.error) =
+            (notificationID, platform, token, message, error)
+        (self.status, self.reason, self.apnsID, self.app, self.timestamp) = (status, reason, apnsID, app, timestamp)
     }
 
     /// The entry for a notification's token that APNs refused or never

@@ -60,10 +60,7 @@ public struct JSONMember: Sendable, Equatable {
     public var name: String
     public var value: JSONValue
 
-    public init(name: String, value: JSONValue) {
-        self.name = name
-        self.value = value
-    }
+    public init(name: String, value: JSONValue) { (self.name, self.value) = (name, value) }
 }
 
 /// Appends `text` as a quoted JSON string.

@@ -15,80 +15,45 @@ public enum ProviderSound: Sendable, Equatable {
 /// The notification's `alert`: gorush's `Alert` (Apple's alert dictionary,
 /// with its subtitle).
 public struct ProviderAlert: Sendable, Equatable {
-    public var action = ""
-    public var actionLocKey = ""
-    public var body = ""
-    public var launchImage = ""
-    public var locArgs: [String] = []
-    public var locKey = ""
-    public var title = ""
-    public var subtitle = ""
-    public var titleLocArgs: [String] = []
-    public var titleLocKey = ""
-    public var summaryArg = ""
+    /// `title`, `subtitle`, `body`, `launch-image`, `action`, `summary-arg`.
+    public var title = "", subtitle = "", body = "", launchImage = "", action = "", summaryArg = ""
+    /// `title-loc-key`, `title-loc-args`, `loc-key`, `loc-args`, `action-loc-key`.
+    public var titleLocKey = "", titleLocArgs: [String] = [], locKey = "", locArgs: [String] = [], actionLocKey = ""
+    /// `summary-arg-count`
     public var summaryArgCount = 0
 
     public init() {}
 }
 
-/// One element of `notifications`, with gorush's JSON names in the
-/// comments where they differ from the property's.
+/// One element of `notifications`. Properties are grouped; gorush's JSON
+/// name follows each where it differs (`decodeGorushRequest` reads them).
 public struct ProviderNotification: Sendable, Equatable {
-    /// `notif_id`: echoed in the notification's log entries.
-    public var id = ""
-    public var tokens: [String] = []
-    /// 1 iOS, 2 Android, 3 Huawei; this relay sends platform 1 only.
-    public var platform = 0
+    /// `notif_id` (echoed in log entries), `tokens`, `platform` (1 iOS, 2
+    /// Android, 3 Huawei; this relay sends platform 1 only), `retry`.
+    public var id = "", tokens: [String] = [], platform = 0, retry = 0
     /// Our extension: the id of the configured app to send with.
     public var app: String?
-    public var topic = ""
-    public var message = ""
-    public var title = ""
-    /// `normal` (apns-priority 5) or `high` (10); anything else sends none.
-    public var priority = ""
-    /// `content_available`
-    public var contentAvailable = false
-    /// `mutable_content`
-    public var mutableContent = false
-    public var sound: ProviderSound?
+    /// `topic`, `message`, `title`, `category`, `thread-id`, `url-args`.
+    public var topic = "", message = "", title = "", category = "", threadID = "", urlArgs: [String] = []
+    /// `priority`: `normal` (apns-priority 5) or `high` (10); anything else
+    /// sends none. `expiration`, `apns_id`, `collapse_id`, `push_type`.
+    public var priority = "", expiration: Int64?, apnsID = "", collapseID = "", pushType = ""
+    /// `content_available`, `mutable_content`, `badge`, `interruption_level`,
+    /// `relevance-score`.
+    public var contentAvailable = false, mutableContent = false, badge: Int?, interruptionLevel = "",
+               relevanceScore: Double?
+    /// `sound`, and the critical sound's top-level `name` and `volume`.
+    public var sound: ProviderSound?, soundName = "", soundVolume: Float = 0
+    /// Apple's alert dictionary.
+    public var alert = ProviderAlert()
     /// Custom top-level payload keys, in the sender's order.
     public var data: [JSONMember] = []
-    public var retry = 0
-    public var expiration: Int64?
-    /// `apns_id`
-    public var apnsID = ""
-    /// `collapse_id`
-    public var collapseID = ""
-    /// `push_type`
-    public var pushType = ""
-    public var badge: Int?
-    public var category = ""
-    /// `thread-id`
-    public var threadID = ""
-    /// `url-args`
-    public var urlArgs: [String] = []
-    public var alert = ProviderAlert()
-    public var production = false
-    public var development = false
-    /// `name`: the critical sound's name.
-    public var soundName = ""
-    /// `volume`: the critical sound's volume.
-    public var soundVolume: Float = 0
-    /// `interruption_level`
-    public var interruptionLevel = ""
-    /// `content-state` (Live Activity)
-    public var contentState: [JSONMember] = []
-    /// `stale-date`
-    public var staleDate: Int64 = 0
-    /// `dismissal-date`
-    public var dismissalDate: Int64 = 0
-    public var event = ""
-    public var timestamp: Int64 = 0
-    /// `attributes-type`
-    public var attributesType = ""
-    public var attributes: [JSONMember] = []
-    /// `relevance-score`
-    public var relevanceScore: Double?
+    /// Neither: production (issue #13).
+    public var production = false, development = false
+    /// Live Activity: `event`, `timestamp`, `stale-date`, `dismissal-date`,
+    /// `content-state`, `attributes-type`, `attributes`.
+    public var event = "", timestamp: Int64 = 0, staleDate: Int64 = 0, dismissalDate: Int64 = 0,
+               contentState: [JSONMember] = [], attributesType = "", attributes: [JSONMember] = []
 
     public init() {}
 }

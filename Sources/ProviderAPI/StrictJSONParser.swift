@@ -102,34 +102,44 @@ private struct StrictJSONParser {
         skipWhitespace()
     }
 
+    /// Just past an opening bracket: whether `closing` follows at once
+    /// (then past it too).
+    mutating func closesEmpty(_ closing: UInt8) -> Bool {
+        guard position < bytes.count && bytes[position] == closing else { return false }
+        position += 1
+        return true
+    }
+
+    /// After an element of `what`: true when `closing` ends it, false after
+    /// a comma; past either.
+    mutating func endsContainer(_ closing: UInt8, _ what: String) throws(JSONSyntaxError) -> Bool {
+        skipWhitespace()
+        guard position < bytes.count else { throw error("unexpected end of input in \(what)") }
+        let byte = bytes[position]
+        guard byte == UInt8(ascii: ",") || byte == closing else {
+            throw error("unexpected \(describeByte()) in \(what), ',' or '\(Character(Unicode.Scalar(closing)))' was expected")
+        }
+        position += 1
+        skipWhitespace()
+        return byte == closing
+    }
+
     mutating func parseArray(depth: Int) throws(JSONSyntaxError) -> JSONValue {
         try enter(depth)
         var elements: [JSONValue] = []
-        if position < bytes.count && bytes[position] == UInt8(ascii: "]") {
-            position += 1
-            return .array(elements)
-        }
-        while true {
+        if closesEmpty(UInt8(ascii: "]")) { return .array(elements) }
+        repeat {
             elements.append(try parseValue(depth: depth))
-            skipWhitespace()
-            guard position < bytes.count else { throw error("unexpected end of input in an array") }
-            switch bytes[position] {
-            case UInt8(ascii: ","): position += 1; skipWhitespace()
-            case UInt8(ascii: "]"): position += 1; return .array(elements)
-            default: throw error("unexpected \(describeByte()) in an array, ',' or ']' was expected")
-            }
-        }
+        } while try !endsContainer(UInt8(ascii: "]"), "an array")
+        return .array(elements)
     }
 
     mutating func parseObject(depth: Int) throws(JSONSyntaxError) -> JSONValue {
         try enter(depth)
         var members: [JSONMember] = []
         var names: Set<String> = []
-        if position < bytes.count && bytes[position] == UInt8(ascii: "}") {
-            position += 1
-            return .object(members)
-        }
-        while true {
+        if closesEmpty(UInt8(ascii: "}")) { return .object(members) }
+        repeat {
             guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
                 throw error("unexpected \(describeByte()) in an object, a quoted name was expected")
             }
@@ -145,14 +155,8 @@ private struct StrictJSONParser {
             position += 1
             skipWhitespace()
             members.append(JSONMember(name: name, value: try parseValue(depth: depth)))
-            skipWhitespace()
-            guard position < bytes.count else { throw error("unexpected end of input in an object") }
-            switch bytes[position] {
-            case UInt8(ascii: ","): position += 1; skipWhitespace()
-            case UInt8(ascii: "}"): position += 1; return .object(members)
-            default: throw error("unexpected \(describeByte()) in an object, ',' or '}' was expected")
-            }
-        }
+        } while try !endsContainer(UInt8(ascii: "}"), "an object")
+        return .object(members)
     }
 
     /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?` (RFC 8259 §6).
@@ -225,35 +229,29 @@ private struct StrictJSONParser {
         guard position < bytes.count else { throw error("unexpected end of input in a string") }
         let letter = bytes[position]
         position += 1
-        switch letter {
-        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): output.append(letter)
-        case UInt8(ascii: "b"): output.append(0x08)
-        case UInt8(ascii: "f"): output.append(0x0C)
-        case UInt8(ascii: "n"): output.append(0x0A)
-        case UInt8(ascii: "r"): output.append(0x0D)
-        case UInt8(ascii: "t"): output.append(0x09)
-        case UInt8(ascii: "u"):
-            var scalar = try hexQuad(escapeAt: start)
-            if (0xDC00...0xDFFF).contains(scalar) {
-                throw error("a lone low surrogate \\u\(String(scalar, radix: 16, uppercase: true))", at: start)
-            }
-            if (0xD800...0xDBFF).contains(scalar) {
-                guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"),
-                      bytes[position + 1] == UInt8(ascii: "u") else {
-                    throw error("a high surrogate \\u\(String(scalar, radix: 16, uppercase: true)) without its low half", at: start)
-                }
-                position += 2
-                let low = try hexQuad(escapeAt: start)
-                guard (0xDC00...0xDFFF).contains(low) else {
-                    throw error("a high surrogate followed by \\u\(String(low, radix: 16, uppercase: true)), not a low one", at: start)
-                }
-                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-            }
-            // Not a surrogate here, so always a valid scalar.
-            output.append(contentsOf: String(Character(Unicode.Scalar(scalar)!)).utf8)
-        default:
-            throw error("an unknown escape in a string", at: start)
+        if let byte = shortEscapes[letter] {
+            output.append(byte)
+            return
         }
+        guard letter == UInt8(ascii: "u") else { throw error("an unknown escape in a string", at: start) }
+        var scalar = try hexQuad(escapeAt: start)
+        if (0xDC00...0xDFFF).contains(scalar) {
+            throw error("a lone low surrogate \\u\(String(scalar, radix: 16, uppercase: true))", at: start)
+        }
+        if (0xD800...0xDBFF).contains(scalar) {
+            guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"),
+                  bytes[position + 1] == UInt8(ascii: "u") else {
+                throw error("a high surrogate \\u\(String(scalar, radix: 16, uppercase: true)) without its low half", at: start)
+            }
+            position += 2
+            let low = try hexQuad(escapeAt: start)
+            guard (0xDC00...0xDFFF).contains(low) else {
+                throw error("a high surrogate followed by \\u\(String(low, radix: 16, uppercase: true)), not a low one", at: start)
+            }
+            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+        }
+        // Not a surrogate here, so always a valid scalar.
+        output.append(contentsOf: String(Character(Unicode.Scalar(scalar)!)).utf8)
     }
 
     mutating func hexQuad(escapeAt start: Int) throws(JSONSyntaxError) -> UInt32 {
@@ -301,6 +299,12 @@ private struct StrictJSONParser {
         position += length
     }
 }
+
+/// The two-character escapes of RFC 8259 §7: the letter and the byte it stands for.
+private let shortEscapes: [UInt8: UInt8] = [
+    UInt8(ascii: "\""): UInt8(ascii: "\""), UInt8(ascii: "\\"): UInt8(ascii: "\\"), UInt8(ascii: "/"): UInt8(ascii: "/"),
+    UInt8(ascii: "b"): 0x08, UInt8(ascii: "f"): 0x0C, UInt8(ascii: "n"): 0x0A, UInt8(ascii: "r"): 0x0D, UInt8(ascii: "t"): 0x09,
+]
 
 /// A name or value quoted for an error message: at most 40 characters,
 /// control characters shown as `?`, so a message stays one short line.

@@ -12,58 +12,52 @@ struct RefusedBody: Sendable, CustomTestStringConvertible {
     var message: String
     var testDescription: String { name }
 
-    init(_ name: String, _ body: String, _ message: String) {
-        self.init(name, Array(body.utf8), message)
-    }
-
-    init(_ name: String, _ body: [UInt8], _ message: String) {
-        self.name = name
-        self.body = body
-        self.message = message
+    init(_ name: String, _ body: some Sequence<UInt8>, _ message: String) {
+        (self.name, self.body, self.message) = (name, Array(body), message)
     }
 }
 
 let refusedBodies: [RefusedBody] = [
-    RefusedBody("empty body", "", "Malformed JSON: invalid JSON at byte 0: unexpected end of input, a value was expected."),
-    RefusedBody("not JSON", "notifications", "Malformed JSON: invalid JSON at byte 0: unexpected 'n', a value was expected."),
-    RefusedBody("truncated", #"{"notifications":["#, "Malformed JSON: invalid JSON at byte 18: unexpected end of input, a value was expected."),
-    RefusedBody("trailing text", #"{"notifications":[]} x"#, "Malformed JSON: invalid JSON at byte 21: unexpected 'x' after the JSON value."),
-    RefusedBody("a top-level array", "[]", "The body must be a JSON object with a notifications array, not an array."),
-    RefusedBody("missing notifications", "{}", "Missing notifications field."),
-    RefusedBody("null notifications", #"{"notifications":null}"#, "Missing notifications field."),
-    RefusedBody("notifications an object", #"{"notifications":{}}"#, "notifications must be an array, not an object."),
-    RefusedBody("empty notifications", #"{"notifications":[]}"#, "Notifications field is empty."),
-    RefusedBody("a notification that is a string", #"{"notifications":["x"]}"#, "notifications[0] must be an object, not a string."),
-    RefusedBody("duplicate key", #"{"notifications":[{"badge":1,"badge":2}]}"#,
+    RefusedBody("empty body", "".utf8, "Malformed JSON: invalid JSON at byte 0: unexpected end of input, a value was expected."),
+    RefusedBody("not JSON", "notifications".utf8, "Malformed JSON: invalid JSON at byte 0: unexpected 'n', a value was expected."),
+    RefusedBody("truncated", #"{"notifications":["#.utf8, "Malformed JSON: invalid JSON at byte 18: unexpected end of input, a value was expected."),
+    RefusedBody("trailing text", #"{"notifications":[]} x"#.utf8, "Malformed JSON: invalid JSON at byte 21: unexpected 'x' after the JSON value."),
+    RefusedBody("a top-level array", "[]".utf8, "The body must be a JSON object with a notifications array, not an array."),
+    RefusedBody("missing notifications", "{}".utf8, "Missing notifications field."),
+    RefusedBody("null notifications", #"{"notifications":null}"#.utf8, "Missing notifications field."),
+    RefusedBody("notifications an object", #"{"notifications":{}}"#.utf8, "notifications must be an array, not an object."),
+    RefusedBody("empty notifications", #"{"notifications":[]}"#.utf8, "Notifications field is empty."),
+    RefusedBody("a notification that is a string", #"{"notifications":["x"]}"#.utf8, "notifications[0] must be an object, not a string."),
+    RefusedBody("duplicate key", #"{"notifications":[{"badge":1,"badge":2}]}"#.utf8,
                 #"Malformed JSON: invalid JSON at byte 29: the name "badge" appears twice in one object."#),
-    RefusedBody("tokens a string", #"{"notifications":[{"tokens":"abc"}]}"#,
+    RefusedBody("tokens a string", #"{"notifications":[{"tokens":"abc"}]}"#.utf8,
                 "notifications[0].tokens must be an array of strings, not a string."),
-    RefusedBody("a token a number", #"{"notifications":[{"tokens":[1]}]}"#,
+    RefusedBody("a token a number", #"{"notifications":[{"tokens":[1]}]}"#.utf8,
                 "notifications[0].tokens[0] must be a string, not a number."),
-    RefusedBody("platform a string", #"{"notifications":[{"platform":"1"}]}"#,
+    RefusedBody("platform a string", #"{"notifications":[{"platform":"1"}]}"#.utf8,
                 "notifications[0].platform must be an integer, not a string."),
-    RefusedBody("platform a fraction", #"{"notifications":[{"platform":1.5}]}"#,
+    RefusedBody("platform a fraction", #"{"notifications":[{"platform":1.5}]}"#.utf8,
                 #"notifications[0].platform must be an integer between -9223372036854775808 and 9223372036854775807, not "1.5"."#),
-    RefusedBody("badge huge", #"{"notifications":[{"badge":1e400}]}"#,
+    RefusedBody("badge huge", #"{"notifications":[{"badge":1e400}]}"#.utf8,
                 #"notifications[0].badge must be an integer between -9223372036854775808 and 9223372036854775807, not "1e400"."#),
-    RefusedBody("expiration too big", #"{"notifications":[{"expiration":9223372036854775808}]}"#,
+    RefusedBody("expiration too big", #"{"notifications":[{"expiration":9223372036854775808}]}"#.utf8,
                 #"notifications[0].expiration must be an integer between -9223372036854775808 and 9223372036854775807, not "9223372036854775808"."#),
-    RefusedBody("message a number", #"{"notifications":[{"message":5}]}"#, "notifications[0].message must be a string, not a number."),
-    RefusedBody("content_available a string", #"{"notifications":[{"content_available":"true"}]}"#,
+    RefusedBody("message a number", #"{"notifications":[{"message":5}]}"#.utf8, "notifications[0].message must be a string, not a number."),
+    RefusedBody("content_available a string", #"{"notifications":[{"content_available":"true"}]}"#.utf8,
                 "notifications[0].content_available must be true or false, not a string."),
-    RefusedBody("data an array", #"{"notifications":[{"data":[1]}]}"#, "notifications[0].data must be an object, not an array."),
-    RefusedBody("alert a string", #"{"notifications":[{"alert":"hi"}]}"#, "notifications[0].alert must be an object, not a string."),
-    RefusedBody("alert loc-args numbers", #"{"notifications":[{"alert":{"loc-args":[1]}}]}"#,
+    RefusedBody("data an array", #"{"notifications":[{"data":[1]}]}"#.utf8, "notifications[0].data must be an object, not an array."),
+    RefusedBody("alert a string", #"{"notifications":[{"alert":"hi"}]}"#.utf8, "notifications[0].alert must be an object, not a string."),
+    RefusedBody("alert loc-args numbers", #"{"notifications":[{"alert":{"loc-args":[1]}}]}"#.utf8,
                 "notifications[0].alert.loc-args[0] must be a string, not a number."),
-    RefusedBody("sound a number", #"{"notifications":[{"sound":1}]}"#,
+    RefusedBody("sound a number", #"{"notifications":[{"sound":1}]}"#.utf8,
                 "notifications[0].sound must be a string or an object, not a number."),
-    RefusedBody("sound critical a string", #"{"notifications":[{"sound":{"critical":"1"}}]}"#,
+    RefusedBody("sound critical a string", #"{"notifications":[{"sound":{"critical":"1"}}]}"#.utf8,
                 "notifications[0].sound.critical must be an integer, not a string."),
-    RefusedBody("volume out of float32 range", #"{"notifications":[{"volume":1e39}]}"#,
+    RefusedBody("volume out of float32 range", #"{"notifications":[{"volume":1e39}]}"#.utf8,
                 #"notifications[0].volume is out of range: "1e39"."#),
-    RefusedBody("relevance-score out of range", #"{"notifications":[{"relevance-score":1e300}]}"#,
+    RefusedBody("relevance-score out of range", #"{"notifications":[{"relevance-score":1e300}]}"#.utf8,
                 #"notifications[0].relevance-score is out of range: "1e300"."#),
-    RefusedBody("app a number", #"{"notifications":[{"app":1}]}"#, "notifications[0].app must be a string, not a number."),
+    RefusedBody("app a number", #"{"notifications":[{"app":1}]}"#.utf8, "notifications[0].app must be a string, not a number."),
     RefusedBody("invalid UTF-8", [UInt8](#"{"notifications":[{"message":""#.utf8) + [0xC3, 0x28] + [UInt8](#""}]}"#.utf8),
                 "Malformed JSON: invalid JSON at byte 30: bytes that are not UTF-8 in a string (RFC 8259 §8.1)."),
     RefusedBody("a raw NUL in a string", [UInt8](#"{"notifications":[{"message":""#.utf8) + [0] + [UInt8](#""}]}"#.utf8),
@@ -72,7 +66,7 @@ let refusedBodies: [RefusedBody] = [
                 "Malformed JSON: invalid JSON at byte 20: unexpected byte 0x0 after the JSON value."),
     RefusedBody("a byte order mark", [0xEF, 0xBB, 0xBF] + [UInt8](#"{"notifications":[]}"#.utf8),
                 "Malformed JSON: invalid JSON at byte 0: a byte order mark is not allowed (RFC 8259 §8.1)."),
-    RefusedBody("a lone surrogate", #"{"notifications":[{"message":"\ud800"}]}"#,
+    RefusedBody("a lone surrogate", #"{"notifications":[{"message":"\ud800"}]}"#.utf8,
                 #"Malformed JSON: invalid JSON at byte 30: a high surrogate \uD800 without its low half."#),
 ]
 
