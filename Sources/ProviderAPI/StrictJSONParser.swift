@@ -20,8 +20,8 @@ public struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertib
 /// Refuses what the RFC allows implementations to refuse and what the
 /// provider API cannot send on exactly: bytes that are not UTF-8 (§8.1), a
 /// byte order mark, lone surrogates in `\u` escapes (§8.2), duplicate object
-/// names (§4 leaves them unpredictable), and nesting deeper than
-/// `maximumDepth` (§9).
+/// names (§4 leaves them unpredictable), numbers beyond a double's range
+/// (§6), and nesting deeper than `maximumDepth` (§9).
 public func parseStrictJSON(_ bytes: some Collection<UInt8>, maximumDepth: Int = strictJSONMaximumDepth)
     throws(JSONSyntaxError) -> JSONValue {
     let buffer = Array(bytes)
@@ -189,7 +189,15 @@ private struct StrictJSONParser {
             }
             skipDigits()
         }
-        return String(decoding: bytes[start..<position], as: UTF8.self)
+        let text = String(decoding: bytes[start..<position], as: UTF8.self)
+        // RFC 8259 §6 lets a parser limit the range; beyond a double's, other
+        // readers fail (Go's decoder, gorush's, refuses the request; Foundation
+        // too), so APNs' might: refused here rather than sent.
+        if position - start > 308 || text.utf8.contains(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }),
+           !(Double(text)?.isFinite ?? false) {
+            throw error("a number beyond the range of a double", at: start)
+        }
+        return text
     }
 
     private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }

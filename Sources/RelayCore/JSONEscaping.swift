@@ -1,5 +1,6 @@
 // Escaping text for the inside of a JSON string (RFC 8259 §7), for the
-// payloads' `x`, `i`, `s` and `k`: counted and written by one definition.
+// payloads' `x`, `i`, `s` and `k` (and every string ProviderAPI writes):
+// counted and written by one definition.
 
 /// Appends `text` escaped for the inside of a JSON string (RFC 8259 §7):
 /// `"` and `\` escaped, control characters as short forms or \u00XX,

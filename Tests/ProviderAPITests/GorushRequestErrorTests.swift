@@ -38,8 +38,10 @@ let refusedBodies: [RefusedBody] = [
                 "notifications[0].platform must be an integer, not a string."),
     RefusedBody("platform a fraction", #"{"notifications":[{"platform":1.5}]}"#.utf8,
                 #"notifications[0].platform must be an integer between -9223372036854775808 and 9223372036854775807, not "1.5"."#),
-    RefusedBody("badge huge", #"{"notifications":[{"badge":1e400}]}"#.utf8,
-                #"notifications[0].badge must be an integer between -9223372036854775808 and 9223372036854775807, not "1e400"."#),
+    RefusedBody("badge beyond a double", #"{"notifications":[{"badge":1e400}]}"#.utf8,
+                "Malformed JSON: invalid JSON at byte 27: a number beyond the range of a double."),
+    RefusedBody("badge with an exponent", #"{"notifications":[{"badge":1e2}]}"#.utf8,
+                #"notifications[0].badge must be an integer between -9223372036854775808 and 9223372036854775807, not "1e2"."#),
     RefusedBody("expiration too big", #"{"notifications":[{"expiration":9223372036854775808}]}"#.utf8,
                 #"notifications[0].expiration must be an integer between -9223372036854775808 and 9223372036854775807, not "9223372036854775808"."#),
     RefusedBody("message a number", #"{"notifications":[{"message":5}]}"#.utf8, "notifications[0].message must be a string, not a number."),
@@ -99,6 +101,7 @@ func limitsAreEnforced() throws {
 /// Hostile bodies: each is refused, and quickly (bounded work).
 @Test("hostile bodies are refused quickly", arguments: [
     "10 MB", "nesting 10,000 deep", "1,000,000-element array", "a million-digit badge", "100,000 notifications",
+    "a 300-digit badge",
 ])
 func hostileBodyIsRefusedQuickly(_ kind: String) throws {
     let limits = ProviderLimits(maxBodyBytes: 16 << 20, maxNotifications: 100, maxTokens: 10_000)
@@ -117,6 +120,10 @@ func hostileBodyIsRefusedQuickly(_ kind: String) throws {
         message = "Number of tokens(1000000) over limit(10000)"
     case "a million-digit badge":
         body = Array(#"{"notifications":[{"badge":"#.utf8) + Array(repeating: UInt8(ascii: "9"), count: 1_000_000)
+            + Array("}]}".utf8)
+        message = "Malformed JSON: invalid JSON at byte 27: a number beyond the range of a double."
+    case "a 300-digit badge":
+        body = Array(#"{"notifications":[{"badge":"#.utf8) + Array(repeating: UInt8(ascii: "9"), count: 300)
             + Array("}]}".utf8)
         message = #"notifications[0].badge must be an integer between -9223372036854775808 and 9223372036854775807, not "9999999999999999999999999999999999999999…"."#
     default:

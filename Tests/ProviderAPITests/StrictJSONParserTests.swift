@@ -20,7 +20,7 @@ func validJSONParses(_ text: String, _ value: JSONValue) throws {
 @Test("invalid JSON texts are refused with the offset of the fault", arguments: [
     ("01", 1), ("1.", 2), ("-", 1), ("1e", 2), ("tru", 0), ("[1,]", 3), (#"{"a"}"#, 4), (#"{"a":1,}"#, 7),
     ("{1:2}", 1), (#""\x""#, 1), (#""\u12""#, 1), (#""\udc00""#, 1), ("[1 2]", 3), ("'a'", 0), ("NaN", 0),
-    ("Infinity", 0), ("+1", 0),
+    ("Infinity", 0), ("+1", 0), ("[1e400]", 1), ("-1E+309", 0), ("[" + String(repeating: "9", count: 310) + "]", 1),
 ])
 func invalidJSONIsRefused(_ text: String, _ offset: Int) {
     #expect { try parseStrictJSON(Array(text.utf8)) } throws: { ($0 as? JSONSyntaxError)?.offset == offset }
