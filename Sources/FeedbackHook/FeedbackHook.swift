@@ -82,6 +82,18 @@ public final class FeedbackHook: Sendable {
         thread.start()
     }
 
+    /// A hook dropped without `shutdown` ends its worker at once (what is
+    /// queued is dropped, a post in flight abandoned), so its thread and its
+    /// curl handles do not outlive it.
+    deinit {
+        let now = ContinuousClock.now
+        shared.state.withLock { state in
+            state.stopping = true
+            state.deadline = min(state.deadline ?? now, now)
+        }
+        shared.multi.wakeUp()
+    }
+
     /// Queues `body` for posting and returns at once; never waits on the
     /// network or the worker. false: not queued (the queue is full, or the
     /// hook is shutting down), counted as dropped.

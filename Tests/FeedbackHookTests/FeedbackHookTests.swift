@@ -216,3 +216,20 @@ private func body(_ number: Int) -> [UInt8] {
         }
     }
 }
+
+@Suite struct FeedbackHookLifetimeTests {
+    @Test("A hook released without shutdown stops its worker, which closes its connection")
+    func releasedHookStopsItsWorker() throws {
+        let server = try HTTPTestServer { _ in .stall }
+        defer { server.stop() }
+        do {
+            let hook = try makeHook(port: server.port, timeout: .seconds(30))
+            hook.enqueue(body(1))
+            #expect(eventually { server.requests.count == 1 })
+            #expect(server.openConnections == 1)
+        }
+        // The worker abandons the post at once; freeing its curl handles
+        // closes the connection the server is stalling on.
+        #expect(eventually(timeout: .seconds(3)) { server.openConnections == 0 })
+    }
+}

@@ -81,6 +81,9 @@ public final class HTTPTestServer: Sendable {
     /// Connections accepted so far.
     public var acceptedConnections: Int { state.withLock { $0.accepted } }
 
+    /// Connections open now (closed by neither side yet).
+    public var openConnections: Int { state.withLock { $0.connections.count } }
+
     /// Stops accepting and ends every connection (a stalled one too). Only
     /// `shutdown(2)` here: each descriptor is closed by the thread that uses
     /// it, so none is closed twice or used after its number was reused by
