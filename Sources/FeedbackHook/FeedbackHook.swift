@@ -72,7 +72,7 @@ public final class FeedbackHook: Sendable {
         let easy = try CurlEasy(url: url, headerLines: lines,
                                 timeoutMilliseconds: milliseconds(timeout))
         shared = HookShared(multi: multi, queueCapacity: queueCapacity, log: log, loggableURL: parsedURL.loggable)
-        let worker = HookWorker(shared: shared, easy: easy, maxAttempts: maxAttempts, backoff: backoff)
+        let worker = HookWorker(shared: shared, easy: easy, retry: RetryPolicy(maxAttempts: maxAttempts, backoff: backoff))
         let finished = self.finished
         let thread = Thread {
             worker.run()

@@ -99,11 +99,21 @@ func postVerdict(for result: CurlPostResult) -> PostVerdict {
     }
 }
 
-/// The wait before attempt `attempt + 1` after `attempt` failed ones:
-/// `backoff` doubled for each earlier retry, at most `maxBackoff`.
-func retryDelay(afterAttempt attempt: Int, backoff: Duration) -> Duration {
-    let doublings = min(max(0, attempt - 1), 30)
-    return min(backoff * (1 << doublings), maxBackoff)
+/// How often a body is tried and how long to wait between tries.
+struct RetryPolicy {
+    /// Tries per body, the first included.
+    var maxAttempts: Int
+    /// The wait before the first retry.
+    var backoff: Duration
+
+    /// The wait before attempt `attempt + 1` after `attempt` failed ones:
+    /// `backoff` doubled for each earlier retry, at most `maxBackoff`.
+    func delay(afterAttempt attempt: Int) -> Duration {
+        // Capped before multiplying: a huge backoff must not overflow.
+        guard backoff < maxBackoff else { return maxBackoff }
+        let doublings = min(max(0, attempt - 1), 30)
+        return min(backoff * (1 << doublings), maxBackoff)
+    }
 }
 
 /// The longest wait between two attempts: a hook down for long must not hold
@@ -115,17 +125,15 @@ let maxBackoff = Duration.seconds(30)
 final class HookWorker: @unchecked Sendable {
     private let shared: HookShared
     private let easy: CurlEasy
-    private let maxAttempts: Int
-    private let backoff: Duration
+    private let retry: RetryPolicy
     /// How long one wait may last before the state is looked at again; the
     /// wake-ups make it shorter whenever something changes.
     private let idleWaitMilliseconds = 1000
 
-    init(shared: HookShared, easy: CurlEasy, maxAttempts: Int, backoff: Duration) {
+    init(shared: HookShared, easy: CurlEasy, retry: RetryPolicy) {
         self.shared = shared
         self.easy = easy
-        self.maxAttempts = maxAttempts
-        self.backoff = backoff
+        self.retry = retry
     }
 
     private enum Step {
@@ -169,8 +177,8 @@ final class HookWorker: @unchecked Sendable {
             case .delivered:
                 shared.delivered.add(1, ordering: .relaxed)
                 return
-            case .retry where attempt < maxAttempts:
-                guard pause(for: retryDelay(afterAttempt: attempt, backoff: backoff)) else {
+            case .retry where attempt < retry.maxAttempts:
+                guard pause(for: retry.delay(afterAttempt: attempt)) else {
                     giveUp(.aborted, attempts: attempt)
                     return
                 }
