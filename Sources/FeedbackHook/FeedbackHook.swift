@@ -46,8 +46,10 @@ public final class FeedbackHook: Sendable {
     ///   - maxAttempts: tries per body, the first included (1: no retry).
     ///   - backoff: the wait before the first retry, doubled for each next
     ///     one up to `maxBackoff`.
-    ///   - log: one line per body given up and per state change worth a
-    ///     warning; lines name the URL by `url.loggable` only.
+    ///   - log: called on the worker thread with one line per body given up
+    ///     and one for the bodies still queued at shutdown's deadline (a
+    ///     full queue's drops are only counted: they happen on the event
+    ///     loops); lines name the URL by `url.loggable` only, never a body.
     public init(url: String, headers: [(name: String, value: String)], queueCapacity: Int,
                 timeout: Duration, maxAttempts: Int, backoff: Duration,
                 log: @escaping @Sendable (String) -> Void = { _ in }) throws(FeedbackHookError) {
@@ -130,7 +132,9 @@ public final class FeedbackHook: Sendable {
     /// server does; the worker thread ends on its own right after. A second
     /// call only waits again, up to its own deadline.
     public func shutdown(within: Duration) {
-        let deadline = ContinuousClock.now + within
+        // A day is more than any shutdown grace; the cap keeps the
+        // arithmetic below from overflowing on an absurd argument.
+        let deadline = ContinuousClock.now + min(within, .seconds(86_400))
         shared.state.withLock { state in
             state.stopping = true
             if state.deadline.map({ deadline < $0 }) ?? true { state.deadline = deadline }
