@@ -52,6 +52,18 @@ let package = Package(
         .executableTarget(name: "provider-api-fuzzer", dependencies: ["ProviderAPI", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/provider-api"),
         .testTarget(name: "ProviderAPITests", dependencies: ["ProviderAPI", "RelayCore"]),
+        // Feedback (issue #13): the tokens APNs refused for good, per app
+        // (`FeedbackStore`), and the pull endpoint's JSON. The hook posts
+        // failed logs through libcurl (`CCurl`, imported by FeedbackHook only).
+        .target(name: "Feedback", dependencies: ["RelayCore"]),
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        .target(name: "FeedbackHook", dependencies: ["CCurl", "RelayCore"]),
+        .testTarget(name: "FeedbackTests", dependencies: ["Feedback", "RelayCore"]),
+        .testTarget(name: "FeedbackHookTests", dependencies: ["FeedbackHook", "TestSupport"]),
         // epoll, timers, eventfd, POSIX sockets.
         .target(name: "EventLoop", dependencies: ["CEventLoop"]),
         // OpenSSL: contexts, non-blocking TLS stream, credentials, ES256.
