@@ -9,7 +9,7 @@ struct AppReader {
 
     /// `number` counts the apps from 1, to name one without a valid id.
     init(_ item: TOMLItem, number: Int, file: String, environment: [String: String]) throws(AppsFileError) {
-        reader = AppValueReader(file: file, app: "app #\(number)", environment: environment)
+        reader = AppValueReader(file: file, entry: .app("app #\(number)"), environment: environment)
         table = try reader.table(item, key: AppsFileKeys.app, expected: "a table ([[app]])")
     }
 
@@ -26,7 +26,7 @@ struct AppReader {
                 idResult = .failure(error)
             }
         }
-        if case .success(let id) = idResult { reader.app = id }
+        if case .success(let id) = idResult { reader.entry = .app(id) }
         if let unknown = table.keys.first(where: { !AppsFileKeys.inApp.contains($0) }) {
             throw reader.error(unknown, "unknown key; an app's keys are \(Self.knownKeys)")
         }

@@ -1,14 +1,25 @@
-/// Reads the values of one app: their TOML type, `${NAME}` expansion and the
-/// string limit. Its errors name the file, the app and the key; none quotes
-/// a value (the checks that may quote one, ValueSyntax, are passed in).
+/// Which table of the file a value is in, as errors name it.
+enum AppsFileEntry {
+    /// An `[[app]]`: its id, or "app #3" until it has a valid one.
+    case app(String)
+    /// An `[[api-key]]`: its name, or "api-key #2" until it has a valid one.
+    case apiKey(String)
+}
+
+/// Reads the values of one app or API key entry: their TOML type, `${NAME}`
+/// expansion and the string limit. Its errors name the file, the entry and
+/// the key; none quotes a value (the checks that may quote one,
+/// ValueSyntax, are passed in).
 struct AppValueReader {
     let file: String
-    /// The app's id, or "app #3" until it has a valid one.
-    var app: String
+    var entry: AppsFileEntry
     let environment: [String: String]
 
     func error(_ key: String?, _ message: String) -> AppsFileError {
-        AppsFileError(file: file, app: app, key: key, message: message)
+        switch entry {
+        case .app(let app): AppsFileError(file: file, app: app, key: key, message: message)
+        case .apiKey(let name): AppsFileError(file: file, apiKey: name, key: key, message: message)
+        }
     }
 
     func wrongType(_ key: String, expected: String, _ item: TOMLItem) -> AppsFileError {
