@@ -43,6 +43,23 @@ struct AppValueReader {
         return value
     }
 
+    /// The value that names the entry (an app's `id`, an api-key's
+    /// `name`), read first, as it names the entry in every later error;
+    /// once it is valid, `entry` becomes `named(value)`. A key `known`
+    /// does not hold is reported before a missing or bad name, as a
+    /// misspelt name key is the likelier mistake.
+    mutating func readName(of table: TOMLKeyedTable, key: String, check: @escaping (String) -> String?, known: Set<String>,
+                           unknownKey message: String, named: (String) -> AppsFileEntry) throws(AppsFileError) -> String {
+        var result: Result<String, AppsFileError>?
+        if let item = table.item(key) {
+            result = Result { () throws(AppsFileError) in try string(item, key: key, check: check) }
+        }
+        if case .success(let name) = result { entry = named(name) }
+        if let unknown = table.keys.first(where: { !known.contains($0) }) { throw error(unknown, message) }
+        guard let result else { throw error(key, "is required") }
+        return try result.get()
+    }
+
     func bool(_ item: TOMLItem, key: String) throws(AppsFileError) -> Bool {
         guard case .bool(let value) = item else { throw wrongType(key, expected: "true or false", item) }
         return value

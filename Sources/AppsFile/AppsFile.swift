@@ -49,8 +49,8 @@ public enum AppsFile {
         let appIDs = Set(apps.map(\.id))
         if let keyItems = try apiKeyItems(root, file: file) {
             for index in 0..<keyItems.count {
-                let entry = try APIKeyReader(keyItems[index], number: index + 1, file: file, environment: environment)
-                    .read(appIDs: appIDs)
+                let entry = try APIKeyReader.read(keyItems[index], number: index + 1, file: file,
+                                                  environment: environment, appIDs: appIDs)
                 try checkAcrossAPIKeys(entry, earlier: apiKeys, file: file)
                 apiKeys.append(entry)
             }

@@ -6,12 +6,11 @@ import Testing
 /// The provider API's keys as the relay loads them (issue #13): API_KEYS
 /// and the apps file's entries in one keyring that reloads replace, and the
 /// rule that keeps an API off the network without a key.
+private let variableKey = "variable-key-0123456789", fileKey = "file-key-0123456789abc",
+    newFileKey = "new-file-key-0123456789"
+
 @Suite("Loading the API keys")
 struct APIKeysLoadingTests {
-    static let variableKey = "variable-key-0123456789"
-    static let fileKey = "file-key-0123456789abc"
-    static let newFileKey = "new-file-key-0123456789"
-
     /// An apps file of one app, `toot`, and the `[[api-key]]` lines given.
     static func file(_ apiKeys: String = "") throws -> String {
         """
@@ -29,28 +28,28 @@ struct APIKeysLoadingTests {
 
     @Test("API_KEYS and the file's keys make one keyring, API_KEYS first, each with its apps")
     func oneKeyring() throws {
-        let served = try load(variables: ["API_KEYS": Self.variableKey],
-                              file: try Self.file(Self.entry("toot-backend", Self.fileKey, #"["toot"]"#)))
+        let served = try load(variables: ["API_KEYS": variableKey],
+                              file: try Self.file(Self.entry("toot-backend", fileKey, #"["toot"]"#)))
         #expect(served.apiKeys.entries.map(\.name) == ["API_KEYS[1]", "toot-backend"])
-        let fromFile = served.apiKeys.authorize(authorization: "Bearer \(Self.fileKey)")
+        let fromFile = served.apiKeys.authorize(authorization: "Bearer \(fileKey)")
         #expect(fromFile == .key(name: "toot-backend", apps: .only(["toot"])))
         #expect(fromFile.allows(app: "toot") && !fromFile.allows(app: "default"))
-        #expect(served.apiKeys.authorize(authorization: "Bearer \(Self.variableKey)") == .key(name: "API_KEYS[1]", apps: .all))
+        #expect(served.apiKeys.authorize(authorization: "Bearer \(variableKey)") == .key(name: "API_KEYS[1]", apps: .all))
     }
 
     @Test("a reload keeps the keys of an unchanged file and replaces those of a changed one")
     func reload() throws {
         let loader = AppsLoader()
-        let first = try load(loader, file: try Self.file(Self.entry("backend", Self.fileKey, #"["toot"]"#)))
-        let same = try load(loader, file: try Self.file(Self.entry("backend", Self.fileKey, #"["toot"]"#)),
+        let first = try load(loader, file: try Self.file(Self.entry("backend", fileKey, #"["toot"]"#)))
+        let same = try load(loader, file: try Self.file(Self.entry("backend", fileKey, #"["toot"]"#)),
                             previous: first.apps)
         #expect(same.apiKeys == first.apiKeys)
-        #expect(same.apiKeys.authorize(authorization: "Bearer \(Self.fileKey)") == .key(name: "backend", apps: .only(["toot"])))
+        #expect(same.apiKeys.authorize(authorization: "Bearer \(fileKey)") == .key(name: "backend", apps: .only(["toot"])))
 
-        let changed = try load(loader, file: try Self.file(Self.entry("backend", Self.newFileKey, #"["*"]"#)),
+        let changed = try load(loader, file: try Self.file(Self.entry("backend", newFileKey, #"["*"]"#)),
                                previous: same.apps)
-        #expect(changed.apiKeys.authorize(authorization: "Bearer \(Self.fileKey)") == .invalid)
-        #expect(changed.apiKeys.authorize(authorization: "Bearer \(Self.newFileKey)") == .key(name: "backend", apps: .all))
+        #expect(changed.apiKeys.authorize(authorization: "Bearer \(fileKey)") == .invalid)
+        #expect(changed.apiKeys.authorize(authorization: "Bearer \(newFileKey)") == .key(name: "backend", apps: .all))
 
         let none = try load(loader, file: try Self.file(), previous: changed.apps)
         #expect(none.apiKeys.isEmpty)
@@ -58,7 +57,7 @@ struct APIKeysLoadingTests {
 
     @Test("a file key for the app \"default\" needs the variables to describe one")
     func defaultApp() throws {
-        let entry = Self.entry("status", Self.fileKey, #"["toot", "default"]"#)
+        let entry = Self.entry("status", fileKey, #"["toot", "default"]"#)
         do {
             _ = try load(file: try Self.file(entry))
             Issue.record("loaded a key for an app that does not exist")
@@ -67,14 +66,14 @@ struct APIKeysLoadingTests {
         }
         let withDefault = try load(variables: ["P12_FILENAME": try p12(), "P12_PASSWORD": "secret", "TOPIC": "com.example.default"],
                                    file: try Self.file(entry))
-        #expect(withDefault.apiKeys.authorize(authorization: "Bearer \(Self.fileKey)").allows(app: "default"))
+        #expect(withDefault.apiKeys.authorize(authorization: "Bearer \(fileKey)").allows(app: "default"))
     }
 
     @Test("one key in API_KEYS and in the file is refused, naming both and not the key")
     func sameKeyTwice() throws {
         do {
-            _ = try load(variables: ["API_KEYS": Self.fileKey],
-                         file: try Self.file(Self.entry("backend", Self.fileKey, #"["toot"]"#)))
+            _ = try load(variables: ["API_KEYS": fileKey],
+                         file: try Self.file(Self.entry("backend", fileKey, #"["toot"]"#)))
             Issue.record("loaded one key twice")
         } catch {
             #expect(String(describing: error) == #"API keys "API_KEYS[1]" and "backend" are the same key; give each its own"#)
@@ -130,7 +129,7 @@ struct APIKeysLoadingTests {
     func exposureOnLoad() throws {
         let variables = ["API_PORT": "8088", "API_BIND": "0.0.0.0"]
         let loader = AppsLoader()
-        let served = try load(loader, variables: variables, file: try Self.file(Self.entry("backend", Self.fileKey, #"["*"]"#)))
+        let served = try load(loader, variables: variables, file: try Self.file(Self.entry("backend", fileKey, #"["*"]"#)))
         #expect(!served.apiKeys.isEmpty)
         #expect(throws: AppsLoadError.self) {
             try load(loader, variables: variables, file: try Self.file(), previous: served.apps)
