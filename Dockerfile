@@ -8,6 +8,7 @@
 FROM swift:6.3-bookworm AS build
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends pkg-config libnghttp2-dev libssl-dev \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libcurl4-openssl-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift ./
@@ -30,6 +31,7 @@ FROM debian:bookworm-slim
 # base image; naming them keeps this list complete.
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libc6 libgcc-s1 libstdc++6 libnghttp2-14 libssl3 ca-certificates \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libcurl4 \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/toot-relay /usr/local/bin/toot-relay
 RUN useradd --system --uid 10001 --home-dir /nonexistent --shell /usr/sbin/nologin toot-relay

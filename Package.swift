@@ -45,6 +45,25 @@ let package = Package(
         // verdict for a restricted endpoint; no I/O, the crypto injected (the
         // relay passes TLS's SHA-256 and ES256), Foundation's JSON decoder.
         .target(name: "VAPID", dependencies: ["RelayCore"]),
+        // The provider API's protocol (issue #13): gorush's /api/push JSON to
+        // APNs payloads and headers, its answers, the APNs-shaped proxy
+        // request and answer; no I/O, a strict JSON parser of its own.
+        .target(name: "ProviderAPI", dependencies: ["RelayCore"]),
+        .executableTarget(name: "provider-api-fuzzer", dependencies: ["ProviderAPI", "RelayCore", "FuzzSupport"],
+                          path: "Fuzz/provider-api"),
+        .testTarget(name: "ProviderAPITests", dependencies: ["ProviderAPI", "RelayCore"]),
+        // Feedback (issue #13): the tokens APNs refused for good, per app
+        // (`FeedbackStore`), and the pull endpoint's JSON. The hook posts
+        // failed logs through libcurl (`CCurl`, imported by FeedbackHook only).
+        .target(name: "Feedback", dependencies: ["RelayCore"]),
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        .target(name: "FeedbackHook", dependencies: ["CCurl", "RelayCore"]),
+        .testTarget(name: "FeedbackTests", dependencies: ["Feedback", "RelayCore"]),
+        .testTarget(name: "FeedbackHookTests", dependencies: ["FeedbackHook", "TestSupport"]),
         // epoll, timers, eventfd, POSIX sockets.
         .target(name: "EventLoop", dependencies: ["CEventLoop"]),
         // OpenSSL: contexts, non-blocking TLS stream, credentials, ES256.

@@ -335,6 +335,53 @@ built("built-remembered-fractional", flags=3, aud=3, exp_form=1, scheme=2, separ
 built("built-both-forms-exp-string", form=2, exp_form=2)
 built("built-alg-none-refused", header=2, verify=0)
 
+# ---- provider-api: [mode][…] (see Fuzz/provider-api/ProviderAPIFuzzer.swift).
+#      mode 0: [body limit][notifications][tokens][/api/push body]; mode 1:
+#      fields spliced into one platform 1 notification; mode 2: the proxy,
+#      [token length][token][header length: uint16 LE][header lines][body].
+def provider_push(name, body, limits=(255, 15, 63)):
+    write("provider-api", name, bytes([0, *limits]) + body.encode())
+
+
+def provider_fields(name, fields):
+    write("provider-api", name, b"\x01" + fields.encode())
+
+
+def provider_proxy(name, token, headers, body):
+    head = "".join(f"{k}: {v}\n" for k, v in headers).encode()
+    write("provider-api", name, bytes([2, len(token)]) + token.encode() + struct.pack("<H", len(head)) + head + body.encode())
+
+
+# gorush's README examples (appleboy/gorush README.md), with a real token.
+provider_push("readme-ios", '{"notifications":[{"tokens":["%s"],"platform":1,"title":"Hello iOS","message":"Hello World iOS!"}]}' % TOKEN)
+provider_push("readme-multiple-platforms", '{"notifications":[{"tokens":["ios_token"],"platform":1,"message":"Hello iOS!"},'
+              '{"tokens":["android_token"],"platform":2,"message":"Hello Android!"}]}')
+provider_push("readme-sound-badge", '{"notifications":[{"tokens":["%s","token_b"],"platform":1,"message":"You got your emails.",'
+              '"badge":9,"sound":{"critical":1,"name":"default","volume":1.0}}]}' % TOKEN)
+provider_push("readme-live-activity", '{"notifications":[{"tokens":["%s"],"platform":1,"push_type":"liveactivity",'
+              '"topic":"com.example.app.push-type.liveactivity","event":"start","timestamp":1685952000,'
+              '"content-state":{"homeScore":0,"awayScore":0,"minute":1,"period":"1H"},"attributes-type":"FootballMatchAttributes",'
+              '"attributes":{"homeTeam":"Team 1","awayTeam":"Team 2","league":"Premier League"},'
+              '"alert":{"title":"Team 1 vs Team 2","body":"Kick-off! The match has started."}}]}' % TOKEN)
+provider_push("over-limits", '{"notifications":[{},{},{}]}', limits=(0, 1, 0))
+provider_push("duplicate-key", '{"notifications":[{"badge":1,"badge":2}]}')
+provider_push("deep", '{"notifications":[{"data":' + "[" * 70 + "]" * 70 + "}]}")
+provider_fields("every-field", '"notif_id":"n","app":"toot","topic":"t","message":"m","title":"T","priority":"high",'
+                '"content_available":true,"mutable_content":true,"expiration":1700000000,"apns_id":"3F2504E0-4F89-41D3-9A0C-0305E82C3301",'
+                '"collapse_id":"c","push_type":"alert","badge":0,"category":"C","thread-id":"th","url-args":["a"],'
+                '"alert":{"subtitle":"S","loc-key":"K","loc-args":["x"],"summary-arg-count":2},"development":true,'
+                '"name":"n.caf","volume":0.5,"interruption_level":"passive","relevance-score":0.25,"stale-date":5,"dismissal-date":6')
+provider_fields("data-exact", '"data":{"i":1,"f":1.50,"big":123456789012345678901234567890,"s":"\\u0000\\ud83d\\ude00\\"","t":true}')
+provider_fields("data-aps", '"message":"m","data":{"aps":{"alert":"own"}}')
+provider_fields("sound-string", '"sound":"ping.aiff","message":"m"')
+provider_fields("wrong-types", '"badge":"1","sound":5')
+provider_proxy("apple-example", "00fc13adff785122b4ad28809a3420982341241421348097878e577c991de8f0",
+               [("apns-topic", "com.example.MyApp"), ("apns-push-type", "alert"), ("authorization", "bearer eyAia2lkIjog"),
+                ("apns-id", "eabeae54-14a8-11e5-b60b-1697f925ec7b"), ("apns-expiration", "0"), ("apns-priority", "10"),
+                ("apns-collapse-id", "game1.score.identifier")], '{"aps":{"alert":"test"}}')
+provider_proxy("duplicate-priority", TOKEN, [("apns-topic", "a.b"), ("apns-priority", "10"), ("apns-priority", "5")], '{"aps":{}}')
+provider_proxy("not-json", TOKEN, [("apns-topic", "a.b")], "hello")
+
 if __name__ == "__main__":
     for target in sorted(os.listdir(ROOT)):
         print(target, len(os.listdir(os.path.join(ROOT, target))), "seeds")

@@ -1,14 +1,16 @@
-// Fuzz target apps-file: `AppsFile.parse`, the apps file of issue #12 —
-// toml++ (through TOMLKit) and the file's rules.
+// Fuzz target apps-file: `AppsFile.parse`, the apps file of issue #12 (and
+// its `[[api-key]]` entries, issue #13) — toml++ (through TOMLKit) and the
+// file's rules.
 //
 // Input: [mode][…]; mode % 2:
 // - 0: the rest is the file, decoded from bytes as the relay decodes it
 //   (String(decoding:as: UTF8.self)): toml++ and the text checks on
 //   anything.
 // - 1: a file built from the input, statement by statement: `[[app]]`,
-//   `[app.<environment>]` headers, `key = value` lines with the apps file's
-//   keys and values of every type, raw lines. Only the secret keys'
-//   values (`p12-password`, `p12-base64`, `p8`) and the environment
+//   `[[api-key]]`, `[app.<environment>]` headers, `key = value` lines with
+//   the apps file's keys and values of every type, raw lines. Only the
+//   secret keys' values (`p12-password`, `p12-base64`, `p8`, an API
+//   key's `key`) and the environment
 //   variable ZSECRET hold the marker ⟦ or the digits 77777; everything
 //   else the builder writes is kept free of them (no byte ≥ 0x80, no "7",
 //   no "Z"), so an error showing either has shown a secret.
@@ -17,7 +19,9 @@
 // file's name and, for built files, shows no secret; a parsed file obeys
 // the rules (ids and topics valid and unique, a topic is no other app's id,
 // at most one default, every app has a credential, token keys have a topic,
-// key and team ids valid, no secret in a field that is not one); parsing
+// key and team ids valid, no secret in a field that is not one; API key
+// names valid and unique, keys unique, apps "*" or ids of the file's apps
+// or "default"); parsing
 // the same text twice gives the same result.
 //
 // Built by scripts/fuzz with SwiftPM (toml++ is C++): there, with
@@ -38,22 +42,23 @@ private let environment = [
     "ZSECRET": "⟦env-secret⟧",
     // What the shipped example reads (its seed); no marker, as any text may name them.
     "TOOT_P12_PASSWORD": "toot-password", "MONA_SANDBOX_P8": "-----BEGIN PRIVATE KEY-----",
+    "STATUS_GATEWAY_API_KEY": "status-gateway-key-0123456789", "OPS_API_KEY": "ops-key-0123456789abcdef",
 ]
 
 /// Text that may show only where a secret was.
 private let secretMarkers = ["⟦", "77777", "27e6", "27E6"]
 
-private let secretKeys = ["p12-password", "p12-base64", "p8"]
+private let secretKeys = ["p12-password", "p12-base64", "p8", "key"]
 private let otherKeys = [
     "id", "topic", "environments", "alert", "alert-loc-key", "default", "p12-file", "p8-file", "key-id", "team-id",
-    "production", "development", "production.key-id", "development.p8-file", "api-key", "app", "idd",
+    "production", "development", "production.key-id", "development.p8-file", "api-key", "app", "idd", "name", "apps",
 ]
 /// Strings that reach past the type checks: valid ids, topics, paths, key
 /// ids, environment names, `${…}` forms, reserved and bad names.
 private let vocabulary = [
     "toot", "feditext", "beta", "cx.c3.toot", "com.example.app", "production", "development", "/etc/x.p12",
     "/etc/k.p8", "ABC123DEFG", "TEAM123456", "${PLAIN}", "${ID}", "${TOPIC}", "${ENV}", "${EMPTY}", "${NOPE}",
-    "$${X}", "${", "", "default", "_health", "Toot", "a b", "..", "New notification",
+    "$${X}", "${", "", "default", "_health", "Toot", "a b", "..", "New notification", "*", "ops",
 ]
 
 private func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
@@ -62,9 +67,10 @@ private func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let text = built ? buildFile(&input) : String(decoding: input.rest(), as: UTF8.self)
     let outcome = parse(text)
     switch outcome {
-    case .success(let apps):
-        trace("apps: \(apps.map(\.id))")
-        checkApps(apps)
+    case .success(let contents):
+        trace("apps: \(contents.apps.map(\.id)), API keys: \(contents.apiKeys.map(\.name))")
+        checkApps(contents.apps)
+        checkAPIKeys(contents.apiKeys, appIDs: Set(contents.apps.map(\.id)))
     case .failure(let error):
         trace("error: \(error.description)")
         checkError(error, built: built)
@@ -73,7 +79,7 @@ private func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     return 0
 }
 
-private func parse(_ text: String) -> Result<[AppDefinition], AppsFileError> {
+private func parse(_ text: String) -> Result<AppsFileContents, AppsFileError> {
     Result { () throws(AppsFileError) in try AppsFile.parse(text, file: file, environment: environment) }
 }
 
@@ -126,6 +132,20 @@ private func checkApps(_ apps: [AppDefinition]) {
     }
 }
 
+private func checkAPIKeys(_ entries: [APIKeyEntry], appIDs: Set<String>) {
+    require(entries.count <= 1000, "\(entries.count) API keys")
+    require(Set(entries.map(\.name)).count == entries.count, "API key names not unique")
+    require(Set(entries.map(\.key)).count == entries.count, "API keys not unique")
+    for entry in entries {
+        require(isName(entry.name, limit: 64), "bad API key name \(describe(entry.name.utf8))")
+        require((16...512).contains(entry.key.bytes.count), "an API key of \(entry.key.bytes.count) bytes")
+        if case .only(let ids) = entry.apps {
+            require(!ids.isEmpty && Set(ids).count == ids.count, "API key \(entry.name): apps empty or repeated")
+            require(ids.allSatisfy { $0 == "default" || appIDs.contains($0) }, "API key \(entry.name): an unknown app")
+        }
+    }
+}
+
 // Reference forms of the rules, written apart from AppsFile's own.
 private func isValidID(_ id: String) -> Bool {
     let reserved: Set = ["production", "development", "_health", "message", "api", "default", ".", ".."]
@@ -159,7 +179,7 @@ private func buildFile(_ input: inout FuzzInput) -> String {
     while input.remainingCount > 0 && lines.count < 256 {
         switch input.byte() % 8 {
         case 0, 1:
-            lines.append("[[app]]")
+            lines.append(input.byte() % 4 == 0 ? "[[api-key]]" : "[[app]]")
         case 2:
             lines.append("[app.\(pick(["production", "development", "staging", "production.x"], &input))]")
         case 3, 4:

@@ -9,29 +9,14 @@ struct AppReader {
 
     /// `number` counts the apps from 1, to name one without a valid id.
     init(_ item: TOMLItem, number: Int, file: String, environment: [String: String]) throws(AppsFileError) {
-        reader = AppValueReader(file: file, app: "app #\(number)", environment: environment)
+        reader = AppValueReader(file: file, entry: .app("app #\(number)"), environment: environment)
         table = try reader.table(item, key: AppsFileKeys.app, expected: "a table ([[app]])")
     }
 
     func read() throws(AppsFileError) -> AppDefinition {
         var reader = reader
-        // The id names the app in every later error, so it is read first;
-        // an unknown key is reported before a missing or bad id, as a
-        // misspelt `id` is the likelier mistake.
-        var idResult: Result<String, AppsFileError>?
-        if let item = table.item(AppsFileKeys.id) {
-            do {
-                idResult = .success(try reader.string(item, key: AppsFileKeys.id, check: idProblem))
-            } catch {
-                idResult = .failure(error)
-            }
-        }
-        if case .success(let id) = idResult { reader.app = id }
-        if let unknown = table.keys.first(where: { !AppsFileKeys.inApp.contains($0) }) {
-            throw reader.error(unknown, "unknown key; an app's keys are \(Self.knownKeys)")
-        }
-        guard let idResult else { throw reader.error(AppsFileKeys.id, "is required") }
-        let id = try idResult.get()
+        let id = try reader.readName(of: table, key: AppsFileKeys.id, check: idProblem, known: AppsFileKeys.inApp,
+                                     unknownKey: "unknown key; an app's keys are \(Self.knownKeys)", named: AppsFileEntry.app)
 
         let topic = try table.item(AppsFileKeys.topic).map { item throws(AppsFileError) in
             try reader.string(item, key: AppsFileKeys.topic, check: topicProblem)

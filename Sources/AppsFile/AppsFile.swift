@@ -1,16 +1,30 @@
 import RelayCore
 
+/// What an apps file defines: its apps and its provider API keys.
+public struct AppsFileContents: Sendable, Equatable {
+    /// The `[[app]]` tables, in file order.
+    public var apps: [AppDefinition]
+    /// The `[[api-key]]` tables (issue #13), in file order; none when the
+    /// file has none.
+    public var apiKeys: [APIKeyEntry]
+
+    public init(apps: [AppDefinition], apiKeys: [APIKeyEntry] = []) {
+        self.apps = apps
+        self.apiKeys = apiKeys
+    }
+}
+
 /// The apps file (`APPS_FILE`, issue #12; ARCHITECTURE.md §4 "The apps
 /// file"; every key documented in config/apps.example.toml): its text and
-/// the process environment in, validated app definitions out. No other
-/// I/O: the caller reads the file and loads each app's credentials.
+/// the process environment in, validated app definitions and API keys out.
+/// No other I/O: the caller reads the file and loads each app's credentials.
 public enum AppsFile {
-    /// The apps `text` defines, in file order. `file` names the file in
-    /// errors; `environment` is the process environment, for `${NAME}`.
-    /// Throws the first problem found, as one line naming the file, the app
-    /// and the key.
+    /// The apps and API keys `text` defines, in file order. `file` names
+    /// the file in errors; `environment` is the process environment, for
+    /// `${NAME}`. Throws the first problem found, as one line naming the
+    /// file, the app or API key entry, and the key.
     public static func parse(_ text: String, file: String, environment: [String: String]) throws(AppsFileError)
-        -> [AppDefinition] {
+        -> AppsFileContents {
         let size = text.utf8.count
         guard size <= AppsFileLimits.fileBytes else {
             throw AppsFileError(file: file, message: "is \(size) bytes long; at most \(AppsFileLimits.fileBytes) (1 MiB)")
@@ -31,20 +45,24 @@ public enum AppsFile {
             try checkAcrossApps(app, earlier: apps, file: file)
             apps.append(app)
         }
-        return apps
+        var apiKeys: [APIKeyEntry] = []
+        let appIDs = Set(apps.map(\.id))
+        if let keyItems = try apiKeyItems(root, file: file) {
+            for index in 0..<keyItems.count {
+                let entry = try APIKeyReader.read(keyItems[index], number: index + 1, file: file,
+                                                  environment: environment, appIDs: appIDs)
+                try checkAcrossAPIKeys(entry, earlier: apiKeys, file: file)
+                apiKeys.append(entry)
+            }
+        }
+        return AppsFileContents(apps: apps, apiKeys: apiKeys)
     }
 
-    /// The `[[app]]` tables: the only thing the top level may hold.
+    /// The `[[app]]` tables; the top level holds those and `[[api-key]]`
+    /// tables only.
     private static func appItems(_ root: TOMLKeyedTable, file: String) throws(AppsFileError) -> TOMLList {
-        for key in root.keys where key != AppsFileKeys.app {
-            switch key {
-            case AppsFileKeys.apiKey:
-                // Issue #13 adds the relay's API key here; until then it is
-                // refused like any other key, with a word on why.
-                throw AppsFileError(file: file, key: key, message: "is not supported by this version of the relay (issue #13)")
-            default:
-                throw AppsFileError(file: file, key: key, message: "unknown key; the file holds [[app]] tables only")
-            }
+        if let key = root.keys.first(where: { !AppsFileKeys.topLevel.contains($0) }) {
+            throw AppsFileError(file: file, key: key, message: "unknown key; the file holds [[app]] and [[api-key]] tables only")
         }
         guard let item = root.item(AppsFileKeys.app) else {
             throw AppsFileError(file: file, key: AppsFileKeys.app, message: "no [[app]]: the file must define at least one app")
@@ -60,6 +78,37 @@ public enum AppsFile {
             throw AppsFileError(file: file, key: AppsFileKeys.app, message: "\(list.count) apps; at most \(AppsFileLimits.apps)")
         }
         return list
+    }
+
+    /// The `[[api-key]]` tables (issue #13), nil when there are none; at
+    /// most `AppsFileLimits.apiKeys`.
+    private static func apiKeyItems(_ root: TOMLKeyedTable, file: String) throws(AppsFileError) -> TOMLList? {
+        guard let item = root.item(AppsFileKeys.apiKey) else { return nil }
+        guard case .array(let list) = item else {
+            throw AppsFileError(file: file, key: AppsFileKeys.apiKey,
+                                message: "must be an array of tables ([[api-key]]), not \(item.typeName)")
+        }
+        guard list.count <= AppsFileLimits.apiKeys else {
+            throw AppsFileError(file: file, key: AppsFileKeys.apiKey,
+                                message: "\(list.count) API keys; at most \(AppsFileLimits.apiKeys)")
+        }
+        return list
+    }
+
+    /// Names are unique (logs and metrics tell keys apart by them), and so
+    /// are keys (a request's key must name one entry and its apps).
+    private static func checkAcrossAPIKeys(_ entry: APIKeyEntry, earlier: [APIKeyEntry], file: String)
+        throws(AppsFileError) {
+        for other in earlier {
+            if other.name == entry.name {
+                throw AppsFileError(file: file, apiKey: entry.name, key: AppsFileKeys.keyName,
+                                    message: "another api-key has this name")
+            }
+            if other.key == entry.key {
+                throw AppsFileError(file: file, apiKey: entry.name, key: AppsFileKeys.keyValue,
+                                    message: "is the key of api-key \(quoted(other.name)) too; give each its own")
+            }
+        }
     }
 
     /// Ids and topics are unique, and a topic is no other app's id (a

@@ -1,13 +1,17 @@
-/// Why an apps file does not load: one line naming the file, the app and the
-/// key (issue #12: "Every error names the file, the app and the key, in one
-/// line"). Never carries a secret's value (`p12-password`, `p12-base64`,
-/// `p8`), not even a malformed one: the message says what is wrong with it.
+/// Why an apps file does not load: one line naming the file, the app (or
+/// the `[[api-key]]` entry) and the key (issue #12: "Every error names the
+/// file, the app and the key, in one line"). Never carries a secret's value
+/// (`p12-password`, `p12-base64`, `p8`, an API key's `key`), not even a
+/// malformed one: the message says what is wrong with it.
 public struct AppsFileError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The path as the caller gave it.
     public var file: String
     /// The app's id, or "app #3" (its position, from 1) while it has no
     /// valid id; nil for errors outside any app.
     public var app: String?
+    /// The `[[api-key]]` entry's name, or "api-key #2" (its position among
+    /// them, from 1) while it has no valid name; nil outside one.
+    public var apiKey: String?
     /// The key as the file writes it; for an environment's table,
     /// "development.key-id".
     public var key: String?
@@ -16,15 +20,16 @@ public struct AppsFileError: Error, Equatable, Sendable, CustomStringConvertible
     public var column: Int?
     public var message: String
 
-    public init(file: String, app: String? = nil, key: String? = nil, line: Int? = nil, column: Int? = nil,
-                message: String) {
+    public init(file: String, app: String? = nil, apiKey: String? = nil, key: String? = nil, line: Int? = nil,
+                column: Int? = nil, message: String) {
         self.file = file
-        (self.app, self.key) = (app, key)
+        (self.app, self.apiKey, self.key) = (app, apiKey, key)
         (self.line, self.column) = (line, column)
         self.message = message
     }
 
-    /// `<file>: app "<id>", key "<key>": <message>`, or
+    /// `<file>: app "<id>", key "<key>": <message>` (`api-key "<name>"`
+    /// in an `[[api-key]]`), or
     /// `<file>:<line>:<column>: <message>` where the place is a position in
     /// the text. Always one line: a line break or control character in the
     /// file's name, a key or the message is written as an escape.
@@ -36,6 +41,8 @@ public struct AppsFileError: Error, Equatable, Sendable, CustomStringConvertible
             var place: [String] = []
             // An id never holds a space, so "app #3" cannot be an id.
             if let app { place.append(app.hasPrefix("app #") ? app : "app \(quoted(app))") }
+            // Nor does a name, so "api-key #2" cannot be one.
+            if let apiKey { place.append(apiKey.hasPrefix("api-key #") ? apiKey : "api-key \(quoted(apiKey))") }
             if let key { place.append("key \(quoted(key))") }
             if !place.isEmpty { parts.append(place.joined(separator: ", ")) }
         }

@@ -1,13 +1,20 @@
 import RelayCore
 
-// The keys an apps file may hold (issue #12; each documented in
+// The keys an apps file may hold (issues #12 and #13; each documented in
 // config/apps.example.toml): the one list the reader checks names against.
 
 enum AppsFileKeys {
-    /// The only key at the top level: the array of `[[app]]` tables.
+    /// The keys at the top level: the arrays of `[[app]]` and
+    /// `[[api-key]]` tables (issue #13: the provider API's keys).
     static let app = "app"
-    /// Issue #13's API key, refused until that issue adds it.
     static let apiKey = "api-key"
+    static let topLevel: Set = [app, apiKey]
+
+    /// An `[[api-key]]`'s keys: its name (logs, metrics), the key, its apps.
+    static let keyName = "name", keyValue = "key", keyApps = "apps"
+    static let inAPIKey: Set = [keyName, keyValue, keyApps]
+    /// `apps = ["*"]`: every app, provisioned ones included.
+    static let everyApp = "*"
 
     /// An app's own keys, credentials aside.
     static let id = "id", topic = "topic", environments = "environments", isDefault = "default"
@@ -26,7 +33,7 @@ enum AppsFileKeys {
         + environmentNames)
 
     /// Key names a TOML syntax message may quote: none is a value.
-    static let shown = inApp.union([app, apiKey])
+    static let shown = inApp.union(topLevel).union(inAPIKey)
 }
 
 /// The credential keys, by role.

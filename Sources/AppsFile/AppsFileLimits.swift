@@ -7,6 +7,9 @@ public enum AppsFileLimits {
     public static let fileBytes = 1 << 20
     /// `[[app]]` tables.
     public static let apps = 1000
+    /// `[[api-key]]` tables: each request's key is compared with every key
+    /// (`APIKeyring.authorize`), so their number bounds that work.
+    public static let apiKeys = 1000
     /// One string value, before and after `${NAME}` expansion: a PEM key
     /// or a base64 PKCS#12 is a few KiB.
     public static let stringBytes = 64 << 10

@@ -1,4 +1,5 @@
-// The syntax of the apps file's names: app ids, topics, key and team ids.
+// The syntax of the apps file's names: app ids, topics, key and team ids,
+// API key names.
 // Each check returns the problem as an error message, nil when the value
 // is good. These values may be quoted in messages (they are not secrets).
 
@@ -37,6 +38,13 @@ func topicProblem(_ topic: String) -> String? {
 func appleIDProblem(_ value: String) -> String? {
     nameProblem(value, limit: 64, allowed: { isAlphanumeric($0) || isPunctuation($0) },
                 otherwise: "may hold only letters, digits, \".\", \"_\" and \"-\"")
+}
+
+/// An `[[api-key]]`'s `name`, shown in logs and as a metrics label: 1 to 64
+/// letters, digits, `.`, `_`, `-`, the syntax of `key-id` and `team-id`
+/// (no `[`, so it cannot be an `API_KEYS[n]`).
+func apiKeyNameProblem(_ name: String) -> String? {
+    appleIDProblem(name)
 }
 
 /// A value that must not be empty (paths, key text) and is not checked

@@ -20,10 +20,14 @@ public struct ServedApps: Sendable {
     /// Each app's credential per enabled environment: its certificate's
     /// not-after (unix seconds), nil with token auth.
     public var expiries: [(app: String, environment: APNsEnvironment, notAfter: Int?)]
+    /// The provider API's keys (issue #13): `API_KEYS` and the apps file's
+    /// `[[api-key]]` entries, as loaded with these apps; a reload replaces
+    /// them with the file's new ones.
+    public var apiKeys: APIKeyring
 }
 
 /// Loads the apps (issue #12) from the environment's app and the apps file,
-/// and keeps, across reloads, which credential got which id: a credential
+/// with the provider API's keys (issue #13), and keeps, across reloads, which credential got which id: a credential
 /// whose spec and file bytes are unchanged keeps its id, so its connections
 /// stay; a changed one gets a new id, and new connections.
 ///
@@ -43,13 +47,14 @@ public final class AppsLoader {
     ///   - now: unix seconds.
     public func load(configuration: Configuration, appsFileText: String?, environment: [String: String],
                      fileExists: (String) -> Bool, previous: RelayApps?, now: Int) throws(AppsLoadError) -> ServedApps {
-        var fileApps: [AppDefinition] = []
+        var contents = AppsFileContents(apps: [])
         if let file = configuration.appsFile {
             guard let text = appsFileText else { throw AppsLoadError("APPS_FILE (\(file)): cannot be read") }
-            do { fileApps = try AppsFile.parse(text, file: file, environment: environment) } catch {
+            do { contents = try AppsFile.parse(text, file: file, environment: environment) } catch {
                 throw AppsLoadError(error.description)
             }
         }
+        let fileApps = contents.apps
         var loaded: [CredentialFingerprint: (CredentialID, LoadedCredential)] = [:]
         func register(_ credential: LoadedCredential) -> CredentialID {
             if let (id, _) = loaded[credential.fingerprint] { return id }
@@ -129,11 +134,37 @@ public final class AppsLoader {
             }
         }
 
+        let apiKeys = try Self.apiKeyring(configuration: configuration, fileKeys: contents.apiKeys,
+                                          hasDefaultApp: apps.contains { $0.id == RelayApp.defaultID })
+
         ids = loaded.mapValues(\.0)
         var byID: [CredentialID: LoadedCredential] = [:]
         for (id, credential) in loaded.values { byID[id] = credential }
         return ServedApps(apps: RelayApps(apps, defaultAppID: defaultAppID), credentials: byID,
-                          summaries: summaries, expiries: expiries)
+                          summaries: summaries, expiries: expiries, apiKeys: apiKeys)
+    }
+
+    /// `API_KEYS` and the file's keys as one keyring: a file key naming
+    /// the app `default` needs the variables to describe one (the file's
+    /// parser cannot know), no key is in both, and the API is not exposed
+    /// without a key (`apiExposureProblem`).
+    static func apiKeyring(configuration: Configuration, fileKeys: [APIKeyEntry], hasDefaultApp: Bool)
+        throws(AppsLoadError) -> APIKeyring {
+        if !hasDefaultApp,
+           let entry = fileKeys.first(where: { if case .only(let ids) = $0.apps { ids.contains(RelayApp.defaultID) } else { false } }) {
+            throw AppsLoadError(AppsFileError(
+                file: configuration.appsFile ?? "", apiKey: entry.name, key: "apps",
+                message: "names \"default\", but the environment variables describe no app (no P12_FILENAME, "
+                    + "P12_BASE64 or TOKEN_* credential)").description)
+        }
+        let keyring: APIKeyring
+        do { keyring = try APIKeyring(APIKeyEntry.fromVariable(configuration.apiKeys) + fileKeys) } catch {
+            throw AppsLoadError(error.description)
+        }
+        if let problem = apiExposureProblem(configuration: configuration, keyring: keyring) {
+            throw AppsLoadError(problem)
+        }
+        return keyring
     }
 
     /// `app toot production: topic cx.c3.toot, certificate auth (…), via

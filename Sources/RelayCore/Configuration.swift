@@ -72,6 +72,41 @@ public struct Configuration: Sendable, Equatable {
     /// Address of the metrics listener: loopback unless opened on purpose.
     public var metricsBindAddress = "127.0.0.1"
 
+    // MARK: Provider API (issue #13)
+    /// Port of the provider API listener (gorush's `/api/push`, pyapns'
+    /// XML-RPC, `/3/device/…`, feedback; 0 picks a free one); nil: off.
+    public var apiPort: UInt16? = nil
+    /// Address of the API listener: loopback unless opened on purpose, and
+    /// then only with a key (`apiExposureProblem`).
+    public var apiBindAddress = "127.0.0.1"
+    /// `API_KEYS`: keys for every app (named `API_KEYS[1]`… in logs); the
+    /// apps file's `[[api-key]]` entries add keys for some apps.
+    public var apiKeys: [APIKey] = []
+    /// The largest request body the API reads (beyond: 400 with a JSON
+    /// message, or an XML-RPC fault).
+    public var apiMaxBodyBytes = 1 << 20
+    /// Notifications in one `/api/push` request: gorush's default
+    /// `max_notification`, 100.
+    public var apiMaxNotifications = 100
+    /// Device tokens in one request, over all its notifications.
+    public var apiMaxTokens = 10_000
+    /// A directory pyapns' `provision` may name certificate files in; nil:
+    /// `provision` takes PEM text only.
+    public var apiProvisionDirectory: String? = nil
+
+    // MARK: Feedback (issue #13)
+    /// Refused tokens kept per app until fetched (beyond: the oldest go).
+    public var feedbackMax = 10_000
+    /// Where each failed push is POSTed as JSON (gorush's
+    /// `feedback_hook_url`); nil: no hook.
+    public var feedbackHookURL: String? = nil
+    /// Headers sent with each hook request (gorush's `feedback_header`).
+    public var feedbackHookHeaders: [FeedbackHookHeader] = []
+    /// Hook requests waiting to be sent (beyond: dropped and counted).
+    public var feedbackHookQueue = 10_000
+    /// How long one hook request may take (gorush's `feedback_timeout`).
+    public var feedbackHookTimeout: Duration = .seconds(10)
+
     // MARK: Process
     /// Event loops (threads); nil means one per core.
     public var threads: Int? = nil
@@ -168,6 +203,18 @@ extension Configuration {
         .init(name: "METRICS_PORT", defaultText: "unset (off)", help: "serve Prometheus metrics on GET /metrics at this port"),
         .init(name: "METRICS_BIND", defaultText: defaults.metricsBindAddress, help: "address of the metrics listener"),
         .init(name: "REUSE_PORT", defaultText: defaults.reusePort ? "1" : "0", help: "one listening socket per thread with SO_REUSEPORT (1), or one shared socket (0)"),
+        .init(name: "API_PORT", defaultText: "unset (off)", help: "serve the provider API (gorush /api/push, pyapns XML-RPC, /3/device/<token>, feedback) at this port"),
+        .init(name: "API_BIND", defaultText: defaults.apiBindAddress, help: "address of the API listener; anything but loopback needs an API key"),
+        .init(name: "API_KEYS", defaultText: "unset (none)", help: "comma-separated API keys for every app (16 to 512 of letters, digits, -._~+/); [[api-key]] in APPS_FILE adds keys for some apps"),
+        .init(name: "API_MAX_BODY_BYTES", defaultText: String(defaults.apiMaxBodyBytes), help: "largest API request body read"),
+        .init(name: "API_MAX_NOTIFICATIONS", defaultText: String(defaults.apiMaxNotifications), help: "notifications in one /api/push request (gorush's max_notification)"),
+        .init(name: "API_MAX_TOKENS", defaultText: String(defaults.apiMaxTokens), help: "device tokens in one API request, over all its notifications"),
+        .init(name: "API_PROVISION_DIR", defaultText: "unset (PEM text only)", help: "absolute directory pyapns' provision may name certificate files in"),
+        .init(name: "FEEDBACK_MAX", defaultText: String(defaults.feedbackMax), help: "refused tokens kept per app until fetched (beyond: the oldest dropped)"),
+        .init(name: "FEEDBACK_HOOK_URL", defaultText: "unset (off)", help: "http(s) URL each failed push is POSTed to as JSON (gorush's feedback_hook_url)"),
+        .init(name: "FEEDBACK_HOOK_HEADERS", defaultText: "none", help: "comma-separated Name: value headers for the hook (gorush's feedback_header)"),
+        .init(name: "FEEDBACK_HOOK_QUEUE", defaultText: String(defaults.feedbackHookQueue), help: "hook requests waiting to be sent (beyond: dropped and counted)"),
+        .init(name: "FEEDBACK_HOOK_TIMEOUT", defaultText: secondsText(defaults.feedbackHookTimeout), help: "seconds one hook request may take (gorush's feedback_timeout)"),
     ]
 
     /// Reads the configuration from environment-style variables. Empty values
@@ -232,6 +279,11 @@ extension Configuration {
             ("MAX_CONNECTIONS", \.maxConnections, 1...10_000_000),
             ("MAX_IN_FLIGHT", \.maxInFlight, 1...10_000_000),
             ("APNS_MAX_CONNECTIONS", \.apnsMaxConnections, 1...1000),
+            ("API_MAX_BODY_BYTES", \.apiMaxBodyBytes, 1024...67_108_864),
+            ("API_MAX_NOTIFICATIONS", \.apiMaxNotifications, 1...100_000),
+            ("API_MAX_TOKENS", \.apiMaxTokens, 1...1_000_000),
+            ("FEEDBACK_MAX", \.feedbackMax, 1...1_000_000),
+            ("FEEDBACK_HOOK_QUEUE", \.feedbackHookQueue, 1...1_000_000),
         ]
         for (name, keyPath, range) in counts {
             if let text = value(name) {
@@ -251,6 +303,7 @@ extension Configuration {
             ("APNS_PING_TIMEOUT", \.apnsPingTimeout),
             ("APNS_IDLE_TIMEOUT", \.apnsIdleTimeout),
             ("SHUTDOWN_GRACE", \.shutdownGrace),
+            ("FEEDBACK_HOOK_TIMEOUT", \.feedbackHookTimeout),
         ]
         for (name, keyPath) in durations {
             if let text = value(name) {
@@ -273,6 +326,29 @@ extension Configuration {
             metricsPort = port
         }
         if let text = value("METRICS_BIND") { metricsBindAddress = text }
+        if let text = value("API_PORT") {
+            guard let port = parsePort(Substring(text), allowingZero: true) else {
+                throw ConfigurationError(variable: "API_PORT", message: "'\(text)' is not a port number (0-65535; 0 picks a free port)")
+            }
+            apiPort = port
+        }
+        if let text = value("API_BIND") { apiBindAddress = text }
+        if let text = value("API_KEYS") { apiKeys = try parseAPIKeys(text) }
+        if let text = value("API_PROVISION_DIR") {
+            // Absolute, so that "inside it" does not depend on the working
+            // directory a path given to provision is resolved against.
+            guard text.hasPrefix("/") else {
+                throw ConfigurationError(variable: "API_PROVISION_DIR", message: "'\(text)' is not an absolute path")
+            }
+            apiProvisionDirectory = text
+        }
+        if let text = value("FEEDBACK_HOOK_URL") {
+            if let problem = hookURLProblem(text) {
+                throw ConfigurationError(variable: "FEEDBACK_HOOK_URL", message: problem)
+            }
+            feedbackHookURL = text
+        }
+        if let text = value("FEEDBACK_HOOK_HEADERS") { feedbackHookHeaders = try parseHookHeaders(text) }
         if let text = value("LOG_LEVEL") {
             guard let level = LogLevel(name: text) else {
                 throw ConfigurationError(variable: "LOG_LEVEL", message: "'\(text)' is not one of debug, info, warning, error")

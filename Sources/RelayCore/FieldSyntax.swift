@@ -8,7 +8,7 @@
 /// bit masks over ASCII rather than a global table, whose every access paid
 /// a lazy-initialisation check (swift_once).
 @inline(__always)
-func isTokenByte(_ byte: UInt8) -> Bool {
+public func isTokenByte(_ byte: UInt8) -> Bool {
     if byte < 64 { return (0x03FF_6CFA_0000_0000 as UInt64) >> UInt64(byte) & 1 != 0 }
     if byte < 128 { return (0x57FF_FFFF_C7FF_FFFE as UInt64) >> UInt64(byte - 64) & 1 != 0 }
     return false
@@ -79,7 +79,7 @@ func containsControlCharacter(_ bytes: UnsafeRawBufferPointer) -> Bool {
 }
 
 @inline(__always)
-func isForbiddenInFieldValue(_ byte: UInt8) -> Bool {
+public func isForbiddenInFieldValue(_ byte: UInt8) -> Bool {
     (byte < 0x20 && byte != UInt8(ascii: "\t")) || byte == 0x7F
 }
 

@@ -120,6 +120,19 @@ struct RelayOptions: ParsableArguments {
     @Option(name: .customLong("metrics-port"), help: help("METRICS_PORT")) var metricsPort: String?
     @Option(name: .customLong("metrics-bind"), help: help("METRICS_BIND")) var metricsBind: String?
     @Option(name: .customLong("reuse-port"), help: help("REUSE_PORT")) var reusePort: String?
+    // The provider API and feedback (issue #13).
+    @Option(name: .customLong("api-port"), help: help("API_PORT")) var apiPort: String?
+    @Option(name: .customLong("api-bind"), help: help("API_BIND")) var apiBind: String?
+    @Option(name: .customLong("api-keys"), help: help("API_KEYS")) var apiKeys: String?
+    @Option(name: .customLong("api-max-body-bytes"), help: help("API_MAX_BODY_BYTES")) var apiMaxBodyBytes: String?
+    @Option(name: .customLong("api-max-notifications"), help: help("API_MAX_NOTIFICATIONS")) var apiMaxNotifications: String?
+    @Option(name: .customLong("api-max-tokens"), help: help("API_MAX_TOKENS")) var apiMaxTokens: String?
+    @Option(name: .customLong("api-provision-dir"), help: help("API_PROVISION_DIR")) var apiProvisionDir: String?
+    @Option(name: .customLong("feedback-max"), help: help("FEEDBACK_MAX")) var feedbackMax: String?
+    @Option(name: .customLong("feedback-hook-url"), help: help("FEEDBACK_HOOK_URL")) var feedbackHookURL: String?
+    @Option(name: .customLong("feedback-hook-headers"), help: help("FEEDBACK_HOOK_HEADERS")) var feedbackHookHeaders: String?
+    @Option(name: .customLong("feedback-hook-queue"), help: help("FEEDBACK_HOOK_QUEUE")) var feedbackHookQueue: String?
+    @Option(name: .customLong("feedback-hook-timeout"), help: help("FEEDBACK_HOOK_TIMEOUT")) var feedbackHookTimeout: String?
     @Option(name: .customLong("demo"), help: ArgumentHelp(
         "demo: run an embedded APNs emulator on 127.0.0.1 with the throwaway certificates of scripts/make-test-certs in DIR, and print each notification it receives as a JSON line",
         valueName: "dir"))
@@ -140,6 +153,11 @@ struct RelayOptions: ParsableArguments {
             ("APNS_MAX_CONNECTIONS", apnsMaxConnections), ("APNS_IDLE_TIMEOUT", apnsIdleTimeout), ("SHUTDOWN_GRACE", shutdownGrace), ("THREADS", threads),
             ("LOG_LEVEL", logLevel), ("REUSE_PORT", reusePort), ("METRICS_PORT", metricsPort),
             ("METRICS_BIND", metricsBind),
+            ("API_PORT", apiPort), ("API_BIND", apiBind), ("API_KEYS", apiKeys), ("API_MAX_BODY_BYTES", apiMaxBodyBytes),
+            ("API_MAX_NOTIFICATIONS", apiMaxNotifications), ("API_MAX_TOKENS", apiMaxTokens),
+            ("API_PROVISION_DIR", apiProvisionDir), ("FEEDBACK_MAX", feedbackMax), ("FEEDBACK_HOOK_URL", feedbackHookURL),
+            ("FEEDBACK_HOOK_HEADERS", feedbackHookHeaders), ("FEEDBACK_HOOK_QUEUE", feedbackHookQueue),
+            ("FEEDBACK_HOOK_TIMEOUT", feedbackHookTimeout),
         ]
         var values: [String: String] = [:]
         for (name, value) in pairs { if let value { values[name] = value } }

@@ -39,7 +39,7 @@ struct ExampleTests {
 
     @Test("the issue's example parses to both apps, with feditext's sandbox key and toot's password from the environment")
     func issueExample() throws {
-        let apps = try AppsFile.parse(Self.issueExample, file: "apps.toml", environment: ["TOOT_P12_PASSWORD": "s3cret"])
+        let apps = try AppsFile.parse(Self.issueExample, file: "apps.toml", environment: ["TOOT_P12_PASSWORD": "s3cret"]).apps
         let tootCertificate = CredentialSpec.p12File(path: "/etc/toot-relay/toot.p12", password: "s3cret")
         #expect(apps == [
             AppDefinition(id: "toot", topic: "cx.c3.toot", alert: nil, isDefault: false,
@@ -66,8 +66,16 @@ struct ExampleTests {
     @Test("the shipped config/apps.example.toml parses with its placeholders set")
     func shippedExampleParses() throws {
         let pem = "-----BEGIN PRIVATE KEY-----\nplaceholder\n-----END PRIVATE KEY-----\n"
-        let apps = try AppsFile.parse(try Self.shippedExample(), file: "config/apps.example.toml",
-                                      environment: ["TOOT_P12_PASSWORD": "pw", "MONA_SANDBOX_P8": pem])
+        let contents = try AppsFile.parse(try Self.shippedExample(), file: "config/apps.example.toml",
+                                          environment: ["TOOT_P12_PASSWORD": "pw", "MONA_SANDBOX_P8": pem,
+                                                        "STATUS_GATEWAY_API_KEY": " status-gateway-key-0123456789\n",
+                                                        "OPS_API_KEY": "ops-key-0123456789abcdef"])
+        #expect(contents.apiKeys == [
+            APIKeyEntry(name: "status-gateway", key: try APIKey(validating: "status-gateway-key-0123456789"),
+                        apps: .only(["toot", "feditext"])),
+            APIKeyEntry(name: "ops", key: try APIKey(validating: "ops-key-0123456789abcdef"), apps: .all),
+        ])
+        let apps = contents.apps
         let toot = CredentialSpec.p12File(path: "/etc/toot-relay/toot.p12", password: "pw")
         #expect(apps == [
             AppDefinition(id: "toot", topic: "cx.c3.toot", alert: nil, isDefault: true,
@@ -82,10 +90,10 @@ struct ExampleTests {
         ])
     }
 
-    @Test("every key an app may hold is documented in the shipped example")
+    @Test("every key an app or an api-key may hold is documented in the shipped example")
     func shippedExampleDocumentsEveryKey() throws {
         let text = try Self.shippedExample()
-        for key in AppsFileKeys.inApp.sorted() {
+        for key in AppsFileKeys.inApp.union(AppsFileKeys.inAPIKey).sorted() {
             let documented = ["\n# \(key) (", "\n#   \(key) ", "[app.\(key)]"].contains { text.contains($0) }
             #expect(documented, "\(key) is not documented")
         }

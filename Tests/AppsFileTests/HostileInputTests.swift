@@ -5,7 +5,7 @@ import Testing
 /// a crash, a hang or unbounded memory.
 struct HostileInputTests {
     func parse(_ text: String) throws(AppsFileError) -> [AppDefinition] {
-        try AppsFile.parse(text, file: "apps.toml", environment: ["SET": "value"])
+        try AppsFile.parse(text, file: "apps.toml", environment: ["SET": "value"]).apps
     }
 
     func error(_ text: String) -> AppsFileError? {
@@ -45,7 +45,7 @@ struct HostileInputTests {
         ("a = " + String(repeating: "{b=", count: 10_000) + "1" + String(repeating: "}", count: 10_000),
          "apps.toml:1:773: Error while parsing value: exceeded maximum nested value depth of 256 (TOML_MAX_NESTED_VALUES)"),
         ("[" + Array(repeating: "a", count: 10_000).joined(separator: ".") + "]\nx = 1\n",
-         "apps.toml: key \"a\": unknown key; the file holds [[app]] tables only"),
+         "apps.toml: key \"a\": unknown key; the file holds [[app]] and [[api-key]] tables only"),
         (p12App("toot", "[app." + Array(repeating: "production", count: 10_000).joined(separator: ".") + "]"),
          "apps.toml: app \"toot\", key \"production.production\": only credential keys can be set per environment: p12-file, p12-base64, p8-file, p8, p12-password, key-id, team-id"),
         (p12App("toot", Array(repeating: "a", count: 10_000).joined(separator: ".") + " = 1"),

@@ -18,9 +18,9 @@ let rowEnvironment = ["SET": "value", "EMPTY": "", "BIG": String(repeating: "b",
 
 struct ValidationErrorTests {
     static let rows: [(String, String)] = [
-        // The top level: [[app]] tables only, at least one.
-        ("title = \"x\"\n" + p12App(), "apps.toml: key \"title\": unknown key; the file holds [[app]] tables only"),
-        ("api-key = \"k\"\n" + p12App(), "apps.toml: key \"api-key\": is not supported by this version of the relay (issue #13)"),
+        // The top level: [[app]] tables, at least one, and [[api-key]] tables.
+        ("title = \"x\"\n" + p12App(), "apps.toml: key \"title\": unknown key; the file holds [[app]] and [[api-key]] tables only"),
+        ("api-key = \"k\"\n" + p12App(), "apps.toml: key \"api-key\": must be an array of tables ([[api-key]]), not a string"),
         ("", "apps.toml: key \"app\": no [[app]]: the file must define at least one app"),
         ("# nothing but a comment\n", "apps.toml: key \"app\": no [[app]]: the file must define at least one app"),
         ("[app]\nid = \"toot\"\n", "apps.toml: key \"app\": must be an array of tables ([[app]]), not a table"),

@@ -62,7 +62,7 @@ struct VariableExpansionTests {
             """
         let environment = ["APP": "toot", "TOPIC": "cx.c3.toot", "ENV": "development", "ALERT": "New",
                            "PEM": "-----BEGIN PRIVATE KEY-----", "KEY": "ABC123DEFG", "TEAM": "TEAM123456"]
-        let apps = try AppsFile.parse(text, file: "apps.toml", environment: environment)
+        let apps = try AppsFile.parse(text, file: "apps.toml", environment: environment).apps
         #expect(apps == [AppDefinition(id: "toot", topic: "cx.c3.toot", alert: .text("New"), credentials: [
             .development: .p8(pem: "-----BEGIN PRIVATE KEY-----", keyID: "ABC123DEFG", teamID: "TEAM123456"),
         ])])

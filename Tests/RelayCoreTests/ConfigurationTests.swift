@@ -36,6 +36,10 @@ struct ConfigurationTests {
         ("APNS_TIMEOUT", "0.5"), ("APNS_PING_INTERVAL", "20"), ("APNS_PING_TIMEOUT", "2"),
         ("APNS_MAX_CONNECTIONS", "2"), ("SHUTDOWN_GRACE", "4"), ("THREADS", "3"), ("LOG_LEVEL", "debug"),
         ("METRICS_PORT", "9100"), ("METRICS_BIND", "::1"), ("REUSE_PORT", "0"),
+        ("API_PORT", "8088"), ("API_BIND", "::1"), ("API_KEYS", "0123456789abcdef"), ("API_MAX_BODY_BYTES", "2048"),
+        ("API_MAX_NOTIFICATIONS", "10"), ("API_MAX_TOKENS", "20"), ("API_PROVISION_DIR", "/srv/certs"),
+        ("FEEDBACK_MAX", "5"), ("FEEDBACK_HOOK_URL", "http://127.0.0.1:9"), ("FEEDBACK_HOOK_HEADERS", "X-A: b"),
+        ("FEEDBACK_HOOK_QUEUE", "7"), ("FEEDBACK_HOOK_TIMEOUT", "3"),
     ])
     func appliesVariable(name: String, value: String) throws {
         let defaults = try Configuration(environment: [:])
@@ -92,6 +96,10 @@ struct ConfigurationTests {
             "APNS_PING_INTERVAL": "60", "APNS_PING_TIMEOUT": "5", "APNS_MAX_CONNECTIONS": "4", "SHUTDOWN_GRACE": "10",
             "THREADS": "one per core", "LOG_LEVEL": "info", "METRICS_PORT": "unset (off)",
             "METRICS_BIND": "127.0.0.1", "REUSE_PORT": "1",
+            "API_PORT": "unset (off)", "API_BIND": "127.0.0.1", "API_KEYS": "unset (none)",
+            "API_MAX_BODY_BYTES": "1048576", "API_MAX_NOTIFICATIONS": "100", "API_MAX_TOKENS": "10000",
+            "API_PROVISION_DIR": "unset (PEM text only)", "FEEDBACK_MAX": "10000", "FEEDBACK_HOOK_URL": "unset (off)",
+            "FEEDBACK_HOOK_HEADERS": "none", "FEEDBACK_HOOK_QUEUE": "10000", "FEEDBACK_HOOK_TIMEOUT": "10",
         ])
     }
 

@@ -8,7 +8,7 @@ import Testing
 
 /// Loads with `environment` as the variables, `file` as the apps file's
 /// text (nil: no APPS_FILE), and no toot-relay.p12 on disk.
-private func load(_ loader: AppsLoader = AppsLoader(), variables: [String: String] = [:], file: String? = nil,
+func load(_ loader: AppsLoader = AppsLoader(), variables: [String: String] = [:], file: String? = nil,
                   previous: RelayApps? = nil) throws -> ServedApps {
     var values = variables
     if file != nil { values["APPS_FILE"] = "/etc/toot-relay/apps.toml" }
@@ -17,8 +17,8 @@ private func load(_ loader: AppsLoader = AppsLoader(), variables: [String: Strin
                            fileExists: { _ in false }, previous: previous, now: Int(Date().timeIntervalSince1970))
 }
 
-private func p12() throws -> String { try TestCertificates.path(TestCertificates.clientP12) }
-private func p8() throws -> String { try TestCertificates.path(TestCertificates.authKeyP8) }
+func p12() throws -> String { try TestCertificates.path(TestCertificates.clientP12) }
+func p8() throws -> String { try TestCertificates.path(TestCertificates.authKeyP8) }
 
 @Suite("Loading the apps")
 struct AppsLoaderTests {

@@ -1,0 +1,105 @@
+// The relay's memory of refused tokens per app (issue #13, "Feedback"),
+// shared by every event loop: recorded on the hot path of each failed push,
+// read and cleared by the pull endpoint and pyapns' `feedback`.
+
+import Synchronization
+
+/// What the store has done for one app, for metrics.
+public struct FeedbackCounts: Sendable, Equatable {
+    /// Entries recorded since start.
+    public var recorded: Int
+    /// Entries dropped, oldest first, because the app already held
+    /// `maxPerApp` untaken ones.
+    public var dropped: Int
+    /// Entries held now, waiting for a `take`.
+    public var held: Int
+
+    public init(recorded: Int = 0, dropped: Int = 0, held: Int = 0) {
+        self.recorded = recorded
+        self.dropped = dropped
+        self.held = held
+    }
+}
+
+/// Refused tokens per app, all environments together, at most `maxPerApp`
+/// each (`FEEDBACK_MAX`): a full app drops its oldest entry for the new one
+/// and counts it. With several relay instances each holds only what it sent
+/// (the hook is the way to see them all). One lock around O(1) work: a
+/// dictionary lookup and a slot write in that app's ring.
+public final class FeedbackStore: Sendable {
+    public let maxPerApp: Int
+    private let apps = Mutex<[String: FeedbackRing]>([:])
+
+    /// `maxPerApp` 0 keeps nothing: every entry is dropped and counted.
+    public init(maxPerApp: Int) {
+        precondition(maxPerApp >= 0, "FeedbackStore: maxPerApp is \(maxPerApp), must be 0 or more")
+        self.maxPerApp = maxPerApp
+    }
+
+    /// Keeps `entry` under its app, dropping that app's oldest when full.
+    public func record(_ entry: FeedbackEntry) {
+        let limit = maxPerApp
+        apps.withLock { apps in
+            // Mutating through the dictionary's default subscript keeps the
+            // ring uniquely referenced, so its storage is written in place.
+            apps[entry.app, default: FeedbackRing()].append(entry, limit: limit)
+        }
+    }
+
+    /// Returns and clears every entry held for `app`, in the order recorded
+    /// (oldest first). An app with none (or unknown) gives [].
+    public func take(app: String) -> [FeedbackEntry] {
+        apps.withLock { apps in
+            apps[app]?.takeAll() ?? []
+        }
+    }
+
+    /// The counts of one app (zeros for an app never seen).
+    public func counts(app: String) -> FeedbackCounts {
+        apps.withLock { $0[app]?.counts ?? FeedbackCounts() }
+    }
+
+    /// The counts of every app the store has seen, for a metrics scrape.
+    public func allCounts() -> [String: FeedbackCounts] {
+        apps.withLock { apps in apps.mapValues(\.counts) }
+    }
+}
+
+/// One app's entries: a ring over an array that grows to the limit and is
+/// then overwritten at `head`, the oldest entry.
+struct FeedbackRing {
+    private var storage: [FeedbackEntry] = []
+    /// Index of the oldest entry once `storage` is full; 0 before.
+    private var head = 0
+    private(set) var recorded = 0
+    private(set) var dropped = 0
+
+    var counts: FeedbackCounts { FeedbackCounts(recorded: recorded, dropped: dropped, held: storage.count) }
+
+    mutating func append(_ entry: FeedbackEntry, limit: Int) {
+        recorded += 1
+        guard limit > 0 else {
+            dropped += 1
+            return
+        }
+        if storage.count < limit {
+            storage.append(entry)
+        } else {
+            storage[head] = entry
+            head = head + 1 == storage.count ? 0 : head + 1
+            dropped += 1
+        }
+    }
+
+    /// The entries oldest first; the ring is empty afterwards. Unwrapped
+    /// storage is handed over as it is, without a copy.
+    mutating func takeAll() -> [FeedbackEntry] {
+        var result: [FeedbackEntry] = []
+        swap(&result, &storage)
+        if head != 0 {
+            result = Array(result[head...] + result[..<head])
+            head = 0
+        }
+        return result
+    }
+}

@@ -1,0 +1,113 @@
+// One decoded gorush notification to what goes to APNs (issue #13): the
+// payload and apns-* headers gorush (`GetIOSNotification`,
+// notify/notification_apns.go) and apns2 (`setHeaders`, client.go) would
+// send, and the failures that must not reach APNs, as gorush log entries.
+
+import RelayCore
+
+/// What to send to APNs for one notification, once per token.
+public struct ProviderPush: Sendable, Equatable {
+    /// Even-length hex of 64–200 digits, as the sender wrote them (the logs
+    /// echo them so; lowercase them for the APNs path).
+    public var tokens: [String]
+    /// The notification's `topic`; nil when it has none. The caller picks
+    /// the app by it (or by `app`) and adds that app's `apns-topic`.
+    public var topic: String?
+    /// Our extension field: the app's id, when the sender named one.
+    public var app: String?
+    /// `production`, else `development`, else production (issue #13).
+    public var environment: APNsEnvironment
+    public var payload: [UInt8]
+    /// apns2's headers for the notification, lowercase, in apns2's order —
+    /// `apns-id`, `apns-collapse-id`, `apns-priority`, `apns-expiration`
+    /// only when given; `apns-push-type` always (`alert` unless given) —
+    /// and never `apns-topic`.
+    public var headers: [HTTPField]
+}
+
+/// A notification mapped: what goes to APNs (nil when nothing does) and
+/// the entries for what failed before APNs (one per token).
+public struct ProviderMapping: Sendable, Equatable {
+    public var push: ProviderPush?
+    public var failures: [FailedPushLog]
+}
+
+/// Maps one notification. Failures that never reach APNs, each a
+/// `failed-push` entry without `status`:
+/// - a platform other than 1: every token;
+/// - no tokens: one entry with an empty token, gorush's message;
+/// - a `data.aps` while other fields also fill `aps` (gorush panics there),
+///   a header value with a control character, a payload over 4096 bytes
+///   (`error` `PayloadTooLarge`, as APNs would answer): every token;
+/// - a token that is not even-length hex of 64–200 digits: that token,
+///   `error` `BadDeviceToken` (as APNs would answer); the others are sent.
+public func mapGorushNotification(_ n: ProviderNotification) -> ProviderMapping {
+    func failAll(_ error: String, reason: APNsReason? = nil) -> ProviderMapping {
+        let tokens = n.tokens.isEmpty ? [""] : n.tokens
+        return ProviderMapping(push: nil, failures: tokens.map {
+            FailedPushLog(notificationID: n.id, platform: gorushPlatformName(n.platform), token: $0,
+                          message: n.message, error: error, reason: reason?.rawValue, app: n.app)
+        })
+    }
+    guard n.platform == 1 else {
+        return failAll("platform \(n.platform) is not supported: this relay sends to APNs (platform 1) only")
+    }
+    // gorush's CheckMessage wording.
+    guard !n.tokens.isEmpty else { return failAll("please provide at least one device token") }
+    if n.data.contains(where: { $0.name == "aps" }) && gorushTouchesAPSAfterData(n) {
+        return failAll("data must not hold \"aps\" when other fields (title, alert, category, Live Activity …) fill it")
+    }
+    for (name, value) in [("apns_id", n.apnsID), ("collapse_id", n.collapseID), ("push_type", n.pushType)]
+    where value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+        return failAll("\(name) cannot hold a control character: it is sent as a header")
+    }
+    let payload = gorushPayload(for: n)
+    if payload.count > apnsMaxPayloadBytes {
+        return failAll(APNsReason.payloadTooLarge.rawValue, reason: .payloadTooLarge)
+    }
+
+    var tokens: [String] = []
+    var failures: [FailedPushLog] = []
+    for token in n.tokens {
+        if isAPNsDeviceToken(token) {
+            tokens.append(token)
+        } else {
+            failures.append(FailedPushLog(notificationID: n.id, token: token, message: n.message,
+                                          error: APNsReason.badDeviceToken.rawValue,
+                                          reason: APNsReason.badDeviceToken.rawValue, app: n.app))
+        }
+    }
+    guard !tokens.isEmpty else { return ProviderMapping(push: nil, failures: failures) }
+    let environment: APNsEnvironment = n.production ? .production : n.development ? .development : .production
+    let push = ProviderPush(tokens: tokens, topic: n.topic.isEmpty ? nil : n.topic, app: n.app,
+                            environment: environment, payload: payload, headers: gorushHeaders(for: n))
+    return ProviderMapping(push: push, failures: failures)
+}
+
+/// apns2's `setHeaders` without `apns-topic` (and Content-Type, which is
+/// the transport's): gorush sets `Priority` only for `normal` and `high`,
+/// `Expiration` only when given, and apns2 writes it only when after the
+/// epoch.
+func gorushHeaders(for n: ProviderNotification) -> [HTTPField] {
+    var headers: [HTTPField] = []
+    if !n.apnsID.isEmpty { headers.append(HTTPField(name: "apns-id", value: n.apnsID)) }
+    if !n.collapseID.isEmpty { headers.append(HTTPField(name: "apns-collapse-id", value: n.collapseID)) }
+    switch n.priority {
+    case "normal": headers.append(HTTPField(name: "apns-priority", value: "5"))
+    case "high": headers.append(HTTPField(name: "apns-priority", value: "10"))
+    default: break
+    }
+    if let expiration = n.expiration, expiration > 0 {
+        headers.append(HTTPField(name: "apns-expiration", value: String(expiration)))
+    }
+    headers.append(HTTPField(name: "apns-push-type", value: n.pushType.isEmpty ? "alert" : n.pushType))
+    return headers
+}
+
+/// An APNs device token as the relay takes it everywhere (ARCHITECTURE.md
+/// §1): an even number of 64 to 200 hex digits, any case.
+func isAPNsDeviceToken(_ token: some StringProtocol) -> Bool {
+    let digits = token.utf8
+    return (64...200).contains(digits.count) && digits.count % 2 == 0
+        && digits.allSatisfy { $0 < 0x80 && Character(Unicode.Scalar($0)).isHexDigit }
+}

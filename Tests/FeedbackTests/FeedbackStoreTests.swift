@@ -1,0 +1,109 @@
+import Feedback
+import Foundation
+import RelayCore
+import Synchronization
+import Testing
+
+private func entry(_ app: String, _ number: Int, _ environment: APNsEnvironment = .production) -> FeedbackEntry {
+    FeedbackEntry(app: app, environment: environment, token: String(format: "%064x", number),
+                  reason: "Unregistered", time: Int64(number))
+}
+
+@Suite struct FeedbackStoreTests {
+    @Test("A full app drops its oldest entries first and counts them")
+    func boundDropsOldestFirst() {
+        let store = FeedbackStore(maxPerApp: 3)
+        for number in 1...7 { store.record(entry("toot", number)) }
+        #expect(store.counts(app: "toot") == FeedbackCounts(recorded: 7, dropped: 4, held: 3))
+        #expect(store.take(app: "toot").map(\.time) == [5, 6, 7])
+    }
+
+    @Test("Entries come back in the order recorded, every environment together")
+    func takeIsOldestFirstAcrossEnvironments() {
+        let store = FeedbackStore(maxPerApp: 10)
+        store.record(entry("toot", 1, .development))
+        store.record(entry("toot", 2, .production))
+        store.record(entry("toot", 3, .development))
+        let taken = store.take(app: "toot")
+        #expect(taken.map(\.time) == [1, 2, 3])
+        #expect(taken.map(\.environment) == [.development, .production, .development])
+    }
+
+    @Test("take clears what it returned, and the ring fills again from empty")
+    func takeClears() {
+        let store = FeedbackStore(maxPerApp: 2)
+        for number in 1...5 { store.record(entry("toot", number)) }
+        #expect(store.take(app: "toot").map(\.time) == [4, 5])
+        #expect(store.take(app: "toot").isEmpty)
+        #expect(store.counts(app: "toot").held == 0)
+        store.record(entry("toot", 6))
+        #expect(store.take(app: "toot").map(\.time) == [6])
+        #expect(store.counts(app: "toot") == FeedbackCounts(recorded: 6, dropped: 3, held: 0))
+    }
+
+    @Test("Each app has its own entries, bound and counts")
+    func appsAreSeparate() {
+        let store = FeedbackStore(maxPerApp: 2)
+        for number in 1...3 { store.record(entry("toot", number)) }
+        store.record(entry("mona", 10))
+        #expect(store.take(app: "mona").map(\.time) == [10])
+        #expect(store.take(app: "unknown").isEmpty)
+        #expect(store.take(app: "toot").map(\.time) == [2, 3])
+        #expect(store.allCounts() == [
+            "toot": FeedbackCounts(recorded: 3, dropped: 1, held: 0),
+            "mona": FeedbackCounts(recorded: 1, dropped: 0, held: 0),
+        ])
+        #expect(store.counts(app: "unknown") == FeedbackCounts())
+    }
+
+    @Test("A bound of 0 keeps nothing and counts every entry dropped")
+    func zeroKeepsNothing() {
+        let store = FeedbackStore(maxPerApp: 0)
+        store.record(entry("toot", 1))
+        #expect(store.take(app: "toot").isEmpty)
+        #expect(store.counts(app: "toot") == FeedbackCounts(recorded: 1, dropped: 1, held: 0))
+    }
+
+    @Test("Records and takes from several threads lose and double no entry")
+    func concurrentRecordAndTake() {
+        let store = FeedbackStore(maxPerApp: 1_000_000)
+        let writers = 6
+        let perWriter = 20_000
+        let taken = TakenTokens()
+        let group = DispatchGroup()
+        let writing = DispatchGroup()
+        for writer in 0..<writers {
+            writing.enter()
+            DispatchQueue.global().async(group: group) {
+                for index in 0..<perWriter {
+                    store.record(entry(writer.isMultiple(of: 2) ? "toot" : "mona", writer * perWriter + index))
+                }
+                writing.leave()
+            }
+        }
+        // Two takers race the writers until they are done, then take the rest.
+        for app in ["toot", "mona"] {
+            DispatchQueue.global().async(group: group) {
+                while writing.wait(timeout: .now()) == .timedOut {
+                    taken.add(store.take(app: app))
+                }
+                taken.add(store.take(app: app))
+            }
+        }
+        group.wait()
+        let times = taken.times
+        #expect(times.count == writers * perWriter)
+        #expect(Set(times).count == writers * perWriter)
+        let counts = store.allCounts()
+        #expect(counts["toot"]?.recorded == writers / 2 * perWriter)
+        #expect(counts["mona"]?.recorded == writers / 2 * perWriter)
+        #expect(counts.values.allSatisfy { $0.dropped == 0 && $0.held == 0 })
+    }
+}
+
+/// What the taker threads collected.
+private final class TakenTokens: Sendable {
+    private let state = Mutex<[Int64]>([])
+    func add(_ entries: [FeedbackEntry]) { state.withLock { $0.append(contentsOf: entries.map(\.time)) } }
+    var times: [Int64] { state.withLock { $0 } }
+}

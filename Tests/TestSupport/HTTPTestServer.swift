@@ -1,0 +1,197 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// A small HTTP/1.1 server on 127.0.0.1, port 0, for tests of HTTP clients
+/// (the feedback hook): it records each request and answers as `reply`
+/// says, keeping connections alive. One thread accepts, one serves each
+/// connection; blocking sockets, as nothing here is under load. Not a
+/// general server: requests need `Content-Length` (no chunked bodies).
+public final class HTTPTestServer: Sendable {
+    public struct Request: Sendable {
+        public var method: String
+        public var target: String
+        /// Names lower-cased, in arrival order.
+        public var headers: [(name: String, value: String)]
+        public var body: [UInt8]
+
+        public func header(_ name: String) -> String? {
+            headers.first { $0.name == name.lowercased() }?.value
+        }
+    }
+
+    public enum Reply: Sendable {
+        /// Answer with this status and an empty body.
+        case status(Int)
+        /// Never answer; hold the connection until the server stops.
+        case stall
+    }
+
+    public let port: UInt16
+    private let listener: Int32
+    private let reply: @Sendable (Request) -> Reply
+    private let state = Mutex(State())
+
+    private struct State {
+        var requests: [Request] = []
+        var connections: [Int32] = []
+        var accepted = 0
+        var stopped = false
+    }
+
+    /// Starts listening; `reply` is asked once per request, on its
+    /// connection's thread. Call `stop()` when done: until then its threads keep it.
+    public init(reply: @escaping @Sendable (Request) -> Reply) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw HTTPTestServerError(message: "socket: errno \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0, listen(fd, 64) == 0 else {
+            close(fd)
+            throw HTTPTestServerError(message: "bind/listen: errno \(errno)")
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        listener = fd
+        port = UInt16(bigEndian: address.sin_port)
+        self.reply = reply
+        Thread.detachNewThread { [self] in acceptLoop() }
+    }
+
+    /// A port nothing listens on (bound, then closed): connecting is refused.
+    public static func closedPort() throws -> UInt16 {
+        let server = try HTTPTestServer { _ in .status(200) }
+        let port = server.port
+        server.stop()
+        return port
+    }
+
+    /// Every request received so far, in order.
+    public var requests: [Request] { state.withLock { $0.requests } }
+
+    /// Connections accepted so far.
+    public var acceptedConnections: Int { state.withLock { $0.accepted } }
+
+    /// Connections open now (closed by neither side yet).
+    public var openConnections: Int { state.withLock { $0.connections.count } }
+
+    /// Stops accepting and ends every connection (a stalled one too). Only
+    /// `shutdown(2)` here: each descriptor is closed by the thread that uses
+    /// it, so none is closed twice or used after its number was reused by
+    /// another test's socket.
+    public func stop() {
+        state.withLock { state in
+            guard !state.stopped else { return }
+            state.stopped = true
+            Glibc.shutdown(listener, Int32(SHUT_RDWR))
+            for fd in state.connections { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+        }
+    }
+
+
+    private func acceptLoop() {
+        defer { close(listener) }
+        while true {
+            let fd = accept(listener, nil, nil)
+            guard fd >= 0 else {
+                if errno == EINTR { continue }
+                return
+            }
+            let open = state.withLock { state -> Bool in
+                guard !state.stopped else { return false }
+                state.accepted += 1
+                state.connections.append(fd)
+                return true
+            }
+            guard open else {
+                close(fd)
+                return
+            }
+            Thread.detachNewThread { [self] in serve(fd) }
+        }
+    }
+
+    private func serve(_ fd: Int32) {
+        defer {
+            state.withLock { $0.connections.removeAll { $0 == fd } }
+            close(fd)
+        }
+        var buffer: [UInt8] = []
+        while let request = readRequest(fd, &buffer) {
+            state.withLock { $0.requests.append(request) }
+            switch reply(request) {
+            case .status(let status):
+                let head = "HTTP/1.1 \(status) Test\r\nContent-Length: 0\r\n\r\n"
+                guard writeAll(fd, Array(head.utf8)) else { return }
+            case .stall:
+                // Until stop() shuts the socket down: the read then ends.
+                var byte: UInt8 = 0
+                while read(fd, &byte, 1) > 0 {}
+                return
+            }
+        }
+    }
+
+    /// Reads one request (head and Content-Length body); nil at end of
+    /// stream or on a malformed head.
+    private func readRequest(_ fd: Int32, _ buffer: inout [UInt8]) -> Request? {
+        let separator: [UInt8] = Array("\r\n\r\n".utf8)
+        var headEnd: Int?
+        while headEnd == nil {
+            if let range = buffer.firstRange(of: separator) {
+                headEnd = range.upperBound
+            } else if !readMore(fd, &buffer) {
+                return nil
+            }
+        }
+        guard let headEnd else { return nil }
+        let lines = String(decoding: buffer[..<(headEnd - 4)], as: UTF8.self).components(separatedBy: "\r\n")
+        let requestLine = lines[0].split(separator: " ")
+        guard requestLine.count == 3 else { return nil }
+        var headers: [(name: String, value: String)] = []
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            headers.append((name: line[..<colon].lowercased(),
+                            value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+        }
+        let length = Int(headers.first { $0.name == "content-length" }?.value ?? "0") ?? 0
+        while buffer.count < headEnd + length {
+            guard readMore(fd, &buffer) else { return nil }
+        }
+        let body = Array(buffer[headEnd..<(headEnd + length)])
+        buffer.removeFirst(headEnd + length)
+        return Request(method: String(requestLine[0]), target: String(requestLine[1]), headers: headers, body: body)
+    }
+
+    private func readMore(_ fd: Int32, _ buffer: inout [UInt8]) -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 16_384)
+        let count = read(fd, &chunk, chunk.count)
+        guard count > 0 else { return false }
+        buffer.append(contentsOf: chunk[..<count])
+        return true
+    }
+
+    private func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard written > 0 else { return false }
+            offset += written
+        }
+        return true
+    }
+}
+
+public struct HTTPTestServerError: Error, CustomStringConvertible {
+    public let message: String
+    public var description: String { "HTTPTestServer: \(message)" }
+}
