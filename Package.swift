@@ -40,7 +40,11 @@ let package = Package(
         // XML-RPC (issue #13): a methodCall's bytes in (libxml2, no DTD, no
         // entities, caps), values out; methodResponse and fault encoders.
         .target(name: "XMLRPC", dependencies: ["CLibXML2"]),
+        // pyapns' provision / notify / feedback (issue #13) as a pure mapping
+        // from an XML-RPC call, and its answers and faults; no I/O.
+        .target(name: "PyAPNs", dependencies: ["XMLRPC", "RelayCore"]),
         .testTarget(name: "XMLRPCTests", dependencies: ["XMLRPC"]),
+        .testTarget(name: "PyAPNsTests", dependencies: ["PyAPNs", "XMLRPC", "RelayCore"]),
         // Pure Swift, no I/O: z85, HTTP/1 parser, Web Push parsing,
         // APNs request building, status mapping.
         .target(name: "RelayCore"),

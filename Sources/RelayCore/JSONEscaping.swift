@@ -4,7 +4,7 @@
 /// Appends `text` escaped for the inside of a JSON string (RFC 8259 §7):
 /// `"` and `\` escaped, control characters as short forms or \u00XX,
 /// everything else (non-ASCII UTF-8, `/`, `<`, `>`, `&`) passed through.
-func appendJSONStringContent(_ text: String, to output: inout [UInt8]) {
+public func appendJSONStringContent(_ text: String, to output: inout [UInt8]) {
     forEachJSONEscapedByte(text.utf8) { output.append($0) }
 }
 
