@@ -131,6 +131,11 @@ struct PyAPNsCallTests {
         let hexLike = String(repeating: "a", count: 63)
         let badToken = fault("notify", [.string("a"), .string(hexLike), aps("x")])
         #expect(badToken.map { !$0.faultString.contains(hexLike) } == true)
+        // A token given as the environment or the method is not shown whole.
+        let tokenAsEnvironment = fault("provision", [.string("a"), .string("/c"), .string(tokenA)])
+        #expect(tokenAsEnvironment?.code == 401)
+        #expect(tokenAsEnvironment.map { !$0.faultString.contains(tokenA) } == true)
+        #expect(fault(tokenA, []).map { $0.code == 8001 && !$0.faultString.contains(tokenA) } == true)
         let longEnvironment = fault("provision", [.string("a"), .string("/c"), .string(String(repeating: "e", count: 500) + "\n")])
         #expect(longEnvironment?.code == 401)
         #expect((longEnvironment?.faultString.count ?? 0) < 200)
