@@ -220,11 +220,12 @@ private func text(_ bytes: [UInt8]) -> String {
     })
 }
 
-// MARK: - Entry: libFuzzer's with SWIFTPM_FUZZING, else the replay tool's (see the top)
-
+// The entry points: see the top of the file.
 #if SWIFTPM_FUZZING
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzXMLRPC(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt { fuzzOne(data, size) }
 #else
-@main enum XMLRPCReplay { static func main() { replayInputFiles(tool: "xmlrpc-fuzzer", fuzzOne) } }
+@main enum XMLRPCReplay {
+    static func main() { replayInputFiles(tool: "xmlrpc-fuzzer", fuzzOne) }
+}
 #endif
