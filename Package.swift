@@ -43,6 +43,8 @@ let package = Package(
         // pyapns' provision / notify / feedback (issue #13) as a pure mapping
         // from an XML-RPC call, and its answers and faults; no I/O.
         .target(name: "PyAPNs", dependencies: ["XMLRPC", "RelayCore"]),
+        .executableTarget(name: "xmlrpc-fuzzer", dependencies: ["XMLRPC", "PyAPNs", "RelayCore", "FuzzSupport"],
+                          path: "Fuzz/xmlrpc"),
         .testTarget(name: "XMLRPCTests", dependencies: ["XMLRPC"]),
         .testTarget(name: "PyAPNsTests", dependencies: ["PyAPNs", "XMLRPC", "RelayCore"]),
         // Pure Swift, no I/O: z85, HTTP/1 parser, Web Push parsing,

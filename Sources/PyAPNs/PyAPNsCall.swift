@@ -24,10 +24,8 @@ public struct PyAPNsProvision: Sendable, Equatable {
     public var timeoutSeconds: Int
 
     public init(appID: String, certificate: PyAPNsCertificate, environment: APNsEnvironment, timeoutSeconds: Int) {
-        self.appID = appID
-        self.certificate = certificate
-        self.environment = environment
-        self.timeoutSeconds = timeoutSeconds
+        (self.appID, self.certificate) = (appID, certificate)
+        (self.environment, self.timeoutSeconds) = (environment, timeoutSeconds)
     }
 }
 
@@ -49,9 +47,7 @@ public struct PyAPNsNotify: Sendable, Equatable {
     public var payloads: [[UInt8]]
 
     public init(appID: String, tokens: [String], payloads: [[UInt8]]) {
-        self.appID = appID
-        self.tokens = tokens
-        self.payloads = payloads
+        (self.appID, self.tokens, self.payloads) = (appID, tokens, payloads)
     }
 }
 

@@ -54,8 +54,10 @@ public struct PyAPNsFault: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// A client's text as a fault shows it: one line of at most 64 characters.
+/// A client's text as a fault shows it: one line of at most 32 characters,
+/// too short to hold a whole device token (64 hex digits or more) that a
+/// client put in the wrong argument (found by the xmlrpc fuzzer).
 func shortened(_ text: String) -> String {
     let line = String(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : Character($0) })
-    return line.count <= 64 ? line : String(line.prefix(64)) + "…"
+    return line.count <= 32 ? line : String(line.prefix(32)) + "…"
 }

@@ -12,10 +12,7 @@ public struct XMLRPCCall: Sendable, Equatable {
     public var methodName: String
     public var params: [XMLRPCValue]
 
-    public init(methodName: String, params: [XMLRPCValue]) {
-        self.methodName = methodName
-        self.params = params
-    }
+    public init(methodName: String, params: [XMLRPCValue]) { (self.methodName, self.params) = (methodName, params) }
 }
 
 /// Decodes an XML-RPC methodCall from a request body, within `limits`.

@@ -5,20 +5,18 @@
 
 /// What one XML-RPC document may hold.
 public struct XMLRPCLimits: Sendable, Equatable {
+    public init(maxBodyBytes: Int, maxDepth: Int, maxElements: Int, maxStringBytes: Int) {
+        (self.maxBodyBytes, self.maxDepth) = (maxBodyBytes, maxDepth)
+        (self.maxElements, self.maxStringBytes) = (maxElements, maxStringBytes)
+    }
+
     /// The body's size in bytes, refused before libxml2 sees it.
-    public var maxBodyBytes: Int
+    public let maxBodyBytes: Int
     /// How deeply elements may nest (`<methodCall>` is depth 1; each array
     /// or struct level adds three: value, array/struct, data/member).
-    public var maxDepth: Int
+    public let maxDepth: Int
     /// How many elements the document may have in all.
-    public var maxElements: Int
+    public let maxElements: Int
     /// The longest text in bytes (UTF-8) of one string, name or number.
-    public var maxStringBytes: Int
-
-    public init(maxBodyBytes: Int, maxDepth: Int, maxElements: Int, maxStringBytes: Int) {
-        self.maxBodyBytes = maxBodyBytes
-        self.maxDepth = maxDepth
-        self.maxElements = maxElements
-        self.maxStringBytes = maxStringBytes
-    }
+    public let maxStringBytes: Int
 }

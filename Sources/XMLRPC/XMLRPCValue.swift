@@ -46,10 +46,7 @@ public struct XMLRPCMember: Sendable, Equatable {
     public var name: String
     public var value: XMLRPCValue
 
-    public init(name: String, value: XMLRPCValue) {
-        self.name = name
-        self.value = value
-    }
+    public init(name: String, value: XMLRPCValue) { (self.name, self.value) = (name, value) }
 }
 
 /// A `dateTime.iso8601` value as xmlrpc.client writes and reads it:

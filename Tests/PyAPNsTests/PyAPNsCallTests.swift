@@ -29,23 +29,23 @@ private func aps(_ alert: String) -> XMLRPCValue {
 @Suite("pyapns' calls")
 struct PyAPNsCallTests {
     static let pythonCalls: [(name: String, document: String, call: PyAPNsCall)] = [
-        ("provision with PEM text, sandbox, a timeout", PythonCalls.provisionPEM, .provision(PyAPNsProvision(
+        ("provision with PEM text, sandbox, a timeout", PythonCall.provisionPEM.document, .provision(PyAPNsProvision(
             appID: "myapp",
             certificate: .pem("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n"),
             environment: .development, timeoutSeconds: 15))),
-        ("provision with a path, production, no timeout", PythonCalls.provisionPath, .provision(PyAPNsProvision(
+        ("provision with a path, production, no timeout", PythonCall.provisionPath.document, .provision(PyAPNsProvision(
             appID: "other", certificate: .path("/etc/pyapns/other.pem"), environment: .production, timeoutSeconds: 15))),
-        ("provision with PEM bytes", PythonCalls.provisionBytes, .provision(PyAPNsProvision(
+        ("provision with PEM bytes", PythonCall.provisionBytes.document, .provision(PyAPNsProvision(
             appID: "bytes", certificate: .pem("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"),
             environment: .production, timeoutSeconds: 30))),
-        ("notify with one token, spaced and in capitals, and one dict", PythonCalls.notifyOne, .notify(PyAPNsNotify(
+        ("notify with one token, spaced and in capitals, and one dict", PythonCall.notifyOne.document, .notify(PyAPNsNotify(
             appID: "myapp", tokens: [String(repeating: "abcd", count: 16)],
             payloads: [Array(#"{"aps":{"alert":"Hello!"}}"#.utf8)]))),
-        ("notify with two lists", PythonCalls.notifyLists, .notify(PyAPNsNotify(
+        ("notify with two lists", PythonCall.notifyLists.document, .notify(PyAPNsNotify(
             appID: "myapp", tokens: [tokenA, String(repeating: "abcd", count: 16)],
             payloads: [Array(#"{"aps":{"alert":{"title":"T","body":"B \"q\" \\ é"},"badge":3,"sound":"default","content-available":true},"x":1.25,"n":null}"#.utf8),
                        Array(#"{"aps":{}}"#.utf8)]))),
-        ("feedback", PythonCalls.feedback, .feedback(appID: "myapp")),
+        ("feedback", PythonCall.feedback.document, .feedback(appID: "myapp")),
     ]
 
     @Test("pyapns' calls as xmlrpc.client writes them are read as pyapns read them", arguments: pythonCalls)
@@ -131,6 +131,11 @@ struct PyAPNsCallTests {
         let hexLike = String(repeating: "a", count: 63)
         let badToken = fault("notify", [.string("a"), .string(hexLike), aps("x")])
         #expect(badToken.map { !$0.faultString.contains(hexLike) } == true)
+        // A token given as the environment or the method is not shown whole.
+        let tokenAsEnvironment = fault("provision", [.string("a"), .string("/c"), .string(tokenA)])
+        #expect(tokenAsEnvironment?.code == 401)
+        #expect(tokenAsEnvironment.map { !$0.faultString.contains(tokenA) } == true)
+        #expect(fault(tokenA, []).map { $0.code == 8001 && !$0.faultString.contains(tokenA) } == true)
         let longEnvironment = fault("provision", [.string("a"), .string("/c"), .string(String(repeating: "e", count: 500) + "\n")])
         #expect(longEnvironment?.code == 401)
         #expect((longEnvironment?.faultString.count ?? 0) < 200)
