@@ -31,6 +31,22 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
+        // libxml2 for the XML-RPC decoder (issue #13), imported by XMLRPC only.
+        .systemLibrary(
+            name: "CLibXML2",
+            pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"])]
+        ),
+        // XML-RPC (issue #13): a methodCall's bytes in (libxml2, no DTD, no
+        // entities, caps), values out; methodResponse and fault encoders.
+        .target(name: "XMLRPC", dependencies: ["CLibXML2"]),
+        // pyapns' provision / notify / feedback (issue #13) as a pure mapping
+        // from an XML-RPC call, and its answers and faults; no I/O.
+        .target(name: "PyAPNs", dependencies: ["XMLRPC", "RelayCore"]),
+        .executableTarget(name: "xmlrpc-fuzzer", dependencies: ["XMLRPC", "PyAPNs", "RelayCore", "FuzzSupport"],
+                          path: "Fuzz/xmlrpc"),
+        .testTarget(name: "XMLRPCTests", dependencies: ["XMLRPC"]),
+        .testTarget(name: "PyAPNsTests", dependencies: ["PyAPNs", "XMLRPC", "RelayCore"]),
         // Pure Swift, no I/O: z85, HTTP/1 parser, Web Push parsing,
         // APNs request building, status mapping.
         .target(name: "RelayCore"),
@@ -82,10 +98,12 @@ let package = Package(
         // The daemon: HTTP/1 listener, routing, wiring of it all.
         .target(name: "Relay", dependencies: [
             "RelayCore", "EventLoop", "TLS", "APNs", "AppsFile", "VAPID",
+            "ProviderAPI", "Feedback", "FeedbackHook", "XMLRPC", "PyAPNs",
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         .executableTarget(name: "toot-relay", dependencies: [
             "Relay", "APNs", "APNsEmulator", "RelayCore", "EventLoop", "TLS", "AppsFile",
+            "ProviderAPI", "Feedback", "FeedbackHook", "XMLRPC",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "apns-emulator", dependencies: [
@@ -123,7 +141,9 @@ let package = Package(
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2"]),
         .testTarget(name: "APNsTests", dependencies: ["APNs", "APNsEmulator", "TestSupport"]),
         .testTarget(name: "APNsEmulatorTests", dependencies: ["APNsEmulator", "HTTP2", "HTTP2Transport", "TLS", "EventLoop", "TestSupport"]),
-        .testTarget(name: "RelayTests", dependencies: ["Relay", "APNs", "APNsEmulator", "TestSupport"]),
+        .testTarget(name: "RelayTests", dependencies: [
+            "Relay", "APNs", "APNsEmulator", "TestSupport", "ProviderAPI", "Feedback", "XMLRPC",
+        ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -9,6 +9,7 @@ import os
 import random
 import shutil
 import struct
+import xmlrpc.client as xmlrpc_client
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
 rng = random.Random(8030)
@@ -381,6 +382,48 @@ provider_proxy("apple-example", "00fc13adff785122b4ad28809a342098234124142134809
                 ("apns-collapse-id", "game1.score.identifier")], '{"aps":{"alert":"test"}}')
 provider_proxy("duplicate-priority", TOKEN, [("apns-topic", "a.b"), ("apns-priority", "10"), ("apns-priority", "5")], '{"aps":{}}')
 provider_proxy("not-json", TOKEN, [("apns-topic", "a.b")], "hello")
+# xmlrpc: [flags][limits][…]. Raw bodies (flags 0): pyapns' calls as Python's
+# xmlrpc.client writes them (pyapns' client.py uses allow_none=True), bad
+# calls, and hostile documents; built calls (flags 1) from random bytes.
+def xmlrpc(name, body, limits=0):
+    write("xmlrpc", name, bytes([0, limits]) + body)
+
+
+def xmlrpc_call(name, method, *args, limits=0):
+    xmlrpc(name, xmlrpc_client.dumps(args, method, allow_none=True).encode(), limits)
+
+
+XMLRPC_PEM = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----\n" \
+    "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49\n-----END PRIVATE KEY-----\n"
+XMLRPC_NOTIFICATION = {"aps": {"alert": {"title": "Toot", "body": "New mention"}, "badge": 3, "sound": "default",
+                               "content-available": True, "mutable-content": 1}, "x": 1.25, "n": None}
+xmlrpc_call("pyapns-provision-pem", "provision", "myapp", XMLRPC_PEM, "sandbox", 15)
+xmlrpc_call("pyapns-provision-path", "provision", "myapp", "/etc/pyapns/cert.pem", "production")
+xmlrpc_call("pyapns-provision-bytes", "provision", "myapp", XMLRPC_PEM.encode(), "production", 30)
+xmlrpc_call("pyapns-provision-bad-environment", "provision", "myapp", XMLRPC_PEM, "development", 15)
+xmlrpc_call("pyapns-notify-one", "notify", "myapp", " ".join([TOKEN[i:i + 8] for i in range(0, 64, 8)]),
+            {"aps": {"alert": "Hello!"}})
+xmlrpc_call("pyapns-notify-lists", "notify", "myapp", [TOKEN, TOKEN.upper()], [XMLRPC_NOTIFICATION, {"aps": {}}])
+xmlrpc_call("pyapns-notify-unequal", "notify", "myapp", [TOKEN, TOKEN], [XMLRPC_NOTIFICATION])
+xmlrpc_call("pyapns-notify-bad-token", "notify", "myapp", "zz" + TOKEN[2:], XMLRPC_NOTIFICATION)
+xmlrpc_call("pyapns-feedback", "feedback", "myapp")
+xmlrpc_call("unknown-method", "system.listMethods")
+xmlrpc_call("every-type", "echo", 1, -(2 ** 31), True, "a<&>\r\n", 1.5e-7,
+            xmlrpc_client.DateTime("20261123T20:55:14"), b"\x00\xff", [], {}, None)
+xmlrpc_call("small-limits", "notify", "myapp", [TOKEN] * 3, [XMLRPC_NOTIFICATION] * 3, limits=1)
+xmlrpc("bare-string", b"<methodCall><methodName>feedback</methodName><params><param><value>myapp</value>"
+       b"</param></params></methodCall>")
+xmlrpc("xxe-file", b'<?xml version="1.0"?><!DOCTYPE m [<!ENTITY x SYSTEM "file:///etc/passwd">]>'
+       b"<methodCall><methodName>&x;</methodName></methodCall>")
+xmlrpc("billion-laughs", b'<?xml version="1.0"?><!DOCTYPE m [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;">'
+       b'<!ENTITY c "&b;&b;&b;&b;&b;">]><methodCall><methodName>&c;</methodName></methodCall>')
+xmlrpc("deep-arrays", b"<methodCall><methodName>echo</methodName><params><param>"
+       + b"<value><array><data>" * 30 + b"</data></array></value>" * 30 + b"</param></params></methodCall>")
+xmlrpc("undeclared-entity", b"<methodCall><methodName>a&x;</methodName></methodCall>")
+xmlrpc("cdata-and-comments", b"<methodCall><!-- c --><methodName>notify</methodName><params><param><value>"
+       b"<string><![CDATA[<&>]]></string></value></param></params></methodCall>")
+for index in range(3):
+    write("xmlrpc", f"built-{index}", bytes([1, index % 2, index]) + rand(120))
 
 if __name__ == "__main__":
     for target in sorted(os.listdir(ROOT)):

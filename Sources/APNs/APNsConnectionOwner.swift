@@ -1,3 +1,5 @@
+import RelayCore
+
 /// What a connection tells its pool. Called on the loop thread, never from
 /// inside an nghttp2 callback.
 protocol APNsConnectionOwner: AnyObject {

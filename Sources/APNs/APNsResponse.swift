@@ -1,20 +1,5 @@
 import RelayCore
 
-/// The full result of one send: the outcome the relay maps (ARCHITECTURE.md §3) and,
-/// for 410, when APNs last knew the token to be valid.
-public struct APNsDelivery: Sendable, Equatable {
-    public var outcome: DeliveryOutcome
-    /// 410 Unregistered / ExpiredToken: the body's `timestamp`, milliseconds
-    /// since the epoch ("the last time APNs confirmed the token was no longer
-    /// valid for the topic").
-    public var unregisteredTimestamp: Int64?
-
-    public init(outcome: DeliveryOutcome, unregisteredTimestamp: Int64? = nil) {
-        self.outcome = outcome
-        self.unregisteredTimestamp = unregisteredTimestamp
-    }
-}
-
 extension APNsDelivery {
     /// The delivery an answer on a completed stream means: 200 is accepted;
     /// any other status carries the reason of APNs' error body and, for 410,

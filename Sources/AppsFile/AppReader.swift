@@ -15,8 +15,9 @@ struct AppReader {
 
     func read() throws(AppsFileError) -> AppDefinition {
         var reader = reader
-        let id = try reader.readName(of: table, key: AppsFileKeys.id, check: idProblem, known: AppsFileKeys.inApp,
-                                     unknownKey: "unknown key; an app's keys are \(Self.knownKeys)", named: AppsFileEntry.app)
+        let id = try reader.readName(
+            of: table, key: AppsFileKeys.id, check: idProblem, known: AppsFileKeys.inApp,
+            unknownKey: "unknown key; an app's keys are \(Self.knownKeys)", named: AppsFileEntry.app)
 
         let topic = try table.item(AppsFileKeys.topic).map { item throws(AppsFileError) in
             try reader.string(item, key: AppsFileKeys.topic, check: topicProblem)

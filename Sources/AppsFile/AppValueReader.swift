@@ -48,8 +48,9 @@ struct AppValueReader {
     /// once it is valid, `entry` becomes `named(value)`. A key `known`
     /// does not hold is reported before a missing or bad name, as a
     /// misspelt name key is the likelier mistake.
-    mutating func readName(of table: TOMLKeyedTable, key: String, check: @escaping (String) -> String?, known: Set<String>,
-                           unknownKey message: String, named: (String) -> AppsFileEntry) throws(AppsFileError) -> String {
+    mutating func readName(of table: TOMLKeyedTable, key: String, check: @escaping (String) -> String?,
+                           known: Set<String>, unknownKey message: String, named: (String) -> AppsFileEntry)
+        throws(AppsFileError) -> String {
         var result: Result<String, AppsFileError>?
         if let item = table.item(key) {
             result = Result { () throws(AppsFileError) in try string(item, key: key, check: check) }

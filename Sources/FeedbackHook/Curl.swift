@@ -23,15 +23,19 @@ enum CurlPostResult: Equatable {
 
 /// A `curl_slist` of header lines, owned.
 final class CurlHeaderList {
-    fileprivate private(set) var list: UnsafeMutablePointer<curl_slist>?
+    fileprivate let list: UnsafeMutablePointer<curl_slist>?
 
     init(lines: [String]) throws(FeedbackHookError) {
+        // Built in a local first: an init that throws frees what it made.
+        var built: UnsafeMutablePointer<curl_slist>?
         for line in lines {
-            guard let extended = curl_slist_append(list, line) else {
+            guard let extended = curl_slist_append(built, line) else {
+                curl_slist_free_all(built)
                 throw FeedbackHookError.curl("curl_slist_append failed (out of memory)")
             }
-            list = extended
+            built = extended
         }
+        list = built
     }
 
     deinit { curl_slist_free_all(list) }
@@ -122,8 +126,10 @@ final class CurlEasy {
     private let headers: CurlHeaderList
 
     init(url: String, headerLines: [String], timeoutMilliseconds: Int) throws(FeedbackHookError) {
+        // Set up on locals and stored only when complete: a throw frees
+        // the handle here, and deinit never sees a half-made one.
         guard let handle = curl_easy_init() else { throw FeedbackHookError.curl("curl_easy_init failed") }
-        self.handle = handle
+        let headers: CurlHeaderList
         do {
             headers = try CurlHeaderList(lines: headerLines)
         } catch {
@@ -154,6 +160,8 @@ final class CurlEasy {
             curl_easy_cleanup(handle)
             throw FeedbackHookError.curl("curl_easy_setopt \(failed.0) failed: \(String(cString: curl_easy_strerror(failed.1)))")
         }
+        self.handle = handle
+        self.headers = headers
     }
 
     deinit { curl_easy_cleanup(handle) }

@@ -11,7 +11,7 @@ final class HookShared: Sendable {
     let queueCapacity: Int
     let log: @Sendable (String) -> Void
     let loggableURL: String
-    let state = Mutex(HookState())
+    let state = Mutex(PostingState())
     let delivered = Atomic<Int>(0)
     let retried = Atomic<Int>(0)
     let failed = Atomic<Int>(0)
@@ -31,7 +31,7 @@ final class HookShared: Sendable {
     }
 }
 
-struct HookState {
+struct PostingState {
     var queue = BodyQueue()
     /// The worker is waiting for work (or about to): the next enqueue wakes it.
     var workerIdle = false

@@ -27,9 +27,10 @@ public struct ServedApps: Sendable {
 }
 
 /// Loads the apps (issue #12) from the environment's app and the apps file,
-/// with the provider API's keys (issue #13), and keeps, across reloads, which credential got which id: a credential
-/// whose spec and file bytes are unchanged keeps its id, so its connections
-/// stay; a changed one gets a new id, and new connections.
+/// with the provider API's keys (issue #13), and keeps, across reloads,
+/// which credential got which id: a credential whose spec and file bytes
+/// are unchanged keeps its id, so its connections stay; a changed one gets
+/// a new id, and new connections.
 ///
 /// Not thread-safe: the daemon's main thread owns it.
 public final class AppsLoader {
@@ -150,8 +151,10 @@ public final class AppsLoader {
     /// without a key (`apiExposureProblem`).
     static func apiKeyring(configuration: Configuration, fileKeys: [APIKeyEntry], hasDefaultApp: Bool)
         throws(AppsLoadError) -> APIKeyring {
-        if !hasDefaultApp,
-           let entry = fileKeys.first(where: { if case .only(let ids) = $0.apps { ids.contains(RelayApp.defaultID) } else { false } }) {
+        func namesDefault(_ entry: APIKeyEntry) -> Bool {
+            if case .only(let ids) = entry.apps { ids.contains(RelayApp.defaultID) } else { false }
+        }
+        if !hasDefaultApp, let entry = fileKeys.first(where: namesDefault) {
             throw AppsLoadError(AppsFileError(
                 file: configuration.appsFile ?? "", apiKey: entry.name, key: "apps",
                 message: "names \"default\", but the environment variables describe no app (no P12_FILENAME, "

@@ -10,7 +10,7 @@ import TLS
 final class HTTP1ServerConnection: IOHandler {
     private let socket: Socket
     private let loop: EventLoop
-    private let relay: RelayHandler
+    private let handler: HTTP1RequestHandler
     private let owner: ConnectionOwner
     private var machine: HTTP1ConnectionMachine
     /// The machine's actions still to carry out, from `nextAction` on. One
@@ -55,14 +55,14 @@ final class HTTP1ServerConnection: IOHandler {
     private static let lingerTime: Duration = .seconds(2)
 
     init(socket: Socket, loop: EventLoop, tls: TLSConnection?, machine: HTTP1ConnectionMachine,
-         inputLimit: Int, relay: RelayHandler, owner: ConnectionOwner) {
+         inputLimit: Int, handler: HTTP1RequestHandler, owner: ConnectionOwner) {
         self.socket = socket
         self.loop = loop
         self.tls = tls
         self.handshaking = tls != nil
         self.machine = machine
         self.input = InputBuffer(initialCapacity: 2048, limit: inputLimit)
-        self.relay = relay
+        self.handler = handler
         self.owner = owner
         let reference = ConnectionReference()
         self.reference = reference
@@ -207,14 +207,14 @@ final class HTTP1ServerConnection: IOHandler {
             case .consume(let count):
                 input.consume(count)
             case .dispatch(let request):
-                if let response = relay.handle(request, completion: answerCallback) {
+                if let response = handler.handle(request, completion: answerCallback) {
                     let hasBufferedInput = !input.isEmpty
                     machine.responseReady(response, hasBufferedInput: hasBufferedInput, into: &actions)
                 }
             case .armTimer(let kind, let delay):
                 armTimer(kind, after: delay)
             case .refused(let status, let reason):
-                relay.logRefusal(status: status, reason: reason)
+                handler.logRefusal(status: status, reason: reason)
             case .cancelTimer:
                 // Lazy: a loop timer still pending finds no deadline and stops.
                 timerDeadline = nil

@@ -1,5 +1,6 @@
 import EventLoop
 import Glibc
+import ProviderAPI
 import RelayCore
 import VAPID
 
@@ -22,6 +23,8 @@ public final class RelayHandler {
     /// Restricted endpoints (issue #14).
     private var vapid: VAPIDGate
     private let metrics: RelayMetricsRecorder?
+    /// Dead tokens into the feedback list, and to the hook (issue #13).
+    private let feedback: FeedbackSink?
 
     /// With `loop`, log lines are batched per iteration of that loop (the
     /// handler must then be used on it only); without, each line is written
@@ -30,8 +33,9 @@ public final class RelayHandler {
                 loop: EventLoop? = nil, maxTTL: Int = Configuration.maxTTL,
                 publicURL: String? = nil, listenerIsTLS: Bool = false,
                 unixTime: @escaping () -> Int = RelayHandler.unixTime,
-                metrics: RelayMetrics? = nil) {
+                metrics: RelayMetrics? = nil, feedback: FeedbackSink? = nil) {
         self.metrics = metrics?.makeRecorder()
+        self.feedback = feedback
         self.sender = sender
         self.apps = apps
         self.counters = counters
@@ -199,8 +203,14 @@ public final class RelayHandler {
         let health = app.health
         let appID = app.id
         let sent = metrics == nil ? 0 : EventLoop.monotonicNanoseconds()
-        sender.send(notification) { outcome in
+        let feedback = self.feedback
+        sender.send(notification, deliveryCompletion: { delivery in
+            let outcome = delivery.outcome
             counters.endDelivery()
+            if let feedback, feedback.recordDeadToken(app: appID, environment: target.environment,
+                                                      token: target.deviceToken, delivery: delivery) {
+                feedback.post(deadTokenLog(delivery, token: target.deviceToken, app: appID))
+            }
             let answer = relayResponse(for: outcome, notification: apnsID, ttl: ttl)
             health.record(rejected: answer.credentialsRejected, succeeded: answer.status == 201)
             if let metrics {
@@ -209,7 +219,7 @@ public final class RelayHandler {
             }
             output.logDelivery(target, app: appID, outcome: outcome, answer: answer, apnsID: apnsID, started: started)
             completion(answer.http1Response)
-        }
+        })
         return nil
     }
 
@@ -251,4 +261,15 @@ private let textPlain = [HTTPField(name: "Content-Type", value: "text/plain; cha
 
 private func plain(_ status: Int, _ reason: String) -> HTTP1Response {
     HTTP1Response(status: status, headers: textPlain, body: reason + "\n")
+}
+
+/// The failed-push log the hook gets for a Web Push delivery whose token is
+/// dead (the Web Push path posts only those: its sender, a Mastodon server,
+/// has the answer itself).
+private func deadTokenLog(_ delivery: APNsDelivery, token: String, app: String) -> FailedPushLog {
+    guard case .apns(let status, let reason, let apnsID) = delivery.outcome else {
+        preconditionFailure("deadTokenLog: a dead token without an APNs answer")
+    }
+    return FailedPushLog(token: token, message: "", error: reason?.rawValue ?? "APNs answered \(status)", status: status,
+                         reason: reason?.rawValue, apnsID: apnsID, app: app, timestamp: delivery.unregisteredTimestamp)
 }

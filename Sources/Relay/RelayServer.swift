@@ -23,27 +23,39 @@ public final class RelayServer: @unchecked Sendable {
     private let loops: [EventLoop]
     private let tlsContext: TLSContext?
     private let logger: Logger
-    /// The apps at start; `replaceApps` hands later ones to the loops.
-    private let apps: RelayApps
-    private let senderFactory: @Sendable (EventLoop) -> NotificationSender
-    private let metrics: RelayMetrics?
+    /// Makes each loop's request handler, on that loop.
+    private let makeHandler: @Sendable (EventLoop, RelayCounters) -> HTTP1RequestHandler
     private var loopServers: [LoopServer] = []
     private let nextLoop = Atomic<Int>(0)
 
-    /// `metrics`: counted per notification when given (see `RelayMetrics`).
-    public init(options: ListenerOptions, loops: [EventLoop], tlsContext: TLSContext?, apps: RelayApps, logger: Logger,
-                counters: RelayCounters? = nil, metrics: RelayMetrics? = nil,
-                senderFactory: @escaping @Sendable (EventLoop) -> NotificationSender) {
+    /// The Web Push listener: a `RelayHandler` on each loop with the sender
+    /// `senderFactory` makes for it. `metrics`: counted per notification
+    /// when given (see `RelayMetrics`).
+    public convenience init(options: ListenerOptions, loops: [EventLoop], tlsContext: TLSContext?, apps: RelayApps,
+                            logger: Logger, counters: RelayCounters? = nil, metrics: RelayMetrics? = nil,
+                            feedback: FeedbackSink? = nil, senderFactory: @escaping @Sendable (EventLoop) -> NotificationSender) {
+        let publicURL = options.publicURL
+        let listenerIsTLS = tlsContext != nil
+        self.init(options: options, loops: loops, tlsContext: tlsContext, logger: logger, counters: counters) {
+            loop, counters in
+            RelayHandler(sender: senderFactory(loop), apps: apps, counters: counters, logger: logger, loop: loop,
+                         publicURL: publicURL, listenerIsTLS: listenerIsTLS, metrics: metrics, feedback: feedback)
+        }
+    }
+
+    /// A listener whose requests go to the handler `makeHandler` makes for
+    /// each loop (on that loop), given the listener's counters.
+    public init(options: ListenerOptions, loops: [EventLoop], tlsContext: TLSContext?, logger: Logger,
+                counters: RelayCounters? = nil,
+                makeHandler: @escaping @Sendable (EventLoop, RelayCounters) -> HTTP1RequestHandler) {
         precondition(!loops.isEmpty, "RelayServer needs at least one event loop")
         self.options = options
         self.loops = loops
         self.tlsContext = tlsContext
-        self.apps = apps
         self.logger = logger
-        self.senderFactory = senderFactory
+        self.makeHandler = makeHandler
         self.counters = counters
             ?? RelayCounters(maxConnections: options.maxConnections, maxInFlight: options.maxInFlight)
-        self.metrics = metrics
     }
 
     /// Creates the relay handler on each loop (with its sender), binds and
@@ -52,12 +64,7 @@ public final class RelayServer: @unchecked Sendable {
     public func start() throws(RelayServerError) -> UInt16 {
         for loop in loops {
             let server = loop.runAndWait {
-                LoopServer(loop: loop, relay: RelayHandler(sender: self.senderFactory(loop), apps: self.apps,
-                                                            counters: self.counters, logger: self.logger,
-                                                            loop: loop, publicURL: self.options.publicURL,
-                                                            listenerIsTLS: self.tlsContext != nil,
-                                                            metrics: self.metrics),
-                           server: self)
+                LoopServer(loop: loop, handler: self.makeHandler(loop, self.counters), server: self)
             }
             loopServers.append(server)
         }
@@ -122,7 +129,7 @@ public final class RelayServer: @unchecked Sendable {
     /// request after it. Not from a loop thread.
     public func replaceApps(_ apps: RelayApps) {
         for server in loopServers {
-            server.loop.runAndWait { server.relay.replaceApps(apps) }
+            server.loop.runAndWait { server.handler.replaceApps(apps) }
         }
     }
 
@@ -145,7 +152,7 @@ public final class RelayServer: @unchecked Sendable {
     /// Call from a thread that is not one of the loops, before they stop.
     public func flushLogs() {
         for server in loopServers {
-            server.loop.runAndWait { server.relay.flushLog() }
+            server.loop.runAndWait { server.handler.flushLog() }
         }
     }
 
@@ -156,7 +163,7 @@ public final class RelayServer: @unchecked Sendable {
 /// The listener and connections of one loop. Confined to that loop.
 final class LoopServer: ConnectionOwner, @unchecked Sendable {
     let loop: EventLoop
-    let relay: RelayHandler
+    let handler: HTTP1RequestHandler
     private unowned let server: RelayServer
     private var acceptor: Acceptor?
     private var connections: [ObjectIdentifier: HTTP1ServerConnection] = [:]
@@ -167,9 +174,9 @@ final class LoopServer: ConnectionOwner, @unchecked Sendable {
     private let counters: RelayCounters
     private let inputLimit: Int
 
-    init(loop: EventLoop, relay: RelayHandler, server: RelayServer) {
+    init(loop: EventLoop, handler: HTTP1RequestHandler, server: RelayServer) {
         self.loop = loop
-        self.relay = relay
+        self.handler = handler
         self.server = server
         (options, tlsContext, logger) = server.configuration
         counters = server.counters
@@ -215,7 +222,7 @@ final class LoopServer: ConnectionOwner, @unchecked Sendable {
         let connection = HTTP1ServerConnection(
             socket: socket, loop: loop, tls: tls,
             machine: HTTP1ConnectionMachine(limits: options.limits, timeouts: options.timeouts),
-            inputLimit: inputLimit, relay: relay, owner: self)
+            inputLimit: inputLimit, handler: handler, owner: self)
         connections[ObjectIdentifier(connection)] = connection
         if !connection.start() {
             // start() closed it, which already called connectionClosed.

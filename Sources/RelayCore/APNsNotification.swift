@@ -21,6 +21,18 @@ public struct APNsNotification: Sendable, Equatable {
     /// Which of the relay's credentials sends it (the app's, for its
     /// environment): the APNs client keeps connections per credential.
     public var credential: CredentialID = .primary
+
+    public init(environment: APNsEnvironment, deviceToken: String, path: String, headers: [HTTPField],
+                payload: [UInt8], apnsID: String, ttl: Int, credential: CredentialID = .primary) {
+        self.environment = environment
+        self.deviceToken = deviceToken
+        self.path = path
+        self.headers = headers
+        self.payload = payload
+        self.apnsID = apnsID
+        self.ttl = ttl
+        self.credential = credential
+    }
 }
 
 /// Builds the APNs request for a validated message, its payload in the

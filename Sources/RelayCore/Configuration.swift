@@ -332,6 +332,15 @@ extension Configuration {
             }
             apiPort = port
         }
+        // Issue #13: the API is never reachable through the Web Push port.
+        // One port number for both would be a bind error at best; with
+        // SO_REUSEPORT (REUSE_PORT=1) the kernel would share the port's
+        // connections between the two listeners. The same for metrics.
+        if let apiPort, apiPort != 0 {
+            for (name, other) in [("PORT", Optional(port)), ("METRICS_PORT", metricsPort)] where other == apiPort {
+                throw ConfigurationError(variable: "API_PORT", message: "\(apiPort) is \(name) too; the API needs a port of its own")
+            }
+        }
         if let text = value("API_BIND") { apiBindAddress = text }
         if let text = value("API_KEYS") { apiKeys = try parseAPIKeys(text) }
         if let text = value("API_PROVISION_DIR") {

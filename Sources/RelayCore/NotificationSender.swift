@@ -11,4 +11,30 @@
 ///   last-stream-id, REFUSED_STREAM), never one it may have processed.
 public protocol NotificationSender: AnyObject {
     func send(_ notification: APNsNotification, completion: @escaping (DeliveryOutcome) -> Void)
+    /// The same send, reporting also what APNs said beyond the outcome (the
+    /// 410 timestamp the feedback list keeps, issue #13).
+    func send(_ notification: APNsNotification, deliveryCompletion: @escaping (APNsDelivery) -> Void)
 }
+
+extension NotificationSender {
+    /// For senders that know only the outcome (test doubles).
+    public func send(_ notification: APNsNotification, deliveryCompletion: @escaping (APNsDelivery) -> Void) {
+        send(notification) { outcome in deliveryCompletion(APNsDelivery(outcome: outcome)) }
+    }
+}
+
+/// The full result of one send: the outcome the relay maps (ARCHITECTURE.md §3) and,
+/// for 410, when APNs last knew the token to be valid.
+public struct APNsDelivery: Sendable, Equatable {
+    public var outcome: DeliveryOutcome
+    /// 410 Unregistered / ExpiredToken: the body's `timestamp`, milliseconds
+    /// since the epoch ("the last time APNs confirmed the token was no longer
+    /// valid for the topic").
+    public var unregisteredTimestamp: Int64?
+
+    public init(outcome: DeliveryOutcome, unregisteredTimestamp: Int64? = nil) {
+        self.outcome = outcome
+        self.unregisteredTimestamp = unregisteredTimestamp
+    }
+}
+

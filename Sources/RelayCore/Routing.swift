@@ -253,8 +253,9 @@ private func requestPathAndQuery(of target: TargetBytes) -> (path: TargetBytes, 
 /// The device token lowercased, if it is even-length hex of 64–200 digits
 /// (Apple documents tokens as variable length; they are 32 bytes today).
 /// Inlined into both routes: a call here cost /relay-to measurably.
+/// The one definition of a device token (DeviceToken.swift calls it too).
 @inline(__always)
-private func normalizedDeviceToken(_ bytes: TargetBytes) -> String? {
+func normalizedDeviceToken(_ bytes: some Collection<UInt8>) -> String? {
     guard (64...200).contains(bytes.count), bytes.count % 2 == 0, bytes.allSatisfy({ hexValue($0) != nil })
     else { return nil }
     // Hex digits are ASCII: lowercased straight into the String's storage.

@@ -11,3 +11,11 @@ final class ClientRegistry: @unchecked Sendable {
     }
     var all: [(EventLoop, APNsClient)] { lock.withLock { $0.map(\.value) } }
 }
+
+extension ClientRegistry {
+    /// The client of `loop` (the provider API sends through the Web Push
+    /// listener's clients, so both share one set of pools per loop).
+    func client(on loop: EventLoop) -> APNsClient? {
+        all.first { $0.0 === loop }?.1
+    }
+}

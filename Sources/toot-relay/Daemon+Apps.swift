@@ -41,9 +41,13 @@ extension Daemon {
     /// loops then switch (a request already sent finishes on the
     /// connections it was sent on); credentials no app names any more leave
     /// the catalog, and each loop's client closes their pools once nothing
-    /// is left on them. Nil (and the running apps stay) when anything fails.
+    /// is left on them. Nil (and the running apps stay) when anything fails
+    /// (the loader also refuses a file that leaves a non-loopback API
+    /// without a key). Credentials pyapns' `provision` added (`provisioned`)
+    /// are not the file's: they stay.
     func reloadApps(_ loader: AppsLoader, _ configuration: Configuration, current: ServedApps,
-                    catalog: APNsCredentialCatalog, server: RelayServer, logger: Logger) -> ServedApps? {
+                    catalog: APNsCredentialCatalog, servers: [RelayServer], provisioned: ProvisionedApps?,
+                    logger: Logger) -> ServedApps? {
         let reloaded: ServedApps
         do { reloaded = try loadApps(loader, configuration, previous: current.apps) } catch {
             logger.error("SIGHUP: reload failed, the running apps stay: \(error.message)")
@@ -54,9 +58,9 @@ extension Daemon {
             catalog.add(id, credential.authentication)
             added += 1
         }
-        server.replaceApps(reloaded.apps)
+        for server in servers { server.replaceApps(reloaded.apps) }
         var retired = 0
-        for id in catalog.ids where reloaded.credentials[id] == nil {
+        for id in catalog.ids where reloaded.credentials[id] == nil && provisioned?.holds(id) != true {
             catalog.remove(id)
             retired += 1
         }

@@ -6,12 +6,12 @@ import Relay
 extension Daemon {
     /// Stop accepting, let in-flight requests finish (bounded by the grace
     /// period), then GOAWAY and close the APNs connections.
-    func shutDown(server: RelayServer, clients: ClientRegistry, group: EventLoopGroup, grace: Duration,
+    func shutDown(servers: [RelayServer], clients: ClientRegistry, group: EventLoopGroup, grace: Duration,
                           logger: Logger) {
         let deadline = EventLoop.deadline(after: grace, from: EventLoop.monotonicNanoseconds())
-        server.beginShutdown()
+        for server in servers { server.beginShutdown() }
         var forced = false
-        while !server.isDrained && EventLoop.monotonicNanoseconds() < deadline {
+        while !servers.allSatisfy(\.isDrained) && EventLoop.monotonicNanoseconds() < deadline {
             // A second SIGTERM/SIGINT means "now": skip the rest of the grace.
             if let again = waitForBlockedSignal([SIGTERM, SIGINT], timeout: .milliseconds(10)) {
                 logger.warning("\(again == SIGTERM ? "SIGTERM" : "SIGINT") again: not waiting for the grace period")
@@ -19,7 +19,7 @@ extension Daemon {
                 break
             }
         }
-        if !server.isDrained {
+        for server in servers where !server.isDrained {
             logger.warning("grace period over: closing \(server.counters.openConnections) connections, "
                 + "\(server.counters.inFlight) notifications still in flight")
             server.closeAllConnections()
@@ -40,7 +40,7 @@ extension Daemon {
             break
         }
         // The loops batch their request lines; none may be lost at exit.
-        server.flushLogs()
+        for server in servers { server.flushLogs() }
         group.stopAndJoin()
     }
 }

@@ -80,8 +80,10 @@ struct Daemon {
         let metrics = metricsPort == nil ? nil : RelayMetrics(counters: counters)
         metrics.map { expiryMonitors.publish(to: $0) }
         metrics?.setApps(served.apps)
+        let feedback = try makeFeedbackSink(configuration, logger: logger)
+        let providerMetrics = metrics.map { ProviderMetrics(registry: $0.registry) }
         let server = RelayServer(options: options, loops: group.loops, tlsContext: serverTLS, apps: served.apps,
-                                 logger: logger, counters: counters, metrics: metrics) { loop in
+                                 logger: logger, counters: counters, metrics: metrics, feedback: feedback) { loop in
             let client = APNsClient(loop: loop, configuration: clientConfiguration)
             clients.add(client, on: loop)
             return client
@@ -92,12 +94,38 @@ struct Daemon {
             throw StartupFailure(error.description)
         }
         let shownHost = options.bindAddress.map { $0.contains(":") ? "[\($0)]" : $0 } ?? "*"
+        // The provider API (issue #13): on its own port, never the Web Push one.
+        var api: (server: RelayServer, context: ProviderAPIContext, port: UInt16)?
+        if let apiPort = configuration.apiPort {
+            let (limits, xmlLimits) = providerLimits(configuration)
+            let context = ProviderAPIContext(
+                keyring: served.apiKeys, openOnLoopback: served.apiKeys.isEmpty,
+                provisioned: ProvisionedApps(catalog: catalog), feedback: feedback, limits: limits,
+                xmlLimits: xmlLimits, provisionDirectory: configuration.apiProvisionDirectory, metrics: providerMetrics)
+            do {
+                let (apiServer, bound) = try startAPI(configuration, port: apiPort, apps: served.apps, context: context,
+                                                      loops: group.loops, clients: clients, logger: logger)
+                api = (apiServer, context, bound)
+            } catch let failure {
+                server.beginShutdown()
+                group.stopAndJoin()
+                throw failure
+            }
+        }
         var metricsServer: MetricsServer?
         if let metrics, let metricsPort {
             metricsServer = try startMetrics(metrics, host: configuration.metricsBindAddress, port: metricsPort,
                                              loop: group.loops[0], logger: logger)
         }
         writeAll(1, "listening on \(shownHost):\(port)\n")
+        if let api {
+            let host = configuration.apiBindAddress
+            let shown = host.contains(":") ? "[\(host)]" : host
+            writeAll(1, "api on \(shown):\(api.port)\n")
+            let keys = served.apiKeys.isEmpty ? "no API keys (loopback only)" : "\(served.apiKeys.entries.count) API keys"
+            logger.info("provider API on \(shown):\(api.port) (/api/push, /3/device/<token>, XML-RPC at /, "
+                + "/api/feedback/<app>), " + keys)
+        }
         logger.info("listening on \(shownHost):\(port) (\(serverTLS == nil ? "HTTP" : "HTTPS")), \(threadCount) threads, "
             + "SO_REUSEPORT \(configuration.reusePort ? "on" : "off"), file descriptor limit \(descriptorLimit)")
         notifySystemd("READY=1", logger: logger)
@@ -105,12 +133,16 @@ struct Daemon {
         var current = served
         let signal = waitForSignal(every: .seconds(1)) { now in
             if let metrics { refreshAPNsConnections(metrics, clients: clients) }
+            providerMetrics?.publish(feedback: feedback.store.allCounts(), hook: feedback.hook?.counts)
             expiryMonitors.tick(now: now, apps: current.apps)
         } reload: {
             notifySystemd("RELOADING=1", logger: logger)
             defer { notifySystemd("READY=1", logger: logger) }
             guard let reloaded = reloadApps(loader, configuration, current: current, catalog: catalog,
-                                            server: server, logger: logger) else { return }
+                                            servers: [server] + (api.map { [$0.server] } ?? []),
+                                            provisioned: api?.context.provisioned, logger: logger)
+            else { return }
+            api?.context.replaceKeyring(reloaded.apiKeys)
             current = reloaded
             expiryMonitors = AppExpiryMonitors(reloaded, now: Int(Glibc.time(nil)), logger: logger)
             if let metrics {
@@ -125,7 +157,10 @@ struct Daemon {
         }
         logger.info("\(signal == SIGTERM ? "SIGTERM" : "SIGINT"): stopping; in flight \(server.counters.inFlight), "
             + "open connections \(server.counters.openConnections), grace \(configuration.shutdownGrace)")
-        shutDown(server: server, clients: clients, group: group, grace: configuration.shutdownGrace, logger: logger)
+        shutDown(servers: [server] + (api.map { [$0.server] } ?? []), clients: clients, group: group,
+                 grace: configuration.shutdownGrace, logger: logger)
+        // Queued hook posts get a little time; the rest are counted dropped.
+        feedback.hook?.shutdown(within: .seconds(2))
         emulator?.stop()
         logger.info("stopped after \(server.counters.requestsAnswered) requests")
     }
@@ -159,6 +194,16 @@ struct Daemon {
         } else {
             lines.append("restricted endpoints: a VAPID aud must name each request's origin: https when the relay "
                 + "serves TLS, else X-Forwarded-Proto (else http), and the Host header (PUBLIC_URL unset)")
+        }
+        if let apiPort = configuration.apiPort {
+            let keys = served.apiKeys.entries.map { entry in
+                switch entry.apps {
+                case .all: "\(entry.name) (every app)"
+                case .only(let ids): "\(entry.name) (\(ids.joined(separator: ", ")))"
+                }
+            }
+            lines.append("provider API on \(configuration.apiBindAddress) port \(apiPort): "
+                + (keys.isEmpty ? "no API keys (loopback only)" : "API keys " + keys.joined(separator: "; ")))
         }
         lines.append("configuration OK: \(served.apps.all.count) app\(served.apps.all.count == 1 ? "" : "s"), "
             + "\(served.credentials.count) credential\(served.credentials.count == 1 ? "" : "s")")

@@ -144,6 +144,18 @@ struct ProviderAPIConfigurationTests {
         #expect(!error.description.contains(secret), "\(error.description)")
     }
 
+    @Test("the API never shares the Web Push port or the metrics port", arguments: [
+        (["API_PORT": "42069"], "API_PORT: 42069 is PORT too; the API needs a port of its own"),
+        (["API_PORT": "8080", "PORT": "8080"], "API_PORT: 8080 is PORT too; the API needs a port of its own"),
+        (["API_PORT": "9100", "METRICS_PORT": "9100"], "API_PORT: 9100 is METRICS_PORT too; the API needs a port of its own"),
+    ])
+    func ownPort(variables: [String: String], expected: String) {
+        #expect(throws: ConfigurationError(variable: "API_PORT", message: String(expected.dropFirst("API_PORT: ".count)))) {
+            try Configuration(environment: variables)
+        }
+        #expect(throws: Never.self) { try Configuration(environment: ["API_PORT": "0", "PORT": "0", "METRICS_PORT": "0"]) }
+    }
+
     @Test("a configuration printed, debug-printed or dumped shows neither its keys nor its hook headers' values")
     func printingHidesSecrets() throws {
         let configuration = try Configuration(environment: [

@@ -1,0 +1,18 @@
+#ifndef TOOT_RELAY_CLIBXML2_SHIM_H
+#define TOOT_RELAY_CLIBXML2_SHIM_H
+// libxml2 2.9.14 (Debian 12), for the XML-RPC decoder (issue #13) only:
+// the module XMLRPC is its one importer (ARCHITECTURE.md §5.2).
+#include <libxml/xmlversion.h>
+// Debian builds libxml2 with ICU, and encoding.h then includes the system's
+// <unicode/ucnv.h>, whose UErrorCode clashes with Foundation's own ICU
+// (_FoundationICU) in any module importing both. Only the definition of
+// xmlCharEncodingHandler depends on it (two trailing ICU converter
+// fields); the Swift code never dereferences a handler, only passes the
+// parser context around, so hiding the ICU part changes nothing it reads.
+#undef LIBXML_ICU_ENABLED
+#include <libxml/parser.h>
+#include <libxml/parserInternals.h>
+#include <libxml/tree.h>
+#include <libxml/xmlerror.h>
+// No macro is needed: the options are enum values, xmlChar is unsigned char.
+#endif

@@ -1,0 +1,45 @@
+import Feedback
+import FeedbackHook
+import Glibc
+import ProviderAPI
+import RelayCore
+
+/// Where a failed push goes besides its answer (issue #13): a dead token
+/// (410, 400 BadDeviceToken / DeviceTokenNotForTopic) into the app's
+/// feedback list, on every path; a failed-push log to FEEDBACK_HOOK_URL.
+/// Shared by every loop; both calls are cheap and never wait.
+public struct FeedbackSink: Sendable {
+    public let store: FeedbackStore
+    public let hook: FeedbackHook?
+
+    public init(store: FeedbackStore, hook: FeedbackHook?) {
+        self.store = store
+        self.hook = hook
+    }
+
+    /// Records the token when `delivery` says it is dead; returns whether it did.
+    @discardableResult
+    func recordDeadToken(app: String, environment: APNsEnvironment, token: String, delivery: APNsDelivery) -> Bool {
+        guard case .apns(let status, let reason, _) = delivery.outcome,
+              let entry = FeedbackEntry(app: app, environment: environment, token: token, status: status,
+                                        reason: reason, apnsTimestamp: delivery.unregisteredTimestamp,
+                                        now: FeedbackSink.unixMilliseconds())
+        else { return false }
+        store.record(entry)
+        return true
+    }
+
+    /// Hands `log` to the hook, when there is one: a full queue drops it
+    /// (counted), so a hook that is down never slows a notification.
+    func post(_ log: FailedPushLog) {
+        guard let hook else { return }
+        _ = hook.enqueue(log.json)
+    }
+
+    /// CLOCK_REALTIME in milliseconds: the time of a 400's entry.
+    static func unixMilliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+    }
+}

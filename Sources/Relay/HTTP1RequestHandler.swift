@@ -1,0 +1,21 @@
+import RelayCore
+
+/// What a listener's connections hand their requests to: the Web Push
+/// relay (`RelayHandler`) on the main port, the provider API
+/// (`ProviderAPIHandler`) on API_PORT (issue #13). One per event loop,
+/// confined to it.
+public protocol HTTP1RequestHandler: AnyObject {
+    /// Answers `request`: the response when it is known at once; else nil,
+    /// and `completion` runs exactly once later, on the loop thread, never
+    /// inside this call.
+    func handle(_ request: HTTP1Request, completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response?
+    /// A request the connection refused before routing (bad framing, over a
+    /// limit, too slow): one log line.
+    func logRefusal(status: Int, reason: String)
+    /// Writes the log lines still buffered (shutdown).
+    func flushLog()
+    /// Serves `apps` from the next request on (a reload).
+    func replaceApps(_ apps: RelayApps)
+}
+
+extension RelayHandler: HTTP1RequestHandler {}

@@ -1,0 +1,48 @@
+import ProviderAPI
+import RelayCore
+import Synchronization
+import XMLRPC
+
+/// What every loop's provider API handler shares (issue #13): the keys
+/// (replaced by a reload of the apps file), the provisioned apps, the
+/// feedback list and hook, and the request limits.
+public final class ProviderAPIContext: Sendable {
+    private let keyring: Mutex<APIKeyring>
+    /// No key configured and API_BIND on loopback: every request may send
+    /// for every app (issue #13: keys are optional only there).
+    private let openOnLoopback: Bool
+    public let provisioned: ProvisionedApps
+    public let feedback: FeedbackSink
+    public let limits: ProviderLimits
+    public let xmlLimits: XMLRPCLimits
+    /// API_PROVISION_DIR: pyapns' `provision` may name a certificate file
+    /// inside it; nil: PEM text only.
+    public let provisionDirectory: String?
+    /// With METRICS_PORT.
+    let metrics: ProviderMetrics?
+
+    public init(keyring: APIKeyring, openOnLoopback: Bool, provisioned: ProvisionedApps, feedback: FeedbackSink,
+                limits: ProviderLimits, xmlLimits: XMLRPCLimits, provisionDirectory: String?,
+                metrics: ProviderMetrics? = nil) {
+        self.metrics = metrics
+        self.keyring = Mutex(keyring)
+        self.openOnLoopback = openOnLoopback
+        self.provisioned = provisioned
+        self.feedback = feedback
+        self.limits = limits
+        self.xmlLimits = xmlLimits
+        self.provisionDirectory = provisionDirectory
+    }
+
+    /// What a request's `Authorization` allows.
+    func authorize(_ header: String?) -> APIAuthorization {
+        let keys = keyring.withLock { $0 }
+        if keys.isEmpty && openOnLoopback { return .key(name: "-", apps: .all) }
+        return keys.authorize(authorization: header)
+    }
+
+    /// The keys of a reloaded apps file (with API_KEYS').
+    public func replaceKeyring(_ keys: APIKeyring) {
+        keyring.withLock { $0 = keys }
+    }
+}

@@ -1,0 +1,200 @@
+import EventLoop
+import ProviderAPI
+import RelayCore
+
+// gorush's `/api/push` and Apple's `/3/device/<token>` (issue #13).
+extension ProviderAPIHandler {
+    /// `POST /api/push`: every token of every notification sent at once
+    /// over the loop's pools; the answer once APNs answered them all.
+    func push(_ request: HTTP1Request, _ call: APICall,
+              completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
+        let notifications: [ProviderNotification]
+        do { notifications = try decodeGorushRequest(request.body, limits: context.limits) } catch {
+            logAPI(call, status: 400, detail: "refused: \(error.message)")
+            return jsonError(400, error.message)
+        }
+        let counts = gorushCount(of: notifications)
+        var failures: [FailedPushLog] = []
+        var sends: [(APNsNotification, ProviderNotification, RelayApp)] = []
+        for notification in notifications {
+            let mapping = mapGorushNotification(notification)
+            failures.append(contentsOf: mapping.failures)
+            guard let push = mapping.push else { continue }
+            let named = push.app.map { app(id: $0) } ?? app(topic: push.topic ?? "")
+            guard let app = named else {
+                let why = push.app.map { "no app \($0)" } ?? "no app has topic \(push.topic ?? "")"
+                failures.append(contentsOf: push.tokens.map {
+                    FailedPushLog(notification: notification, token: $0, app: push.app, status: nil, reason: nil,
+                                  apnsID: nil, timestamp: nil, failure: why)
+                })
+                continue
+            }
+            // A request names its apps; one the key may not send for
+            // refuses the whole request before anything is sent.
+            guard call.authorization.allows(app: app.id) else { return forbidden(call, app: app.id) }
+            guard let credential = app.credential(for: push.environment) else {
+                failures.append(contentsOf: push.tokens.map {
+                    FailedPushLog(notification: notification, token: $0, app: app.id, status: nil, reason: nil,
+                                  apnsID: nil, timestamp: nil,
+                                  failure: "app \(app.id) does not serve \(push.environment.rawValue)")
+                })
+                continue
+            }
+            var headers = push.headers
+            headers.append(HTTPField(name: "apns-topic", value: app.topic))
+            let apnsID = headers.first { $0.name == "apns-id" }?.value ?? ""
+            for token in push.tokens {
+                let lowercased = token.lowercased()
+                var apns = APNsNotification(environment: push.environment, deviceToken: lowercased,
+                                            path: "/3/device/" + lowercased, headers: headers,
+                                            payload: push.payload, apnsID: apnsID, ttl: 0)
+                apns.credential = credential
+                sends.append((apns, notification, app))
+            }
+        }
+        for failure in failures { context.feedback.post(failure) }
+
+        let tokenCount = sends.count + failures.count
+        let batch = DeliveryBatch<FailedPushLog>(failures: failures)
+        let feedback = context.feedback
+        let metrics = context.metrics
+        for (apns, notification, app) in sends {
+            guard counters.beginDelivery() else {
+                let log = FailedPushLog(notification: notification, token: apns.deviceToken, app: app.id, status: nil,
+                                        reason: nil, apnsID: nil, timestamp: nil, failure: localFailureText(.overloaded))
+                metrics?.countNotification(app: app.id, environment: apns.environment, outcome: .overloaded)
+                feedback.post(log)
+                batch.record(log)
+                continue
+            }
+            batch.begin()
+            let counters = self.counters
+            sender.send(apns, deliveryCompletion: { delivery in
+                counters.endDelivery()
+                metrics?.countNotification(app: app.id, environment: apns.environment, outcome: delivery.outcome)
+                batch.complete(Self.failure(of: delivery, apns, notification, app, feedback: feedback))
+            })
+        }
+        let summary = { (failed: Int) in "notifications=\(notifications.count) tokens=\(tokenCount) failed=\(failed)" }
+        guard batch.isWaiting else {
+            logAPI(call, status: 200, detail: summary(batch.failures.count))
+            return Self.pushResponse(counts: counts, logs: batch.failures)
+        }
+        batch.whenDone { [weak self] batch in
+            self?.logAPI(call, status: 200, detail: summary(batch.failures.count))
+            completion(Self.pushResponse(counts: counts, logs: batch.failures))
+        }
+        return nil
+    }
+
+    static func pushResponse(counts: Int, logs: [FailedPushLog]) -> HTTP1Response {
+        HTTP1Response(status: 200, headers: jsonHeaders, body: encodeGorushResponse(counts: counts, logs: logs))
+    }
+
+    /// The failed-push log of a delivery that failed (nil for 200), after
+    /// recording a dead token and posting the log to the hook.
+    private static func failure(of delivery: APNsDelivery, _ apns: APNsNotification, _ notification: ProviderNotification,
+                                _ app: RelayApp, feedback: FeedbackSink) -> FailedPushLog? {
+        let log: FailedPushLog
+        switch delivery.outcome {
+        case .apns(let status, let reason, let apnsID):
+            app.health.record(rejected: status == 403, succeeded: status == 200)
+            if status == 200 { return nil }
+            feedback.recordDeadToken(app: app.id, environment: apns.environment, token: apns.deviceToken,
+                                     delivery: delivery)
+            log = FailedPushLog(notification: notification, token: apns.deviceToken, app: app.id, status: status,
+                                reason: reason, apnsID: apnsID, timestamp: delivery.unregisteredTimestamp,
+                                failure: "APNs answered \(status)")
+        case let other:
+            log = FailedPushLog(notification: notification, token: apns.deviceToken, app: app.id, status: nil,
+                                reason: nil, apnsID: nil, timestamp: nil, failure: localFailureText(other))
+        }
+        feedback.post(log)
+        return log
+    }
+
+    /// `POST /3/device/<token>`: Apple's request, answered as APNs answered it.
+    func device(_ request: HTTP1Request, environment: APNsEnvironment, token: String, _ call: APICall,
+                completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
+        let apnsID = makeAPNsID(random: &random)
+        let proxied: ProxyNotification
+        switch parseProxyRequest(token: token, headers: request.headers, body: request.body) {
+        case .success(let parsed): proxied = parsed
+        case .failure(let refusal):
+            logAPI(call, status: refusal.status, detail: "refused: \(refusal.reason.rawValue)")
+            return Self.response(proxyAnswer(for: refusal, apnsID: apnsID))
+        }
+        guard let app = app(topic: proxied.topic) else {
+            // No credential of the relay's can send for that topic: what
+            // APNs answers a certificate that does not cover it.
+            logAPI(call, status: 400, detail: "refused: no app has that topic")
+            return Self.response(proxyAnswer(for: APNsProxyRefusal(.topicDisallowed), apnsID: apnsID))
+        }
+        guard call.authorization.allows(app: app.id) else { return forbidden(call, app: app.id) }
+        guard let credential = app.credential(for: environment) else {
+            logAPI(call, status: 400, detail: "refused: app \(app.id) does not serve \(environment.rawValue)")
+            return Self.response(proxyAnswer(for: APNsProxyRefusal(.topicDisallowed), apnsID: apnsID))
+        }
+        let sentID = proxied.headers.first { $0.name == "apns-id" }?.value ?? apnsID
+        var headers = proxied.headers
+        if !headers.contains(where: { $0.name == "apns-id" }) { headers.append(HTTPField(name: "apns-id", value: apnsID)) }
+        headers.append(HTTPField(name: "apns-topic", value: app.topic))
+        var apns = APNsNotification(environment: environment, deviceToken: proxied.token,
+                                    path: "/3/device/" + proxied.token, headers: headers, payload: proxied.payload,
+                                    apnsID: sentID, ttl: 0)
+        apns.credential = credential
+        guard counters.beginDelivery() else {
+            logAPI(call, status: 503, detail: "over MAX_IN_FLIGHT")
+            return Self.response(proxyAnswer(for: .overloaded, apnsID: sentID))
+        }
+        let counters = self.counters
+        let feedback = context.feedback
+        let metrics = context.metrics
+        sender.send(apns, deliveryCompletion: { [weak self] delivery in
+            counters.endDelivery()
+            metrics?.countNotification(app: app.id, environment: environment, outcome: delivery.outcome)
+            if case .apns(let status, _, _) = delivery.outcome {
+                app.health.record(rejected: status == 403, succeeded: status == 200)
+            }
+            feedback.recordDeadToken(app: app.id, environment: environment, token: proxied.token, delivery: delivery)
+            let answer = proxyAnswer(for: delivery.outcome, apnsID: sentID, timestamp: delivery.unregisteredTimestamp)
+            if answer.status != 200 {
+                feedback.post(FailedPushLog(token: proxied.token, message: "", error: Self.errorText(delivery.outcome),
+                                            status: answer.status, reason: Self.reasonText(delivery.outcome),
+                                            apnsID: sentID, app: app.id, timestamp: delivery.unregisteredTimestamp))
+            }
+            self?.logAPI(call, status: answer.status, detail: "app=\(app.id) env=\(environment.rawValue)")
+            completion(Self.response(answer))
+        })
+        return nil
+    }
+
+    static func response(_ answer: APNsProxyAnswer) -> HTTP1Response {
+        var headers = answer.headers
+        if !answer.body.isEmpty { headers.append(contentsOf: jsonHeaders) }
+        return HTTP1Response(status: answer.status, headers: headers, body: answer.body)
+    }
+
+    static func reasonText(_ outcome: DeliveryOutcome) -> String? {
+        if case .apns(_, let reason?, _) = outcome { return reason.rawValue }
+        return nil
+    }
+
+    static func errorText(_ outcome: DeliveryOutcome) -> String {
+        if case .apns(let status, let reason, _) = outcome { return reason?.rawValue ?? "APNs answered \(status)" }
+        return localFailureText(outcome)
+    }
+}
+
+/// A sentence for an outcome APNs did not give (a failed-push log's `error`).
+func localFailureText(_ outcome: DeliveryOutcome) -> String {
+    switch outcome {
+    case .apns(let status, _, _): "APNs answered \(status)"
+    case .answerTimedOut: "no answer from APNs in time"
+    case .connectFailed(let detail): "cannot connect to APNs: \(detail)"
+    case .tlsFailed(let detail): "TLS with APNs failed: \(detail)"
+    case .streamFailed(let detail): "the APNs stream failed: \(detail)"
+    case .allConnectionsDown: "no connection to APNs is up"
+    case .overloaded: "the relay is over MAX_IN_FLIGHT"
+    }
+}

@@ -1,0 +1,197 @@
+import Glibc
+import ProviderAPI
+import PyAPNs
+import RelayCore
+import TLS
+import XMLRPC
+
+// pyapns' XML-RPC interface (issue #13; pyapns/server.py): provision,
+// notify, feedback. Faults are XML-RPC answers (HTTP 200), as Twisted sends
+// them; only a missing or wrong key (401) and a key without the app (403)
+// are HTTP errors.
+extension ProviderAPIHandler {
+    func xmlRPC(_ request: HTTP1Request, _ call: APICall,
+                completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
+        let decoded: PyAPNsCall
+        do {
+            let rpc = try decodeXMLRPCCall(request.body, limits: context.xmlLimits)
+            decoded = try pyAPNsCall(rpc)
+        } catch let error as XMLRPCError {
+            return fault(call, .undecodable(error))
+        } catch let fault as PyAPNsFault {
+            return self.fault(call, fault)
+        } catch {
+            preconditionFailure("xmlRPC: an error of an unknown kind: \(error)")
+        }
+        switch decoded {
+        case .provision(let provision): return self.provision(provision, call)
+        case .notify(let notify): return self.notify(notify, call, completion: completion)
+        case .feedback(let appID): return pyAPNsFeedback(appID, call)
+        }
+    }
+
+    private func provision(_ provision: PyAPNsProvision, _ call: APICall) -> HTTP1Response {
+        guard isProvisionableAppID(provision.appID) else {
+            return fault(call, PyAPNsFault(code: 8002, faultString:
+                "app_id must be 1 to 64 letters, digits, '.', '_' or '-' (it names the app in logs and metrics)"))
+        }
+        guard call.authorization.allows(app: provision.appID) else { return forbidden(call, app: provision.appID) }
+        let pem: [UInt8]
+        switch provision.certificate {
+        case .pem(let text):
+            pem = Array(text.utf8)
+        case .path(let path):
+            switch readProvisionFile(path) {
+            case .success(let bytes): pem = bytes
+            case .failure(let fault): return self.fault(call, fault)
+            }
+        }
+        do {
+            switch try context.provisioned.provision(appID: provision.appID, pem: pem, environment: provision.environment,
+                                                     configured: apps, now: unixTime()) {
+            case .provisioned(let app):
+                logAPI(call, status: 200, detail: "provisioned app=\(app.id) env=\(provision.environment.rawValue) topic=\(app.topic)")
+            case .alreadyKnown:
+                // pyapns ignores a second provision of an id it knows.
+                logAPI(call, status: 200, detail: "app=\(provision.appID) already known: ignored")
+            }
+        } catch {
+            return fault(call, PyAPNsFault(code: 8002, faultString: error.description))
+        }
+        return xmlAnswer(pyAPNsNilResponse)
+    }
+
+    /// A certificate path is read only inside API_PROVISION_DIR (a caller
+    /// must not make the relay read any file it can).
+    private func readProvisionFile(_ path: String) -> Result<[UInt8], PyAPNsFault> {
+        guard let directory = context.provisionDirectory else {
+            return .failure(PyAPNsFault(code: 8002, faultString:
+                "certificate paths are not taken (API_PROVISION_DIR is unset): send the PEM text"))
+        }
+        guard let resolvedDirectory = realPath(directory), let resolved = realPath(path),
+              resolved.hasPrefix(resolvedDirectory.hasSuffix("/") ? resolvedDirectory : resolvedDirectory + "/")
+        else {
+            return .failure(PyAPNsFault(code: 8002, faultString: "the certificate path is not a file inside API_PROVISION_DIR"))
+        }
+        guard let bytes = try? CredentialFile.read(resolved) else {
+            return .failure(PyAPNsFault(code: 8002, faultString: "the certificate file cannot be read"))
+        }
+        return .success(bytes)
+    }
+
+    private func notify(_ notify: PyAPNsNotify, _ call: APICall,
+                        completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
+        guard let app = app(id: notify.appID) else { return fault(call, .notProvisioned) }
+        guard call.authorization.allows(app: app.id) else { return forbidden(call, app: app.id) }
+        // A pyapns app has one environment; a configured app answers here
+        // with its production credential, else its development one.
+        let environment: APNsEnvironment = app.production != nil ? .production : .development
+        guard let credential = app.credential(for: environment) else { return fault(call, .notProvisioned) }
+
+        let batch = DeliveryBatch<DeliveryOutcome>()
+        let feedback = context.feedback
+        let metrics = context.metrics
+        let counters = self.counters
+        for (token, payload) in zip(notify.tokens, notify.payloads) {
+            guard counters.beginDelivery() else {
+                metrics?.countNotification(app: app.id, environment: environment, outcome: .overloaded)
+                batch.record(.overloaded)
+                continue
+            }
+            batch.begin()
+            var apns = APNsNotification(environment: environment, deviceToken: token, path: "/3/device/" + token,
+                                        headers: pushHeaders(for: payload, topic: app.topic), payload: payload,
+                                        apnsID: "", ttl: 0)
+            apns.credential = credential
+            sender.send(apns, deliveryCompletion: { delivery in
+                counters.endDelivery()
+                metrics?.countNotification(app: app.id, environment: environment, outcome: delivery.outcome)
+                guard case .apns(let status, let reason, let apnsID) = delivery.outcome, status == 200 else {
+                    if case .apns(let status, let reason, let apnsID) = delivery.outcome {
+                        app.health.record(rejected: status == 403, succeeded: false)
+                        feedback.recordDeadToken(app: app.id, environment: environment, token: token, delivery: delivery)
+                        feedback.post(FailedPushLog(token: token, message: "", error: reason?.rawValue ?? "APNs answered \(status)",
+                                                    status: status, reason: reason?.rawValue, apnsID: apnsID,
+                                                    app: app.id, timestamp: delivery.unregisteredTimestamp))
+                    } else {
+                        feedback.post(FailedPushLog(token: token, message: "", error: localFailureText(delivery.outcome),
+                                                    app: app.id))
+                    }
+                    batch.complete(delivery.outcome)
+                    return
+                }
+                _ = (reason, apnsID)
+                app.health.record(rejected: false, succeeded: true)
+                batch.complete(nil)
+            })
+        }
+        let summary = "app=\(app.id) tokens=\(notify.tokens.count)"
+        guard batch.isWaiting else {
+            return notifyAnswer(batch.failures, call, summary: summary)
+        }
+        batch.whenDone { [weak self] batch in
+            guard let self else { return }
+            completion(self.notifyAnswer(batch.failures, call, summary: summary))
+        }
+        return nil
+    }
+
+    /// nil once APNs answered every token; fault 500 when some could not
+    /// reach APNs at all (pyapns' "could not be made"). Tokens APNs refused
+    /// are not a fault: they go to the feedback list, as in pyapns.
+    private func notifyAnswer(_ failures: [DeliveryOutcome], _ call: APICall, summary: String) -> HTTP1Response {
+        let unsent = failures.filter { if case .apns = $0 { false } else { true } }.count
+        if unsent > 0 {
+            logAPI(call, status: 200, detail: "\(summary) refused=\(failures.count - unsent) unsent=\(unsent): fault 500")
+            return xmlAnswer(PyAPNsFault.noConnection.response)
+        }
+        logAPI(call, status: 200, detail: "\(summary) refused=\(failures.count)")
+        return xmlAnswer(pyAPNsNilResponse)
+    }
+
+    /// pyapns sent whatever dictionary it got; APNs now wants a push type:
+    /// `background` (priority 5, as Apple requires for it) when `aps` asks
+    /// for no alert, badge or sound, else `alert`.
+    private func pushHeaders(for payload: [UInt8], topic: String) -> [HTTPField] {
+        var background = false
+        if let document = try? parseStrictJSON(payload), let aps = document["aps"] {
+            background = aps["alert"] == nil && aps["badge"] == nil && aps["sound"] == nil
+        }
+        return background
+            ? [HTTPField(name: "apns-push-type", value: "background"), HTTPField(name: "apns-priority", value: "5"),
+               HTTPField(name: "apns-topic", value: topic)]
+            : [HTTPField(name: "apns-push-type", value: "alert"), HTTPField(name: "apns-topic", value: topic)]
+    }
+
+    private func pyAPNsFeedback(_ appID: String, _ call: APICall) -> HTTP1Response {
+        guard app(id: appID) != nil else { return fault(call, .notProvisioned) }
+        guard call.authorization.allows(app: appID) else { return forbidden(call, app: appID) }
+        let entries = context.feedback.store.take(app: appID)
+        logAPI(call, status: 200, detail: "feedback app=\(appID) entries=\(entries.count)")
+        return xmlAnswer(pyAPNsFeedbackResponse(entries.map { (unixSeconds: Int($0.time / 1000), token: $0.token) }))
+    }
+
+    private func fault(_ call: APICall, _ fault: PyAPNsFault) -> HTTP1Response {
+        logAPI(call, status: 200, detail: "fault \(fault.code)")
+        return xmlAnswer(fault.response)
+    }
+
+    private func xmlAnswer(_ body: [UInt8]) -> HTTP1Response {
+        HTTP1Response(status: 200, headers: [HTTPField(name: "Content-Type", value: "text/xml")], body: body)
+    }
+}
+
+/// pyapns took any string; here an id also names the app in log lines and
+/// metrics labels, so it keeps to the characters those take as they are.
+func isProvisionableAppID(_ id: String) -> Bool {
+    (1...64).contains(id.utf8.count) && id.utf8.allSatisfy { byte in
+        (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A)
+            || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+    }
+}
+
+private func realPath(_ path: String) -> String? {
+    guard let resolved = realpath(path, nil) else { return nil }
+    defer { free(resolved) }
+    return String(cString: resolved)
+}

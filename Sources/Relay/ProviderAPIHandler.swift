@@ -1,0 +1,166 @@
+import EventLoop
+import Feedback
+import ProviderAPI
+import RelayCore
+
+/// The provider API (issue #13) for one event loop of the API listener:
+/// gorush's `/api/push` and `/healthz`, Apple's request at `/3/device/…`,
+/// pyapns' XML-RPC and the feedback list. Every answer that carries a
+/// notification's fate comes after APNs answered it (never a 2xx for a
+/// notification APNs did not accept). One log line per request, never a
+/// payload, a key or a full token.
+///
+/// Thread-confined to its loop, like the sender it is given.
+public final class ProviderAPIHandler: HTTP1RequestHandler {
+    let sender: NotificationSender
+    /// The configured apps; replaced whole by a reload.
+    private(set) var apps: RelayApps
+    let context: ProviderAPIContext
+    let counters: RelayCounters
+    let output: RelayLog
+    let unixTime: () -> Int
+    var random = BufferedRandom()
+
+    public init(sender: NotificationSender, apps: RelayApps, context: ProviderAPIContext, counters: RelayCounters,
+                logger: Logger, loop: EventLoop? = nil, unixTime: @escaping () -> Int = RelayHandler.unixTime) {
+        self.sender = sender
+        self.apps = apps
+        self.context = context
+        self.counters = counters
+        self.output = RelayLog(logger: logger, buffer: loop.map { LoopLogBuffer(logger: logger, loop: $0) })
+        self.unixTime = unixTime
+    }
+
+    public func replaceApps(_ apps: RelayApps) { self.apps = apps }
+    public func flushLog() { output.buffer?.flush() }
+    public func logRefusal(status: Int, reason: String) { output.logRefusal(status: status, reason: reason) }
+
+    public func handle(_ request: HTTP1Request, completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
+        counters.recordAnswer()
+        let started = EventLoop.monotonicNanoseconds()
+        let route = apiRoute(method: request.method, target: request.target)
+        switch route {
+        case .health:
+            // gorush's heartbeat: 200 with nothing in it, no key needed.
+            return HTTP1Response(status: 200)
+        case .notFound:
+            logAPI("-", key: "-", status: 404, detail: "no such route", started: started)
+            return jsonError(404, "not found")
+        case .methodNotAllowed(let allow):
+            logAPI("-", key: "-", status: 405, detail: "method \(request.method) not allowed", started: started)
+            var response = jsonError(405, "method \(request.method) not allowed here")
+            response.headers.append(HTTPField(name: "Allow", value: allow))
+            return response
+        case .push, .device, .xmlRPC, .feedback:
+            break
+        }
+        let authorization = context.authorize(request.headers["authorization"])
+        let name = routeName(route)
+        guard case .key(let key, _) = authorization else {
+            let detail = authorization == .missing ? "no API key" : "not one of the relay's API keys"
+            logAPI(name, key: "-", status: 401, detail: detail, started: started)
+            return unauthorized(route, detail)
+        }
+        let call = APICall(route: name, key: key, authorization: authorization, started: started)
+        switch route {
+        case .push:
+            return push(request, call, completion: completion)
+        case .device(let environment, let token):
+            return device(request, environment: environment, token: token, call, completion: completion)
+        case .xmlRPC:
+            return xmlRPC(request, call, completion: completion)
+        case .feedback(let appID):
+            return feedback(appID, call)
+        case .health, .notFound, .methodNotAllowed:
+            preconditionFailure("ProviderAPIHandler: route \(route) was answered above")
+        }
+    }
+
+    /// `GET /api/feedback/<app>`: the app's dead tokens, cleared by the read.
+    private func feedback(_ appID: String, _ call: APICall) -> HTTP1Response {
+        guard app(id: appID) != nil else {
+            logAPI(call, status: 404, detail: "no such app")
+            return jsonError(404, "no app \(appID)")
+        }
+        guard call.authorization.allows(app: appID) else { return forbidden(call, app: appID) }
+        let entries = context.feedback.store.take(app: appID)
+        logAPI(call, status: 200, detail: "app=\(appID) entries=\(entries.count)")
+        return HTTP1Response(status: 200, headers: jsonHeaders, body: feedbackJSON(entries))
+    }
+
+    // MARK: apps
+
+    /// A configured app or a provisioned one, by id.
+    func app(id: String) -> RelayApp? {
+        apps.app(for: .id(id)) ?? context.provisioned.app(id: id)
+    }
+
+    /// The app for an `apns-topic` / gorush `topic`: the configured app with
+    /// that topic, else a provisioned one; an empty topic: the default app.
+    func app(topic: String) -> RelayApp? {
+        guard !topic.isEmpty else { return apps.defaultApp }
+        return apps.all.first { $0.topic == topic } ?? context.provisioned.app(topic: topic)
+    }
+
+    // MARK: answers and log lines
+
+    struct APICall {
+        var route: String
+        /// The key's name (never the key).
+        var key: String
+        var authorization: APIAuthorization
+        var started: UInt64
+    }
+
+    private func routeName(_ route: APIRoute) -> String {
+        switch route {
+        case .push: "push"
+        case .device: "device"
+        case .xmlRPC: "xmlrpc"
+        case .feedback: "feedback"
+        case .health: "health"
+        case .notFound, .methodNotAllowed: "-"
+        }
+    }
+
+    private func unauthorized(_ route: APIRoute, _ detail: String) -> HTTP1Response {
+        // XML-RPC clients send the key as HTTP Basic credentials.
+        let challenge = route == .xmlRPC ? "Basic realm=\"toot-relay API\"" : "Bearer realm=\"toot-relay API\""
+        var response = jsonError(401, "\(detail): send Authorization: Bearer <key>")
+        response.headers.append(HTTPField(name: "WWW-Authenticate", value: challenge))
+        return response
+    }
+
+    func forbidden(_ call: APICall, app: String) -> HTTP1Response {
+        logAPI(call, status: 403, detail: "key may not send for app \(app)")
+        return jsonError(403, "this API key may not send for app \(app)")
+    }
+
+    func jsonError(_ status: Int, _ message: String) -> HTTP1Response {
+        HTTP1Response(status: status, headers: jsonHeaders, body: encodeGorushError(status: status, message: message))
+    }
+
+    /// `api <route> key=<name> status=… <detail> latency=…ms`.
+    func logAPI(_ call: APICall, status: Int, detail: String) {
+        logAPI(call.route, key: call.key, status: status, detail: detail, started: call.started)
+    }
+
+    func logAPI(_ route: String, key: String, status: Int, detail: String, started: UInt64) {
+        context.metrics?.countRequest(route: route, status: status)
+        let level: LogLevel = status >= 500 ? .warning : .info
+        output.log(level) { line in
+            line.append(contentsOf: "api ".utf8)
+            line.append(contentsOf: route.utf8)
+            line.append(contentsOf: " key=".utf8)
+            line.append(contentsOf: key.utf8)
+            line.append(contentsOf: " status=".utf8)
+            appendDecimal(status, to: &line)
+            line.append(UInt8(ascii: " "))
+            line.append(contentsOf: detail.utf8)
+            line.append(contentsOf: " latency=".utf8)
+            RelayLog.appendLatency(since: started, to: &line)
+        }
+    }
+}
+
+let jsonHeaders = [HTTPField(name: "Content-Type", value: "application/json; charset=utf-8")]

@@ -1,0 +1,94 @@
+import APNs
+import RelayCore
+import Synchronization
+import TLS
+
+/// The apps pyapns' `provision` call adds at run time (issue #13): each an
+/// app id, one environment and a certificate given as PEM text, kept in
+/// memory only, as pyapns keeps them (a restart forgets them; the apps file
+/// is the place for apps that must stay). A reload of the apps file keeps
+/// them. Shared by every loop of the API listener.
+public final class ProvisionedApps: Sendable {
+    /// Why a certificate could not be provisioned (a pyapns fault's text).
+    public struct Refusal: Error, Equatable, Sendable, CustomStringConvertible {
+        public var description: String
+    }
+
+    public enum Outcome: Equatable, Sendable {
+        case provisioned(RelayApp)
+        /// The id was known already: ignored, as pyapns ignores it.
+        case alreadyKnown
+    }
+
+    private struct State {
+        var apps: [String: RelayApp] = [:]
+        /// Provisioned credentials count down from -1, so they never meet
+        /// the apps loader's ids (0 and up).
+        var nextCredential = -1
+    }
+
+    private let state = Mutex(State())
+    private let catalog: APNsCredentialCatalog
+    /// Bounds the memory a caller can make the relay hold (a TLS identity
+    /// and, once used, a pool per app).
+    public let limit: Int
+
+    public init(catalog: APNsCredentialCatalog, limit: Int = ProvisionedApps.defaultLimit) {
+        self.catalog = catalog
+        self.limit = limit
+    }
+
+    public static let defaultLimit = 1_000
+
+    public func app(id: String) -> RelayApp? {
+        state.withLock { $0.apps[id] }
+    }
+
+    /// The provisioned app whose topic is `topic` (the gorush and proxy
+    /// paths choose apps by topic).
+    public func app(topic: String) -> RelayApp? {
+        state.withLock { state in state.apps.values.first { $0.topic == topic } }
+    }
+
+    /// Whether `id` is one of the provisioned credentials (a reload must
+    /// not retire them).
+    public func holds(_ id: CredentialID) -> Bool {
+        state.withLock { state in state.apps.values.contains { $0.production == id || $0.development == id } }
+    }
+
+    public var count: Int { state.withLock { $0.apps.count } }
+
+    /// Provisions `appID` for `environment` with the certificate and key in
+    /// `pem` (one text holding both, as pyapns takes it). `configured`: the
+    /// apps of the apps file; an id among them counts as known. The
+    /// certificate's UID is the app's topic, as APNs takes it from the
+    /// certificate when a request names none.
+    public func provision(appID: String, pem: [UInt8], environment: APNsEnvironment, configured: RelayApps,
+                          now: Int) throws(Refusal) -> Outcome {
+        if configured.app(for: .id(appID)) != nil || app(id: appID) != nil { return .alreadyKnown }
+        let identity: TLSIdentity
+        do {
+            identity = try TLSIdentity.pem(certificate: pem, privateKey: pem)
+            try identity.validate(now: now)
+        } catch {
+            throw Refusal(description: "the certificate for \(appID) cannot be used: \(error)")
+        }
+        guard let topic = identity.subjectUID, !topic.isEmpty else {
+            throw Refusal(description: "the certificate for \(appID) names no topic (its subject has no UID)")
+        }
+        return try state.withLock { state throws(Refusal) -> Outcome in
+            if state.apps[appID] != nil { return .alreadyKnown }
+            guard state.apps.count < limit else {
+                throw Refusal(description: "no room for another provisioned app (\(limit) provisioned)")
+            }
+            let credential = CredentialID(state.nextCredential)
+            state.nextCredential -= 1
+            catalog.add(credential, .certificate(identity))
+            let app = RelayApp(id: appID, topic: topic,
+                               production: environment == .production ? credential : nil,
+                               development: environment == .development ? credential : nil)
+            state.apps[appID] = app
+            return .provisioned(app)
+        }
+    }
+}

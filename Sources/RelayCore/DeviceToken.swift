@@ -1,0 +1,9 @@
+// A device token from text outside a URL (issue #13's provider API: pyapns'
+// notify, gorush's tokens), held to the same rule as the relay's URLs
+// (ARCHITECTURE.md §1): `normalizedDeviceToken` in Routing.swift.
+
+/// `text` lowercased when it is an APNs device token (an even number of
+/// 64 to 200 hex digits), else nil.
+public func deviceToken(fromHex text: String) -> String? {
+    normalizedDeviceToken(text.utf8)
+}

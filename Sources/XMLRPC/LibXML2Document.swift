@@ -1,0 +1,156 @@
+// All of the module's libxml2 pointer code (ARCHITECTURE.md §5.2): a body
+// parsed by libxml2 2.9.14 and its tree copied into Swift values
+// (XMLTree.swift). A real parser, never a hand-written one (issue #13).
+//
+// Hostile XML: the options never include XML_PARSE_NOENT (substitute
+// entities), XML_PARSE_DTDLOAD / DTDATTR / DTDVALID (load or apply a DTD),
+// XML_PARSE_XINCLUDE or XML_PARSE_HUGE (which lifts libxml2's own limits,
+// among them a depth of 256 and 10 MB per text node); XML_PARSE_NONET
+// forbids any network access. On top of that a document type declaration
+// stops the parser before its internal subset is read (the SAX
+// `internalSubset` callback calls `xmlStopParser`), so no entity is ever
+// declared, let alone expanded, and no external subset is ever loaded: XXE
+// and billion laughs end at `<!DOCTYPE`. Without a DTD an entity reference
+// other than XML's five predefined ones is a well-formedness error.
+
+import CLibXML2
+
+/// libxml2's global state is set up once, before the first parse
+/// (xmlInitParser is not safe to run twice at the same time; a global
+/// `let` is initialised exactly once, under a lock).
+private let libxml2Initialized: Void = xmlInitParser()
+
+/// The parse options (libxml2 parser.h `xmlParserOption`): no network, no
+/// messages on stderr (the error is read from the context instead), CDATA
+/// as text (xmlrpc.client reads it so).
+private let parseOptions = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue
+    | XML_PARSE_NOWARNING.rawValue | XML_PARSE_NOCDATA.rawValue)
+
+/// The SAX callback for `<!DOCTYPE …`: libxml2 calls it with the parser
+/// context (its `userData`) after the name and external id, before the
+/// internal subset or any external one is read. Stopping there leaves
+/// `errNo` at XML_ERR_USER_STOP, and libxml2 reports nothing after a stop.
+private let refuseDocumentType: internalSubsetSAXFunc = { context, _, _, _ in
+    guard let context else { return }
+    xmlStopParser(context.assumingMemoryBound(to: xmlParserCtxt.self))
+}
+
+/// Owner of a libxml2 parser context.
+private final class ParserContext {
+    let pointer: xmlParserCtxtPtr
+
+    init?(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let base = bytes.baseAddress, let count = Int32(exactly: bytes.count),
+              let context = base.withMemoryRebound(to: CChar.self, capacity: bytes.count, {
+                  xmlCreateMemoryParserCtxt($0, count)
+              })
+        else { return nil }
+        pointer = context
+    }
+
+    deinit { xmlFreeParserCtxt(pointer) }
+}
+
+/// Owner of a libxml2 document tree.
+private final class Document {
+    let pointer: xmlDocPtr
+
+    init(_ pointer: xmlDocPtr) { self.pointer = pointer }
+
+    deinit { xmlFreeDoc(pointer) }
+}
+
+/// Parses `bytes` as an XML document and returns its root element, within
+/// `limits` (the body size first, then depth, element count and text sizes
+/// while the tree is copied).
+func parseXMLDocument(_ bytes: [UInt8], limits: XMLRPCLimits) throws(XMLRPCError) -> XMLElement {
+    guard bytes.count <= limits.maxBodyBytes else { throw .bodyTooLarge(bytes: bytes.count, limit: limits.maxBodyBytes) }
+    guard !bytes.isEmpty else { throw .emptyBody }
+    _ = libxml2Initialized
+    let parsed: Result<Document, XMLRPCError> = bytes.withUnsafeBufferPointer { buffer in
+        guard let context = ParserContext(buffer) else {
+            return .failure(.malformed(line: 0, reason: "libxml2 could not create a parser for the body"))
+        }
+        let ctxt = context.pointer
+        _ = xmlCtxtUseOptions(ctxt, parseOptions)
+        ctxt.pointee.sax.pointee.internalSubset = refuseDocumentType
+        let status = xmlParseDocument(ctxt)
+        // The context does not free its document: take ownership first,
+        // whatever happened.
+        let document = ctxt.pointee.myDoc.map(Document.init)
+        ctxt.pointee.myDoc = nil
+        if ctxt.pointee.errNo == Int32(XML_ERR_USER_STOP.rawValue) { return .failure(.doctypeRefused) }
+        guard status == 0, ctxt.pointee.wellFormed != 0, let document else {
+            return .failure(lastError(of: ctxt))
+        }
+        return .success(document)
+    }
+    let document = try parsed.get()
+    guard let root = xmlDocGetRootElement(document.pointer) else {
+        throw .malformed(line: 0, reason: "the document has no root element")
+    }
+    var copier = TreeCopier(limits: limits)
+    return try copier.copy(root, depth: 1)
+}
+
+/// libxml2's last error on `ctxt`, its message's first line only: later
+/// lines (as in "Input is not proper UTF-8") quote bytes of the body.
+private func lastError(of ctxt: xmlParserCtxtPtr) -> XMLRPCError {
+    guard let error = xmlCtxtGetLastError(ctxt) else {
+        return .malformed(line: 0, reason: "libxml2 refused the document without a message")
+    }
+    let message = error.pointee.message.map { String(cString: $0) } ?? "libxml2 error \(error.pointee.code)"
+    let firstLine = message.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).first.map(String.init) ?? message
+    return .malformed(line: Int(error.pointee.line), reason: trimmedXMLWhiteSpace(firstLine))
+}
+
+/// Copies libxml2's tree into `XMLElement`s, counting elements and
+/// measuring depth and texts against the limits as it goes.
+private struct TreeCopier {
+    let limits: XMLRPCLimits
+    var elementCount = 0
+
+    mutating func copy(_ node: xmlNodePtr, depth: Int) throws(XMLRPCError) -> XMLElement {
+        let line = Int(xmlGetLineNo(node))
+        guard depth <= limits.maxDepth else { throw .tooDeep(line: line, limit: limits.maxDepth) }
+        elementCount += 1
+        guard elementCount <= limits.maxElements else { throw .tooManyElements(limit: limits.maxElements) }
+        let name = try text(node.pointee.name, line: line)
+        var children: [XMLNode] = []
+        var next = node.pointee.children
+        while let child = next {
+            next = child.pointee.next
+            switch child.pointee.type {
+            case XML_ELEMENT_NODE:
+                children.append(.element(try copy(child, depth: depth + 1)))
+            case XML_TEXT_NODE, XML_CDATA_SECTION_NODE:
+                let part = try text(child.pointee.content, line: Int(xmlGetLineNo(child)))
+                // Adjacent texts (split by a comment) are one text.
+                if case .text(let before)? = children.last {
+                    guard before.utf8.count + part.utf8.count <= limits.maxStringBytes else {
+                        throw .stringTooLong(line: line, limit: limits.maxStringBytes)
+                    }
+                    children[children.count - 1] = .text(before + part)
+                } else {
+                    children.append(.text(part))
+                }
+            case XML_COMMENT_NODE, XML_PI_NODE:
+                continue
+            default:
+                // Entity references cannot occur without a DTD; anything
+                // else libxml2 might put in a tree is not XML-RPC either.
+                throw .notXMLRPC(line: Int(xmlGetLineNo(child)), reason: "a node of libxml2 type \(child.pointee.type.rawValue)")
+            }
+        }
+        return XMLElement(name: name, line: line, children: children)
+    }
+
+    /// A libxml2 string (UTF-8, checked by libxml2) as a String, within
+    /// the text limit.
+    private func text(_ chars: UnsafePointer<xmlChar>?, line: Int) throws(XMLRPCError) -> String {
+        guard let chars else { return "" }
+        let length = Int(xmlStrlen(chars))
+        guard length <= limits.maxStringBytes else { throw .stringTooLong(line: line, limit: limits.maxStringBytes) }
+        return String(decoding: UnsafeBufferPointer(start: chars, count: length), as: UTF8.self)
+    }
+}

@@ -1,0 +1,68 @@
+import APNs
+import EventLoop
+import Feedback
+import FeedbackHook
+import ProviderAPI
+import Relay
+import RelayCore
+import XMLRPC
+
+/// The provider API (issue #13): its listener on API_PORT, and the
+/// feedback list and hook every path records into.
+extension Daemon {
+    /// The feedback list (FEEDBACK_MAX per app) and, with FEEDBACK_HOOK_URL,
+    /// the hook's worker.
+    func makeFeedbackSink(_ configuration: Configuration, logger: Logger) throws(StartupFailure) -> FeedbackSink {
+        var hook: FeedbackHook?
+        if let url = configuration.feedbackHookURL {
+            do {
+                hook = try FeedbackHook(url: url, headers: configuration.feedbackHookHeaders.map { ($0.name, $0.value) },
+                                        queueCapacity: configuration.feedbackHookQueue,
+                                        timeout: configuration.feedbackHookTimeout, maxAttempts: Self.hookAttempts,
+                                        backoff: .seconds(1), log: { logger.warning($0) })
+            } catch {
+                throw StartupFailure("FEEDBACK_HOOK_URL: \(error)")
+            }
+            logger.info("feedback hook: \(hook?.url.loggable ?? "") (queue \(configuration.feedbackHookQueue))")
+        }
+        return FeedbackSink(store: FeedbackStore(maxPerApp: configuration.feedbackMax), hook: hook)
+    }
+
+    /// A hook post is tried this often (backoff 1 s, 2 s, 4 s between), then counted failed.
+    static let hookAttempts = 4
+
+    /// The request limits of the API (API_MAX_*), and XML-RPC's.
+    func providerLimits(_ configuration: Configuration) -> (ProviderLimits, XMLRPCLimits) {
+        (ProviderLimits(maxBodyBytes: configuration.apiMaxBodyBytes,
+                        maxNotifications: configuration.apiMaxNotifications, maxTokens: configuration.apiMaxTokens),
+         // pyapns' calls are a few KiB: nesting past 32 or 100,000
+         // elements is no notification (billion-laughs-shaped input).
+         XMLRPCLimits(maxBodyBytes: configuration.apiMaxBodyBytes, maxDepth: 32, maxElements: 100_000,
+                      maxStringBytes: configuration.apiMaxBodyBytes))
+    }
+
+    /// Starts the API listener on every loop, sending through each loop's
+    /// APNs client. Returns the listener and the port bound.
+    func startAPI(_ configuration: Configuration, port: UInt16, apps: RelayApps, context: ProviderAPIContext,
+                  loops: [EventLoop], clients: ClientRegistry, logger: Logger) throws(StartupFailure) -> (RelayServer, UInt16) {
+        var options = ListenerOptions(configuration: configuration)
+        options.bindAddress = configuration.apiBindAddress
+        options.port = port
+        options.publicURL = nil
+        options.limits = HTTP1Limits(maxHeaderBytes: configuration.maxHeaderBytes, maxBodyBytes: configuration.apiMaxBodyBytes)
+        let server = RelayServer(options: options, loops: loops, tlsContext: nil, logger: logger) { loop, counters in
+            guard let client = clients.client(on: loop) else {
+                preconditionFailure("startAPI: loop without an APNs client (the Web Push listener starts first)")
+            }
+            return ProviderAPIHandler(sender: client, apps: apps, context: context, counters: counters, logger: logger,
+                                      loop: loop)
+        }
+        do {
+            let bound = try server.start()
+            return (server, bound)
+        } catch {
+            throw StartupFailure("API_PORT: \(error.description)")
+        }
+    }
+}
+

@@ -1,0 +1,40 @@
+import RelayCore
+import Testing
+
+@Suite("Provider API routes")
+struct APIRoutingTests {
+    static let token = String(repeating: "ab", count: 32)
+
+    static let table: [(method: String, target: String, route: APIRoute)] = [
+        ("POST", "/api/push", .push),
+        ("POST", "/api/push?x=1", .push),
+        ("GET", "/api/push", .methodNotAllowed(allow: "POST")),
+        ("GET", "/healthz", .health),
+        ("HEAD", "/healthz", .health),
+        ("POST", "/healthz", .methodNotAllowed(allow: "GET, HEAD")),
+        ("POST", "/", .xmlRPC),
+        ("POST", "/RPC2", .xmlRPC),
+        ("GET", "/RPC2", .methodNotAllowed(allow: "POST")),
+        ("POST", "/3/device/\(token)", .device(.production, token: token)),
+        ("POST", "/development/3/device/\(token)", .device(.development, token: token)),
+        ("POST", "/3/device/not-hex", .device(.production, token: "not-hex")),
+        ("GET", "/3/device/\(token)", .methodNotAllowed(allow: "POST")),
+        ("POST", "/3/device/", .notFound),
+        ("POST", "/3/device/\(token)/more", .notFound),
+        ("POST", "/sandbox/3/device/\(token)", .notFound),
+        ("GET", "/api/feedback/toot", .feedback(app: "toot")),
+        ("GET", "/api/feedback/com.example%2Eapp", .feedback(app: "com.example.app")),
+        ("POST", "/api/feedback/toot", .methodNotAllowed(allow: "GET")),
+        ("GET", "/api/feedback/", .notFound),
+        ("GET", "/api/feedback/a/b", .notFound),
+        ("POST", "/relay-to/production/\(token)", .notFound),
+        ("POST", "", .notFound),
+        ("POST", "*", .notFound),
+        ("post", "/api/push", .methodNotAllowed(allow: "POST")),
+    ]
+
+    @Test("each API target goes to its route, and other methods are refused with Allow", arguments: table)
+    func routes(_ row: (method: String, target: String, route: APIRoute)) {
+        #expect(apiRoute(method: row.method, target: row.target) == row.route)
+    }
+}
