@@ -31,22 +31,6 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
-        // libxml2 for the XML-RPC decoder (issue #13), imported by XMLRPC only.
-        .systemLibrary(
-            name: "CLibXML2",
-            pkgConfig: "libxml-2.0",
-            providers: [.apt(["libxml2-dev"])]
-        ),
-        // XML-RPC (issue #13): a methodCall's bytes in (libxml2, no DTD, no
-        // entities, caps), values out; methodResponse and fault encoders.
-        .target(name: "XMLRPC", dependencies: ["CLibXML2"]),
-        // pyapns' provision / notify / feedback (issue #13) as a pure mapping
-        // from an XML-RPC call, and its answers and faults; no I/O.
-        .target(name: "PyAPNs", dependencies: ["XMLRPC", "RelayCore"]),
-        .executableTarget(name: "xmlrpc-fuzzer", dependencies: ["XMLRPC", "PyAPNs", "RelayCore", "FuzzSupport"],
-                          path: "Fuzz/xmlrpc"),
-        .testTarget(name: "XMLRPCTests", dependencies: ["XMLRPC"]),
-        .testTarget(name: "PyAPNsTests", dependencies: ["PyAPNs", "XMLRPC", "RelayCore"]),
         // Pure Swift, no I/O: z85, HTTP/1 parser, Web Push parsing,
         // APNs request building, status mapping.
         .target(name: "RelayCore"),
@@ -121,6 +105,23 @@ let package = Package(
         .testTarget(name: "APNsTests", dependencies: ["APNs", "APNsEmulator", "TestSupport"]),
         .testTarget(name: "APNsEmulatorTests", dependencies: ["APNsEmulator", "HTTP2", "HTTP2Transport", "TLS", "EventLoop", "TestSupport"]),
         .testTarget(name: "RelayTests", dependencies: ["Relay", "APNs", "APNsEmulator", "TestSupport"]),
+
+        // libxml2 for the XML-RPC decoder (issue #13), imported by XMLRPC only.
+        .systemLibrary(
+            name: "CLibXML2",
+            pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"])]
+        ),
+        // XML-RPC (issue #13): a methodCall's bytes in (libxml2, no DTD, no
+        // entities, caps), values out; methodResponse and fault encoders.
+        .target(name: "XMLRPC", dependencies: ["CLibXML2"]),
+        // pyapns' provision / notify / feedback (issue #13) as a pure mapping
+        // from an XML-RPC call, and its answers and faults; no I/O.
+        .target(name: "PyAPNs", dependencies: ["XMLRPC", "RelayCore"]),
+        .executableTarget(name: "xmlrpc-fuzzer", dependencies: ["XMLRPC", "PyAPNs", "RelayCore", "FuzzSupport"],
+                          path: "Fuzz/xmlrpc"),
+        .testTarget(name: "XMLRPCTests", dependencies: ["XMLRPC"]),
+        .testTarget(name: "PyAPNsTests", dependencies: ["PyAPNs", "XMLRPC", "RelayCore"]),
     ],
     swiftLanguageModes: [.v6]
 )
