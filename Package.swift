@@ -2,9 +2,10 @@
 import PackageDescription
 
 // toot-relay: a Web Push (RFC 8030) to APNs relay.
-// C libraries enter only through the two system-library targets; each is
-// imported by exactly one Swift module (TLS for OpenSSL, HTTP2 for nghttp2;
-// ARCHITECTURE.md §5.2), and by that module's tests where they need it.
+// C libraries enter only through the system-library targets; each is
+// imported by exactly one Swift module (TLS for OpenSSL, HTTP2 for nghttp2,
+// XMLRPC for libxml2, FeedbackHook for libcurl, EventLoop for the Linux
+// headers; ARCHITECTURE.md §5.2), and by that module's tests where they need it.
 let package = Package(
     name: "toot-relay",
     products: [
@@ -31,22 +32,6 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
-        // libxml2 for the XML-RPC decoder (issue #13), imported by XMLRPC only.
-        .systemLibrary(
-            name: "CLibXML2",
-            pkgConfig: "libxml-2.0",
-            providers: [.apt(["libxml2-dev"])]
-        ),
-        // XML-RPC (issue #13): a methodCall's bytes in (libxml2, no DTD, no
-        // entities, caps), values out; methodResponse and fault encoders.
-        .target(name: "XMLRPC", dependencies: ["CLibXML2"]),
-        // pyapns' provision / notify / feedback (issue #13) as a pure mapping
-        // from an XML-RPC call, and its answers and faults; no I/O.
-        .target(name: "PyAPNs", dependencies: ["XMLRPC", "RelayCore"]),
-        .executableTarget(name: "xmlrpc-fuzzer", dependencies: ["XMLRPC", "PyAPNs", "RelayCore", "FuzzSupport"],
-                          path: "Fuzz/xmlrpc"),
-        .testTarget(name: "XMLRPCTests", dependencies: ["XMLRPC"]),
-        .testTarget(name: "PyAPNsTests", dependencies: ["PyAPNs", "XMLRPC", "RelayCore"]),
         // Pure Swift, no I/O: z85, HTTP/1 parser, Web Push parsing,
         // APNs request building, status mapping.
         .target(name: "RelayCore"),
@@ -144,6 +129,23 @@ let package = Package(
         .testTarget(name: "RelayTests", dependencies: [
             "Relay", "APNs", "APNsEmulator", "TestSupport", "ProviderAPI", "Feedback", "XMLRPC",
         ]),
+
+        // libxml2 for the XML-RPC decoder (issue #13), imported by XMLRPC only.
+        .systemLibrary(
+            name: "CLibXML2",
+            pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"])]
+        ),
+        // XML-RPC (issue #13): a methodCall's bytes in (libxml2, no DTD, no
+        // entities, caps), values out; methodResponse and fault encoders.
+        .target(name: "XMLRPC", dependencies: ["CLibXML2"]),
+        // pyapns' provision / notify / feedback (issue #13) as a pure mapping
+        // from an XML-RPC call, and its answers and faults; no I/O.
+        .target(name: "PyAPNs", dependencies: ["XMLRPC", "RelayCore"]),
+        .executableTarget(name: "xmlrpc-fuzzer", dependencies: ["XMLRPC", "PyAPNs", "RelayCore", "FuzzSupport"],
+                          path: "Fuzz/xmlrpc"),
+        .testTarget(name: "XMLRPCTests", dependencies: ["XMLRPC"]),
+        .testTarget(name: "PyAPNsTests", dependencies: ["PyAPNs", "XMLRPC", "RelayCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

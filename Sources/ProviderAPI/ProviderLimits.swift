@@ -12,8 +12,6 @@ public struct ProviderLimits: Sendable, Equatable {
     public var maxTokens: Int
 
     public init(maxBodyBytes: Int, maxNotifications: Int, maxTokens: Int) {
-        self.maxBodyBytes = maxBodyBytes
-        self.maxNotifications = maxNotifications
-        self.maxTokens = maxTokens
+        (self.maxBodyBytes, self.maxNotifications, self.maxTokens) = (maxBodyBytes, maxNotifications, maxTokens)
     }
 }

@@ -14,8 +14,7 @@ public struct PyAPNsFault: Error, Sendable, Equatable, CustomStringConvertible {
     public let faultString: String
 
     public init(code: Int, faultString: String) {
-        self.code = code
-        self.faultString = faultString
+        (self.code, self.faultString) = (code, faultString)
     }
 
     public var description: String { "XML-RPC fault \(code): \(faultString)" }

@@ -23,11 +23,8 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
 
     public init(sender: NotificationSender, apps: RelayApps, context: ProviderAPIContext, counters: RelayCounters,
                 logger: Logger, loop: EventLoop? = nil, unixTime: @escaping () -> Int = RelayHandler.unixTime) {
-        self.sender = sender
-        self.apps = apps
-        self.context = context
-        self.counters = counters
-        self.output = RelayLog(logger: logger, buffer: loop.map { LoopLogBuffer(logger: logger, loop: $0) })
+        (self.sender, self.apps, self.context, self.counters) = (sender, apps, context, counters)
+        output = RelayLog(logger: logger, buffer: loop.map { LoopLogBuffer(logger: logger, loop: $0) })
         self.unixTime = unixTime
     }
 

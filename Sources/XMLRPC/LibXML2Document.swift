@@ -71,26 +71,35 @@ func parseXMLDocument(_ bytes: [UInt8], limits: XMLRPCLimits) throws(XMLRPCError
         guard let context = ParserContext(buffer) else {
             return .failure(.malformed(line: 0, reason: "libxml2 could not create a parser for the body"))
         }
-        let ctxt = context.pointer
-        _ = xmlCtxtUseOptions(ctxt, parseOptions)
-        ctxt.pointee.sax.pointee.internalSubset = refuseDocumentType
-        let status = xmlParseDocument(ctxt)
-        // The context does not free its document: take ownership first,
-        // whatever happened.
-        let document = ctxt.pointee.myDoc.map(Document.init)
-        ctxt.pointee.myDoc = nil
-        if ctxt.pointee.errNo == Int32(XML_ERR_USER_STOP.rawValue) { return .failure(.doctypeRefused) }
-        guard status == 0, ctxt.pointee.wellFormed != 0, let document else {
-            return .failure(lastError(of: ctxt))
-        }
-        return .success(document)
+        // The owner must outlive every use of its pointer (Swift may end a
+        // lifetime at the last use of the object itself).
+        return withExtendedLifetime(context) { parse(context.pointer) }
     }
     let document = try parsed.get()
-    guard let root = xmlDocGetRootElement(document.pointer) else {
-        throw .malformed(line: 0, reason: "the document has no root element")
+    return try withExtendedLifetime(document) { () throws(XMLRPCError) -> XMLElement in
+        guard let root = xmlDocGetRootElement(document.pointer) else {
+            throw .malformed(line: 0, reason: "the document has no root element")
+        }
+        var copier = TreeCopier(limits: limits)
+        return try copier.copy(root, depth: 1)
     }
-    var copier = TreeCopier(limits: limits)
-    return try copier.copy(root, depth: 1)
+}
+
+/// Runs libxml2's parser on a fresh context with the options and the
+/// DOCTYPE refusal above; the document, if any, comes back with an owner.
+private func parse(_ ctxt: xmlParserCtxtPtr) -> Result<Document, XMLRPCError> {
+    _ = xmlCtxtUseOptions(ctxt, parseOptions)
+    ctxt.pointee.sax.pointee.internalSubset = refuseDocumentType
+    let status = xmlParseDocument(ctxt)
+    // The context does not free its document: take ownership first,
+    // whatever happened.
+    let document = ctxt.pointee.myDoc.map(Document.init)
+    ctxt.pointee.myDoc = nil
+    if ctxt.pointee.errNo == Int32(XML_ERR_USER_STOP.rawValue) { return .failure(.doctypeRefused) }
+    guard status == 0, ctxt.pointee.wellFormed != 0, let document else {
+        return .failure(lastError(of: ctxt))
+    }
+    return .success(document)
 }
 
 /// libxml2's last error on `ctxt`, its message's first line only: later

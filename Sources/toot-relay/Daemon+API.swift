@@ -35,9 +35,9 @@ extension Daemon {
     func providerLimits(_ configuration: Configuration) -> (ProviderLimits, XMLRPCLimits) {
         (ProviderLimits(maxBodyBytes: configuration.apiMaxBodyBytes,
                         maxNotifications: configuration.apiMaxNotifications, maxTokens: configuration.apiMaxTokens),
-         // pyapns' calls are a few KiB: nesting past 32 or 100,000
+         // pyapns' calls are a few KiB: nesting past 64 or 100,000
          // elements is no notification (billion-laughs-shaped input).
-         XMLRPCLimits(maxBodyBytes: configuration.apiMaxBodyBytes, maxDepth: 32, maxElements: 100_000,
+         XMLRPCLimits(maxBodyBytes: configuration.apiMaxBodyBytes, maxDepth: 64, maxElements: 100_000,
                       maxStringBytes: configuration.apiMaxBodyBytes))
     }
 
