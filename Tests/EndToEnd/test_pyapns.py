@@ -80,7 +80,7 @@ def test_provision_then_notify_one_token_reaches_the_sandbox(stack):
 
 @pytest.mark.parametrize("path", ["/", "/RPC2"])
 def test_production_goes_to_production_on_either_path(stack, path):
-    app = provisioned(stack, "py-production")
+    app = provisioned(stack, "py-production", "production")
     token = fresh_token()
     assert proxy(stack, path).notify(app, token, {"aps": {"alert": path}}) is None
     [entry] = api.received_for(stack["production"], token)
