@@ -202,22 +202,32 @@ def cpu_delta(before, after):
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def cell(binaries, connections, delay_ms, duration, relay_env, emulator_threads, restricted=False):
-    emulator = start_emulator(binaries["apns-emulator"], delay_ms, client_auth=True, threads=emulator_threads)
-    relay = start_relay(binaries["toot-relay"], emulator.port, relay_env)
+def measured(relay, emulator, load):
+    """Runs `load()` (wrk) and returns (its result, relay CPU s, emulator CPU
+    s, load generator CPU s, relay peak RSS KiB); stops both processes
+    afterwards and adds the relay's exit status last."""
     try:
         cpu_before = relay.cpu_seconds()
         emulator_cpu_before = emulator.cpu_seconds()
         children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        wrk = run_wrk(relay.port, connections, duration, timeout=10,
-                      env=vapid_environment(relay.port) if restricted else None)
-        children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        wrk = load()
+        # wrk is the only child reaped while it runs.
+        wrk_cpu = cpu_delta(children_before, resource.getrusage(resource.RUSAGE_CHILDREN))
         cpu = relay.cpu_seconds() - cpu_before
         emulator_cpu = emulator.cpu_seconds() - emulator_cpu_before
         peak_kib = relay.status_kib("VmHWM")
     finally:
         relay_status = relay.stop()
         emulator.stop()
+    return wrk, cpu, emulator_cpu, wrk_cpu, peak_kib, relay_status
+
+
+def cell(binaries, connections, delay_ms, duration, relay_env, emulator_threads, restricted=False):
+    emulator = start_emulator(binaries["apns-emulator"], delay_ms, client_auth=True, threads=emulator_threads)
+    relay = start_relay(binaries["toot-relay"], emulator.port, relay_env)
+    wrk, cpu, emulator_cpu, wrk_cpu, peak_kib, relay_status = measured(
+        relay, emulator, lambda: run_wrk(relay.port, connections, duration, timeout=10,
+                                         env=vapid_environment(relay.port) if restricted else None))
     log_text = relay.stderr_text()
     created = relay_created_count(log_text)
     accepted = emulator_accepted(emulator)
@@ -234,8 +244,7 @@ def cell(binaries, connections, delay_ms, duration, relay_env, emulator_threads,
         "non2xx": wrk["non2xx"], "errors": errors,
         "cpu_us": cpu / max(created, 1) * 1e6,
         "emulator_cpu_us": emulator_cpu / max(accepted, 1) * 1e6,
-        # wrk is the only child reaped while it runs.
-        "wrk_cpu_us": cpu_delta(children_before, children_after) / max(wrk["requests"], 1) * 1e6,
+        "wrk_cpu_us": wrk_cpu / max(wrk["requests"], 1) * 1e6,
         "rss_mib": peak_kib / 1024,
         "created": created, "accepted": accepted, "wrk_2xx": wrk_2xx, "counts_ok": counts_ok,
         "socket_detail": f"c{wrk['connect']}/r{wrk['read']}/w{wrk['write']}/t{wrk['timeout']}",
@@ -254,18 +263,12 @@ def provider_cell(binaries, duration, relay_env, emulator_threads):
                         {**relay_env, "API_PORT": "0", "API_KEYS": PROVIDER_KEY})
     try:
         port = relay.api_port()
-        cpu_before = relay.cpu_seconds()
-        emulator_cpu_before = emulator.cpu_seconds()
-        children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        wrk = run_wrk(port, PROVIDER_SENDERS, duration, timeout=10, script=PROVIDER_LUA,
-                      env={"API_KEY": PROVIDER_KEY, "TOKENS_PER_REQUEST": str(PROVIDER_TOKENS)})
-        children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = relay.cpu_seconds() - cpu_before
-        emulator_cpu = emulator.cpu_seconds() - emulator_cpu_before
-        peak_kib = relay.status_kib("VmHWM")
-    finally:
-        relay_status = relay.stop()
+    except SystemExit:
         emulator.stop()
+        raise
+    wrk, cpu, emulator_cpu, wrk_cpu, peak_kib, relay_status = measured(
+        relay, emulator, lambda: run_wrk(port, PROVIDER_SENDERS, duration, timeout=10, script=PROVIDER_LUA,
+                                         env={"API_KEY": PROVIDER_KEY, "TOKENS_PER_REQUEST": str(PROVIDER_TOKENS)}))
     accepted = emulator_accepted(emulator)
     wrk_2xx = wrk["requests"] - wrk["non2xx"]
     seconds = wrk["duration_us"] / 1e6
@@ -278,7 +281,7 @@ def provider_cell(binaries, duration, relay_env, emulator_threads):
         "non2xx": wrk["non2xx"], "errors": errors,
         "cpu_us": cpu / max(accepted, 1) * 1e6,
         "emulator_cpu_us": emulator_cpu / max(accepted, 1) * 1e6,
-        "wrk_cpu_us": cpu_delta(children_before, children_after) / max(accepted, 1) * 1e6,
+        "wrk_cpu_us": wrk_cpu / max(accepted, 1) * 1e6,
         "rss_mib": peak_kib / 1024,
         "created": wrk_2xx * PROVIDER_TOKENS, "accepted": accepted, "wrk_2xx": wrk_2xx, "counts_ok": counts_ok,
     }

@@ -19,12 +19,10 @@ local tokens_per_request = tonumber(os.getenv("TOKENS_PER_REQUEST") or "100")
 local payload_text_bytes = tonumber(os.getenv("PAYLOAD_TEXT_BYTES") or "2730")
 local api_key = os.getenv("API_KEY")
 
-local random, format = math.random, string.format
-local function random_token()
-  return format("%08x%08x%08x%08x%08x%08x%08x%08x",
-    random(0, 0xffffffff), random(0, 0xffffffff), random(0, 0xffffffff), random(0, 0xffffffff),
-    random(0, 0xffffffff), random(0, 0xffffffff), random(0, 0xffffffff), random(0, 0xffffffff))
-end
+-- random_token, seed_per_thread and done (the WRK-RESULT line) live beside.
+dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "wrk-common.lua")
+
+local random = math.random
 
 -- z85's alphabet minus the characters JSON would escape (" and \ are not in
 -- it anyway): the text needs no escaping, as a z85 payload needs none.
@@ -41,8 +39,7 @@ end
 local requests_built, next_request = {}, 0
 
 function init(args)
-  -- Distinct streams per wrk thread.
-  math.randomseed(os.time() * 1000 + (tonumber(tostring({}):match("0x(%x+)"), 16) or 0) % 1000003)
+  seed_per_thread()
   local text = random_text(payload_text_bytes)
   for n = 1, 64 do
     local tokens = {}
@@ -63,14 +60,4 @@ end
 function request()
   next_request = next_request % #requests_built + 1
   return requests_built[next_request]
-end
-
--- One machine-readable line for scripts/bench (latency in microseconds).
-function done(summary, latency, requests)
-  local e = summary.errors
-  io.write(string.format(
-    "WRK-RESULT requests=%d duration_us=%d connect=%d read=%d write=%d timeout=%d non2xx=%d " ..
-    "p50_us=%d p99_us=%d max_us=%d\n",
-    summary.requests, summary.duration, e.connect, e.read, e.write, e.timeout, e.status,
-    latency:percentile(50), latency:percentile(99), latency.max))
 end

@@ -20,6 +20,34 @@ LIVE_KEY_ID = "LIVEKEY123"
 TEAM = "TEAMID6789"
 
 
+_serial = [0x7000_0000]
+
+
+def fresh_token():
+    """A plain token no other provider API test uses."""
+    _serial[0] += 1
+    return rt.plain_token(_serial[0])
+
+
+def fresh_fault(code):
+    """A fault token (relaytest.fault_token) no other provider API test uses."""
+    _serial[0] += 1
+    return rt.fault_token(code, _serial[0])
+
+
+def write_apps_file(path, tables):
+    """An apps file from (table name, {key: value}) pairs: `[[name]]` and one
+    `key = value` line each (JSON's strings, booleans and arrays of strings
+    are TOML's too)."""
+    lines = []
+    for name, fields in tables:
+        lines.append(f"[[{name}]]")
+        lines += [f"{key} = {json.dumps(value)}" for key, value in fields.items()]
+        lines.append("")
+    with open(path, "w") as handle:
+        handle.write("\n".join(lines))
+
+
 def api_port(process, timeout=20):
     """The API listener's port: the stdout line `api on HOST:PORT` after
     `listening on …`. Read in a thread so a relay that never prints it

@@ -34,26 +34,13 @@ def stack(certs, workdir, tmp_path_factory):
                                     extra=team_key + ("--environment", "development"))
     hook = api.HookServer()
     apps_path = os.path.join(directory, "apps.toml")
-    with open(apps_path, "w") as handle:
-        handle.write(f"""
-[[app]]
-id = "toot"
-p12-file = "{os.path.join(certs, 'client.p12')}"
-p12-password = "secret"
-default = true
-
-[[app]]
-id = "live"
-topic = "{api.LIVE_TOPIC}"
-p8-file = "{os.path.join(certs, 'authkey.p8')}"
-key-id = "{api.LIVE_KEY_ID}"
-team-id = "{api.TEAM}"
-
-[[api-key]]
-name = "live-only"
-key = "${{LIVE_API_KEY}}"
-apps = ["live"]
-""")
+    api.write_apps_file(apps_path, [
+        ("app", {"id": "toot", "p12-file": os.path.join(certs, "client.p12"), "p12-password": "secret",
+                 "default": True}),
+        ("app", {"id": "live", "topic": api.LIVE_TOPIC, "p8-file": os.path.join(certs, "authkey.p8"),
+                 "key-id": api.LIVE_KEY_ID, "team-id": api.TEAM}),
+        ("api-key", {"name": "live-only", "key": "${LIVE_API_KEY}", "apps": ["live"]}),
+    ])
     env = rt.relay_environment(certs, production.port, APNS_DEVELOPMENT_HOST=f"127.0.0.1:{development.port}",
                                P12_FILENAME="", P12_PASSWORD="", APPS_FILE=apps_path, APNS_TIMEOUT=3,
                                API_PORT=0, API_KEYS=api.ALL_APPS_KEY, LIVE_API_KEY=api.LIVE_ONLY_KEY,
@@ -75,201 +62,35 @@ apps = ["live"]
     hook.close()
 
 
-_serial = [0x7000_0000]
-
-
-def fresh_token():
-    """A token no other test of this module uses."""
-    _serial[0] += 1
-    return rt.plain_token(_serial[0])
-
-
-def fresh_fault(code):
-    _serial[0] += 1
-    return rt.fault_token(code, _serial[0])
-
-
 def nothing_sent(stack, before):
     time.sleep(0.3)
     return api.total_recorded(stack["production"], stack["development"]) == before
 
 
-# MARK: gorush's README examples, byte for byte (only the placeholder tokens
-# are replaced by real 64-digit ones: "token_a" is not a device token APNs
-# would take).
+# MARK: gorush's README examples, byte for byte (data/gorush-readme-ios.md;
+# only the placeholder tokens are replaced by real 64-digit ones: "token_a"
+# is not a device token APNs would take).
 
-IOS_BASIC = """\
-{
-  "notifications": [
-    {
-      "tokens": ["ios_device_token"],
-      "platform": 1,
-      "title": "Hello iOS",
-      "message": "Hello World iOS!"
-    }
-  ]
-}
-"""
+def readme_examples():
+    """{heading: request text} from data/gorush-readme-ios.md."""
+    with open(os.path.join(os.path.dirname(__file__), "data", "gorush-readme-ios.md"), encoding="utf-8") as handle:
+        text = handle.read()
+    examples = {}
+    for section in text.split("\n## ")[1:]:
+        heading, _, rest = section.partition("\n")
+        fence, _, rest = rest.strip("\n").partition("\n")
+        block = rest.rpartition("```")[0]
+        if fence == "```diff":  # the README shows the environments example as a diff
+            block = block.replace("\n+", "\n ")
+        examples[heading] = block
+    return examples
 
-IOS_CUSTOM_SOUND = """\
-{
-  "notifications": [
-    {
-      "tokens": ["ios_device_token"],
-      "platform": 1,
-      "title": "Important Alert",
-      "message": "Critical notification",
-      "apns": {
-        "payload": {
-          "aps": {
-            "sound": {
-              "name": "custom.wav",
-              "critical": 1,
-              "volume": 0.8
-            }
-          }
-        }
-      }
-    }
-  ]
-}
-"""
 
-MULTIPLE_PLATFORMS = """\
-{
-  "notifications": [
-    {
-      "tokens": ["ios_token"],
-      "platform": 1,
-      "message": "Hello iOS!"
-    },
-    {
-      "tokens": ["android_token"],
-      "platform": 2,
-      "message": "Hello Android!"
-    }
-  ]
-}
-"""
-
-IOS_NORMAL = """\
-{
-  "notifications": [
-    {
-      "tokens": ["token_a", "token_b"],
-      "platform": 1,
-      "message": "Hello World iOS!"
-    }
-  ]
-}
-"""
-
-IOS_ALERT_BADGE = """\
-{
-  "notifications": [
-    {
-      "tokens": ["token_a", "token_b"],
-      "platform": 1,
-      "badge": 5,
-      "alert": {
-        "title": "Game Request",
-        "body": "Bob wants to play poker",
-        "action-loc-key": "PLAY"
-      }
-    }
-  ]
-}
-"""
-
-IOS_SOUND_BADGE = """\
-{
-  "notifications": [
-    {
-      "tokens": ["token_a", "token_b"],
-      "platform": 1,
-      "message": "You got your emails.",
-      "badge": 9,
-      "sound": {
-        "critical": 1,
-        "name": "default",
-        "volume": 1.0
-      }
-    }
-  ]
-}
-"""
-
-IOS_DATA = """\
-{
-  "notifications": [
-    {
-      "tokens": ["token_a", "token_b"],
-      "platform": 1,
-      "message": "Hello World iOS!",
-      "data": {
-        "key1": "welcome",
-        "key2": 2
-      }
-    }
-  ]
-}
-"""
-
-# The README shows this one as a diff; the `+` markers are not JSON.
-IOS_ENVIRONMENTS = """\
-{
-  "notifications": [
-    {
-      "tokens": ["token_a", "token_b"],
-      "platform": 1,
-+     "production": true,
-      "message": "Hello World iOS Production!"
-    },
-    {
-      "tokens": ["token_a", "token_b"],
-      "platform": 1,
-+     "development": true,
-      "message": "Hello World iOS Sandbox!"
-    }
-  ]
-}
-""".replace("\n+    ", "\n     ")
-
-IOS_LIVE_ACTIVITY = """\
-{
-  "notifications": [
-    {
-      "tokens": ["push_to_start_token"],
-      "platform": 1,
-      "push_type": "liveactivity",
-      "topic": "com.example.app.push-type.liveactivity",
-      "event": "start",
-      "timestamp": 1685952000,
-      "content-state": {
-        "homeScore": 0,
-        "awayScore": 0,
-        "minute": 1,
-        "period": "1H"
-      },
-      "attributes-type": "FootballMatchAttributes",
-      "attributes": {
-        "homeTeam": "Team 1",
-        "awayTeam": "Team 2",
-        "league": "Premier League"
-      },
-      "alert": {
-        "title": "Team 1 vs Team 2",
-        "body": "Kick-off! The match has started."
-      }
-    }
-  ]
-}
-"""
-
+README = readme_examples()
 ALERT = {"apns-push-type": "alert", "apns-topic": TOOT}
 
 # What gorush (notify/notification_apns.go with sideshow/apns2 v0.25) sends
-# for each example: (name, request text, deliveries as (placeholder,
+# for each example: (heading, deliveries as (placeholder,
 # environment, payload, apns-* headers), placeholders that fail without
 # reaching APNs, counts as gorush computes it: the tokens of every
 # notification plus one per notification with a topic, for the platforms it
@@ -283,40 +104,40 @@ ALERT = {"apns-push-type": "alert", "apns-topic": TOOT}
 #    ignores it, so the custom-sound example sends no sound.
 #  - A sound dictionary goes through mapstructure into {critical,name,volume}.
 README_EXAMPLES = [
-    ("iOS (APNS) API", IOS_BASIC,
+    ("iOS (APNS) API",
      [("ios_device_token", "production", {"aps": {"alert": {"title": "Hello iOS", "body": "Hello World iOS!"}}}, ALERT)],
      [], 1),
-    ("iOS with Custom Sound", IOS_CUSTOM_SOUND,
+    ("iOS with Custom Sound",
      [("ios_device_token", "production",
        {"aps": {"alert": {"title": "Important Alert", "body": "Critical notification"}}}, ALERT)],
      [], 1),
-    ("Multiple Platforms", MULTIPLE_PLATFORMS,
+    ("Multiple Platforms",
      [("ios_token", "production", {"aps": {"alert": "Hello iOS!"}}, ALERT)],
      ["android_token"], 1),
-    ("iOS Example, normal notification", IOS_NORMAL,
+    ("iOS Example, normal notification",
      [(token, "production", {"aps": {"alert": "Hello World iOS!"}}, ALERT) for token in ("token_a", "token_b")],
      [], 2),
-    ("iOS Example, alert dictionary and badge", IOS_ALERT_BADGE,
+    ("iOS Example, alert dictionary and badge",
      [(token, "production", {"aps": {"alert": {"title": "Game Request", "body": "Bob wants to play poker",
                                                "action-loc-key": "PLAY"}, "badge": 5}}, ALERT)
       for token in ("token_a", "token_b")],
      [], 2),
-    ("iOS Example, sound and badge", IOS_SOUND_BADGE,
+    ("iOS Example, sound and badge",
      [(token, "production", {"aps": {"alert": "You got your emails.", "badge": 9,
                                      "sound": {"critical": 1, "name": "default", "volume": 1.0}}}, ALERT)
       for token in ("token_a", "token_b")],
      [], 2),
-    ("iOS Example, data", IOS_DATA,
+    ("iOS Example, data",
      [(token, "production", {"aps": {"alert": "Hello World iOS!"}, "key1": "welcome", "key2": 2}, ALERT)
       for token in ("token_a", "token_b")],
      [], 2),
-    ("iOS Example, production and development", IOS_ENVIRONMENTS,
+    ("iOS Example, production and development",
      [(token, environment, {"aps": {"alert": text}}, ALERT)
       for token in ("token_a", "token_b")
       for environment, text in (("production", "Hello World iOS Production!"),
                                 ("development", "Hello World iOS Sandbox!"))],
      [], 4),
-    ("iOS Example, Live Activity push-to-start", IOS_LIVE_ACTIVITY,
+    ("iOS Example, Live Activity push-to-start",
      [("push_to_start_token", "production",
        {"aps": {"alert": {"title": "Team 1 vs Team 2", "body": "Kick-off! The match has started."},
                 "content-state": {"homeScore": 0, "awayScore": 0, "minute": 1, "period": "1H"},
@@ -327,11 +148,11 @@ README_EXAMPLES = [
 ]
 
 
-@pytest.mark.parametrize("name, text, deliveries, failing, counts", README_EXAMPLES,
-                         ids=[row[0] for row in README_EXAMPLES])
-def test_gorush_readme_examples_reach_apns_as_gorush_would_send_them(stack, name, text, deliveries, failing, counts):
+@pytest.mark.parametrize("name, deliveries, failing, counts", README_EXAMPLES, ids=[row[0] for row in README_EXAMPLES])
+def test_gorush_readme_examples_reach_apns_as_gorush_would_send_them(stack, name, deliveries, failing, counts):
+    text = README[name]
     placeholders = {placeholder for placeholder, *_ in deliveries} | set(failing)
-    tokens = {placeholder: fresh_token() for placeholder in placeholders}
+    tokens = {placeholder: api.fresh_token() for placeholder in placeholders}
     for placeholder, token in tokens.items():
         text = text.replace(f'"{placeholder}"', f'"{token}"')
     response = api.push(stack["port"], text)
@@ -353,8 +174,9 @@ def test_gorush_readme_examples_reach_apns_as_gorush_would_send_them(stack, name
 
 
 def test_the_live_activity_goes_out_on_the_live_apps_key(stack):
-    token = fresh_token()
-    response = api.push(stack["port"], IOS_LIVE_ACTIVITY.replace('"push_to_start_token"', f'"{token}"'))
+    token = api.fresh_token()
+    text = README["iOS Example, Live Activity push-to-start"].replace('"push_to_start_token"', f'"{token}"')
+    response = api.push(stack["port"], text)
     assert response.status == 200, response
     [entry] = api.received_for(stack["production"], token)
     assert entry["authenticated_as"] == api.TEAM and entry["key_id"] == api.LIVE_KEY_ID
@@ -388,7 +210,7 @@ FIELD_CASES = [
 
 @pytest.mark.parametrize("what, fields, headers, aps", FIELD_CASES, ids=[row[0] for row in FIELD_CASES])
 def test_each_gorush_field_gives_gorushs_header_or_payload_key(stack, what, fields, headers, aps):
-    token = fresh_token()
+    token = api.fresh_token()
     notification = {"tokens": [token], "platform": 1, "message": "m", **fields}
     if notification["message"] == "":
         del notification["message"]
@@ -403,7 +225,7 @@ def test_each_gorush_field_gives_gorushs_header_or_payload_key(stack, what, fiel
 
 
 def test_data_values_round_trip_exactly(stack):
-    token = fresh_token()
+    token = api.fresh_token()
     data = {"int": 7, "big": 9007199254740993, "float": 1.5, "true": True, "null": None, "text": "é\"\\\n\t\u2028😀",
             "list": [1, "two", {"three": 3}], "nested": {"a": {"b": []}}}
     response = api.push(stack["port"], {"notifications": [{"tokens": [token], "platform": 1, "message": "d",
@@ -414,7 +236,7 @@ def test_data_values_round_trip_exactly(stack):
 
 
 def test_the_app_field_names_an_app_by_id(stack):
-    token = fresh_token()
+    token = api.fresh_token()
     response = api.push(stack["port"], {"notifications": [{"tokens": [token], "platform": 1, "message": "to live",
                                                            "app": "live"}]})
     assert response.status == 200, response
@@ -425,8 +247,8 @@ def test_the_app_field_names_an_app_by_id(stack):
 def test_a_thousand_tokens_come_back_with_one_log_per_failed_token(stack):
     faults = {0x01: (410, "Unregistered"), 0x02: (400, "BadDeviceToken"), 0x03: (400, "DeviceTokenNotForTopic"),
               0x04: (413, "PayloadTooLarge")}
-    failing = {fresh_fault(code): faults[code] for code in faults for _ in range(10)}
-    good = [fresh_token() for _ in range(1000 - len(failing))]
+    failing = {api.fresh_fault(code): faults[code] for code in faults for _ in range(10)}
+    good = [api.fresh_token() for _ in range(1000 - len(failing))]
     tokens = good + list(failing)
     tokens.sort(key=lambda token: token[::-1])  # interleave good and failing tokens
     started = time.monotonic()
@@ -454,7 +276,7 @@ def test_a_thousand_tokens_come_back_with_one_log_per_failed_token(stack):
 
 
 def test_an_unknown_topic_another_platform_and_a_big_payload_fail_alone(stack):
-    sent, unknown, android, big = fresh_token(), fresh_token(), fresh_token(), fresh_token()
+    sent, unknown, android, big = api.fresh_token(), api.fresh_token(), api.fresh_token(), api.fresh_token()
     before = api.total_recorded(stack["production"], stack["development"])
     response = api.push(stack["port"], {"notifications": [
         {"tokens": [unknown], "platform": 1, "topic": "com.example.nosuchapp", "message": "x"},
@@ -476,7 +298,7 @@ def test_an_unknown_topic_another_platform_and_a_big_payload_fail_alone(stack):
 
 def test_no_key_or_an_unknown_key_is_401_with_a_challenge(stack):
     before = api.total_recorded(stack["production"], stack["development"])
-    body = {"notifications": [{"tokens": [fresh_token()], "platform": 1, "message": "x"}]}
+    body = {"notifications": [{"tokens": [api.fresh_token()], "platform": 1, "message": "x"}]}
     for headers in ([], api.bearer("not-a-key-but-long-enough"), api.basic("wrong-key-0123456789", ""),
                     [("Authorization", f"Token {api.ALL_APPS_KEY}")]):
         response = api.push(stack["port"], body, headers=headers)
@@ -499,7 +321,7 @@ def test_no_key_or_an_unknown_key_is_401_with_a_challenge(stack):
                          ids=["Bearer", "Basic, key as user", "Basic, key as password",
                               "Basic, key as password with a user", "bearer in lower case"])
 def test_the_key_may_come_as_bearer_or_basic(stack, headers):
-    token = fresh_token()
+    token = api.fresh_token()
     response = api.push(stack["port"], {"notifications": [{"tokens": [token], "platform": 1, "message": "k"}]},
                         headers=headers)
     assert response.status == 200, response
@@ -508,7 +330,7 @@ def test_the_key_may_come_as_bearer_or_basic(stack, headers):
 
 def test_a_key_without_the_app_is_403_and_sends_nothing(stack):
     before = api.total_recorded(stack["production"], stack["development"])
-    token = fresh_token()
+    token = api.fresh_token()
     live_only = api.bearer(api.LIVE_ONLY_KEY)
     response = api.push(stack["port"], {"notifications": [{"tokens": [token], "platform": 1, "message": "x"}]},
                         headers=live_only)
@@ -683,7 +505,7 @@ def test_curl_posts_apples_example_request_and_gets_apns_answer(stack, path, env
 @pytest.mark.parametrize("code, status, reason", [(0x01, 410, "Unregistered"), (0x02, 400, "BadDeviceToken"),
                                                   (0x05, 429, "TooManyRequests")])
 def test_the_proxy_answers_apns_own_status_and_reason(stack, code, status, reason):
-    token = fresh_fault(code)
+    token = api.fresh_fault(code)
     got, headers, body = curl(stack["port"], f"/3/device/{token}", APPLE_BODY,
                               [h for h in apple_headers() if h[0] != "apns-id"])
     assert got == status, body
@@ -710,7 +532,7 @@ def test_the_proxy_refuses_what_apns_would_refuse_without_sending_it(stack):
 
 
 def test_a_local_failure_is_503_service_unavailable(stack):
-    token = fresh_fault(0x0e)  # the emulator never answers: APNS_TIMEOUT (3 s) fires
+    token = api.fresh_fault(0x0e)  # the emulator never answers: APNS_TIMEOUT (3 s) fires
     status, headers, body = curl(stack["port"], f"/3/device/{token}", APPLE_BODY,
                                  [h for h in apple_headers() if h[0] != "apns-id"])
     assert status == 503, body
@@ -731,7 +553,7 @@ def take_feedback(stack, app="toot"):
 
 def test_feedback_lists_refused_tokens_from_every_path_once(stack):
     take_feedback(stack)  # what earlier tests left
-    gone, bad, wrong_topic, fine = fresh_fault(0x01), fresh_fault(0x02), fresh_fault(0x03), fresh_token()
+    gone, bad, wrong_topic, fine = api.fresh_fault(0x01), api.fresh_fault(0x02), api.fresh_fault(0x03), api.fresh_token()
     response = api.push(stack["port"], {"notifications": [{"tokens": [gone, bad, fine], "platform": 1,
                                                            "message": "x"}]})
     assert response.status == 200, response
@@ -739,7 +561,7 @@ def test_feedback_lists_refused_tokens_from_every_path_once(stack):
                         [h for h in apple_headers() if h[0] != "apns-id"])
     assert status == 400
     # The Web Push path records too.
-    web_gone = fresh_fault(0x01)
+    web_gone = api.fresh_fault(0x01)
     body, headers = rt.prepared_push()
     client = rt.Client(stack["relay"].port)
     client.send(rt.request_bytes("POST", f"/relay-to/production/{web_gone}", headers, body))
@@ -768,8 +590,8 @@ def test_feedback_for_an_unknown_app_is_404(stack):
 
 def test_the_hook_receives_each_failed_log_exactly_once_with_its_headers(stack):
     hook = stack["hook"]
-    failing = [fresh_fault(0x01) for _ in range(5)] + [fresh_fault(0x02) for _ in range(5)]
-    fine = fresh_token()
+    failing = [api.fresh_fault(0x01) for _ in range(5)] + [api.fresh_fault(0x02) for _ in range(5)]
+    fine = api.fresh_token()
     response = api.push(stack["port"], {"notifications": [{"tokens": failing + [fine], "platform": 1,
                                                            "message": "hooked"}]})
     assert response.status == 200, response

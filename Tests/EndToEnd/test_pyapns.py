@@ -46,19 +46,6 @@ def proxy(stack, path="/", userinfo=KEY):
     return xmlrpc.client.ServerProxy(f"http://{userinfo}@127.0.0.1:{stack['port']}{path}", allow_none=True)
 
 
-_serial = [0x5000_0000]
-
-
-def fresh_token():
-    _serial[0] += 1
-    return rt.plain_token(_serial[0])
-
-
-def fresh_fault(code):
-    _serial[0] += 1
-    return rt.fault_token(code, _serial[0])
-
-
 def provisioned(stack, app_id, environment="sandbox"):
     assert proxy(stack).provision(app_id, stack["certificate"], environment, 15) is None
     return app_id
@@ -70,7 +57,7 @@ def sent_count(stack):
 
 def test_provision_then_notify_one_token_reaches_the_sandbox(stack):
     app = provisioned(stack, "py-sandbox")
-    token = fresh_token()
+    token = api.fresh_token()
     payload = {"aps": {"alert": "Hello", "badge": 1, "sound": "default"}, "thread": 7}
     assert proxy(stack).notify(app, token, payload) is None
     [entry] = api.received_for(stack["development"], token)
@@ -81,7 +68,7 @@ def test_provision_then_notify_one_token_reaches_the_sandbox(stack):
 @pytest.mark.parametrize("path", ["/", "/RPC2"])
 def test_production_goes_to_production_on_either_path(stack, path):
     app = provisioned(stack, "py-production", "production")
-    token = fresh_token()
+    token = api.fresh_token()
     assert proxy(stack, path).notify(app, token, {"aps": {"alert": path}}) is None
     [entry] = api.received_for(stack["production"], token)
     assert json.loads(entry["payload"]) == {"aps": {"alert": path}}
@@ -90,7 +77,7 @@ def test_production_goes_to_production_on_either_path(stack, path):
 def test_an_app_id_already_provisioned_is_kept(stack):
     app = provisioned(stack, "py-kept", "sandbox")
     provisioned(stack, app, "production")  # pyapns: ignored
-    token = fresh_token()
+    token = api.fresh_token()
     proxy(stack).notify(app, token, {"aps": {"alert": "still sandbox"}})
     assert len(api.received_for(stack["development"], token)) == 1
     assert api.received_for(stack["production"], token, timeout=0.3) == []
@@ -98,7 +85,7 @@ def test_an_app_id_already_provisioned_is_kept(stack):
 
 def test_notify_with_lists_sends_each_token_its_payload(stack):
     app = provisioned(stack, "py-lists")
-    tokens = [fresh_token() for _ in range(3)]
+    tokens = [api.fresh_token() for _ in range(3)]
     payloads = [{"aps": {"alert": "one"}}, {"aps": {"alert": {"title": "two", "body": "b"}, "badge": 3}},
                 {"aps": {"content-available": 1}, "custom": {"n": 1.5, "yes": True, "list": [1, "a"], "i": -4}}]
     assert proxy(stack).notify(app, tokens, payloads) is None
@@ -109,7 +96,7 @@ def test_notify_with_lists_sends_each_token_its_payload(stack):
 
 def test_spaces_in_tokens_are_removed(stack):
     app = provisioned(stack, "py-spaces")
-    token = fresh_token()
+    token = api.fresh_token()
     spaced = " ".join(token[i:i + 8] for i in range(0, 64, 8))
     proxy(stack).notify(app, spaced, {"aps": {"alert": "spaced"}})
     assert len(api.received_for(stack["development"], token)) == 1
@@ -119,7 +106,7 @@ def test_unequal_lists_are_a_fault_and_nothing_is_sent(stack):
     app = provisioned(stack, "py-unequal")
     before = sent_count(stack)
     with pytest.raises(xmlrpc.client.Fault) as fault:
-        proxy(stack).notify(app, [fresh_token(), fresh_token()], [{"aps": {"alert": "only one"}}])
+        proxy(stack).notify(app, [api.fresh_token(), api.fresh_token()], [{"aps": {"alert": "only one"}}])
     assert fault.value.faultString
     time.sleep(0.3)
     assert sent_count(stack) == before
@@ -157,7 +144,7 @@ def test_a_certificate_that_does_not_load_sends_nothing_and_shows_no_file(stack,
         assert fault.faultString and "root:" not in fault.faultString
     else:
         with pytest.raises(xmlrpc.client.Fault) as fault:
-            proxy(stack).notify(app, fresh_token(), {"aps": {"alert": "x"}})
+            proxy(stack).notify(app, api.fresh_token(), {"aps": {"alert": "x"}})
         assert "root:" not in fault.value.faultString
     time.sleep(0.2)
     assert sent_count(stack) == before
@@ -173,7 +160,7 @@ def feedback_pairs(stack, app):
 
 def test_feedback_returns_refused_tokens_with_their_time_then_nothing(stack):
     app = provisioned(stack, "py-feedback")
-    gone, bad, wrong_topic, fine = fresh_fault(0x01), fresh_fault(0x02), fresh_fault(0x03), fresh_token()
+    gone, bad, wrong_topic, fine = api.fresh_fault(0x01), api.fresh_fault(0x02), api.fresh_fault(0x03), api.fresh_token()
     started = datetime.now(timezone.utc).replace(microsecond=0)
     assert proxy(stack).notify(app, [gone, bad, wrong_topic, fine], [{"aps": {"alert": "x"}}] * 4) is None
     pairs = feedback_pairs(stack, app)
@@ -187,7 +174,7 @@ def test_feedback_returns_refused_tokens_with_their_time_then_nothing(stack):
 
 def test_feedback_is_the_same_list_as_the_json_feedback(stack):
     app = provisioned(stack, "py-shared")
-    gone = fresh_fault(0x01)
+    gone = api.fresh_fault(0x01)
     proxy(stack).notify(app, gone, {"aps": {"alert": "x"}})
     response = api.request(stack["port"], "GET", f"/api/feedback/{app}", headers=api.bearer(KEY))
     assert response.status == 200, response
