@@ -6,6 +6,7 @@ hook's receiver)."""
 import base64
 import http.server
 import json
+import os
 import socket
 import threading
 import time
@@ -18,6 +19,18 @@ LIVE_ONLY_KEY = "live-only-key-0123456789abcdef"
 LIVE_TOPIC = "com.example.app.push-type.liveactivity"  # gorush README's Live Activity example
 LIVE_KEY_ID = "LIVEKEY123"
 TEAM = "TEAMID6789"
+
+
+# The relay's peak RSS after hostile requests (issue #13: "bounded memory"):
+# a 10 MB body is refused at API_MAX_BODY_BYTES (1 MiB) and nothing decoded
+# grows past it. Sanitizer builds keep shadow memory (test_abuse.py): the
+# bound is scaled for them, never dropped.
+RSS_BOUND_KIB = 128 * 1024 * {"": 1, "address": 3, "thread": 4}[os.environ.get("TOOT_RELAY_SANITIZER", "")]
+
+
+def assert_bounded_memory(process):
+    peak = rt.rss_kib(process.popen.pid)[1]
+    assert peak <= RSS_BOUND_KIB, f"relay peak RSS {peak} KiB"
 
 
 _serial = [0x7000_0000]

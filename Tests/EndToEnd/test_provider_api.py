@@ -447,6 +447,7 @@ def test_hostile_json_gets_a_clear_error_and_reaches_no_apns(stack, what, body, 
         assert [log["token"] for log in api.json_body(response)["logs"]] == [rt.plain_token(0x7fff0001)]
     assert nothing_sent(stack, before)
     assert api.request(stack["port"], "GET", "/healthz").status == 200
+    api.assert_bounded_memory(stack["relay"])
 
 
 # MARK: the APNs-shaped proxy, with curl

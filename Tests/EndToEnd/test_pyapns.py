@@ -272,3 +272,4 @@ def test_hostile_xml_is_refused_and_reaches_no_apns(stack, what, body, allowed):
     assert sent_count(stack) == before
     assert api.request(stack["port"], "GET", "/healthz").status == 200
     assert stack["relay"].popen.poll() is None
+    api.assert_bounded_memory(stack["relay"])
