@@ -11,6 +11,10 @@ Benchmarks/mastodon-aesgcm.lua. Relay CPU comes from /proc/<pid>/stat
 wrk's 2xx count may trail it by at most the requests in flight when wrk stops
 (one per connection).
 
+Beside the 64-sender cell: the same to a restricted endpoint (issue #14), and
+the provider API (issue #13): /api/push with 100 tokens per request from 8
+backends (Benchmarks/provider-push.lua), in notifications/s.
+
 Prints one table (medians over the runs) and appends it to BENCHMARKS.md.
 """
 import argparse
@@ -30,12 +34,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.path.join(ROOT, ".build", "bench")
 CERTS = os.path.join(WORK, "certs")
 LUA = os.path.join(ROOT, "Benchmarks", "mastodon-aesgcm.lua")
+PROVIDER_LUA = os.path.join(ROOT, "Benchmarks", "provider-push.lua")
+PROVIDER_TOKENS = 100  # tokens per /api/push request (issue #13's provider cell)
+PROVIDER_SENDERS = 8  # backends, each with one request of 100 tokens in flight
+PROVIDER_KEY = "bench-api-key-0123456789abcdef"
 TOPIC = "com.example.tootrelay.test"  # the UID of the throwaway client certificate
 RELAY_VARIABLES = (
     "PORT BIND CRT_FILENAME KEY_FILENAME P12_FILENAME P12_BASE64 P12_PASSWORD TOKEN_AUTH_KEY_FILENAME TOKEN_KEY_ID "
     "TOKEN_TEAM_ID TOPIC CA_FILENAME APNS_PRODUCTION_HOST APNS_DEVELOPMENT_HOST MAX_HEADER_BYTES MAX_BODY_BYTES "
     "HEADER_TIMEOUT BODY_TIMEOUT KEEPALIVE_TIMEOUT MAX_CONNECTIONS MAX_IN_FLIGHT APNS_CONNECT_TIMEOUT APNS_TIMEOUT "
-    "APNS_PING_INTERVAL APNS_PING_TIMEOUT APNS_MAX_CONNECTIONS SHUTDOWN_GRACE THREADS LOG_LEVEL REUSE_PORT").split()
+    "APNS_PING_INTERVAL APNS_PING_TIMEOUT APNS_MAX_CONNECTIONS SHUTDOWN_GRACE THREADS LOG_LEVEL REUSE_PORT "
+    "APPS_FILE API_PORT API_BIND API_KEYS API_MAX_BODY_BYTES API_MAX_NOTIFICATIONS API_MAX_TOKENS API_PROVISION_DIR "
+    "FEEDBACK_MAX FEEDBACK_HOOK_URL FEEDBACK_HOOK_HEADERS FEEDBACK_HOOK_QUEUE FEEDBACK_HOOK_TIMEOUT").split()
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
 
@@ -69,6 +79,15 @@ class Process:
             self.popen.wait()
             raise SystemExit(f"bench: {argv[0]} did not start: {line!r} {self.stderr_text()}")
         self.port = int(match.group(1))
+
+    def api_port(self):
+        """The provider API's port: the stdout line after `listening on`."""
+        line = self.popen.stdout.readline().decode()
+        match = re.match(r"api on .*:(\d+)", line)
+        if not match:
+            self.stop()
+            raise SystemExit(f"bench: no `api on` line from the relay: {line!r} {self.stderr_text()}")
+        return int(match.group(1))
 
     @property
     def pid(self):
@@ -166,10 +185,10 @@ def vapid_environment(port):
     return {"VAPID_KEY": b64url(point), "VAPID_JWT_FILE": path, "VAPID_HASH": b64url(hashlib.sha256(point).digest())}
 
 
-def run_wrk(port, connections, duration, timeout, env=None):
+def run_wrk(port, connections, duration, timeout, env=None, script=LUA):
     threads = 2
     argv = ["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{duration}s", "--timeout", f"{timeout}s",
-            "-s", LUA, f"http://127.0.0.1:{port}/"]
+            "-s", script, f"http://127.0.0.1:{port}/"]
     completed = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                env={**os.environ, **(env or {})})
     match = re.search(r"WRK-RESULT (.*)", completed.stdout)
@@ -183,22 +202,32 @@ def cpu_delta(before, after):
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def cell(binaries, connections, delay_ms, duration, relay_env, emulator_threads, restricted=False):
-    emulator = start_emulator(binaries["apns-emulator"], delay_ms, client_auth=True, threads=emulator_threads)
-    relay = start_relay(binaries["toot-relay"], emulator.port, relay_env)
+def measured(relay, emulator, load):
+    """Runs `load()` (wrk) and returns (its result, relay CPU s, emulator CPU
+    s, load generator CPU s, relay peak RSS KiB); stops both processes
+    afterwards and adds the relay's exit status last."""
     try:
         cpu_before = relay.cpu_seconds()
         emulator_cpu_before = emulator.cpu_seconds()
         children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        wrk = run_wrk(relay.port, connections, duration, timeout=10,
-                      env=vapid_environment(relay.port) if restricted else None)
-        children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        wrk = load()
+        # wrk is the only child reaped while it runs.
+        wrk_cpu = cpu_delta(children_before, resource.getrusage(resource.RUSAGE_CHILDREN))
         cpu = relay.cpu_seconds() - cpu_before
         emulator_cpu = emulator.cpu_seconds() - emulator_cpu_before
         peak_kib = relay.status_kib("VmHWM")
     finally:
         relay_status = relay.stop()
         emulator.stop()
+    return wrk, cpu, emulator_cpu, wrk_cpu, peak_kib, relay_status
+
+
+def cell(binaries, connections, delay_ms, duration, relay_env, emulator_threads, restricted=False):
+    emulator = start_emulator(binaries["apns-emulator"], delay_ms, client_auth=True, threads=emulator_threads)
+    relay = start_relay(binaries["toot-relay"], emulator.port, relay_env)
+    wrk, cpu, emulator_cpu, wrk_cpu, peak_kib, relay_status = measured(
+        relay, emulator, lambda: run_wrk(relay.port, connections, duration, timeout=10,
+                                         env=vapid_environment(relay.port) if restricted else None))
     log_text = relay.stderr_text()
     created = relay_created_count(log_text)
     accepted = emulator_accepted(emulator)
@@ -215,11 +244,46 @@ def cell(binaries, connections, delay_ms, duration, relay_env, emulator_threads,
         "non2xx": wrk["non2xx"], "errors": errors,
         "cpu_us": cpu / max(created, 1) * 1e6,
         "emulator_cpu_us": emulator_cpu / max(accepted, 1) * 1e6,
-        # wrk is the only child reaped while it runs.
-        "wrk_cpu_us": cpu_delta(children_before, children_after) / max(wrk["requests"], 1) * 1e6,
+        "wrk_cpu_us": wrk_cpu / max(wrk["requests"], 1) * 1e6,
         "rss_mib": peak_kib / 1024,
         "created": created, "accepted": accepted, "wrk_2xx": wrk_2xx, "counts_ok": counts_ok,
         "socket_detail": f"c{wrk['connect']}/r{wrk['read']}/w{wrk['write']}/t{wrk['timeout']}",
+    }
+
+
+def provider_cell(binaries, duration, relay_env, emulator_threads):
+    """The provider API (issue #13): PROVIDER_SENDERS backends POST
+    /api/push with PROVIDER_TOKENS tokens each (Benchmarks/provider-push.lua),
+    with an API key. The relay answers 200 only after APNs answered every
+    token, so the emulator's accepted count must be PROVIDER_TOKENS per 2xx,
+    plus at most the requests in flight when wrk stopped (one per
+    connection)."""
+    emulator = start_emulator(binaries["apns-emulator"], 0, client_auth=True, threads=emulator_threads)
+    relay = start_relay(binaries["toot-relay"], emulator.port,
+                        {**relay_env, "API_PORT": "0", "API_KEYS": PROVIDER_KEY})
+    try:
+        port = relay.api_port()
+    except SystemExit:
+        emulator.stop()
+        raise
+    wrk, cpu, emulator_cpu, wrk_cpu, peak_kib, relay_status = measured(
+        relay, emulator, lambda: run_wrk(port, PROVIDER_SENDERS, duration, timeout=10, script=PROVIDER_LUA,
+                                         env={"API_KEY": PROVIDER_KEY, "TOKENS_PER_REQUEST": str(PROVIDER_TOKENS)}))
+    accepted = emulator_accepted(emulator)
+    wrk_2xx = wrk["requests"] - wrk["non2xx"]
+    seconds = wrk["duration_us"] / 1e6
+    errors = wrk["connect"] + wrk["read"] + wrk["write"] + wrk["timeout"]
+    counts_ok = (wrk_2xx * PROVIDER_TOKENS <= accepted <= (wrk_2xx + PROVIDER_SENDERS) * PROVIDER_TOKENS
+                 and relay_status == 0)
+    return {
+        "rps": wrk_2xx * PROVIDER_TOKENS / seconds,  # notifications/s
+        "p50_ms": wrk["p50_us"] / 1000, "p99_ms": wrk["p99_us"] / 1000,
+        "non2xx": wrk["non2xx"], "errors": errors,
+        "cpu_us": cpu / max(accepted, 1) * 1e6,
+        "emulator_cpu_us": emulator_cpu / max(accepted, 1) * 1e6,
+        "wrk_cpu_us": wrk_cpu / max(accepted, 1) * 1e6,
+        "rss_mib": peak_kib / 1024,
+        "created": wrk_2xx * PROVIDER_TOKENS, "accepted": accepted, "wrk_2xx": wrk_2xx, "counts_ok": counts_ok,
     }
 
 
@@ -329,6 +393,8 @@ def main():
     results = {(c, d): [] for c, d, _ in cells}
     # Beside the 64-sender cell: the same to a restricted endpoint (issue #14).
     restricted_results = []
+    # Beside it too: the provider API, 100 tokens per request (issue #13).
+    provider_results = []
     ceilings = []
     for run in range(1, runs + 1):
         ceilings.append(ceiling(binaries, duration, args.emulator_threads))
@@ -352,6 +418,14 @@ def main():
               f"p99 {result['p99_ms']:.1f} ms, non-2xx {result['non2xx']}, "
               f"CPU µs/notification relay {result['cpu_us']:.1f}, 201 {result['created']} / accepted "
               f"{result['accepted']}", flush=True)
+        result = provider_cell(binaries, duration, relay_env, args.emulator_threads)
+        result["of_ceiling"] = result["rps"] / ceilings[-1]["rps"]
+        provider_results.append(result)
+        print(f"run {run}: provider API, {PROVIDER_SENDERS} senders x {PROVIDER_TOKENS} tokens per request: "
+              f"{result['rps']:.0f} notifications/s, p99 {result['p99_ms']:.1f} ms per request, "
+              f"non-2xx {result['non2xx']}, socket errors {result['errors']}, "
+              f"CPU µs/notification relay {result['cpu_us']:.1f}, emulator {result['emulator_cpu_us']:.1f}; "
+              f"{result['wrk_2xx']} x {PROVIDER_TOKENS} / accepted {result['accepted']}", flush=True)
     load_after = load_average()
 
     ceiling_rps = median([c["rps"] for c in ceilings])
@@ -389,6 +463,18 @@ def main():
         f"| {median([x['cpu_us'] for x in runs_r]):.1f} / {median([x['emulator_cpu_us'] for x in runs_r]):.1f}"
         f" / {median([x['wrk_cpu_us'] for x in runs_r]):.1f} |")
 
+    runs_p = provider_results
+    rows.append(
+        f"| provider API: {PROVIDER_SENDERS} × {PROVIDER_TOKENS} tokens per `/api/push` (notifications/s) | 0 ms "
+        f"| {median([x['rps'] for x in runs_p]):,.0f} | {median([x['of_ceiling'] for x in runs_p]) * 100:.0f} % "
+        f"| {median([x['p50_ms'] for x in runs_p]):.1f} | {median([x['p99_ms'] for x in runs_p]):.1f} "
+        f"| {max(x['non2xx'] for x in runs_p)} | {max(x['errors'] for x in runs_p)} "
+        f"| {median([x['cpu_us'] for x in runs_p]) / 1000:.4f} | {max(x['rss_mib'] for x in runs_p):.1f} "
+        f"| {'yes' if all(x['counts_ok'] for x in runs_p) else 'NO'} ("
+        + ", ".join(f"{x['created']}/{x['accepted']}" for x in runs_p) + ") "
+        f"| {median([x['cpu_us'] for x in runs_p]):.1f} / {median([x['emulator_cpu_us'] for x in runs_p]):.1f}"
+        f" / {median([x['wrk_cpu_us'] for x in runs_p]):.1f} |")
+
     def med(connections, delay, key):
         return median([r[key] for r in results[(connections, delay)]])
 
@@ -423,6 +509,13 @@ def main():
          f"{median([x['cpu_us'] for x in runs_r]) - med(64, 0, 'cpu_us'):.1f} µs",
          median([x["cpu_us"] for x in runs_r]) - med(64, 0, "cpu_us") <= 40),
         ("restricted endpoint: zero non-2xx", str(max(x["non2xx"] for x in runs_r)), max(x["non2xx"] for x in runs_r) == 0),
+        ("provider API: notifications/s ≥ 2 × the Web Push path's (64 senders, no delay)",
+         f"{median([x['rps'] for x in runs_p]):,.0f} vs {med(64, 0, 'rps'):,.0f} "
+         f"({median([x['rps'] for x in runs_p]) / med(64, 0, 'rps'):.1f} ×); relay CPU "
+         f"{median([x['cpu_us'] for x in runs_p]):.1f} vs {med(64, 0, 'cpu_us'):.1f} µs per notification",
+         median([x["rps"] for x in runs_p]) >= 2 * med(64, 0, "rps")),
+        ("provider API: zero non-2xx, accepted = 100 × 2xx", str(max(x["non2xx"] for x in runs_p)),
+         max(x["non2xx"] for x in runs_p) == 0 and all(x["counts_ok"] for x in runs_p)),
         ("relay 201 count = emulator accepted count (every cell, every run)",
          "yes" if all(r["counts_ok"] for rs in results.values() for r in rs) else "no",
          all(r["counts_ok"] for rs in results.values() for r in rs)),

@@ -41,21 +41,14 @@ local function base64url(data)
   return table.concat(out)
 end
 
--- 64 hex digits from eight 32-bit draws, one string.format: wrk shares the
--- cores with the relay, so its per-request work is kept small.
-local random, format = math.random, string.format
-local function random_token()
-  return format("%08x%08x%08x%08x%08x%08x%08x%08x",
-    random(0, 0xffffffff), random(0, 0xffffffff), random(0, 0xffffffff), random(0, 0xffffffff),
-    random(0, 0xffffffff), random(0, 0xffffffff), random(0, 0xffffffff), random(0, 0xffffffff))
-end
+-- random_token, seed_per_thread and done (the WRK-RESULT line) live beside.
+dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "wrk-common.lua")
 
 local head_prefix, head_suffix, head_jwt, head_rest, head_whole
 local jwts, next_jwt = {}, 0
 
 function init(args)
-  -- Distinct streams per wrk thread.
-  math.randomseed(os.time() * 1000 + (tonumber(tostring({}):match("0x(%x+)"), 16) or 0) % 1000003)
+  seed_per_thread()
   local body = random_bytes(body_bytes)
   local salt = base64url(random_bytes(16))
   -- An uncompressed P-256 point: 0x04 || X || Y.
@@ -94,14 +87,4 @@ function request()
     return head_prefix .. random_token() .. head_suffix .. jwts[next_jwt] .. head_rest
   end
   return head_prefix .. random_token() .. head_whole
-end
-
--- One machine-readable line for scripts/bench (latency in microseconds).
-function done(summary, latency, requests)
-  local e = summary.errors
-  io.write(string.format(
-    "WRK-RESULT requests=%d duration_us=%d connect=%d read=%d write=%d timeout=%d non2xx=%d " ..
-    "p50_us=%d p99_us=%d max_us=%d\n",
-    summary.requests, summary.duration, e.connect, e.read, e.write, e.timeout, e.status,
-    latency:percentile(50), latency:percentile(99), latency.max))
 end
