@@ -63,7 +63,7 @@ let apnsPushTypes: Set<String> = [
 public func parseProxyRequest(token: String, headers: HTTPHeaders, body: [UInt8])
     -> Result<ProxyNotification, APNsProxyRefusal> {
     guard !token.isEmpty else { return .failure(APNsProxyRefusal(.missingDeviceToken)) }
-    guard isAPNsDeviceToken(token) else { return .failure(APNsProxyRefusal(.badDeviceToken)) }
+    guard let normalizedToken = deviceToken(fromHex: token) else { return .failure(APNsProxyRefusal(.badDeviceToken)) }
 
     let passedOn = ["apns-id", "apns-expiration", "apns-priority", "apns-collapse-id", "apns-push-type"]
     for name in passedOn + ["apns-topic"] where headers.count(of: name) > 1 {
@@ -100,7 +100,7 @@ public func parseProxyRequest(token: String, headers: HTTPHeaders, body: [UInt8]
     for name in passedOn {
         if let value = headers[name] { fields.append(HTTPField(name: name, value: value)) }
     }
-    return .success(ProxyNotification(token: asciiLowercased(token), topic: topic, headers: fields, payload: body))
+    return .success(ProxyNotification(token: normalizedToken, topic: topic, headers: fields, payload: body))
 }
 
 /// UNIX seconds: 1 to 18 decimal digits (0: deliver once, store nothing).

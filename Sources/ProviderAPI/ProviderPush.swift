@@ -8,8 +8,11 @@ import RelayCore
 /// What to send to APNs for one notification, once per token.
 public struct ProviderPush: Sendable, Equatable {
     /// Even-length hex of 64–200 digits, as the sender wrote them (the logs
-    /// echo them so; lowercase them for the APNs path).
+    /// echo them so).
     public var tokens: [String]
+    /// The same tokens lowercased, as they go to APNs (`deviceToken(fromHex:)`,
+    /// the relay's one token rule), in the same order.
+    public var deviceTokens: [String]
     /// The notification's `topic`; nil when it has none. The caller picks
     /// the app by it (or by `app`) and adds that app's `apns-topic`.
     public var topic: String?
@@ -67,10 +70,12 @@ public func mapGorushNotification(_ n: ProviderNotification) -> ProviderMapping 
     }
 
     var tokens: [String] = []
+    var deviceTokens: [String] = []
     var failures: [FailedPushLog] = []
     for token in n.tokens {
-        if isAPNsDeviceToken(token) {
+        if let normalized = deviceToken(fromHex: token) {
             tokens.append(token)
+            deviceTokens.append(normalized)
         } else {
             failures.append(FailedPushLog(notificationID: n.id, token: token, message: n.message,
                                           error: APNsReason.badDeviceToken.rawValue,
@@ -79,7 +84,7 @@ public func mapGorushNotification(_ n: ProviderNotification) -> ProviderMapping 
     }
     guard !tokens.isEmpty else { return ProviderMapping(push: nil, failures: failures) }
     let environment: APNsEnvironment = n.production ? .production : n.development ? .development : .production
-    let push = ProviderPush(tokens: tokens, topic: n.topic.isEmpty ? nil : n.topic, app: n.app,
+    let push = ProviderPush(tokens: tokens, deviceTokens: deviceTokens, topic: n.topic.isEmpty ? nil : n.topic, app: n.app,
                             environment: environment, payload: payload, headers: gorushHeaders(for: n))
     return ProviderMapping(push: push, failures: failures)
 }
@@ -102,12 +107,4 @@ func gorushHeaders(for n: ProviderNotification) -> [HTTPField] {
     }
     headers.append(HTTPField(name: "apns-push-type", value: n.pushType.isEmpty ? "alert" : n.pushType))
     return headers
-}
-
-/// An APNs device token as the relay takes it everywhere (ARCHITECTURE.md
-/// §1): an even number of 64 to 200 hex digits, any case.
-func isAPNsDeviceToken(_ token: some StringProtocol) -> Bool {
-    let digits = token.utf8
-    return (64...200).contains(digits.count) && digits.count % 2 == 0
-        && digits.allSatisfy { $0 < 0x80 && Character(Unicode.Scalar($0)).isHexDigit }
 }

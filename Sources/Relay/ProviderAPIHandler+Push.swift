@@ -15,7 +15,9 @@ extension ProviderAPIHandler {
         }
         let counts = gorushCount(of: notifications)
         var failures: [FailedPushLog] = []
-        var sends: [(APNsNotification, ProviderNotification, RelayApp)] = []
+        // Each APNs request with the token as the sender wrote it (the logs echo
+        // that, so gorush clients find their own strings).
+        var sends: [(APNsNotification, String, ProviderNotification, RelayApp)] = []
         for notification in notifications {
             let mapping = mapGorushNotification(notification)
             failures.append(contentsOf: mapping.failures)
@@ -43,13 +45,11 @@ extension ProviderAPIHandler {
             var headers = push.headers
             headers.append(HTTPField(name: "apns-topic", value: app.topic))
             let apnsID = headers.first { $0.name == "apns-id" }?.value ?? ""
-            for token in push.tokens {
-                let lowercased = token.lowercased()
-                var apns = APNsNotification(environment: push.environment, deviceToken: lowercased,
-                                            path: "/3/device/" + lowercased, headers: headers,
-                                            payload: push.payload, apnsID: apnsID, ttl: 0)
-                apns.credential = credential
-                sends.append((apns, notification, app))
+            for (token, deviceToken) in zip(push.tokens, push.deviceTokens) {
+                let apns = APNsNotification(environment: push.environment, deviceToken: deviceToken,
+                                            path: "/3/device/" + deviceToken, headers: headers,
+                                            payload: push.payload, apnsID: apnsID, ttl: 0, credential: credential)
+                sends.append((apns, token, notification, app))
             }
         }
         for failure in failures { context.feedback.post(failure) }
@@ -58,9 +58,9 @@ extension ProviderAPIHandler {
         let batch = DeliveryBatch<FailedPushLog>(failures: failures)
         let feedback = context.feedback
         let metrics = context.metrics
-        for (apns, notification, app) in sends {
+        for (apns, token, notification, app) in sends {
             guard counters.beginDelivery() else {
-                let log = FailedPushLog(notification: notification, token: apns.deviceToken, app: app.id, status: nil,
+                let log = FailedPushLog(notification: notification, token: token, app: app.id, status: nil,
                                         reason: nil, apnsID: nil, timestamp: nil, failure: localFailureText(.overloaded))
                 metrics?.countNotification(app: app.id, environment: apns.environment, outcome: .overloaded)
                 feedback.post(log)
@@ -72,7 +72,7 @@ extension ProviderAPIHandler {
             sender.send(apns, deliveryCompletion: { delivery in
                 counters.endDelivery()
                 metrics?.countNotification(app: app.id, environment: apns.environment, outcome: delivery.outcome)
-                batch.complete(Self.failure(of: delivery, apns, notification, app, feedback: feedback))
+                batch.complete(Self.failure(of: delivery, apns, token, notification, app, feedback: feedback))
             })
         }
         let summary = { (failed: Int) in "notifications=\(notifications.count) tokens=\(tokenCount) failed=\(failed)" }
@@ -93,8 +93,9 @@ extension ProviderAPIHandler {
 
     /// The failed-push log of a delivery that failed (nil for 200), after
     /// recording a dead token and posting the log to the hook.
-    private static func failure(of delivery: APNsDelivery, _ apns: APNsNotification, _ notification: ProviderNotification,
-                                _ app: RelayApp, feedback: FeedbackSink) -> FailedPushLog? {
+    private static func failure(of delivery: APNsDelivery, _ apns: APNsNotification, _ token: String,
+                                _ notification: ProviderNotification, _ app: RelayApp,
+                                feedback: FeedbackSink) -> FailedPushLog? {
         let log: FailedPushLog
         switch delivery.outcome {
         case .apns(let status, let reason, let apnsID):
@@ -102,11 +103,11 @@ extension ProviderAPIHandler {
             if status == 200 { return nil }
             feedback.recordDeadToken(app: app.id, environment: apns.environment, token: apns.deviceToken,
                                      delivery: delivery)
-            log = FailedPushLog(notification: notification, token: apns.deviceToken, app: app.id, status: status,
+            log = FailedPushLog(notification: notification, token: token, app: app.id, status: status,
                                 reason: reason, apnsID: apnsID, timestamp: delivery.unregisteredTimestamp,
                                 failure: "APNs answered \(status)")
         case let other:
-            log = FailedPushLog(notification: notification, token: apns.deviceToken, app: app.id, status: nil,
+            log = FailedPushLog(notification: notification, token: token, app: app.id, status: nil,
                                 reason: nil, apnsID: nil, timestamp: nil, failure: localFailureText(other))
         }
         feedback.post(log)
