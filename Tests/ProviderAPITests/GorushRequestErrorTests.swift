@@ -134,5 +134,8 @@ func hostileBodyIsRefusedQuickly(_ kind: String) throws {
     let usedLimits = kind == "10 MB" ? roomyLimits : limits
     let start = ContinuousClock.now
     #expect(throws: ProviderRequestError(message)) { try decodeGorushRequest(body, limits: usedLimits) }
-    #expect(ContinuousClock.now - start < .seconds(5))
+    // A guard against a hang or quadratic work, not a speed target (speed is
+    // the benchmark's): under AddressSanitizer on a loaded CI machine the
+    // million-element array once took 5.1 s.
+    #expect(ContinuousClock.now - start < .seconds(30))
 }

@@ -85,7 +85,7 @@ struct XMLRPCHostileTests {
         document += "]>\n<methodCall><methodName>&lol9;</methodName></methodCall>\n"
         let (error, seconds) = timed { decodingError(Array(document.utf8)) }
         #expect(error == .doctypeRefused)
-        #expect(seconds < 1)
+        #expect(seconds < 30)  // a guard against a hang, not a speed target (sanitizers, loaded CI)
     }
 
     @Test("any document type declaration is refused")
@@ -110,7 +110,7 @@ struct XMLRPCHostileTests {
         case .tooDeep?, .malformed?: break
         default: Issue.record("10,000 nested arrays gave \(String(describing: error))")
         }
-        #expect(seconds < 2)
+        #expect(seconds < 30)  // a guard against a hang, not a speed target
     }
 
     @Test("nesting deeper than the limit but within libxml2's is refused by the limit")
@@ -128,7 +128,7 @@ struct XMLRPCHostileTests {
         let generous = XMLRPCLimits(maxBodyBytes: 16 << 20, maxDepth: 64, maxElements: 10_000, maxStringBytes: 65_536)
         let (error, seconds) = timed { decodingError(document, limits: generous) }
         #expect(error == .stringTooLong(line: 6, limit: 65_536))
-        #expect(seconds < 2)
+        #expect(seconds < 30)  // a guard against a hang, not a speed target
         #expect(decodingError(document) == .bodyTooLarge(bytes: document.count, limit: 1 << 20))
     }
 
