@@ -16,8 +16,11 @@ extension ProviderAPIHandler {
         let counts = gorushCount(of: notifications)
         var failures: [FailedPushLog] = []
         // Each APNs request with the token as the sender wrote it (the logs echo
-        // that, so gorush clients find their own strings).
-        var sends: [(APNsNotification, String, ProviderNotification, RelayApp)] = []
+        // that, so gorush clients find their own strings) and its
+        // notification's source, shared by its tokens: a completion that held
+        // the decoded notification itself copied its forty fields per token.
+        var sends: [(APNsNotification, String, PushSource)] = []
+        sends.reserveCapacity(notifications.reduce(0) { $0 + $1.tokens.count })
         for notification in notifications {
             let mapping = mapGorushNotification(notification)
             failures.append(contentsOf: mapping.failures)
@@ -45,11 +48,12 @@ extension ProviderAPIHandler {
             var headers = push.headers
             headers.append(HTTPField(name: "apns-topic", value: app.topic))
             let apnsID = headers.first { $0.name == "apns-id" }?.value ?? ""
+            let source = PushSource(notification: notification, app: app)
             for (token, deviceToken) in zip(push.tokens, push.deviceTokens) {
                 let apns = APNsNotification(environment: push.environment, deviceToken: deviceToken,
                                             path: "/3/device/" + deviceToken, headers: headers,
                                             payload: push.payload, apnsID: apnsID, ttl: 0, credential: credential)
-                sends.append((apns, token, notification, app))
+                sends.append((apns, token, source))
             }
         }
         for failure in failures { context.feedback.post(failure) }
@@ -58,11 +62,11 @@ extension ProviderAPIHandler {
         let batch = DeliveryBatch<FailedPushLog>(failures: failures)
         let feedback = context.feedback
         let metrics = context.metrics
-        for (apns, token, notification, app) in sends {
+        for (apns, token, source) in sends {
             guard counters.beginDelivery() else {
-                let log = FailedPushLog(notification: notification, token: token, app: app.id, status: nil,
+                let log = FailedPushLog(notification: source.notification, token: token, app: source.app.id, status: nil,
                                         reason: nil, apnsID: nil, timestamp: nil, failure: localFailureText(.overloaded))
-                metrics?.countNotification(app: app.id, environment: apns.environment, outcome: .overloaded)
+                metrics?.countNotification(app: source.app.id, environment: apns.environment, outcome: .overloaded)
                 feedback.post(log)
                 batch.record(log)
                 continue
@@ -71,8 +75,8 @@ extension ProviderAPIHandler {
             let counters = self.counters
             sender.send(apns, deliveryCompletion: { delivery in
                 counters.endDelivery()
-                metrics?.countNotification(app: app.id, environment: apns.environment, outcome: delivery.outcome)
-                batch.complete(Self.failure(of: delivery, apns, token, notification, app, feedback: feedback))
+                metrics?.countNotification(app: source.app.id, environment: apns.environment, outcome: delivery.outcome)
+                batch.complete(Self.failure(of: delivery, apns, token, source, feedback: feedback))
             })
         }
         let summary = { (failed: Int) in "notifications=\(notifications.count) tokens=\(tokenCount) failed=\(failed)" }
@@ -94,8 +98,8 @@ extension ProviderAPIHandler {
     /// The failed-push log of a delivery that failed (nil for 200), after
     /// recording a dead token and posting the log to the hook.
     private static func failure(of delivery: APNsDelivery, _ apns: APNsNotification, _ token: String,
-                                _ notification: ProviderNotification, _ app: RelayApp,
-                                feedback: FeedbackSink) -> FailedPushLog? {
+                                _ source: PushSource, feedback: FeedbackSink) -> FailedPushLog? {
+        let (notification, app) = (source.notification, source.app)
         let log: FailedPushLog
         switch delivery.outcome {
         case .apns(let status, let reason, let apnsID):
@@ -197,5 +201,16 @@ func localFailureText(_ outcome: DeliveryOutcome) -> String {
     case .streamFailed(let detail): "the APNs stream failed: \(detail)"
     case .allConnectionsDown: "no connection to APNs is up"
     case .overloaded: "the relay is over MAX_IN_FLIGHT"
+    }
+}
+
+/// A gorush notification and the app it goes to, once for all its tokens'
+/// completions (their failure logs name both).
+final class PushSource {
+    let notification: ProviderNotification
+    let app: RelayApp
+
+    init(notification: ProviderNotification, app: RelayApp) {
+        (self.notification, self.app) = (notification, app)
     }
 }
