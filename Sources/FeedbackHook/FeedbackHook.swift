@@ -39,7 +39,7 @@ public final class FeedbackHook: Sendable {
 
     /// - Parameters:
     ///   - url: `FEEDBACK_HOOK_URL` (http or https; checked here too).
-    ///   - headers: sent with every post (`parseFeedbackHookHeaders`).
+    ///   - headers: sent with every post (FEEDBACK_HOOK_HEADERS, read by `Configuration`).
     ///   - queueCapacity: bodies waiting at most; more are dropped.
     ///   - timeout: one post's limit, connect included (gorush's
     ///     `feedback_timeout`, 10 s there).

@@ -1,6 +1,6 @@
-// Start-up validation of the hook's settings (issue #13): the lead calls
-// these on FEEDBACK_HOOK_URL and FEEDBACK_HOOK_HEADERS before starting, so a
-// typo stops the relay with a clear message instead of failing every post.
+// The hook's settings checked where the hook takes them (issue #13): the URL
+// (and what of it logs may show) and each header. Configuration reads the
+// variables first, so a typo stops the relay before any post.
 
 import RelayCore
 
@@ -40,34 +40,10 @@ private let reservedHeaderNames: Set<String> = [
     "content-type", "content-length", "transfer-encoding", "host", "expect", "connection",
 ]
 
-/// Parses `FEEDBACK_HOOK_HEADERS`: a comma-separated list of `Name: value`
-/// entries, as gorush's `feedback_header` list (`x-gorush-token:4e98…`). The
-/// name and value are split at the first `:` and trimmed of spaces and tabs;
-/// the name must be an HTTP token (RFC 9110 §5.6.2), the value non-empty and
-/// free of control characters, CR and LF above all (a header injection).
-/// Values cannot hold a comma (it separates entries). Blank text is no
-/// headers. Errors name the entry by position and, when it is a valid
-/// token, its name; never its value.
-public func parseFeedbackHookHeaders(_ list: String) throws(FeedbackHookError) -> [(name: String, value: String)] {
-    let text = Array(list.utf8)
-    guard !trimmingOWS(text).isEmpty else { return [] }
-    var headers: [(name: String, value: String)] = []
-    for (index, entry) in text.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).enumerated() {
-        let position = index + 1
-        let trimmed = trimmingOWS(entry)
-        guard !trimmed.isEmpty else { throw .invalidHeader("entry \(position) is empty") }
-        guard let colon = trimmed.firstIndex(of: UInt8(ascii: ":")) else {
-            throw .invalidHeader("entry \(position) is not `Name: value` (no ':')")
-        }
-        headers.append(try checkedHeader(name: trimmed[trimmed.startIndex..<colon],
-                                         value: trimmingOWS(trimmed[(colon + 1)...]), position: position))
-    }
-    return headers
-}
-
-/// One header entry checked (the `position`th, for the message): the rules of
-/// `parseFeedbackHookHeaders`, but for a value that may hold a comma. Also
-/// used by `FeedbackHook.init` for headers given to it directly.
+/// One header entry checked (the `position`th, for the message), by
+/// `FeedbackHook.init` for the headers it is given: FEEDBACK_HOOK_HEADERS is
+/// read as a list in one place, `Configuration` (`parseHookHeaders`); this
+/// keeps a hook made another way from sending a forbidden field.
 func checkedHeader(name nameBytes: some Collection<UInt8>, value valueBytes: some Collection<UInt8>,
                    position: Int) throws(FeedbackHookError) -> (name: String, value: String) {
     guard !nameBytes.isEmpty, nameBytes.allSatisfy({ isTokenByte($0) }) else {

@@ -8,9 +8,6 @@ import XMLRPC
 /// feedback list and hook, and the request limits.
 public final class ProviderAPIContext: Sendable {
     private let keyring: Mutex<APIKeyring>
-    /// No key configured and API_BIND on loopback: every request may send
-    /// for every app (issue #13: keys are optional only there).
-    private let openOnLoopback: Bool
     public let provisioned: ProvisionedApps
     public let feedback: FeedbackSink
     public let limits: ProviderLimits
@@ -21,12 +18,11 @@ public final class ProviderAPIContext: Sendable {
     /// With METRICS_PORT.
     let metrics: ProviderMetrics?
 
-    public init(keyring: APIKeyring, openOnLoopback: Bool, provisioned: ProvisionedApps, feedback: FeedbackSink,
+    public init(keyring: APIKeyring, provisioned: ProvisionedApps, feedback: FeedbackSink,
                 limits: ProviderLimits, xmlLimits: XMLRPCLimits, provisionDirectory: String?,
                 metrics: ProviderMetrics? = nil) {
         self.metrics = metrics
         self.keyring = Mutex(keyring)
-        self.openOnLoopback = openOnLoopback
         self.provisioned = provisioned
         self.feedback = feedback
         self.limits = limits
@@ -34,10 +30,13 @@ public final class ProviderAPIContext: Sendable {
         self.provisionDirectory = provisionDirectory
     }
 
-    /// What a request's `Authorization` allows.
+    /// What a request's `Authorization` allows. No key configured: every
+    /// request may send for every app (issue #13: keys are optional only on
+    /// a loopback API_BIND, which the apps loader enforces at start-up and
+    /// on every reload, so an empty keyring is a loopback one).
     func authorize(_ header: String?) -> APIAuthorization {
         let keys = keyring.withLock { $0 }
-        if keys.isEmpty && openOnLoopback { return .key(name: "-", apps: .all) }
+        if keys.isEmpty { return .key(name: "-", apps: .all) }
         return keys.authorize(authorization: header)
     }
 

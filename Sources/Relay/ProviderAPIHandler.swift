@@ -96,7 +96,7 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     /// that topic, else a provisioned one; an empty topic: the default app.
     func app(topic: String) -> RelayApp? {
         guard !topic.isEmpty else { return apps.defaultApp }
-        return apps.all.first { $0.topic == topic } ?? context.provisioned.app(topic: topic)
+        return apps.app(topic: topic) ?? context.provisioned.app(topic: topic)
     }
 
     // MARK: answers and log lines

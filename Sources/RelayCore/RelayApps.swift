@@ -129,6 +129,12 @@ public struct RelayApps: Sendable, Equatable {
         }
     }
 
+    /// The app whose topic is `topic` (the provider API picks apps by
+    /// `apns-topic` and gorush's `topic`), nil for none.
+    public func app(topic: String) -> RelayApp? {
+        byTopic[topic].map { all[$0] }
+    }
+
     /// The health check's verdict: true only when every app's credentials
     /// are rejected (one app's expired certificate must not take the others
     /// out of a load balancer); false with no app.

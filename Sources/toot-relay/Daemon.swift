@@ -99,7 +99,7 @@ struct Daemon {
         if let apiPort = configuration.apiPort {
             let (limits, xmlLimits) = providerLimits(configuration)
             let context = ProviderAPIContext(
-                keyring: served.apiKeys, openOnLoopback: served.apiKeys.isEmpty,
+                keyring: served.apiKeys,
                 provisioned: ProvisionedApps(catalog: catalog), feedback: feedback, limits: limits,
                 xmlLimits: xmlLimits, provisionDirectory: configuration.apiProvisionDirectory, metrics: providerMetrics)
             do {

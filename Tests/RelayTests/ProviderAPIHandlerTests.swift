@@ -43,7 +43,7 @@ private struct APIFixture {
         ]
         let keyring = try APIKeyring(entries)
         context = ProviderAPIContext(
-            keyring: keyring, openOnLoopback: keyring.isEmpty, provisioned: ProvisionedApps(catalog: catalog),
+            keyring: keyring, provisioned: ProvisionedApps(catalog: catalog),
             feedback: FeedbackSink(store: FeedbackStore(maxPerApp: 100), hook: nil),
             limits: ProviderLimits(maxBodyBytes: 1 << 20, maxNotifications: 100, maxTokens: 10_000),
             xmlLimits: XMLRPCLimits(maxBodyBytes: 1 << 20, maxDepth: 32, maxElements: 100_000, maxStringBytes: 1 << 20),
