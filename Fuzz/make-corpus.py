@@ -425,6 +425,24 @@ xmlrpc("cdata-and-comments", b"<methodCall><!-- c --><methodName>notify</methodN
 for index in range(3):
     write("xmlrpc", f"built-{index}", bytes([1, index % 2, index]) + rand(120))
 
+# ---- api-request: [mode][…] (see Fuzz/api-request.swift). Mode 0: [method
+#      selector][target]; mode 1: an Authorization value against the target's
+#      two keys.
+def api_route(name, target, method=0):
+    write("api-request", name, bytes([0, method]) + target.encode())
+
+
+def api_authorization(name, value):
+    write("api-request", name, b"\x01" + value.encode())
+
+
+api_route("push", "/api/push")
+api_route("device", "/3/device/0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
+api_route("feedback", "/api/feedback/toot%2e", method=1)
+api_authorization("bearer", "Bearer toot-key-0123456789abcdef")
+api_authorization("basic-user", "basic " + base64.b64encode(b"every-app-key-0123456789").decode())
+api_authorization("basic-password", "Basic " + base64.b64encode(b"x:toot-key-0123456789abcdef").decode())
+
 if __name__ == "__main__":
     for target in sorted(os.listdir(ROOT)):
         print(target, len(os.listdir(os.path.join(ROOT, target))), "seeds")
