@@ -35,6 +35,10 @@ let package = Package(
         // Pure Swift, no I/O: z85, HTTP/1 parser, Web Push parsing,
         // APNs request building, status mapping.
         .target(name: "RelayCore"),
+        // The one lock type (`Locked`, a pthread mutex that ThreadSanitizer
+        // sees), for every module that shares a value between threads.
+        .target(name: "Locking"),
+        .testTarget(name: "LockingTests", dependencies: ["Locking"]),
         // Linux headers Glibc does not import (epoll, eventfd, signalfd).
         .systemLibrary(name: "CEventLoop"),
         // The apps file (issue #12): TOML text and the environment in,
@@ -56,17 +60,17 @@ let package = Package(
         // Feedback (issue #13): the tokens APNs refused for good, per app
         // (`FeedbackStore`), and the pull endpoint's JSON. The hook posts
         // failed logs through libcurl (`CCurl`, imported by FeedbackHook only).
-        .target(name: "Feedback", dependencies: ["RelayCore"]),
+        .target(name: "Feedback", dependencies: ["Locking", "RelayCore"]),
         .systemLibrary(
             name: "CCurl",
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
-        .target(name: "FeedbackHook", dependencies: ["CCurl", "RelayCore"]),
-        .testTarget(name: "FeedbackTests", dependencies: ["Feedback", "RelayCore"]),
-        .testTarget(name: "FeedbackHookTests", dependencies: ["FeedbackHook", "TestSupport"]),
+        .target(name: "FeedbackHook", dependencies: ["Locking", "CCurl", "RelayCore"]),
+        .testTarget(name: "FeedbackTests", dependencies: ["Locking", "Feedback", "RelayCore"]),
+        .testTarget(name: "FeedbackHookTests", dependencies: ["Locking", "FeedbackHook", "TestSupport"]),
         // epoll, timers, eventfd, POSIX sockets.
-        .target(name: "EventLoop", dependencies: ["CEventLoop"]),
+        .target(name: "EventLoop", dependencies: ["Locking", "CEventLoop"]),
         // OpenSSL: contexts, non-blocking TLS stream, credentials, ES256.
         .target(name: "TLS", dependencies: ["COpenSSL"]),
         // nghttp2 sessions, bytes in and bytes out.
@@ -77,28 +81,28 @@ let package = Package(
         .target(name: "HTTP2Transport", dependencies: ["HTTP2", "TLS", "EventLoop"]),
 
         // The APNs client: credentials, JWT, connections, pools.
-        .target(name: "APNs", dependencies: ["RelayCore", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
+        .target(name: "APNs", dependencies: ["Locking", "RelayCore", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
         // An APNs-compatible HTTP/2 server for tests, benchmarks and the demo.
-        .target(name: "APNsEmulator", dependencies: ["RelayCore", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
+        .target(name: "APNsEmulator", dependencies: ["Locking", "RelayCore", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
         // The daemon: HTTP/1 listener, routing, wiring of it all.
         .target(name: "Relay", dependencies: [
-            "RelayCore", "EventLoop", "TLS", "APNs", "AppsFile", "VAPID",
+            "Locking", "RelayCore", "EventLoop", "TLS", "APNs", "AppsFile", "VAPID",
             "ProviderAPI", "Feedback", "FeedbackHook", "XMLRPC", "PyAPNs",
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         .executableTarget(name: "toot-relay", dependencies: [
-            "Relay", "APNs", "APNsEmulator", "RelayCore", "EventLoop", "TLS", "AppsFile",
+            "Locking", "Relay", "APNs", "APNsEmulator", "RelayCore", "EventLoop", "TLS", "AppsFile",
             "ProviderAPI", "Feedback", "FeedbackHook", "XMLRPC",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "apns-emulator", dependencies: [
-            "APNsEmulator", "EventLoop", "RelayCore", "TLS",
+            "Locking", "APNsEmulator", "EventLoop", "RelayCore", "TLS",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         // Shared by the test targets only (throwaway certificates, subprocesses,
         // waiting helpers): the one home of test helpers used by more than one target.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Locking"], path: "Tests/TestSupport"),
 
         // The fuzzers SwiftPM builds (Fuzz/README.md): scripts/fuzz builds
         // them with --sanitize=fuzzer, as they need more than RelayCore (toml++
@@ -118,16 +122,16 @@ let package = Package(
         .testTarget(name: "RelayCoreTests", dependencies: ["RelayCore"]),
         .testTarget(name: "AppsFileTests", dependencies: ["AppsFile", "RelayCore"]),
         .testTarget(name: "VAPIDTests", dependencies: ["VAPID", "RelayCore"]),
-        .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
+        .testTarget(name: "EventLoopTests", dependencies: ["Locking", "EventLoop"]),
         // The TLS tests reach OpenSSL directly for what only they need
         // (Tests/TLSTests/OpenSSLTestHooks.swift): an isolated library
         // context, a TLS 1.2 cap, the linked version.
         .testTarget(name: "TLSTests", dependencies: ["TLS", "COpenSSL", "TestSupport"]),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2"]),
         .testTarget(name: "APNsTests", dependencies: ["APNs", "APNsEmulator", "TestSupport"]),
-        .testTarget(name: "APNsEmulatorTests", dependencies: ["APNsEmulator", "HTTP2", "HTTP2Transport", "TLS", "EventLoop", "TestSupport"]),
+        .testTarget(name: "APNsEmulatorTests", dependencies: ["Locking", "APNsEmulator", "HTTP2", "HTTP2Transport", "TLS", "EventLoop", "TestSupport"]),
         .testTarget(name: "RelayTests", dependencies: [
-            "Relay", "APNs", "APNsEmulator", "TestSupport", "ProviderAPI", "Feedback", "XMLRPC",
+            "Locking", "Relay", "APNs", "APNsEmulator", "TestSupport", "ProviderAPI", "Feedback", "XMLRPC",
         ]),
 
         // libxml2 for the XML-RPC decoder (issue #13), imported by XMLRPC only.

@@ -1,5 +1,5 @@
 import RelayCore
-import Synchronization
+import Locking
 import TLS
 
 /// How one credential's connections authenticate: the TLS context (with the
@@ -38,7 +38,7 @@ public final class APNsCredentialCatalog: Sendable {
 
     /// PEM roots trusted for APNs; nil: the system store.
     private let caFile: String?
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init(caFile: String?) {
         self.caFile = caFile

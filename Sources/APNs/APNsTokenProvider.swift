@@ -1,5 +1,5 @@
 import RelayCore
-import Synchronization
+import Locking
 import TLS
 
 /// The provider token for APNs token auth: an ES256 JWT (RFC 7519, RFC 7515)
@@ -32,7 +32,7 @@ public final class APNsTokenProvider: Sendable {
         }
     }
 
-    private let current: Mutex<Current>
+    private let current: Locked<Current>
 
     /// Signs the first token at once, so an unusable key fails startup.
     /// `names` say where key id, team id and key came from, for errors.
@@ -49,7 +49,7 @@ public final class APNsTokenProvider: Sendable {
         } catch {
             throw .invalidTokenField(variable: names.p8File, reason: error.description)
         }
-        current = Mutex(Current(token: token, issuedAt: now))
+        current = Locked(Current(token: token, issuedAt: now))
     }
 
     /// Apple's key and team ids are 10 alphanumerics; anything outside

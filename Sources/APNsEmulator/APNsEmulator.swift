@@ -3,6 +3,7 @@ import EventLoop
 import Glibc
 import HTTP2
 import RelayCore
+import Locking
 import Synchronization
 import TLS
 
@@ -76,15 +77,15 @@ final class EmulatorState: Sendable {
 
     /// The behaviour and a version the loops compare against their cached
     /// copy, so the hot path reads one atomic instead of taking a lock.
-    let behavior: Mutex<APNsEmulatorBehavior>
+    let behavior: Locked<APNsEmulatorBehavior>
     let behaviorVersion = Atomic<UInt64>(0)
     /// Requests left for a counted forced action.
     let forcedRemaining = Atomic<Int>(0)
 
     /// apns-ids answered 200 (client-chosen ones only: generated ids are unique).
-    let ledger = Mutex<Set<UUIDKey>>([])
-    let records = Mutex<[ReceivedNotification]>([])
-    let observer = Mutex<(@Sendable (ReceivedNotification) -> Void)?>(nil)
+    let ledger = Locked<Set<UUIDKey>>([])
+    let records = Locked<[ReceivedNotification]>([])
+    let observer = Locked<(@Sendable (ReceivedNotification) -> Void)?>(nil)
     let hasObserver = Atomic<Bool>(false)
 
     init(configuration: APNsEmulatorConfiguration) throws(APNsEmulatorError) {
@@ -110,7 +111,7 @@ final class EmulatorState: Sendable {
                                                requireClientCertificate: keys.isEmpty)
         } catch { throw .tls(error) }
         providerKeys = keys
-        behavior = Mutex(configuration.behavior)
+        behavior = Locked(configuration.behavior)
         forcedRemaining.store(configuration.behavior.forcedCount ?? 0, ordering: .relaxed)
     }
 
@@ -154,7 +155,7 @@ public final class APNsEmulator: Sendable {
         var workers: [UncheckedBox<EmulatorWorker>]
     }
 
-    private let runtime = Mutex<Runtime?>(nil)
+    private let runtime = Locked<Runtime?>(nil)
     private let boundPort = Atomic<UInt16>(0)
 
     /// Loads the certificate, key and (for token auth) public key; nothing
@@ -195,7 +196,7 @@ public final class APNsEmulator: Sendable {
             }
             threads.append(thread)
             let loop = thread.loop
-            let outcome = Mutex<Result<UncheckedBox<EmulatorWorker>, EventLoopError>?>(nil)
+            let outcome = Locked<Result<UncheckedBox<EmulatorWorker>, EventLoopError>?>(nil)
             let done = DispatchSemaphore(value: 0)
             let box = UncheckedBox(value: listener)
             let state = self.state

@@ -1,5 +1,6 @@
 import CEventLoop
 import Glibc
+import Locking
 import Synchronization
 
 /// What a registered file descriptor is ready for (or what went wrong with it).
@@ -123,7 +124,7 @@ public final class EventLoop: @unchecked Sendable {
         var wakeupWritten = false
     }
 
-    private let pending = Mutex(PendingWork())
+    private let pending = Locked(PendingWork())
     private let stopRequested = Atomic<Bool>(false)
     private let loopThread = Atomic<UInt>(0)
 

@@ -1,13 +1,14 @@
 import CEventLoop
 import Dispatch
 import Glibc
+import Locking
 import Synchronization
 
 /// An `EventLoop` running on a thread of its own (a pthread, so it can be
 /// joined). `init` returns once the loop is inside `run()`.
 public final class EventLoopThread: Sendable {
     public let loop: EventLoop
-    private let thread: Mutex<pthread_t?>
+    private let thread: Locked<pthread_t?>
 
     /// What the new thread needs; retained across `pthread_create`.
     private final class StartContext: Sendable {
@@ -44,7 +45,7 @@ public final class EventLoopThread: Sendable {
             context.release()
             throw EventLoopError(.threadStart, errno: result)
         }
-        self.thread = Mutex(handle)
+        self.thread = Locked(handle)
         running.wait()
     }
 

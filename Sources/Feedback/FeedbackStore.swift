@@ -2,7 +2,7 @@
 // shared by every event loop: recorded on the hot path of each failed push,
 // read and cleared by the pull endpoint and pyapns' `feedback`.
 
-import Synchronization
+import Locking
 
 /// What the store has done for one app, for metrics.
 public struct FeedbackCounts: Sendable, Equatable {
@@ -28,7 +28,7 @@ public struct FeedbackCounts: Sendable, Equatable {
 /// dictionary lookup and a slot write in that app's ring.
 public final class FeedbackStore: Sendable {
     public let maxPerApp: Int
-    private let apps = Mutex<[String: FeedbackRing]>([:])
+    private let apps = Locked<[String: FeedbackRing]>([:])
 
     /// `maxPerApp` 0 keeps nothing: every entry is dropped and counted.
     public init(maxPerApp: Int) {

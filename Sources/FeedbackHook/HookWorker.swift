@@ -3,6 +3,7 @@
 // backoff, a transfer) is a wait on libcurl's multi handle, which `enqueue`
 // and `shutdown` can cut short from other threads.
 
+import Locking
 import Synchronization
 
 /// What `enqueue`, `shutdown` and the worker share.
@@ -11,7 +12,7 @@ final class HookShared: Sendable {
     let queueCapacity: Int
     let log: @Sendable (String) -> Void
     let loggableURL: String
-    let state = Mutex(PostingState())
+    let state = Locked(PostingState())
     let delivered = Atomic<Int>(0)
     let retried = Atomic<Int>(0)
     let failed = Atomic<Int>(0)

@@ -1,13 +1,13 @@
 import ProviderAPI
 import RelayCore
-import Synchronization
+import Locking
 import XMLRPC
 
 /// What every loop's provider API handler shares (issue #13): the keys
 /// (replaced by a reload of the apps file), the provisioned apps, the
 /// feedback list and hook, and the request limits.
 public final class ProviderAPIContext: Sendable {
-    private let keyring: Mutex<APIKeyring>
+    private let keyring: Locked<APIKeyring>
     public let provisioned: ProvisionedApps
     public let feedback: FeedbackSink
     public let limits: ProviderLimits
@@ -22,7 +22,7 @@ public final class ProviderAPIContext: Sendable {
                 limits: ProviderLimits, xmlLimits: XMLRPCLimits, provisionDirectory: String?,
                 metrics: ProviderMetrics? = nil) {
         self.metrics = metrics
-        self.keyring = Mutex(keyring)
+        self.keyring = Locked(keyring)
         self.provisioned = provisioned
         self.feedback = feedback
         self.limits = limits

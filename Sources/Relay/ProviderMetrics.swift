@@ -2,7 +2,7 @@ import Feedback
 import FeedbackHook
 import Prometheus
 import RelayCore
-import Synchronization
+import Locking
 
 /// The provider API's metrics (issue #13), beside the relay's on
 /// METRICS_PORT: requests by route and status, notifications by app and
@@ -13,7 +13,7 @@ import Synchronization
 /// copied here by the daemon's once-a-second tick.
 public final class ProviderMetrics: Sendable {
     private let registry: PrometheusCollectorRegistry
-    private let published = Mutex<Published>(Published())
+    private let published = Locked<Published>(Published())
 
     private struct Published {
         var feedback: [String: FeedbackCounts] = [:]

@@ -1,6 +1,6 @@
 import APNs
 import RelayCore
-import Synchronization
+import Locking
 import TLS
 
 /// The apps pyapns' `provision` call adds at run time (issue #13): each an
@@ -27,7 +27,7 @@ public final class ProvisionedApps: Sendable {
         var nextCredential = -1
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let catalog: APNsCredentialCatalog
     /// Bounds the memory a caller can make the relay hold (a TLS identity
     /// and, once used, a pool per app).

@@ -1,7 +1,7 @@
 import APNs
 import Prometheus
 import RelayCore
-import Synchronization
+import Locking
 import VAPID
 
 /// The relay's Prometheus metrics (swift-prometheus), served by
@@ -22,7 +22,7 @@ public final class RelayMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
     /// Series made outside the startup table (APNs reasons not in Apple's
     /// documented list), bounded.
-    private let lateNotifications = Mutex<[String: Counter]>([:])
+    private let lateNotifications = Locked<[String: Counter]>([:])
     /// `toot_relay_apns_latency_seconds{environment}`: send to APNs answer
     /// (not per app: a histogram per app would multiply the series by 15).
     private let apnsLatency: [DurationHistogram]
@@ -31,7 +31,7 @@ public final class RelayMetrics: Sendable {
     private let apnsConnectionGauges: [Gauge]
     private let counters: RelayCounters
     /// The apps served now (their health is read when scraped).
-    private let apps = Mutex<RelayApps>(RelayApps(defaultApp: nil))
+    private let apps = Locked<RelayApps>(RelayApps(defaultApp: nil))
 
     /// The relay statuses a notification can end with (other statuses get a
     /// series of their own on first use).

@@ -6,7 +6,7 @@ import ArgumentParser
 import EventLoop
 import Foundation
 import RelayCore
-import Synchronization
+import Locking
 import TLS
 
 struct APNsEmulatorCommand: ParsableCommand {
@@ -160,7 +160,7 @@ struct APNsEmulatorCommand: ParsableCommand {
 final class NotificationOutput: Sendable {
     private let printToStandardOutput: Bool
     private let recordDescriptor: Int32
-    private let lock = Mutex(())
+    private let lock = Locked(())
 
     init(printToStandardOutput: Bool, recordFile: String?) throws {
         self.printToStandardOutput = printToStandardOutput

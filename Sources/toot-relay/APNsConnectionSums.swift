@@ -1,15 +1,15 @@
 import APNs
-import Synchronization
+import Locking
 
 /// Collects one snapshot of APNs connection states per loop and hands back
 /// the sum once every loop has answered.
 final class APNsConnectionSums: Sendable {
-    private let state: Mutex<(answered: Int, total: [APNsConnectionState: Int])>
+    private let state: Locked<(answered: Int, total: [APNsConnectionState: Int])>
     private let loops: Int
 
     init(loops: Int) {
         self.loops = loops
-        state = Mutex((0, [:]))
+        state = Locked((0, [:]))
     }
 
     func record(_ connections: [APNsConnectionState: Int], loop: Int) -> [APNsConnectionState: Int]? {

@@ -1,10 +1,10 @@
 import APNs
 import EventLoop
-import Synchronization
+import Locking
 
 /// The APNs client of each loop, touched only on that loop.
 final class ClientRegistry: @unchecked Sendable {
-    private let lock = Mutex<[UnsafeTransfer<(EventLoop, APNsClient)>]>([])
+    private let lock = Locked<[UnsafeTransfer<(EventLoop, APNsClient)>]>([])
     func add(_ client: APNsClient, on loop: EventLoop) {
         let entry = UnsafeTransfer((loop, client))
         lock.withLock { $0.append(entry) }

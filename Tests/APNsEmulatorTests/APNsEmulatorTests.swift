@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import HTTP2
 import RelayCore
-import Synchronization
+import Locking
 import Testing
 import TestSupport
 @testable import APNsEmulator
@@ -380,7 +380,7 @@ struct APNsEmulatorTests {
     func observer() throws {
         let emulator = try Fixture.emulator(record: false)
         defer { emulator.stop() }
-        let seen = Mutex<[String]>([])
+        let seen = Locked<[String]>([])
         emulator.onNotification = { notification in seen.withLock { $0.append(notification.deviceToken) } }
         let client = try TestClient(port: emulator.port)
         let streams = try (0..<3).map { try client.submit(token: Fixture.token($0)) }

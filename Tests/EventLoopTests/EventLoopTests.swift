@@ -1,6 +1,6 @@
 import EventLoop
 import Glibc
-import Synchronization
+import Locking
 import Testing
 
 /// Records calls on the loop thread; read after the loop is done with it.
@@ -108,7 +108,7 @@ struct EventLoopTests {
     func executeRunsOnLoopThread() async throws {
         try await withLoopThread { loop in
             #expect(!loop.isOnLoopThread)
-            let results = Mutex<[(Int, Bool)]>([])
+            let results = Locked<[(Int, Bool)]>([])
             let done = Promise<Bool>()
             for index in 0..<100 {
                 loop.execute {

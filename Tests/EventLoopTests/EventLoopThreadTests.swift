@@ -1,6 +1,6 @@
 import EventLoop
 import Glibc
-import Synchronization
+import Locking
 import Testing
 
 @Suite("EventLoopThread")
@@ -14,7 +14,7 @@ struct EventLoopThreadTests {
         let picked = (0..<6).map { _ in group.next() }
         #expect(picked.map { ObjectIdentifier($0) } == (loops + loops).map { ObjectIdentifier($0) })
 
-        let threads = Mutex<[UInt]>([])
+        let threads = Locked<[UInt]>([])
         for loop in loops {
             let done = Promise<Bool>()
             loop.execute {

@@ -1,6 +1,6 @@
 import EventLoop
 import Glibc
-import Synchronization
+import Locking
 import Testing
 
 struct TimedOut: Error, CustomStringConvertible {
@@ -15,7 +15,7 @@ final class Promise<Value: Sendable>: Sendable {
         var continuation: CheckedContinuation<Value?, Never>?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func succeed(_ value: Value) { resolve(value) }
     func timeOut() { resolve(nil) }
@@ -49,7 +49,7 @@ final class Promise<Value: Sendable>: Sendable {
 func onLoop<Value: Sendable>(_ loop: EventLoop, timeout: Duration = .seconds(20),
                              _ body: @escaping @Sendable (Promise<Value>) throws -> Void) async throws -> Value {
     let promise = Promise<Value>()
-    let failure = Mutex<(any Error)?>(nil)
+    let failure = Locked<(any Error)?>(nil)
     loop.execute {
         loop.schedule(after: timeout) { promise.timeOut() }
         do {

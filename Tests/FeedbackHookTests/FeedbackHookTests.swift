@@ -1,13 +1,13 @@
 import FeedbackHook
 import Foundation
-import Synchronization
+import Locking
 import Testing
 import TestSupport
 
 /// Answers from a script: the n-th request gets the n-th status, the last
 /// one repeating.
 private func scripted(_ statuses: [Int]) -> @Sendable (HTTPTestServer.Request) -> HTTPTestServer.Reply {
-    let next = Mutex(0)
+    let next = Locked(0)
     return { _ in
         let index = next.withLock { index in
             defer { index += 1 }
@@ -19,7 +19,7 @@ private func scripted(_ statuses: [Int]) -> @Sendable (HTTPTestServer.Request) -
 
 /// Log lines the hook wrote.
 private final class LogLines: Sendable {
-    private let lines = Mutex<[String]>([])
+    private let lines = Locked<[String]>([])
     var all: [String] { lines.withLock { $0 } }
     var sink: @Sendable (String) -> Void { { line in self.lines.withLock { $0.append(line) } } }
 }

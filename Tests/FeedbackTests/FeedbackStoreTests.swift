@@ -1,7 +1,7 @@
 import Feedback
 import Foundation
 import RelayCore
-import Synchronization
+import Locking
 import Testing
 
 private func entry(_ app: String, _ number: Int, _ environment: APNsEnvironment = .production) -> FeedbackEntry {
@@ -103,7 +103,7 @@ private func entry(_ app: String, _ number: Int, _ environment: APNsEnvironment 
 
 /// What the taker threads collected.
 private final class TakenTokens: Sendable {
-    private let state = Mutex<[Int64]>([])
+    private let state = Locked<[Int64]>([])
     func add(_ entries: [FeedbackEntry]) { state.withLock { $0.append(contentsOf: entries.map(\.time)) } }
     var times: [Int64] { state.withLock { $0 } }
 }

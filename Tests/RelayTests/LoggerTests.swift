@@ -1,12 +1,12 @@
 import EventLoop
 import RelayCore
-import Synchronization
+import Locking
 import Testing
 
 @testable import Relay
 
 private final class Lines: Sendable {
-    let storage = Mutex<[String]>([])
+    let storage = Locked<[String]>([])
     var all: [String] { storage.withLock { $0 } }
     func sink() -> @Sendable (UnsafeRawBufferPointer) -> Void {
         { bytes in

@@ -1,7 +1,7 @@
 import EventLoop
 import Glibc
 import RelayCore
-import Synchronization
+import Locking
 import Testing
 import TLS
 
@@ -60,7 +60,7 @@ func exampleApps() -> RelayApps {
 
 /// Log lines captured for assertions.
 final class CapturedLog: Sendable {
-    private let storage = Mutex<[String]>([])
+    private let storage = Locked<[String]>([])
     var lines: [String] { storage.withLock { $0 } }
     var logger: Logger { logger(level: .debug) }
     func logger(level: LogLevel) -> Logger {
@@ -120,7 +120,7 @@ func webPushBytes(path: String = "/relay-to/production/" + testToken, body: [UIn
 
 /// Notifications seen by the fake senders of every loop.
 final class SentRecorder: Sendable {
-    private let storage = Mutex<[APNsNotification]>([])
+    private let storage = Locked<[APNsNotification]>([])
     var all: [APNsNotification] { storage.withLock { $0 } }
     func record(_ notification: APNsNotification) { storage.withLock { $0.append(notification) } }
 }

@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import Synchronization
+import Locking
 
 /// A small HTTP/1.1 server on 127.0.0.1, port 0, for tests of HTTP clients
 /// (the feedback hook): it records each request and answers as `reply`
@@ -30,7 +30,7 @@ public final class HTTPTestServer: Sendable {
     public let port: UInt16
     private let listener: Int32
     private let reply: @Sendable (Request) -> Reply
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private struct State {
         var requests: [Request] = []
