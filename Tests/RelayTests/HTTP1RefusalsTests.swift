@@ -61,9 +61,7 @@ struct HTTP1RefusalsTests {
     func apiPortRefusesInJSON(request: String, status: Int) throws {
         let fixture = try APIServerFixture()
         defer { fixture.stop() }
-        let client = try TestClient(port: fixture.port)
-        try client.send(request)
-        let response = try client.readResponse()
+        let (client, response) = try fixture.exchange(request)
         #expect(response.status == status)
         #expect(response.header("Content-Type") == "application/json; charset=utf-8")
         #expect(response.header("Connection") == "close")
@@ -105,6 +103,13 @@ private final class APIServerFixture {
                                apps: exampleApps(), context: context, counters: counters, logger: logger, loop: loop)
         }
         port = try server.start()
+    }
+
+    /// Sends `request` on a connection of its own: the connection and the answer.
+    func exchange(_ request: String) throws -> (TestClient, TestClient.Response) {
+        let client = try TestClient(port: port)
+        try client.send(request)
+        return (client, try client.readResponse())
     }
 
     func stop() {
