@@ -14,5 +14,8 @@
 #include <libxml/parserInternals.h>
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
-// No macro is needed: the options are enum values, xmlChar is unsigned char.
+// The options are enum values, xmlChar is unsigned char: no macro needs a
+// wrapper. libxml2's depth limit is a mutable global, which Swift 6 may not
+// read unchecked; a function returns it (libxml2 never changes it itself).
+static inline unsigned int toot_xml_parser_max_depth(void) { return xmlParserMaxDepth; }
 #endif

@@ -123,9 +123,13 @@ public struct HTTP1ConnectionMachine: Sendable {
     /// Requests fully answered on this connection.
     public private(set) var requestsServed = 0
 
-    public init(limits: HTTP1Limits, timeouts: Timeouts) {
+    /// How refusals are worded: the listener's handler decides.
+    private let refusals: HTTP1Refusals
+
+    public init(limits: HTTP1Limits, timeouts: Timeouts, refusals: HTTP1Refusals = .plainText) {
         parser = HTTP1RequestParser(limits: limits)
         self.timeouts = timeouts
+        self.refusals = refusals
     }
 
     /// True while the connection should read and parse what the peer sends.
@@ -335,14 +339,13 @@ public struct HTTP1ConnectionMachine: Sendable {
         }
     }
 
-    /// A refusal: answer `status` with a one-line reason, then close (the
-    /// parser cannot find the next request's start after a framing error).
-    /// `Connection: close` makes the request's version irrelevant.
+    /// A refusal: answer `status` with a one-line reason in the listener's
+    /// dialect, then close (the parser cannot find the next request's start
+    /// after a framing error). `Connection: close` makes the request's
+    /// version irrelevant.
     private mutating func refuse(status: Int, reason: String, into actions: inout [Action]) {
         state = .writing(then: .close)
-        let response = HTTP1Response(
-            status: status, headers: [HTTPField(name: "Content-Type", value: "text/plain; charset=utf-8")],
-            body: reason + "\n")
+        let response = refusals.response(status: status, reason: reason)
         actions.append(.refused(status: status, reason: reason))
         actions.append(.send(response.serialize(closing: true)))
     }

@@ -12,10 +12,14 @@ public protocol HTTP1RequestHandler: AnyObject {
     /// A request the connection refused before routing (bad framing, over a
     /// limit, too slow): one log line.
     func logRefusal(status: Int, reason: String)
+    /// How such a refusal is worded on this listener (see `HTTP1Refusals`).
+    var refusals: HTTP1Refusals { get }
     /// Writes the log lines still buffered (shutdown).
     func flushLog()
     /// Serves `apps` from the next request on (a reload).
     func replaceApps(_ apps: RelayApps)
 }
 
-extension RelayHandler: HTTP1RequestHandler {}
+extension RelayHandler: HTTP1RequestHandler {
+    public var refusals: HTTP1Refusals { .plainText }
+}

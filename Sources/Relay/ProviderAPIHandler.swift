@@ -31,6 +31,8 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     public func replaceApps(_ apps: RelayApps) { self.apps = apps }
     public func flushLog() { output.buffer?.flush() }
     public func logRefusal(status: Int, reason: String) { output.logRefusal(status: status, reason: reason) }
+    /// API clients read every error as gorush's JSON, the connection's own too.
+    public var refusals: HTTP1Refusals { .gorushJSON }
 
     public func handle(_ request: HTTP1Request, completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
         counters.recordAnswer()
@@ -134,7 +136,7 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     }
 
     func jsonError(_ status: Int, _ message: String) -> HTTP1Response {
-        HTTP1Response(status: status, headers: jsonHeaders, body: encodeGorushError(status: status, message: message))
+        HTTP1Refusals.gorushJSON.response(status: status, reason: message)
     }
 
     /// `api <route> key=<name> status=… <detail> latency=…ms`.

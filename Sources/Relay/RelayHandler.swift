@@ -157,13 +157,13 @@ public final class RelayHandler {
             if apps.allCredentialsRejected {
                 return plain(503, "APNs rejects the relay's credentials")
             }
-            return HTTP1Response(status: 200, headers: textPlain, body: "OK")
+            return HTTP1Response(status: 200, headers: textPlainHeaders, body: "OK")
         }
         guard let app = apps.app(for: .id(appID)) else { return plain(404, "no such app") }
         if app.health.credentialsRejected {
             return plain(503, "APNs rejects the credentials of app \(app.id)")
         }
-        return HTTP1Response(status: 200, headers: textPlain, body: "OK")
+        return HTTP1Response(status: 200, headers: textPlainHeaders, body: "OK")
     }
 
     private func relay(_ request: HTTP1Request, to target: RelayTarget, app: RelayApp, credential: CredentialID,
@@ -257,10 +257,8 @@ public final class RelayHandler {
     }
 }
 
-private let textPlain = [HTTPField(name: "Content-Type", value: "text/plain; charset=utf-8")]
-
 private func plain(_ status: Int, _ reason: String) -> HTTP1Response {
-    HTTP1Response(status: status, headers: textPlain, body: reason + "\n")
+    HTTP1Refusals.plainText.response(status: status, reason: reason)
 }
 
 /// The failed-push log the hook gets for a Web Push delivery whose token is

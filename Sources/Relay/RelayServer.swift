@@ -221,7 +221,8 @@ final class LoopServer: ConnectionOwner, @unchecked Sendable {
         }
         let connection = HTTP1ServerConnection(
             socket: socket, loop: loop, tls: tls,
-            machine: HTTP1ConnectionMachine(limits: options.limits, timeouts: options.timeouts),
+            machine: HTTP1ConnectionMachine(limits: options.limits, timeouts: options.timeouts,
+                                            refusals: handler.refusals),
             inputLimit: inputLimit, handler: handler, owner: self)
         connections[ObjectIdentifier(connection)] = connection
         if !connection.start() {

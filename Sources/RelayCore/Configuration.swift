@@ -212,9 +212,9 @@ extension Configuration {
         .init(name: "API_PROVISION_DIR", defaultText: "unset (PEM text only)", help: "absolute directory pyapns' provision may name certificate files in"),
         .init(name: "FEEDBACK_MAX", defaultText: String(defaults.feedbackMax), help: "refused tokens kept per app until fetched (beyond: the oldest dropped)"),
         .init(name: "FEEDBACK_HOOK_URL", defaultText: "unset (off)", help: "http(s) URL each failed push is POSTed to as JSON (gorush's feedback_hook_url)"),
-        .init(name: "FEEDBACK_HOOK_HEADERS", defaultText: "none", help: "comma-separated Name: value headers for the hook (gorush's feedback_header)"),
-        .init(name: "FEEDBACK_HOOK_QUEUE", defaultText: String(defaults.feedbackHookQueue), help: "hook requests waiting to be sent (beyond: dropped and counted)"),
-        .init(name: "FEEDBACK_HOOK_TIMEOUT", defaultText: secondsText(defaults.feedbackHookTimeout), help: "seconds one hook request may take (gorush's feedback_timeout)"),
+        .init(name: "FEEDBACK_HOOK_HEADERS", defaultText: "none", help: "comma-separated Name: value headers for the hook (gorush's feedback_header; needs FEEDBACK_HOOK_URL)"),
+        .init(name: "FEEDBACK_HOOK_QUEUE", defaultText: String(defaults.feedbackHookQueue), help: "hook requests waiting to be sent (beyond: dropped and counted; needs FEEDBACK_HOOK_URL)"),
+        .init(name: "FEEDBACK_HOOK_TIMEOUT", defaultText: secondsText(defaults.feedbackHookTimeout), help: "seconds one hook request may take (gorush's feedback_timeout; needs FEEDBACK_HOOK_URL)"),
     ]
 
     /// Reads the configuration from environment-style variables. Empty values
@@ -372,7 +372,20 @@ extension Configuration {
                 variable: "TOKEN_AUTH_KEY_FILENAME",
                 message: "token auth needs TOKEN_AUTH_KEY_FILENAME, TOKEN_KEY_ID and TOKEN_TEAM_ID together")
         }
+        // The hook's settings without its URL are refused too: a misspelt
+        // FEEDBACK_HOOK_URL would otherwise switch the hook off in silence
+        // while its headers, queue and timeout look configured (session 6).
+        if feedbackHookURL == nil {
+            for name in Self.hookSettings where value(name) != nil {
+                throw ConfigurationError(
+                    variable: name,
+                    message: "is set but FEEDBACK_HOOK_URL is not; without its URL there is no hook (set FEEDBACK_HOOK_URL, or unset \(name))")
+            }
+        }
     }
+
+    /// The variables that only mean something with `FEEDBACK_HOOK_URL`.
+    static let hookSettings = ["FEEDBACK_HOOK_HEADERS", "FEEDBACK_HOOK_QUEUE", "FEEDBACK_HOOK_TIMEOUT"]
 
     /// Which credential the configuration selects, in webpush-apn-relay's
     /// order of precedence.

@@ -35,9 +35,27 @@ private let refuseDocumentType: internalSubsetSAXFunc = { context, _, _, _ in
     xmlStopParser(context.assumingMemoryBound(to: xmlParserCtxt.self))
 }
 
-/// Owner of a libxml2 parser context.
+/// The structured-error callback: libxml2 calls it for every error with
+/// the context's `userData` (the context itself) instead of printing. The
+/// first fatal error is the cause; later ones follow from it (after a
+/// name too long: "StartTag: invalid element name", then "Extra content
+/// at the end of the document"), and the context only keeps the last.
+private let recordFirstFatalError: xmlStructuredErrorFunc = { userData, error in
+    guard let userData, let error, error.pointee.level == XML_ERR_FATAL else { return }
+    let context = userData.assumingMemoryBound(to: xmlParserCtxt.self)
+    guard let first = context.pointee._private?.assumingMemoryBound(to: LibXML2Failure?.self),
+          first.pointee == nil
+    else { return }
+    first.pointee = LibXML2Failure(code: Int32(error.pointee.code), line: Int(error.pointee.line),
+                                   column: Int(error.pointee.int2))
+}
+
+/// Owner of a libxml2 parser context, and of the place its first fatal
+/// error is kept (the context's `_private`, the field libxml2 leaves to
+/// its user).
 private final class ParserContext {
     let pointer: xmlParserCtxtPtr
+    let firstFatalError: UnsafeMutablePointer<LibXML2Failure?>
 
     init?(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let base = bytes.baseAddress, let count = Int32(exactly: bytes.count),
@@ -46,9 +64,16 @@ private final class ParserContext {
               })
         else { return nil }
         pointer = context
+        firstFatalError = .allocate(capacity: 1)
+        firstFatalError.initialize(to: nil)
+        context.pointee._private = UnsafeMutableRawPointer(firstFatalError)
     }
 
-    deinit { xmlFreeParserCtxt(pointer) }
+    deinit {
+        xmlFreeParserCtxt(pointer)
+        firstFatalError.deinitialize(count: 1)
+        firstFatalError.deallocate()
+    }
 }
 
 /// Owner of a libxml2 document tree.
@@ -69,27 +94,30 @@ func parseXMLDocument(_ bytes: [UInt8], limits: XMLRPCLimits) throws(XMLRPCError
     _ = libxml2Initialized
     let parsed: Result<Document, XMLRPCError> = bytes.withUnsafeBufferPointer { buffer in
         guard let context = ParserContext(buffer) else {
-            return .failure(.malformed(line: 0, reason: "libxml2 could not create a parser for the body"))
+            return .failure(.malformed(line: 0, column: 0, reason: "the XML parser could not be set up for the body"))
         }
         // The owner must outlive every use of its pointer (Swift may end a
         // lifetime at the last use of the object itself).
-        return withExtendedLifetime(context) { parse(context.pointer) }
+        return withExtendedLifetime(context) { parse(context, limits: limits) }
     }
     let document = try parsed.get()
     return try withExtendedLifetime(document) { () throws(XMLRPCError) -> XMLElement in
         guard let root = xmlDocGetRootElement(document.pointer) else {
-            throw .malformed(line: 0, reason: "the document has no root element")
+            throw .malformed(line: 0, column: 0, reason: "no root element")
         }
         var copier = TreeCopier(limits: limits)
         return try copier.copy(root, depth: 1)
     }
 }
 
-/// Runs libxml2's parser on a fresh context with the options and the
-/// DOCTYPE refusal above; the document, if any, comes back with an owner.
-private func parse(_ ctxt: xmlParserCtxtPtr) -> Result<Document, XMLRPCError> {
+/// Runs libxml2's parser on a fresh context with the options, the DOCTYPE
+/// refusal and the error recorder above; the document, if any, comes back
+/// with an owner.
+private func parse(_ context: ParserContext, limits: XMLRPCLimits) -> Result<Document, XMLRPCError> {
+    let ctxt = context.pointer
     _ = xmlCtxtUseOptions(ctxt, parseOptions)
     ctxt.pointee.sax.pointee.internalSubset = refuseDocumentType
+    ctxt.pointee.sax.pointee.serror = recordFirstFatalError
     let status = xmlParseDocument(ctxt)
     // The context does not free its document: take ownership first,
     // whatever happened.
@@ -97,20 +125,18 @@ private func parse(_ ctxt: xmlParserCtxtPtr) -> Result<Document, XMLRPCError> {
     ctxt.pointee.myDoc = nil
     if ctxt.pointee.errNo == Int32(XML_ERR_USER_STOP.rawValue) { return .failure(.doctypeRefused) }
     guard status == 0, ctxt.pointee.wellFormed != 0, let document else {
-        return .failure(lastError(of: ctxt))
+        // The first fatal error, else the context's last (an error that is
+        // not fatal, e.g. a namespace error, can still fail a document).
+        let last = xmlCtxtGetLastError(ctxt).map {
+            LibXML2Failure(code: Int32($0.pointee.code), line: Int($0.pointee.line), column: Int($0.pointee.int2))
+        }
+        let failure = context.firstFatalError.pointee ?? last ?? LibXML2Failure(code: 0, line: 0, column: 0)
+        // libxml2 halts on its depth limit with the open elements still counted.
+        let depth = max(ctxt.pointee.nameNr, ctxt.pointee.nodeNr)
+        let nestedPastLibXML2 = depth > 0 && UInt32(depth) > toot_xml_parser_max_depth()
+        return .failure(xmlRPCError(for: failure, nestedPastLibXML2: nestedPastLibXML2, limits: limits))
     }
     return .success(document)
-}
-
-/// libxml2's last error on `ctxt`, its message's first line only: later
-/// lines (as in "Input is not proper UTF-8") quote bytes of the body.
-private func lastError(of ctxt: xmlParserCtxtPtr) -> XMLRPCError {
-    guard let error = xmlCtxtGetLastError(ctxt) else {
-        return .malformed(line: 0, reason: "libxml2 refused the document without a message")
-    }
-    let message = error.pointee.message.map { String(cString: $0) } ?? "libxml2 error \(error.pointee.code)"
-    let firstLine = message.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).first.map(String.init) ?? message
-    return .malformed(line: Int(error.pointee.line), reason: trimmedXMLWhiteSpace(firstLine))
 }
 
 /// Copies libxml2's tree into `XMLElement`s, counting elements and

@@ -13,8 +13,10 @@ public enum XMLRPCError: Error, Sendable, Equatable, CustomStringConvertible {
     /// (XXE, billion laughs).
     case doctypeRefused
     /// libxml2 found the document not well-formed (or hit one of its own
-    /// limits); `reason` is its message.
-    case malformed(line: Int, reason: String)
+    /// limits) at `line` and `column` (0: no place); `reason` is the
+    /// relay's text for libxml2's error code, never libxml2's message
+    /// (`LibXML2Errors.swift`).
+    case malformed(line: Int, column: Int, reason: String)
     /// Elements nest deeper than `XMLRPCLimits.maxDepth`.
     case tooDeep(line: Int, limit: Int)
     /// More elements than `XMLRPCLimits.maxElements`.
@@ -34,8 +36,10 @@ public enum XMLRPCError: Error, Sendable, Equatable, CustomStringConvertible {
             return "the XML-RPC body is empty"
         case .doctypeRefused:
             return "the XML-RPC body has a document type declaration (<!DOCTYPE>); DTDs and entities are refused"
-        case .malformed(let line, let reason):
-            return "the XML-RPC body is not well-formed XML (line \(line)): \(reason)"
+        case .malformed(let line, let column, let reason) where line > 0:
+            return "the XML-RPC body is not well-formed XML (line \(line), column \(column)): \(reason)"
+        case .malformed(_, _, let reason):
+            return "the XML-RPC body is not well-formed XML: \(reason)"
         case .tooDeep(let line, let limit):
             return "the XML-RPC body nests elements deeper than \(limit) levels (line \(line))"
         case .tooManyElements(let limit):

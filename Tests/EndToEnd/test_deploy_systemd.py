@@ -108,14 +108,40 @@ def test_a_bad_notify_socket_is_a_warning_not_a_failure(certs, workdir, emulator
         relay.kill()
 
 
-def help_variables():
-    text = subprocess.run([rt.RELAY, "--help"], capture_output=True, text=True, timeout=30).stdout
-    return sorted(set(re.findall(r"env ([A-Z0-9_]+)", text)))
+CONFIGURATION = os.path.join(rt.ROOT, "Sources", "RelayCore", "Configuration.swift")
+
+
+def configuration_variables():
+    """Every variable Configuration knows: the names in its table
+    (`Configuration.variables`), read from the source."""
+    with open(CONFIGURATION, encoding="utf-8") as handle:
+        text = handle.read()
+    table = text[text.index("static let variables"):]
+    table = table[:table.index("\n    ]\n")]
+    return sorted(set(re.findall(r'\.init\(name: "([A-Z0-9_]+)"', table)))
+
+
+def help_variables(columns=1000):
+    """The variables `--help` names. ArgumentParser wraps the help at
+    COLUMNS (80 when unset and stdout is no terminal), and a line may break
+    between "env" and the name: `\\s+` crosses the break and the next
+    line's indentation (a name has no space in it, so it never wraps)."""
+    environment = dict(os.environ, COLUMNS=str(columns))
+    text = subprocess.run([rt.RELAY, "--help"], capture_output=True, text=True, timeout=30,
+                          env=environment).stdout
+    return sorted(set(re.findall(r"\benv\s+([A-Z0-9_]+)", text)))
+
+
+@pytest.mark.parametrize("columns", [40, 80, 1000])
+def test_help_names_every_variable_configuration_knows_however_it_wraps(columns):
+    known = configuration_variables()
+    assert len(known) > 40 and "FEEDBACK_HOOK_TIMEOUT" in known, known
+    assert help_variables(columns) == known
 
 
 def test_env_example_and_readme_document_every_variable():
     variables = help_variables()
-    assert "PORT" in variables and "METRICS_PORT" in variables and "METRICS_BIND" in variables
+    assert variables == configuration_variables()
     with open(ENV_EXAMPLE, encoding="utf-8") as handle:
         example = handle.read()
     with open(os.path.join(rt.ROOT, "README.md"), encoding="utf-8") as handle:

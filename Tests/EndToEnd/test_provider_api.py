@@ -440,14 +440,45 @@ def test_hostile_json_gets_a_clear_error_and_reaches_no_apns(stack, what, body, 
     response = api.push(stack["port"], body)
     assert time.monotonic() - started < 10
     assert response.status in allowed, (what, response)
-    if response.status == 400:
+    if response.status in (400, 413):
         answer = api.json_body(response)
-        assert answer["code"] == 400 and answer["message"], answer
+        assert answer["code"] == response.status and answer["message"], answer
     if response.status == 200:
         assert [log["token"] for log in api.json_body(response)["logs"]] == [rt.plain_token(0x7fff0001)]
     assert nothing_sent(stack, before)
     assert api.request(stack["port"], "GET", "/healthz").status == 200
     api.assert_bounded_memory(stack["relay"])
+
+
+# Refusals of the API port's HTTP/1 layer, before any route: gorush's error
+# JSON like every other API error, on every path (XML-RPC's included: a
+# transport refusal is no XML-RPC fault, Twisted would not answer one either).
+OVERSIZED = "x" * (1 << 20)
+CONNECTION_REFUSALS = [
+    ("a gorush push over API_MAX_BODY_BYTES", "/api/push", [("Content-Type", "application/json")],
+     _notification(',"data":{"x":"' + OVERSIZED + '"}'), 413),
+    ("an XML-RPC call over API_MAX_BODY_BYTES", "/", [("Content-Type", "text/xml")],
+     "<?xml version='1.0'?><methodCall><methodName>notify</methodName><params><param><value><string>"
+     + OVERSIZED + "</string></value></param></params></methodCall>", 413),
+    ("a proxied notification over API_MAX_BODY_BYTES", f"/3/device/{rt.TOKEN}", [("apns-topic", TOOT)],
+     '{"aps":{"alert":"' + OVERSIZED + '"}}', 413),
+    ("a header block over MAX_HEADER_BYTES", "/api/push", [("X-Padding", "p" * 20_000)], "{}", 431),
+    ("Content-Length and Transfer-Encoding together", "/api/push", [("Transfer-Encoding", "chunked")], "{}", 400),
+]
+
+
+@pytest.mark.parametrize("what, path, headers, body, status", CONNECTION_REFUSALS,
+                         ids=[row[0] for row in CONNECTION_REFUSALS])
+def test_the_api_ports_own_refusals_are_gorush_json(stack, what, path, headers, body, status):
+    before = api.total_recorded(stack["production"], stack["development"])
+    response = api.request(stack["port"], "POST", path, body, api.bearer() + headers)
+    assert response.status == status, (what, response)
+    assert response.header("Content-Type") == "application/json; charset=utf-8", response
+    answer = json.loads(response.body)
+    assert answer["code"] == status and isinstance(answer["message"], str) and answer["message"], answer
+    assert set(answer) == {"code", "message"}, answer
+    assert nothing_sent(stack, before)
+    assert api.request(stack["port"], "GET", "/healthz").status == 200
 
 
 # MARK: the APNs-shaped proxy, with curl

@@ -268,6 +268,12 @@ def test_hostile_xml_is_refused_and_reaches_no_apns(stack, what, body, allowed):
         with pytest.raises(xmlrpc.client.Fault) as fault:
             xmlrpc.client.loads(response.body)
         assert fault.value.faultString
+        # The relay's words, never libxml2's (its messages name XML_PARSE_HUGE, or dump bytes).
+        for libxml2_text in ("XML_PARSE", "libxml", "Bytes:", "Excessive"):
+            assert libxml2_text not in fault.value.faultString, (what, fault.value.faultString)
+    if response.status == 413:
+        # The API port's own refusal: gorush's JSON, not a fault (a transport refusal).
+        assert json.loads(response.body)["code"] == 413, response
     time.sleep(0.2)
     assert sent_count(stack) == before
     assert api.request(stack["port"], "GET", "/healthz").status == 200

@@ -62,8 +62,41 @@ struct ProviderAPIConfigurationTests {
 
     @Test("each valid value lands in its field", arguments: validRows)
     func valid(name: String, value: String, check: @Sendable (Configuration) -> Bool) throws {
-        let configuration = try Configuration(environment: [name: value])
+        var environment = [name: value]
+        // The hook's settings are refused without its URL (hookSettingsNeedTheURL).
+        if Configuration.hookSettings.contains(name) { environment["FEEDBACK_HOOK_URL"] = "http://127.0.0.1:9" }
+        let configuration = try Configuration(environment: environment)
         #expect(check(configuration), "\(name)=\(value)")
+    }
+
+    @Test("a hook setting without FEEDBACK_HOOK_URL is refused in one line naming both", arguments: [
+        (["FEEDBACK_HOOK_HEADERS": "X-Token: abc"], "FEEDBACK_HOOK_HEADERS"),
+        (["FEEDBACK_HOOK_QUEUE": "10"], "FEEDBACK_HOOK_QUEUE"),
+        (["FEEDBACK_HOOK_TIMEOUT": "3"], "FEEDBACK_HOOK_TIMEOUT"),
+        // A misspelt URL variable: the hook would be off while it looks configured.
+        (["FEEDBACK_HOOK_ULR": "https://hooks.example.com", "FEEDBACK_HOOK_HEADERS": "X-Token: abc"], "FEEDBACK_HOOK_HEADERS"),
+        (["FEEDBACK_HOOK_URL": "", "FEEDBACK_HOOK_TIMEOUT": "3"], "FEEDBACK_HOOK_TIMEOUT"),
+    ])
+    func hookSettingsNeedTheURL(environment: [String: String], variable: String) {
+        let outcome = Result { () throws(ConfigurationError) in try Configuration(environment: environment) }
+        guard case .failure(let error) = outcome else {
+            Issue.record("accepted \(environment.keys.sorted())")
+            return
+        }
+        #expect(error.description == "\(variable): is set but FEEDBACK_HOOK_URL is not; without its URL there is "
+            + "no hook (set FEEDBACK_HOOK_URL, or unset \(variable))")
+        #expect(!error.description.contains("abc"))
+    }
+
+    @Test("the hook's settings with FEEDBACK_HOOK_URL, or none of them, are accepted", arguments: [
+        ["FEEDBACK_HOOK_URL": "https://hooks.example.com", "FEEDBACK_HOOK_HEADERS": "X-Token: abc",
+         "FEEDBACK_HOOK_QUEUE": "10", "FEEDBACK_HOOK_TIMEOUT": "3"],
+        ["FEEDBACK_HOOK_URL": "https://hooks.example.com"],
+        ["FEEDBACK_HOOK_HEADERS": "", "FEEDBACK_HOOK_QUEUE": "", "FEEDBACK_HOOK_TIMEOUT": ""],
+    ])
+    func hookSettingsWithTheURL(environment: [String: String]) throws {
+        let configuration = try Configuration(environment: environment)
+        #expect(configuration.feedbackHookURL == environment["FEEDBACK_HOOK_URL"])
     }
 
     /// A variable, a bad value, and the whole message.
@@ -160,6 +193,7 @@ struct ProviderAPIConfigurationTests {
     func printingHidesSecrets() throws {
         let configuration = try Configuration(environment: [
             "API_KEYS": Self.key1, "FEEDBACK_HOOK_HEADERS": "Authorization: Bearer hunter2-token",
+            "FEEDBACK_HOOK_URL": "https://hooks.example.com/feedback",
         ])
         var dumped = ""
         dump(configuration, to: &dumped)
