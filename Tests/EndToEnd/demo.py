@@ -1,6 +1,7 @@
 """The demo behind scripts/demo: the relay with its embedded APNs emulator on
 127.0.0.1 and throwaway certificates; a real encrypted Web Push goes through,
-and each notification is shown as an iOS client would get it.
+and each notification is shown as an iOS client would get it. The provider
+API is on too, on loopback without keys, for a backend's curl to try.
 
   demo.py run  CERTDIR STATEDIR        start (Ctrl-C stops)
   demo.py send STATEDIR TEXT [--aes128gcm] [--extra PATH]
@@ -71,6 +72,10 @@ def show(line, subscriber):
         headers.get("apns-id")))
     print("payload the app gets:")
     print(json.dumps(payload, indent=2, ensure_ascii=False))
+    if "p" not in payload:
+        print("(not a Web Push: a backend's notification, sent as it gave it)")
+        sys.stdout.flush()
+        return
     try:
         plaintext = rt.decrypt_notification(payload, subscriber)
         print("\033[1mdecrypted by the app (its private key and auth secret):\033[0m")
@@ -94,8 +99,13 @@ def run(cert_dir, state_dir):
     env.setdefault("LOG_LEVEL", "info")
     # Nothing from a real deployment's environment leaks into the demo.
     for name in ("P12_FILENAME", "P12_BASE64", "TOKEN_AUTH_KEY_FILENAME", "TOKEN_KEY_ID", "TOKEN_TEAM_ID",
-                 "CA_FILENAME", "APNS_PRODUCTION_HOST", "APNS_DEVELOPMENT_HOST", "TOPIC"):
+                 "CA_FILENAME", "APNS_PRODUCTION_HOST", "APNS_DEVELOPMENT_HOST", "TOPIC", "APPS_FILE",
+                 "API_PORT", "API_BIND", "API_KEYS", "API_PROVISION_DIR", "FEEDBACK_HOOK_URL",
+                 "FEEDBACK_HOOK_HEADERS", "FEEDBACK_HOOK_QUEUE", "FEEDBACK_HOOK_TIMEOUT"):
         env.pop(name, None)
+    # The provider API on a free loopback port; without keys it is open to
+    # this machine only (the relay refuses that anywhere else).
+    env["API_PORT"] = "0"
     env["CRT_FILENAME"] = os.path.join(state_dir, "no-https.crt")
     relay = subprocess.Popen([rt.RELAY, "--demo", cert_dir], env=env, stdout=subprocess.PIPE, text=True,
                              start_new_session=True)
@@ -105,13 +115,22 @@ def run(cert_dir, state_dir):
             print("the relay did not start", file=sys.stderr)
             return relay.wait()
         port = int(first.rsplit(":", 1)[1])
+        second = relay.stdout.readline().strip()
+        if not second.startswith("api on "):
+            print("the relay did not start its provider API", file=sys.stderr)
+            return relay.wait()
+        api_port = int(second.rsplit(":", 1)[1])
         with open(os.path.join(state_dir, "relay.json"), "w") as handle:
-            json.dump({"port": port}, handle)
+            json.dump({"port": port, "api_port": api_port}, handle)
         me = os.path.relpath(os.path.join(rt.ROOT, "scripts", "demo"))
         print(f"\n\033[1mtoot-relay is listening on http://127.0.0.1:{port}, delivering to an APNs emulator.\033[0m")
         print("Send a real encrypted Web Push (what Mastodon does) from another terminal:\n")
         print(f"    {me} send 'Hello from Mastodon'")
         print(f"    {me} send 'Standard encoding' --aes128gcm\n")
+        print(f"Or send as a backend does, through the provider API (gorush's /api/push) on port {api_port}:\n")
+        print(f"    curl -s http://127.0.0.1:{api_port}/api/push -d "
+              f"'{{\"notifications\":[{{\"platform\":1,\"tokens\":[\"{DEMO_TOKEN}\"],"
+              f"\"message\":\"Hello from a backend\",\"development\":true}}]}}'\n")
         print("A first one goes out now. Ctrl-C stops the demo.")
         sys.stdout.flush()
         subprocess.Popen([sys.executable, __file__, "send", state_dir, "Welcome! This text was encrypted for "

@@ -1,0 +1,88 @@
+"""scripts/demo's relay (Tests/EndToEnd/demo.py, the README's first command):
+it starts with its embedded APNs emulator, a first encrypted Web Push goes
+through and is decrypted as the app would, `scripts/demo send` and the
+provider API's curl line each reach the emulator, and Ctrl-C stops it all."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+
+import relaytest as rt
+
+DEMO = os.path.join(os.path.dirname(__file__), "demo.py")
+
+
+class DemoOutput:
+    """demo.py's stdout, copied to a log in the work directory (so the
+    session's sanitizer check reads it too) and read back as it grows."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def text(self):
+        with open(self.path, "rb") as handle:
+            return handle.read().decode(errors="replace")
+
+    def wait_for(self, pattern, timeout=60):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            match = re.search(pattern, self.text())
+            if match:
+                return match
+            time.sleep(0.1)
+        raise AssertionError(f"demo output never matched {pattern!r}:\n{self.text()}")
+
+
+def test_the_demo_relays_web_push_and_provider_api_pushes_and_stops_on_interrupt(certs, workdir, tmp_path):
+    state = str(tmp_path / "demo")
+    os.makedirs(state)
+    log = os.path.join(workdir, "demo-relay.log")
+    env = dict(os.environ, TOOT_RELAY_BUILD=rt.BUILD, PYTHONUNBUFFERED="1",
+               # A deployment's settings must not reach the demo (demo.py drops them).
+               API_KEYS="a-real-deployment-key-0123456789", TOPIC="com.example.real")
+    with open(log, "wb") as output:
+        demo = subprocess.Popen([sys.executable, DEMO, "run", certs, state], env=env, stdout=output,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    out = DemoOutput(log)
+    try:
+        # The welcome push, decrypted with the demo subscription's keys.
+        out.wait_for(r"relay answered 201 ")
+        out.wait_for(r"decrypted by the app[^\n]*\n[^\n]*Welcome! This text was encrypted for the app")
+
+        with open(os.path.join(state, "relay.json")) as handle:
+            ports = json.load(handle)
+        assert set(ports) == {"port", "api_port"} and ports["port"] != ports["api_port"]
+        # The curl line it prints is the one that works.
+        curl = out.wait_for(r"curl -s (http://127\.0\.0\.1:(\d+)/api/push) -d '([^']+)'")
+        assert int(curl.group(2)) == ports["api_port"]
+
+        sent = subprocess.run([sys.executable, DEMO, "send", state, "Second one", "--aes128gcm"], env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert sent.returncode == 0, sent.stdout + sent.stderr
+        assert sent.stdout.startswith("relay answered 201 ")
+        out.wait_for(r"decrypted by the app[^\n]*\n[^\n]*Second one")
+
+        # No key needed: the demo's API is on loopback without keys.
+        request = urllib.request.Request(curl.group(1), data=curl.group(3).encode(), method="POST")
+        with urllib.request.urlopen(request, timeout=30) as response:
+            answer = json.loads(response.read())
+        assert response.status == 200
+        assert answer == {"counts": 1, "logs": [], "success": "ok"}
+        out.wait_for(r'"alert": "Hello from a backend"')
+        out.wait_for(r"not a Web Push: a backend's notification")
+    finally:
+        # Ctrl-C: the demo stops its relay and exits 0.
+        os.killpg(demo.pid, signal.SIGINT)
+        try:
+            status = demo.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(demo.pid, signal.SIGKILL)
+            demo.wait()
+            raise
+    assert status == 0, out.text()
+    assert "the relay did not start" not in out.text()
