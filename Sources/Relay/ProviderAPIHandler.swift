@@ -17,6 +17,8 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     private(set) var apps: RelayApps
     let context: ProviderAPIContext
     let counters: RelayCounters
+    /// What each token's end of delivery does, on every route.
+    let deliveries: ProviderDeliveries
     let output: RelayLog
     let unixTime: () -> Int
     var random = BufferedRandom()
@@ -24,6 +26,7 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     public init(sender: NotificationSender, apps: RelayApps, context: ProviderAPIContext, counters: RelayCounters,
                 logger: Logger, loop: EventLoop? = nil, unixTime: @escaping () -> Int = RelayHandler.unixTime) {
         (self.sender, self.apps, self.context, self.counters) = (sender, apps, context, counters)
+        deliveries = ProviderDeliveries(feedback: context.feedback, metrics: context.metrics)
         output = RelayLog(logger: logger, buffer: loop.map { LoopLogBuffer(logger: logger, loop: $0) })
         self.unixTime = unixTime
     }
