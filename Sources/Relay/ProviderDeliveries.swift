@@ -9,9 +9,10 @@ import RelayCore
 /// the hook. One per handler, used on its loop only.
 final class ProviderDeliveries {
     let feedback: FeedbackSink
-    let metrics: ProviderMetrics?
+    /// This loop's notification counts (with METRICS_PORT).
+    let metrics: ProviderMetricsRecorder?
 
-    init(feedback: FeedbackSink, metrics: ProviderMetrics?) {
+    init(feedback: FeedbackSink, metrics: ProviderMetricsRecorder?) {
         (self.feedback, self.metrics) = (feedback, metrics)
     }
 
