@@ -36,15 +36,12 @@ public struct FailedPushLog: Sendable, Equatable {
         (self.status, self.reason, self.apnsID, self.app, self.timestamp) = (status, reason, apnsID, app, timestamp)
     }
 
-    /// The entry for a notification's token that APNs refused or never
-    /// answered: `error` is APNs' reason when there is one (as gorush's
-    /// `errors.New(res.Reason)`), else `failure` (a sentence for a timeout
-    /// or a lost connection); `timestamp` is kept for 410 only.
-    public init(notification: ProviderNotification, token: String, app: String?, status: Int?, reason: APNsReason?,
-                apnsID: String?, timestamp: Int64?, failure: String) {
+    /// The entry for a gorush notification's token that failed with
+    /// `failure` (before APNs, or as `failedPushLog(for:…)` words a
+    /// delivery): gorush's fields from the notification, no APNs answer.
+    public init(notification: ProviderNotification, token: String, app: String?, failure: String) {
         self.init(notificationID: notification.id, platform: gorushPlatformName(notification.platform), token: token,
-                  message: notification.message, error: reason?.rawValue ?? failure, status: status,
-                  reason: reason?.rawValue, apnsID: apnsID, app: app, timestamp: status == 410 ? timestamp : nil)
+                  message: notification.message, error: failure, app: app)
     }
 
     /// The entry as JSON, on its own (the feedback hook's body).

@@ -29,8 +29,7 @@ extension ProviderAPIHandler {
             guard let app = named else {
                 let why = push.app.map { "no app \($0)" } ?? "no app has topic \(push.topic ?? "")"
                 failures.append(contentsOf: push.tokens.map {
-                    FailedPushLog(notification: notification, token: $0, app: push.app, status: nil, reason: nil,
-                                  apnsID: nil, timestamp: nil, failure: why)
+                    FailedPushLog(notification: notification, token: $0, app: push.app, failure: why)
                 })
                 continue
             }
@@ -39,8 +38,7 @@ extension ProviderAPIHandler {
             guard call.authorization.allows(app: app.id) else { return forbidden(call, app: app.id) }
             guard let credential = app.credential(for: push.environment) else {
                 failures.append(contentsOf: push.tokens.map {
-                    FailedPushLog(notification: notification, token: $0, app: app.id, status: nil, reason: nil,
-                                  apnsID: nil, timestamp: nil,
+                    FailedPushLog(notification: notification, token: $0, app: app.id,
                                   failure: "app \(app.id) does not serve \(push.environment.rawValue)")
                 })
                 continue
@@ -60,23 +58,21 @@ extension ProviderAPIHandler {
 
         let tokenCount = sends.count + failures.count
         let batch = DeliveryBatch<FailedPushLog>(failures: failures)
-        let feedback = context.feedback
-        let metrics = context.metrics
+        let deliveries = self.deliveries
+        let counters = self.counters
         for (apns, token, source) in sends {
             guard counters.beginDelivery() else {
-                let log = FailedPushLog(notification: source.notification, token: token, app: source.app.id, status: nil,
-                                        reason: nil, apnsID: nil, timestamp: nil, failure: localFailureText(.overloaded))
-                metrics?.countNotification(app: source.app.id, environment: apns.environment, outcome: .overloaded)
-                feedback.post(log)
-                batch.record(log)
+                if let log = deliveries.record(APNsDelivery(outcome: .overloaded), of: apns, app: source.app,
+                                               token: token, notification: source.notification) {
+                    batch.record(log)
+                }
                 continue
             }
             batch.begin()
-            let counters = self.counters
             sender.send(apns, deliveryCompletion: { delivery in
                 counters.endDelivery()
-                metrics?.countNotification(app: source.app.id, environment: apns.environment, outcome: delivery.outcome)
-                batch.complete(Self.failure(of: delivery, apns, token, source, feedback: feedback))
+                batch.complete(deliveries.record(delivery, of: apns, app: source.app, token: token,
+                                                 notification: source.notification))
             })
         }
         let summary = { (failed: Int) in "notifications=\(notifications.count) tokens=\(tokenCount) failed=\(failed)" }
@@ -93,29 +89,6 @@ extension ProviderAPIHandler {
 
     static func pushResponse(counts: Int, logs: [FailedPushLog]) -> HTTP1Response {
         HTTP1Response(status: 200, headers: jsonHeaders, body: encodeGorushResponse(counts: counts, logs: logs))
-    }
-
-    /// The failed-push log of a delivery that failed (nil for 200), after
-    /// recording a dead token and posting the log to the hook.
-    private static func failure(of delivery: APNsDelivery, _ apns: APNsNotification, _ token: String,
-                                _ source: PushSource, feedback: FeedbackSink) -> FailedPushLog? {
-        let (notification, app) = (source.notification, source.app)
-        let log: FailedPushLog
-        switch delivery.outcome {
-        case .apns(let status, let reason, let apnsID):
-            app.health.record(rejected: status == 403, succeeded: status == 200)
-            if status == 200 { return nil }
-            feedback.recordDeadToken(app: app.id, environment: apns.environment, token: apns.deviceToken,
-                                     delivery: delivery)
-            log = FailedPushLog(notification: notification, token: token, app: app.id, status: status,
-                                reason: reason, apnsID: apnsID, timestamp: delivery.unregisteredTimestamp,
-                                failure: "APNs answered \(status)")
-        case let other:
-            log = FailedPushLog(notification: notification, token: token, app: app.id, status: nil,
-                                reason: nil, apnsID: nil, timestamp: nil, failure: localFailureText(other))
-        }
-        feedback.post(log)
-        return log
     }
 
     /// `POST /3/device/<token>`: Apple's request, answered as APNs answered it.
@@ -148,26 +121,18 @@ extension ProviderAPIHandler {
                                     path: "/3/device/" + proxied.token, headers: headers, payload: proxied.payload,
                                     apnsID: sentID, ttl: 0)
         apns.credential = credential
+        let deliveries = self.deliveries
         guard counters.beginDelivery() else {
+            deliveries.record(APNsDelivery(outcome: .overloaded), of: apns, app: app, token: proxied.token,
+                              sentAPNsID: sentID)
             logAPI(call, status: 503, detail: "over MAX_IN_FLIGHT")
             return Self.response(proxyAnswer(for: .overloaded, apnsID: sentID))
         }
         let counters = self.counters
-        let feedback = context.feedback
-        let metrics = context.metrics
         sender.send(apns, deliveryCompletion: { [weak self] delivery in
             counters.endDelivery()
-            metrics?.countNotification(app: app.id, environment: environment, outcome: delivery.outcome)
-            if case .apns(let status, _, _) = delivery.outcome {
-                app.health.record(rejected: status == 403, succeeded: status == 200)
-            }
-            feedback.recordDeadToken(app: app.id, environment: environment, token: proxied.token, delivery: delivery)
+            deliveries.record(delivery, of: apns, app: app, token: proxied.token, sentAPNsID: sentID)
             let answer = proxyAnswer(for: delivery.outcome, apnsID: sentID, timestamp: delivery.unregisteredTimestamp)
-            if answer.status != 200 {
-                feedback.post(FailedPushLog(token: proxied.token, message: "", error: Self.errorText(delivery.outcome),
-                                            status: answer.status, reason: Self.reasonText(delivery.outcome),
-                                            apnsID: sentID, app: app.id, timestamp: delivery.unregisteredTimestamp))
-            }
             self?.logAPI(call, status: answer.status, detail: "app=\(app.id) env=\(environment.rawValue)")
             completion(Self.response(answer))
         })
@@ -178,29 +143,6 @@ extension ProviderAPIHandler {
         var headers = answer.headers
         if !answer.body.isEmpty { headers.append(contentsOf: jsonHeaders) }
         return HTTP1Response(status: answer.status, headers: headers, body: answer.body)
-    }
-
-    static func reasonText(_ outcome: DeliveryOutcome) -> String? {
-        if case .apns(_, let reason?, _) = outcome { return reason.rawValue }
-        return nil
-    }
-
-    static func errorText(_ outcome: DeliveryOutcome) -> String {
-        if case .apns(let status, let reason, _) = outcome { return reason?.rawValue ?? "APNs answered \(status)" }
-        return localFailureText(outcome)
-    }
-}
-
-/// A sentence for an outcome APNs did not give (a failed-push log's `error`).
-func localFailureText(_ outcome: DeliveryOutcome) -> String {
-    switch outcome {
-    case .apns(let status, _, _): "APNs answered \(status)"
-    case .answerTimedOut: "no answer from APNs in time"
-    case .connectFailed(let detail): "cannot connect to APNs: \(detail)"
-    case .tlsFailed(let detail): "TLS with APNs failed: \(detail)"
-    case .streamFailed(let detail): "the APNs stream failed: \(detail)"
-    case .allConnectionsDown: "no connection to APNs is up"
-    case .overloaded: "the relay is over MAX_IN_FLIGHT"
     }
 }
 

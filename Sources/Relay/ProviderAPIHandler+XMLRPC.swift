@@ -89,40 +89,23 @@ extension ProviderAPIHandler {
         guard let credential = app.credential(for: environment) else { return fault(call, .notProvisioned) }
 
         let batch = DeliveryBatch<DeliveryOutcome>()
-        let feedback = context.feedback
-        let metrics = context.metrics
+        let deliveries = self.deliveries
         let counters = self.counters
         for (token, payload) in zip(notify.tokens, notify.payloads) {
-            guard counters.beginDelivery() else {
-                metrics?.countNotification(app: app.id, environment: environment, outcome: .overloaded)
-                batch.record(.overloaded)
-                continue
-            }
-            batch.begin()
             var apns = APNsNotification(environment: environment, deviceToken: token, path: "/3/device/" + token,
                                         headers: pushHeaders(for: payload, topic: app.topic), payload: payload,
                                         apnsID: "", ttl: 0)
             apns.credential = credential
+            guard counters.beginDelivery() else {
+                deliveries.record(APNsDelivery(outcome: .overloaded), of: apns, app: app, token: token)
+                batch.record(.overloaded)
+                continue
+            }
+            batch.begin()
             sender.send(apns, deliveryCompletion: { delivery in
                 counters.endDelivery()
-                metrics?.countNotification(app: app.id, environment: environment, outcome: delivery.outcome)
-                guard case .apns(let status, let reason, let apnsID) = delivery.outcome, status == 200 else {
-                    if case .apns(let status, let reason, let apnsID) = delivery.outcome {
-                        app.health.record(rejected: status == 403, succeeded: false)
-                        feedback.recordDeadToken(app: app.id, environment: environment, token: token, delivery: delivery)
-                        feedback.post(FailedPushLog(token: token, message: "", error: reason?.rawValue ?? "APNs answered \(status)",
-                                                    status: status, reason: reason?.rawValue, apnsID: apnsID,
-                                                    app: app.id, timestamp: delivery.unregisteredTimestamp))
-                    } else {
-                        feedback.post(FailedPushLog(token: token, message: "", error: localFailureText(delivery.outcome),
-                                                    app: app.id))
-                    }
-                    batch.complete(delivery.outcome)
-                    return
-                }
-                _ = (reason, apnsID)
-                app.health.record(rejected: false, succeeded: true)
-                batch.complete(nil)
+                let failed = deliveries.record(delivery, of: apns, app: app, token: token) != nil
+                batch.complete(failed ? delivery.outcome : nil)
             })
         }
         let summary = "app=\(app.id) tokens=\(notify.tokens.count)"

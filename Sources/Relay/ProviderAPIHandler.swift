@@ -17,6 +17,10 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     private(set) var apps: RelayApps
     let context: ProviderAPIContext
     let counters: RelayCounters
+    /// This loop's request and notification counts (with METRICS_PORT).
+    let metrics: ProviderMetricsRecorder?
+    /// What each token's end of delivery does, on every route.
+    let deliveries: ProviderDeliveries
     let output: RelayLog
     let unixTime: () -> Int
     var random = BufferedRandom()
@@ -24,11 +28,16 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     public init(sender: NotificationSender, apps: RelayApps, context: ProviderAPIContext, counters: RelayCounters,
                 logger: Logger, loop: EventLoop? = nil, unixTime: @escaping () -> Int = RelayHandler.unixTime) {
         (self.sender, self.apps, self.context, self.counters) = (sender, apps, context, counters)
+        metrics = context.metrics?.makeRecorder()
+        deliveries = ProviderDeliveries(feedback: context.feedback, metrics: metrics)
         output = RelayLog(logger: logger, buffer: loop.map { LoopLogBuffer(logger: logger, loop: $0) })
         self.unixTime = unixTime
     }
 
-    public func replaceApps(_ apps: RelayApps) { self.apps = apps }
+    public func replaceApps(_ apps: RelayApps) {
+        self.apps = apps
+        metrics?.appsReplaced()
+    }
     public func flushLog() { output.buffer?.flush() }
     public func logRefusal(status: Int, reason: String) { output.logRefusal(status: status, reason: reason) }
     /// API clients read every error as gorush's JSON, the connection's own too.
@@ -145,7 +154,7 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     }
 
     func logAPI(_ route: String, key: String, status: Int, detail: String, started: UInt64) {
-        context.metrics?.countRequest(route: route, status: status)
+        metrics?.countRequest(route: route, status: status)
         let level: LogLevel = status >= 500 ? .warning : .info
         output.log(level) { line in
             line.append(contentsOf: "api ".utf8)

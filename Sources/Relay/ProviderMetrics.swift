@@ -7,8 +7,9 @@ import Locking
 /// The provider API's metrics (issue #13), beside the relay's on
 /// METRICS_PORT: requests by route and status, notifications by app and
 /// result, the feedback lists and the hook. Requests and notifications are
-/// counted as they end (a series is made once per label set; the API's
-/// labels are bounded: routes, statuses, the apps, Apple's reasons); the
+/// counted as they end, by each loop's `ProviderMetricsRecorder` (a series
+/// is made once per label set; the API's labels are bounded: routes,
+/// statuses, the apps, Apple's reasons); the
 /// feedback and hook counts are cumulative in their own modules and are
 /// copied here by the daemon's once-a-second tick.
 public final class ProviderMetrics: Sendable {
@@ -24,28 +25,44 @@ public final class ProviderMetrics: Sendable {
         self.registry = registry
     }
 
-    /// `toot_relay_api_requests_total{route,status}`.
-    func countRequest(route: String, status: Int) {
+    /// `toot_relay_api_requests_total{route,status}`'s series for one
+    /// route and status (a registry lookup: callers keep it).
+    fileprivate func requestCounter(route: String, status: Int) -> Counter {
         counter("api_requests", "Provider API requests by route and HTTP status",
-                [("route", route), ("status", String(status))]).increment()
+                [("route", route), ("status", String(status))])
     }
 
-    /// `toot_relay_api_notifications_total{app,environment,result}`:
-    /// `accepted`, APNs' reason for a refusal (`status-<n>` without one,
-    /// `other` for a reason outside Apple's list), or the relay's own
-    /// (`timeout`, `unreachable`, `overloaded`).
-    func countNotification(app: String, environment: APNsEnvironment, outcome: DeliveryOutcome) {
-        let result: String
-        switch outcome {
-        case .apns(200, _, _): result = "accepted"
-        case .apns(let status, let reason?, _): result = APNsReason.documented.contains(reason) ? reason.rawValue : "other-\(status)"
-        case .apns(let status, nil, _): result = "status-\(status)"
-        case .answerTimedOut: result = "timeout"
-        case .connectFailed, .tlsFailed, .streamFailed, .allConnectionsDown: result = "unreachable"
-        case .overloaded: result = "overloaded"
-        }
+    /// A recorder for one loop's handler (its series cache is loop-confined).
+    func makeRecorder() -> ProviderMetricsRecorder { ProviderMetricsRecorder(metrics: self) }
+
+    /// `toot_relay_api_notifications_total{app,environment,result}`'s
+    /// series for one label set; the registry hands back the same counter
+    /// for the same labels (a lookup by name and labels: callers keep it).
+    fileprivate func notificationCounter(app: String, environment: APNsEnvironment, result: String) -> Counter {
         counter("api_notifications", "Notifications sent through the provider API by app, environment and result",
-                [("app", app), ("environment", environment.rawValue), ("result", result)]).increment()
+                [("app", app), ("environment", environment.rawValue), ("result", result)])
+    }
+
+    /// The `result` labels a loop keeps its series for: `accepted`, the
+    /// relay's own (`timeout`, `unreachable`, `overloaded`), then Apple's
+    /// documented reasons.
+    static let commonResults = ["accepted", "timeout", "unreachable", "overloaded"]
+        + APNsReason.documented.map(\.rawValue)
+
+    /// A notification's `result` label: `accepted`, APNs' reason for a
+    /// refusal (`status-<n>` without one, `other-<n>` for a reason outside
+    /// Apple's list), or the relay's own (`timeout`, `unreachable`,
+    /// `overloaded`).
+    static func result(of outcome: DeliveryOutcome) -> NotificationResult {
+        switch outcome {
+        case .apns(200, _, _): .common(0)
+        case .apns(let status, let reason?, _):
+            APNsReason.documented.firstIndex(of: reason).map { .common(4 + $0) } ?? .rare("other-\(status)")
+        case .apns(let status, nil, _): .rare("status-\(status)")
+        case .answerTimedOut: .common(1)
+        case .connectFailed, .tlsFailed, .streamFailed, .allConnectionsDown: .common(2)
+        case .overloaded: .common(3)
+        }
     }
 
     /// Copies the feedback lists' and the hook's counts (the daemon's tick).
@@ -79,5 +96,86 @@ public final class ProviderMetrics: Sendable {
         registry.makeCounter(
             descriptor: MetricNameDescriptor(namespace: "toot_relay", metricName: name, unitName: "total", helpText: help),
             labels: labels)
+    }
+}
+
+/// A notification's `result` label: one of `ProviderMetrics.commonResults`
+/// (by index), or a status APNs gave without a reason or with one outside
+/// Apple's list.
+enum NotificationResult: Equatable {
+    case common(Int)
+    case rare(String)
+}
+
+/// The per-loop side of `ProviderMetrics`' request and notification
+/// counts: the registry's lookup by name and labels cost about 12,900
+/// instructions a notification (callgrind, stripped release relay,
+/// THREADS=1, wrk 15 s of `provider-push.lua`, 100 tokens a request, a
+/// zero-request run subtracted: 86,300 with METRICS_PORT against 73,500
+/// without) and 10,500 a request (one request is one notification on the
+/// proxy's route), so each loop keeps the series it used: requests by
+/// route and status, notifications by app id and an index of environment ×
+/// common result. A dictionary read hashes its key (about 350
+/// instructions), so the series counted last is kept beside it: a gorush
+/// request's tokens, and most traffic, go to one app. Now, two runs: +311
+/// and +128 instructions a notification with METRICS_PORT (runs without it
+/// differ by up to 1,100 among themselves), and the symbol profile puts 213
+/// a notification in `countNotification` and 20 in `countRequest`.
+/// Bounded: the routes × the statuses they answer; the apps × 2
+/// environments × the common results, emptied by a reload (refilled on
+/// first use) so an app the reload dropped does not stay. Confined to its
+/// loop, like its handler.
+final class ProviderMetricsRecorder {
+    private let metrics: ProviderMetrics
+    private var series: [String: [Counter?]] = [:]
+    /// The app counted last and its series (a copy of its `series` entry).
+    private var last: (app: String, series: [Counter?])?
+    private var requests: [RequestSeries: Counter] = [:]
+    private var lastRequest: (series: RequestSeries, counter: Counter)?
+
+    private struct RequestSeries: Hashable {
+        let route: String
+        let status: Int
+    }
+
+    fileprivate init(metrics: ProviderMetrics) {
+        self.metrics = metrics
+    }
+
+    func countRequest(route: String, status: Int) {
+        let series = RequestSeries(route: route, status: status)
+        if let lastRequest, lastRequest.series == series { return lastRequest.counter.increment() }
+        let counter = requests[series] ?? metrics.requestCounter(route: route, status: status)
+        requests[series] = counter
+        lastRequest = (series, counter)
+        counter.increment()
+    }
+
+    func countNotification(app: String, environment: APNsEnvironment, outcome: DeliveryOutcome) {
+        let slot: Int
+        switch ProviderMetrics.result(of: outcome) {
+        case .common(let index): slot = index
+        case .rare(let result):
+            // Rare by nature (APNs names its refusals): looked up each time.
+            return metrics.notificationCounter(app: app, environment: environment, result: result).increment()
+        }
+        let index = (environment == .production ? 0 : 1) * ProviderMetrics.commonResults.count + slot
+        if let last, last.app == app, let counter = last.series[index] { return counter.increment() }
+        var appSeries = series[app] ?? Array(repeating: nil, count: 2 * ProviderMetrics.commonResults.count)
+        let counter = appSeries[index]
+            ?? metrics.notificationCounter(app: app, environment: environment, result: ProviderMetrics.commonResults[slot])
+        appSeries[index] = counter
+        series[app] = appSeries
+        last = (app, appSeries)
+        counter.increment()
+    }
+
+    /// How many apps' series this loop keeps.
+    var cachedApps: Int { series.count }
+
+    /// The apps were replaced (a reload): forget every app's series.
+    func appsReplaced() {
+        series.removeAll()
+        last = nil
     }
 }

@@ -207,9 +207,12 @@ public final class RelayHandler {
         sender.send(notification, deliveryCompletion: { delivery in
             let outcome = delivery.outcome
             counters.endDelivery()
+            // The Web Push path posts only dead tokens: its sender, a
+            // Mastodon server, has every other answer itself.
             if let feedback, feedback.recordDeadToken(app: appID, environment: target.environment,
-                                                      token: target.deviceToken, delivery: delivery) {
-                feedback.post(deadTokenLog(delivery, token: target.deviceToken, app: appID))
+                                                      token: target.deviceToken, delivery: delivery),
+               let log = failedPushLog(for: delivery, token: target.deviceToken, app: appID) {
+                feedback.post(log)
             }
             let answer = relayResponse(for: outcome, notification: apnsID, ttl: ttl)
             health.record(rejected: answer.credentialsRejected, succeeded: answer.status == 201)
@@ -259,15 +262,4 @@ public final class RelayHandler {
 
 private func plain(_ status: Int, _ reason: String) -> HTTP1Response {
     HTTP1Refusals.plainText.response(status: status, reason: reason)
-}
-
-/// The failed-push log the hook gets for a Web Push delivery whose token is
-/// dead (the Web Push path posts only those: its sender, a Mastodon server,
-/// has the answer itself).
-private func deadTokenLog(_ delivery: APNsDelivery, token: String, app: String) -> FailedPushLog {
-    guard case .apns(let status, let reason, let apnsID) = delivery.outcome else {
-        preconditionFailure("deadTokenLog: a dead token without an APNs answer")
-    }
-    return FailedPushLog(token: token, message: "", error: reason?.rawValue ?? "APNs answered \(status)", status: status,
-                         reason: reason?.rawValue, apnsID: apnsID, app: app, timestamp: delivery.unregisteredTimestamp)
 }
