@@ -169,7 +169,8 @@ public final class RelayMetrics: Sendable {
         for app in apps.withLock({ $0.all }) {
             registry.makeGauge(
                 descriptor: MetricNameDescriptor(
-                    namespace: "toot_relay", metricName: "apns_credentials_rejected",
+                    // A 0/1 gauge has no unit; an empty one adds nothing to the name.
+                    namespace: "toot_relay", metricName: "apns_credentials_rejected", unitName: "",
                     helpText: "1 while APNs rejects an app's credentials (403, or an expired certificate), else 0"),
                 labels: [("app", app.id)]
             ).set(to: app.health.credentialsRejected ? 1 : 0)
