@@ -183,14 +183,15 @@ public final class RelayMetrics: Sendable {
 }
 
 /// The per-loop side of `RelayMetrics`: finds a notification's series by
-/// the app's id and an integer index into a cache filled on first use, so a
-/// request costs a small dictionary read, an array read and an atomic add.
+/// the app's id and an integer index into a cache filled on first use
+/// (`AppCounterCache`), so a request costs at most a small dictionary
+/// read, an array read and an atomic add.
 /// Confined to its event loop.
 final class RelayMetricsRecorder {
     private let metrics: RelayMetrics
     /// Per app id (a removed app's entry stays: its counters live on in the
     /// registry anyway, and ids are few).
-    private var series: [String: [Counter?]] = [:]
+    private var series = AppCounterCache(slots: RelayMetrics.seriesCount)
 
     init(metrics: RelayMetrics) {
         self.metrics = metrics
@@ -215,14 +216,10 @@ final class RelayMetricsRecorder {
         let environmentSlot = environment == .production ? 0 : 1
         let index = (environmentSlot * RelayMetrics.statusSlots.count + statusSlot) * RelayMetrics.reasonSlots.count
             + reasonSlot
-        if let counter = series[app]?[index] {
-            counter.increment()
-            return
-        }
-        let counter = metrics.notificationCounter(app: app, environment: environment, status: status,
-                                                  reason: RelayMetrics.reasonSlots[reasonSlot])
-        series[app, default: Array(repeating: nil, count: RelayMetrics.seriesCount)][index] = counter
-        counter.increment()
+        series.counter(app: app, slot: index) {
+            metrics.notificationCounter(app: app, environment: environment, status: status,
+                                        reason: RelayMetrics.reasonSlots[reasonSlot])
+        }.increment()
     }
 
     func recordAPNsLatency(environment: APNsEnvironment, nanoseconds: UInt64) {
