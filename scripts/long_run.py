@@ -7,6 +7,7 @@ after COUNT responses or after a time limit (COUNT / 2,000 s, at least 60 s).
 import http.server
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -167,6 +168,9 @@ def ledger_fields(stdout, prefix):
     return {}
 
 
+WEBPUSH_LINE = re.compile(rb" relay (app=\S+ )?env=")
+
+
 def main_webpush(count, connections):
     threads = 2
     workdir = tempfile.mkdtemp(prefix="toot-relay-long-run-")
@@ -207,7 +211,8 @@ def main_webpush(count, connections):
     relay_other = 0
     with open(relay.log_path, "rb") as handle:
         for line in handle:
-            if b" relay env=" in line:
+            # `relay app=<id> env=…` since issue #12 (apps), `relay env=…` before.
+            if WEBPUSH_LINE.search(line):
                 if b" status=201 " in line:
                     relay_created += 1
                 else:
