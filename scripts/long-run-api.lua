@@ -13,17 +13,18 @@
 -- 64 bodies built once per thread, as in Benchmarks/provider-push.lua (wrk
 -- shares the cores with the relay; APNs and the emulator take a token twice).
 --
--- Environment: API_KEY (Bearer), LONG_RUN_QUOTA (answers per thread, then
--- the thread stops and leaves a marker in LONG_RUN_DONE_DIR),
--- PAYLOAD_TEXT_BYTES (default 2730, provider-push.lua's size).
+-- Environment: API_KEY (Bearer), LONG_RUN_QUOTA and LONG_RUN_DONE_DIR
+-- (long-run-quota.lua), PAYLOAD_TEXT_BYTES (default 2730, provider-push.lua's
+-- size).
 
--- random_token and seed_per_thread (its `done` is replaced below).
-dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "../Benchmarks/wrk-common.lua")
+-- random_token and seed_per_thread (its `done` is replaced below), and
+-- stop_at_quota.
+local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
+dofile(here .. "../Benchmarks/wrk-common.lua")
+dofile(here .. "long-run-quota.lua")
 
 local api_key = os.getenv("API_KEY")
 local payload_text_bytes = tonumber(os.getenv("PAYLOAD_TEXT_BYTES") or "2730")
-local quota = tonumber(os.getenv("LONG_RUN_QUOTA"))
-local done_directory = os.getenv("LONG_RUN_DONE_DIR")
 local format = string.format
 local threads = {}
 
@@ -97,13 +98,7 @@ function response(status, headers, body)
       if bad <= 3 then io.stderr:write("long-run-api: unexpected answer: " .. body:sub(1, 300) .. "\n") end
     end
   end
-  if answers == quota then
-    -- wrk's main thread sleeps for -d regardless: tell the driver, which
-    -- ends wrk with SIGINT (wrk then prints its summary and calls done).
-    local marker = io.open(done_directory .. "/" .. id, "w")
-    marker:close()
-    wrk.thread:stop()
-  end
+  stop_at_quota(answers)
 end
 
 function done(summary, latency, requests)

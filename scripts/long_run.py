@@ -4,7 +4,6 @@ after COUNT responses or after a time limit (COUNT / 2,000 s, at least 60 s).
   long_run.py COUNT CONNECTIONS          Web Push (Mastodon-shaped aesgcm)
   long_run.py --api COUNT CONNECTIONS    provider API (gorush /api/push)"""
 
-import http.server
 import json
 import os
 import re
@@ -32,8 +31,7 @@ local headers = {
   ["Encryption"] = "salt=@SALT@",
   ["Authorization"] = "WebPush eyJ0eXAiOiJKV1QiLCJhbGciOiJFUzI1NiJ9.eyJhdWQiOiJodHRwczovL3JlbGF5LnRlc3QifQ.c2lnbmF0dXJl",
 }
-local quota = tonumber(os.getenv("LONG_RUN_QUOTA"))
-local done_directory = os.getenv("LONG_RUN_DONE_DIR")
+dofile("@QUOTA_LUA@")  -- stop_at_quota
 local threads = {}
 local counter = 0
 
@@ -57,13 +55,7 @@ end
 function response(status, headers, body)
   responses = responses + 1
   if status == 201 then created = created + 1 else other = other + 1 end
-  if responses == quota then
-    -- wrk's main thread sleeps for -d regardless: tell the driver, which
-    -- ends wrk with SIGINT (wrk then prints its summary and calls done).
-    local marker = io.open(done_directory .. "/" .. id, "w")
-    marker:close()
-    wrk.thread:stop()
-  end
+  stop_at_quota(responses)
 end
 
 function done(summary, latency, requests)
@@ -160,6 +152,27 @@ def run_wrk(lua, port, quota_per_thread, threads, connections, limit, done_direc
     return stdout, load_started, time.monotonic() - load_started
 
 
+def prepare(prefix):
+    """A work directory with test certificates and an empty `done`
+    directory for the Lua scripts' markers: (workdir, certs, done)."""
+    workdir = tempfile.mkdtemp(prefix=prefix)
+    certs = os.path.join(workdir, "certs")
+    subprocess.run([os.path.join(rt.ROOT, "scripts", "make-test-certs"), certs], check=True, timeout=120)
+    done_directory = os.path.join(workdir, "done")
+    os.mkdir(done_directory)
+    return workdir, certs, done_directory
+
+
+def start_emulator(workdir, certs):
+    # No --record (1,000,000 JSON lines would make the emulator the
+    # bottleneck): its stats line counts accepted, rejected and duplicate
+    # apns-ids.
+    return rt.Process([rt.EMULATOR, "--certificate", os.path.join(certs, "server.pem"),
+                       "--key", os.path.join(certs, "server.key"), "--client-ca", os.path.join(certs, "ca.pem"),
+                       "--quiet", *os.environ.get("LONG_RUN_EMULATOR_ARGS", "").split()],
+                      log_path=os.path.join(workdir, "emulator.log"))
+
+
 def ledger_fields(stdout, prefix):
     """`prefix a=1 b=2` in wrk's output → {"a": 1, "b": 2} (empty if absent)."""
     for line in stdout.splitlines():
@@ -173,22 +186,14 @@ WEBPUSH_LINE = re.compile(rb" relay (app=\S+ )?env=")
 
 def main_webpush(count, connections):
     threads = 2
-    workdir = tempfile.mkdtemp(prefix="toot-relay-long-run-")
-    certs = os.path.join(workdir, "certs")
-    subprocess.run([os.path.join(rt.ROOT, "scripts", "make-test-certs"), certs], check=True, timeout=120)
+    workdir, certs, done_directory = prepare("toot-relay-long-run-")
     lua = os.path.join(workdir, "push.lua")
     sender_key = rt.Subscriber()  # a real P-256 point: the relay checks dh's shape
     with open(lua, "w") as handle:
-        handle.write(LUA.replace("@DH@", rt.b64url(sender_key.public_key)).replace("@SALT@", rt.b64url(os.urandom(16))))
-    done_directory = os.path.join(workdir, "done")
-    os.mkdir(done_directory)
+        handle.write(LUA.replace("@DH@", rt.b64url(sender_key.public_key)).replace("@SALT@", rt.b64url(os.urandom(16)))
+                     .replace("@QUOTA_LUA@", os.path.join(rt.ROOT, "scripts", "long-run-quota.lua")))
 
-    # No --record (1,000,000 JSON lines would make the emulator the
-    # bottleneck): its stats line counts accepted and duplicate apns-ids.
-    emulator = rt.Process([rt.EMULATOR, "--certificate", os.path.join(certs, "server.pem"),
-                           "--key", os.path.join(certs, "server.key"), "--client-ca", os.path.join(certs, "ca.pem"),
-                           "--quiet", *os.environ.get("LONG_RUN_EMULATOR_ARGS", "").split()],
-                          log_path=os.path.join(workdir, "emulator.log"))
+    emulator = start_emulator(workdir, certs)
     env = rt.relay_environment(certs, emulator.port, LOG_LEVEL="info", THREADS="2")
     relay = rt.start_relay(env, workdir, name="relay")
     sampler = RssSampler(relay.popen.pid, os.path.join(workdir, "rss.csv"))
@@ -247,53 +252,23 @@ APP = "default"  # the app the environment's P12_FILENAME describes (RelayApps.d
 FAULT_PREFIX = "fa11fa1101"
 
 
-class HookSink:
-    """The feedback hook's receiver: Python's threaded http.server on
-    127.0.0.1 port 0, answering 200 and counting posts, distinct tokens and
-    posts that are not one of the run's fault tokens."""
-
-    def __init__(self):
-        self.posts = 0
-        self.bad = 0
-        self.tokens = set()
-        self.lock = threading.Lock()
-        sink = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"  # keep-alive, as libcurl would like
-
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                try:
-                    token = json.loads(body).get("token", "")
-                except ValueError:
-                    token = ""
-                with sink.lock:
-                    sink.posts += 1
-                    if token.startswith(FAULT_PREFIX):
-                        sink.tokens.add(token)
-                    else:
-                        sink.bad += 1
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/feedback"
-
-    def counts(self):
-        with self.lock:
-            return self.posts, len(self.tokens), self.bad
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+def hook_counts(hook):
+    """(posts, distinct fault tokens, posts that are not a fault token) of
+    what the hook server received."""
+    with hook.lock:
+        bodies = [body for _, _, body in hook.received]
+    tokens = set()
+    other = 0
+    for body in bodies:
+        try:
+            token = json.loads(body).get("token", "")
+        except ValueError:
+            token = ""
+        if token.startswith(FAULT_PREFIX):
+            tokens.add(token)
+        else:
+            other += 1
+    return len(bodies), len(tokens), other
 
 
 class Every:
@@ -356,16 +331,11 @@ def feedback_metrics(port):
 
 def main_api(count, connections):
     threads = 2
-    workdir = tempfile.mkdtemp(prefix="toot-relay-long-run-api-")
-    certs = os.path.join(workdir, "certs")
-    subprocess.run([os.path.join(rt.ROOT, "scripts", "make-test-certs"), certs], check=True, timeout=120)
-    done_directory = os.path.join(workdir, "done")
-    os.mkdir(done_directory)
-    hook = HookSink()
-    emulator = rt.Process([rt.EMULATOR, "--certificate", os.path.join(certs, "server.pem"),
-                           "--key", os.path.join(certs, "server.key"), "--client-ca", os.path.join(certs, "ca.pem"),
-                           "--quiet", *os.environ.get("LONG_RUN_EMULATOR_ARGS", "").split()],
-                          log_path=os.path.join(workdir, "emulator.log"))
+    workdir, certs, done_directory = prepare("toot-relay-long-run-api-")
+    # providerapi's HookServer: answers 200 and keeps every post (about
+    # 300 bytes each: 6 MB for 20,000 fault tokens).
+    hook = api.HookServer()
+    emulator = start_emulator(workdir, certs)
     env = rt.relay_environment(certs, emulator.port, LOG_LEVEL="info", THREADS="2", API_PORT="0", API_KEYS=API_KEY,
                                METRICS_PORT="0", FEEDBACK_MAX=str(FEEDBACK_MAX), FEEDBACK_HOOK_URL=hook.url)
     relay = rt.start_relay(env, workdir, name="relay")
@@ -410,7 +380,7 @@ def main_api(count, connections):
     relay.signal(signal.SIGTERM)
     exit_status = relay.wait(timeout=20)
     stats = rt.stop_emulator_and_read_stats(emulator)
-    hook_posts, hook_tokens, hook_bad = hook.counts()
+    hook_posts, hook_tokens, hook_bad = hook_counts(hook)
     hook.close()
     print(stdout)
 
