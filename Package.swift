@@ -142,13 +142,13 @@ let package = Package(
         ),
         // XML-RPC (issue #13): a methodCall's bytes in (libxml2, no DTD, no
         // entities, caps), values out; methodResponse and fault encoders.
-        .target(name: "XMLRPC", dependencies: ["CLibXML2"]),
+        .target(name: "XMLRPC", dependencies: ["CLibXML2", "RelayCore"]),
         // pyapns' provision / notify / feedback (issue #13) as a pure mapping
         // from an XML-RPC call, and its answers and faults; no I/O.
         .target(name: "PyAPNs", dependencies: ["XMLRPC", "RelayCore"]),
         .executableTarget(name: "xmlrpc-fuzzer", dependencies: ["XMLRPC", "PyAPNs", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/xmlrpc"),
-        .testTarget(name: "XMLRPCTests", dependencies: ["XMLRPC"]),
+        .testTarget(name: "XMLRPCTests", dependencies: ["XMLRPC", "RelayCore"]),
         .testTarget(name: "PyAPNsTests", dependencies: ["PyAPNs", "XMLRPC", "RelayCore"]),
     ],
     swiftLanguageModes: [.v6]
