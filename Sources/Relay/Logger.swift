@@ -105,36 +105,10 @@ public final class Logger: Sendable {
         return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
     }
 
-    /// RFC 3339 UTC with milliseconds, computed without Foundation.
+    /// RFC 3339 UTC with milliseconds, computed without Foundation
+    /// (RelayCore's `appendISO8601UTC`, the relay's one date format).
     static func appendTimestamp(unixNanoseconds: Int64, to line: inout [UInt8]) {
-        var seconds = time_t(unixNanoseconds / 1_000_000_000)
-        let milliseconds = Int((unixNanoseconds % 1_000_000_000) / 1_000_000)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func digits(_ value: Int, _ width: Int) {
-            var divisor = 1
-            for _ in 1..<width { divisor *= 10 }
-            var rest = value
-            while divisor > 0 {
-                line.append(UInt8(ascii: "0") + UInt8((rest / divisor) % 10))
-                rest %= divisor
-                divisor /= 10
-            }
-        }
-        digits(Int(parts.tm_year) + 1900, 4)
-        line.append(UInt8(ascii: "-"))
-        digits(Int(parts.tm_mon) + 1, 2)
-        line.append(UInt8(ascii: "-"))
-        digits(Int(parts.tm_mday), 2)
-        line.append(UInt8(ascii: "T"))
-        digits(Int(parts.tm_hour), 2)
-        line.append(UInt8(ascii: ":"))
-        digits(Int(parts.tm_min), 2)
-        line.append(UInt8(ascii: ":"))
-        digits(Int(parts.tm_sec), 2)
-        line.append(UInt8(ascii: "."))
-        digits(milliseconds, 3)
-        line.append(UInt8(ascii: "Z"))
+        appendISO8601UTC(unixMilliseconds: unixNanoseconds / 1_000_000, to: &line)
     }
 }
 

@@ -1,6 +1,6 @@
-// UTC calendar dates from unix time, by hand: one home for the pull
-// endpoint's ISO 8601 `time` (Feedback) and pyapns' `dateTime.iso8601`
-// (XMLRPC). Foundation's formatters would do the first, but loading them
+// UTC calendar dates from unix time, by hand: one home for the log lines'
+// timestamps (Relay's Logger), the pull endpoint's ISO 8601 `time`
+// (Feedback) and pyapns' `dateTime.iso8601` (XMLRPC). Foundation's formatters would do the first, but loading them
 // (FoundationEssentials and ICU's date code) grew the relay by 3 MiB at the
 // first feedback pull (scripts/long-run --api, RELIABILITY.md §5), and its
 // Gregorian calendar turns Julian before 1582 where Python's datetime, what
@@ -66,16 +66,44 @@ public struct UTCDateTime: Sendable, Equatable {
 }
 
 /// Unix milliseconds as ISO 8601 UTC text with milliseconds
-/// (`2023-11-14T22:13:20.123Z`), for times before 1970 too; clamped to the
-/// years 1 to 9999 like `UTCDateTime`.
+/// (`2023-11-14T22:13:20.123Z`, RFC 3339's form), for times before 1970
+/// too; clamped to the years 1 to 9999 like `UTCDateTime`.
 public func iso8601UTCText(unixMilliseconds: Int64) -> String {
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(24)
+    appendISO8601UTC(unixMilliseconds: unixMilliseconds, to: &bytes)
+    return String(decoding: bytes, as: UTF8.self)
+}
+
+/// Appends what `iso8601UTCText` returns, as bytes: the log lines'
+/// timestamps and the feedback list's `time` are the one format.
+public func appendISO8601UTC(unixMilliseconds: Int64, to output: inout [UInt8]) {
     let milliseconds = Int(unixMilliseconds)
     let date = UTCDateTime(unixSeconds: floorDivision(milliseconds, 1000))
     // The remainder taken directly: seconds × 1000 would overflow near Int.min.
     let millisecond = (milliseconds % 1000 + 1000) % 1000
-    let d = UTCDateTime.digits
-    return d(date.year, 4) + "-" + d(date.month, 2) + "-" + d(date.day, 2) + "T" + d(date.hour, 2) + ":"
-        + d(date.minute, 2) + ":" + d(date.second, 2) + "." + d(millisecond, 3) + "Z"
+    func digits(_ value: Int, _ width: Int) {
+        var divisor = 1
+        for _ in 1..<width { divisor *= 10 }
+        while divisor > 0 {
+            output.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+            divisor /= 10
+        }
+    }
+    digits(date.year, 4)
+    output.append(UInt8(ascii: "-"))
+    digits(date.month, 2)
+    output.append(UInt8(ascii: "-"))
+    digits(date.day, 2)
+    output.append(UInt8(ascii: "T"))
+    digits(date.hour, 2)
+    output.append(UInt8(ascii: ":"))
+    digits(date.minute, 2)
+    output.append(UInt8(ascii: ":"))
+    digits(date.second, 2)
+    output.append(UInt8(ascii: "."))
+    digits(millisecond, 3)
+    output.append(UInt8(ascii: "Z"))
 }
 
 /// The quotient rounded down (towards minus infinity), for times before 1970.
