@@ -82,28 +82,20 @@ public func appendISO8601UTC(unixMilliseconds: Int64, to output: inout [UInt8]) 
     let date = UTCDateTime(unixSeconds: floorDivision(milliseconds, 1000))
     // The remainder taken directly: seconds × 1000 would overflow near Int.min.
     let millisecond = (milliseconds % 1000 + 1000) % 1000
-    func digits(_ value: Int, _ width: Int) {
+    // Each field zero-padded to its width, then the separator after it.
+    let fields: [(value: Int, width: Int, then: Unicode.Scalar)] = [
+        (date.year, 4, "-"), (date.month, 2, "-"), (date.day, 2, "T"), (date.hour, 2, ":"),
+        (date.minute, 2, ":"), (date.second, 2, "."), (millisecond, 3, "Z"),
+    ]
+    for field in fields {
         var divisor = 1
-        for _ in 1..<width { divisor *= 10 }
+        for _ in 1..<field.width { divisor *= 10 }
         while divisor > 0 {
-            output.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+            output.append(UInt8(ascii: "0") + UInt8(field.value / divisor % 10))
             divisor /= 10
         }
+        output.append(UInt8(ascii: field.then))
     }
-    digits(date.year, 4)
-    output.append(UInt8(ascii: "-"))
-    digits(date.month, 2)
-    output.append(UInt8(ascii: "-"))
-    digits(date.day, 2)
-    output.append(UInt8(ascii: "T"))
-    digits(date.hour, 2)
-    output.append(UInt8(ascii: ":"))
-    digits(date.minute, 2)
-    output.append(UInt8(ascii: ":"))
-    digits(date.second, 2)
-    output.append(UInt8(ascii: "."))
-    digits(millisecond, 3)
-    output.append(UInt8(ascii: "Z"))
 }
 
 /// The quotient rounded down (towards minus infinity), for times before 1970.
