@@ -20,12 +20,12 @@ import RelayCore
 ///   caller was told.
 public func failedPushLog(for delivery: APNsDelivery, token: String, app: String?,
                           notification: ProviderNotification? = nil, sentAPNsID: String? = nil) -> FailedPushLog? {
+    // Most deliveries succeed: nothing is built for them (this runs per token).
+    if case .apns(200, _, _) = delivery.outcome { return nil }
     let error = failedPushErrorText(delivery.outcome)
     var log = notification.map { FailedPushLog(notification: $0, token: token, app: app, failure: error) }
         ?? FailedPushLog(token: token, message: "", error: error, app: app)
     switch delivery.outcome {
-    case .apns(200, _, _):
-        return nil
     case .apns(let status, let reason, let apnsID):
         (log.status, log.reason, log.apnsID) = (status, reason?.rawValue, apnsID ?? sentAPNsID)
         log.timestamp = status == 410 ? delivery.unregisteredTimestamp : nil

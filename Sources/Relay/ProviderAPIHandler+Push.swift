@@ -117,10 +117,9 @@ extension ProviderAPIHandler {
         var headers = proxied.headers
         if !headers.contains(where: { $0.name == "apns-id" }) { headers.append(HTTPField(name: "apns-id", value: apnsID)) }
         headers.append(HTTPField(name: "apns-topic", value: app.topic))
-        var apns = APNsNotification(environment: environment, deviceToken: proxied.token,
+        let apns = APNsNotification(environment: environment, deviceToken: proxied.token,
                                     path: "/3/device/" + proxied.token, headers: headers, payload: proxied.payload,
-                                    apnsID: sentID, ttl: 0)
-        apns.credential = credential
+                                    apnsID: sentID, ttl: 0, credential: credential)
         let deliveries = self.deliveries
         guard counters.beginDelivery() else {
             deliveries.record(APNsDelivery(outcome: .overloaded), of: apns, app: app, token: proxied.token,

@@ -92,10 +92,9 @@ extension ProviderAPIHandler {
         let deliveries = self.deliveries
         let counters = self.counters
         for (token, payload) in zip(notify.tokens, notify.payloads) {
-            var apns = APNsNotification(environment: environment, deviceToken: token, path: "/3/device/" + token,
+            let apns = APNsNotification(environment: environment, deviceToken: token, path: "/3/device/" + token,
                                         headers: pushHeaders(for: payload, topic: app.topic), payload: payload,
-                                        apnsID: "", ttl: 0)
-            apns.credential = credential
+                                        apnsID: "", ttl: 0, credential: credential)
             guard counters.beginDelivery() else {
                 deliveries.record(APNsDelivery(outcome: .overloaded), of: apns, app: app, token: token)
                 batch.record(.overloaded)
