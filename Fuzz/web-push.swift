@@ -74,7 +74,7 @@ private func fuzzRequest(_ input: inout FuzzInput) {
     let target = RelayTarget(environment: environment, deviceToken: deviceToken, dialect: dialect)
     let notification: APNsNotification
     do {
-        notification = try makeNotification(target: target, message: message, topic: bundleID, apnsID: apnsID,
+        notification = try makeNotification(target: target, message: message, topic: bundleID, credential: .primary, apnsID: apnsID,
                                             now: now)
     } catch {
         require(error.status == 413, "makeNotification threw status \(error.status)")

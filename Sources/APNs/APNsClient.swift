@@ -136,15 +136,11 @@ public final class APNsClient: NotificationSender {
         self.configuration = configuration
     }
 
-    /// `NotificationSender`: the outcome only.
-    public func send(_ notification: APNsNotification, completion: @escaping (DeliveryOutcome) -> Void) {
-        send(PendingRequest(notification: notification, completion: .outcome(completion)))
-    }
-
-    /// The outcome and, for 410, APNs' timestamp. `deliveryCompletion` runs
-    /// exactly once, on the loop thread, never inside this call.
-    public func send(_ notification: APNsNotification, deliveryCompletion: @escaping (APNsDelivery) -> Void) {
-        send(PendingRequest(notification: notification, completion: deliveryCompletion))
+    /// `NotificationSender`: the outcome and, for 410, APNs' timestamp.
+    /// `completion` runs exactly once, on the loop thread, never inside
+    /// this call.
+    public func send(_ notification: APNsNotification, completion: @escaping (APNsDelivery) -> Void) {
+        send(PendingRequest(notification: notification, completion: completion))
     }
 
     private func send(_ request: PendingRequest) {

@@ -45,9 +45,11 @@ public struct PyAPNsNotify: Sendable, Equatable {
     public var tokens: [String]
     /// The APNs JSON payload for each token.
     public var payloads: [[UInt8]]
+    /// The push type of each payload (`pyAPNsPushType(of:)`).
+    public var pushTypes: [PyAPNsPushType]
 
-    public init(appID: String, tokens: [String], payloads: [[UInt8]]) {
-        (self.appID, self.tokens, self.payloads) = (appID, tokens, payloads)
+    public init(appID: String, tokens: [String], payloads: [[UInt8]], pushTypes: [PyAPNsPushType]) {
+        (self.appID, self.tokens, self.payloads, self.pushTypes) = (appID, tokens, payloads, pushTypes)
     }
 }
 
@@ -91,8 +93,8 @@ public func pyAPNsCall(_ call: XMLRPCCall) throws(PyAPNsFault) -> PyAPNsCall {
             throw .badArguments("notify takes 3 arguments (app_id, token_or_token_list, notification_or_list), not \(params.count)")
         }
         let appID = try readAppID(params[0], method: "notify")
-        let (tokens, payloads) = try readNotifications(tokens: params[1], notifications: params[2])
-        return .notify(PyAPNsNotify(appID: appID, tokens: tokens, payloads: payloads))
+        let (tokens, payloads, pushTypes) = try readNotifications(tokens: params[1], notifications: params[2])
+        return .notify(PyAPNsNotify(appID: appID, tokens: tokens, payloads: payloads, pushTypes: pushTypes))
     case "feedback":
         guard params.count == 1 else { throw .badArguments("feedback takes 1 argument (app_id), not \(params.count)") }
         return .feedback(appID: try readAppID(params[0], method: "feedback"))
@@ -139,7 +141,7 @@ private func readCertificate(_ value: XMLRPCValue) throws(PyAPNsFault) -> PyAPNs
 /// fault and nothing is sent (issue #13). Any bad item faults the whole
 /// call, naming its index, so a client never has half a batch sent.
 private func readNotifications(tokens: XMLRPCValue, notifications: XMLRPCValue)
-    throws(PyAPNsFault) -> (tokens: [String], payloads: [[UInt8]]) {
+    throws(PyAPNsFault) -> (tokens: [String], payloads: [[UInt8]], pushTypes: [PyAPNsPushType]) {
     let tokenValues: [XMLRPCValue], notificationValues: [XMLRPCValue]
     switch (tokens, notifications) {
     case (.string, .structure):
@@ -156,8 +158,10 @@ private func readNotifications(tokens: XMLRPCValue, notifications: XMLRPCValue)
     }
     var normalized: [String] = []
     var payloads: [[UInt8]] = []
+    var pushTypes: [PyAPNsPushType] = []
     normalized.reserveCapacity(tokenValues.count)
     payloads.reserveCapacity(tokenValues.count)
+    pushTypes.reserveCapacity(tokenValues.count)
     for (index, (tokenValue, notification)) in zip(tokenValues, notificationValues).enumerated() {
         guard case .string(let text) = tokenValue else {
             throw .badArguments("notify: token at index \(index) must be a string, not \(tokenValue.typeName)")
@@ -168,8 +172,9 @@ private func readNotifications(tokens: XMLRPCValue, notifications: XMLRPCValue)
         }
         normalized.append(token)
         payloads.append(try apnsPayload(notification, index: index))
+        pushTypes.append(pyAPNsPushType(of: notification))
     }
-    return (normalized, payloads)
+    return (normalized, payloads, pushTypes)
 }
 
 extension String {

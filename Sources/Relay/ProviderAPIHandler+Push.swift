@@ -16,10 +16,9 @@ extension ProviderAPIHandler {
         let counts = gorushCount(of: notifications)
         var failures: [FailedPushLog] = []
         // Each APNs request with the token as the sender wrote it (the logs echo
-        // that, so gorush clients find their own strings) and its
-        // notification's source, shared by its tokens: a completion that held
-        // the decoded notification itself copied its forty fields per token.
-        var sends: [(APNsNotification, String, PushSource)] = []
+        // that, so gorush clients find their own strings), its app and its
+        // notification's failed-push source, shared by its tokens.
+        var sends: [(APNsNotification, String, RelayApp, FailedPushSource)] = []
         sends.reserveCapacity(notifications.reduce(0) { $0 + $1.tokens.count })
         for notification in notifications {
             let mapping = mapGorushNotification(notification)
@@ -43,37 +42,32 @@ extension ProviderAPIHandler {
                 })
                 continue
             }
-            var headers = push.headers
-            headers.append(HTTPField(name: "apns-topic", value: app.topic))
-            let apnsID = headers.first { $0.name == "apns-id" }?.value ?? ""
-            let source = PushSource(notification: notification, app: app)
+            let apnsID = push.headers.first { $0.name == "apns-id" }?.value ?? ""
+            let source = FailedPushSource(notification: notification)
+            let headers = APNsRequestHeaders(topic: app.topic, push.headers)
             for (token, deviceToken) in zip(push.tokens, push.deviceTokens) {
-                let apns = APNsNotification(environment: push.environment, deviceToken: deviceToken,
-                                            path: "/3/device/" + deviceToken, headers: headers,
-                                            payload: push.payload, apnsID: apnsID, ttl: 0, credential: credential)
-                sends.append((apns, token, source))
+                let apns = APNsNotification(to: deviceToken, environment: push.environment, credential: credential,
+                                            headers: headers, payload: push.payload, apnsID: apnsID, ttl: 0)
+                sends.append((apns, token, app, source))
             }
         }
         for failure in failures { context.feedback.post(failure) }
 
         let tokenCount = sends.count + failures.count
         let batch = DeliveryBatch<FailedPushLog>(failures: failures)
-        let deliveries = self.deliveries
-        let counters = self.counters
-        for (apns, token, source) in sends {
-            guard counters.beginDelivery() else {
-                if let log = deliveries.record(APNsDelivery(outcome: .overloaded), of: apns, app: source.app,
-                                               token: token, notification: source.notification) {
-                    batch.record(log)
-                }
-                continue
+        let metrics = self.metrics
+        for (apns, token, app, source) in sends {
+            let start = delivery.deliver(apns, app: app, token: token, posting: .everyFailure(source)) { delivery, log in
+                metrics?.countNotification(app: app.id, environment: apns.environment, outcome: delivery.outcome)
+                batch.complete(log)
             }
-            batch.begin()
-            sender.send(apns, deliveryCompletion: { delivery in
-                counters.endDelivery()
-                batch.complete(deliveries.record(delivery, of: apns, app: source.app, token: token,
-                                                 notification: source.notification))
-            })
+            switch start {
+            case .sent:
+                batch.begin()
+            case .overloaded(let log):
+                metrics?.countNotification(app: app.id, environment: apns.environment, outcome: .overloaded)
+                if let log { batch.record(log) }
+            }
         }
         let summary = { (failed: Int) in "notifications=\(notifications.count) tokens=\(tokenCount) failed=\(failed)" }
         guard batch.isWaiting else {
@@ -116,25 +110,23 @@ extension ProviderAPIHandler {
         let sentID = proxied.headers.first { $0.name == "apns-id" }?.value ?? apnsID
         var headers = proxied.headers
         if !headers.contains(where: { $0.name == "apns-id" }) { headers.append(HTTPField(name: "apns-id", value: apnsID)) }
-        headers.append(HTTPField(name: "apns-topic", value: app.topic))
-        let apns = APNsNotification(environment: environment, deviceToken: proxied.token,
-                                    path: "/3/device/" + proxied.token, headers: headers, payload: proxied.payload,
-                                    apnsID: sentID, ttl: 0, credential: credential)
-        let deliveries = self.deliveries
-        guard counters.beginDelivery() else {
-            deliveries.record(APNsDelivery(outcome: .overloaded), of: apns, app: app, token: proxied.token,
-                              sentAPNsID: sentID)
-            logAPI(call, status: 503, detail: "over MAX_IN_FLIGHT")
-            return Self.response(proxyAnswer(for: .overloaded, apnsID: sentID))
-        }
-        let counters = self.counters
-        sender.send(apns, deliveryCompletion: { [weak self] delivery in
-            counters.endDelivery()
-            deliveries.record(delivery, of: apns, app: app, token: proxied.token, sentAPNsID: sentID)
+        let apns = APNsNotification(to: proxied.token, environment: environment, credential: credential,
+                                    headers: APNsRequestHeaders(topic: app.topic, headers), payload: proxied.payload,
+                                    apnsID: sentID, ttl: 0)
+        let metrics = self.metrics
+        let start = delivery.deliver(apns, app: app, token: proxied.token,
+                                     posting: .everyFailure(FailedPushSource(sentAPNsID: sentID))) {
+            [weak self] delivery, _ in
+            metrics?.countNotification(app: app.id, environment: environment, outcome: delivery.outcome)
             let answer = proxyAnswer(for: delivery.outcome, apnsID: sentID, timestamp: delivery.unregisteredTimestamp)
             self?.logAPI(call, status: answer.status, detail: "app=\(app.id) env=\(environment.rawValue)")
             completion(Self.response(answer))
-        })
+        }
+        guard case .sent = start else {
+            metrics?.countNotification(app: app.id, environment: environment, outcome: .overloaded)
+            logAPI(call, status: 503, detail: "over MAX_IN_FLIGHT")
+            return Self.response(proxyAnswer(for: .overloaded, apnsID: sentID))
+        }
         return nil
     }
 
@@ -142,16 +134,5 @@ extension ProviderAPIHandler {
         var headers = answer.headers
         if !answer.body.isEmpty { headers.append(contentsOf: jsonHeaders) }
         return HTTP1Response(status: answer.status, headers: headers, body: answer.body)
-    }
-}
-
-/// A gorush notification and the app it goes to, once for all its tokens'
-/// completions (their failure logs name both).
-final class PushSource {
-    let notification: ProviderNotification
-    let app: RelayApp
-
-    init(notification: ProviderNotification, app: RelayApp) {
-        (self.notification, self.app) = (notification, app)
     }
 }

@@ -89,23 +89,23 @@ extension ProviderAPIHandler {
         guard let credential = app.credential(for: environment) else { return fault(call, .notProvisioned) }
 
         let batch = DeliveryBatch<DeliveryOutcome>()
-        let deliveries = self.deliveries
-        let counters = self.counters
-        for (token, payload) in zip(notify.tokens, notify.payloads) {
-            let apns = APNsNotification(environment: environment, deviceToken: token, path: "/3/device/" + token,
-                                        headers: pushHeaders(for: payload, topic: app.topic), payload: payload,
-                                        apnsID: "", ttl: 0, credential: credential)
-            guard counters.beginDelivery() else {
-                deliveries.record(APNsDelivery(outcome: .overloaded), of: apns, app: app, token: token)
-                batch.record(.overloaded)
-                continue
+        let metrics = self.metrics
+        let source = FailedPushSource()
+        for (token, (payload, pushType)) in zip(notify.tokens, zip(notify.payloads, notify.pushTypes)) {
+            let apns = APNsNotification(to: token, environment: environment, credential: credential,
+                                        headers: APNsRequestHeaders(topic: app.topic, pushType.headers),
+                                        payload: payload, apnsID: "", ttl: 0)
+            let start = delivery.deliver(apns, app: app, token: token, posting: .everyFailure(source)) { delivery, log in
+                metrics?.countNotification(app: app.id, environment: environment, outcome: delivery.outcome)
+                batch.complete(log == nil ? nil : delivery.outcome)
             }
-            batch.begin()
-            sender.send(apns, deliveryCompletion: { delivery in
-                counters.endDelivery()
-                let failed = deliveries.record(delivery, of: apns, app: app, token: token) != nil
-                batch.complete(failed ? delivery.outcome : nil)
-            })
+            switch start {
+            case .sent:
+                batch.begin()
+            case .overloaded:
+                metrics?.countNotification(app: app.id, environment: environment, outcome: .overloaded)
+                batch.record(.overloaded)
+            }
         }
         let summary = "app=\(app.id) tokens=\(notify.tokens.count)"
         guard batch.isWaiting else {
@@ -129,20 +129,6 @@ extension ProviderAPIHandler {
         }
         logAPI(call, status: 200, detail: "\(summary) refused=\(failures.count)")
         return xmlAnswer(pyAPNsNilResponse)
-    }
-
-    /// pyapns sent whatever dictionary it got; APNs now wants a push type:
-    /// `background` (priority 5, as Apple requires for it) when `aps` asks
-    /// for no alert, badge or sound, else `alert`.
-    private func pushHeaders(for payload: [UInt8], topic: String) -> [HTTPField] {
-        var background = false
-        if let document = try? parseStrictJSON(payload), let aps = document["aps"] {
-            background = aps["alert"] == nil && aps["badge"] == nil && aps["sound"] == nil
-        }
-        return background
-            ? [HTTPField(name: "apns-push-type", value: "background"), HTTPField(name: "apns-priority", value: "5"),
-               HTTPField(name: "apns-topic", value: topic)]
-            : [HTTPField(name: "apns-push-type", value: "alert"), HTTPField(name: "apns-topic", value: topic)]
     }
 
     private func pyAPNsFeedback(_ appID: String, _ call: APICall) -> HTTP1Response {

@@ -12,24 +12,23 @@ import RelayCore
 ///
 /// Thread-confined to its loop, like the sender it is given.
 public final class ProviderAPIHandler: HTTP1RequestHandler {
-    let sender: NotificationSender
     /// The configured apps; replaced whole by a reload.
     private(set) var apps: RelayApps
     let context: ProviderAPIContext
     let counters: RelayCounters
     /// This loop's request and notification counts (with METRICS_PORT).
     let metrics: ProviderMetricsRecorder?
-    /// What each token's end of delivery does, on every route.
-    let deliveries: ProviderDeliveries
+    /// Where every route's notifications go.
+    let delivery: DeliveryPath
     let output: RelayLog
     let unixTime: () -> Int
     var random = BufferedRandom()
 
     public init(sender: NotificationSender, apps: RelayApps, context: ProviderAPIContext, counters: RelayCounters,
                 logger: Logger, loop: EventLoop? = nil, unixTime: @escaping () -> Int = RelayHandler.unixTime) {
-        (self.sender, self.apps, self.context, self.counters) = (sender, apps, context, counters)
+        (self.apps, self.context, self.counters) = (apps, context, counters)
         metrics = context.metrics?.makeRecorder()
-        deliveries = ProviderDeliveries(feedback: context.feedback, metrics: metrics)
+        delivery = DeliveryPath(sender: sender, counters: counters, feedback: context.feedback)
         output = RelayLog(logger: logger, buffer: loop.map { LoopLogBuffer(logger: logger, loop: $0) })
         self.unixTime = unixTime
     }

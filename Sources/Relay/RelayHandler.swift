@@ -10,7 +10,7 @@ import VAPID
 ///
 /// Thread-confined to its loop, like the sender it is given.
 public final class RelayHandler {
-    private let sender: NotificationSender
+    private let delivery: DeliveryPath
     /// What the URLs' app references resolve to; replaced whole by a reload.
     public private(set) var apps: RelayApps
     private let counters: RelayCounters
@@ -23,8 +23,6 @@ public final class RelayHandler {
     /// Restricted endpoints (issue #14).
     private var vapid: VAPIDGate
     private let metrics: RelayMetricsRecorder?
-    /// Dead tokens into the feedback list, and to the hook (issue #13).
-    private let feedback: FeedbackSink?
 
     /// With `loop`, log lines are batched per iteration of that loop (the
     /// handler must then be used on it only); without, each line is written
@@ -35,8 +33,7 @@ public final class RelayHandler {
                 unixTime: @escaping () -> Int = RelayHandler.unixTime,
                 metrics: RelayMetrics? = nil, feedback: FeedbackSink? = nil) {
         self.metrics = metrics?.makeRecorder()
-        self.feedback = feedback
-        self.sender = sender
+        delivery = DeliveryPath(sender: sender, counters: counters, feedback: feedback)
         self.apps = apps
         self.counters = counters
         self.output = RelayLog(logger: logger, buffer: loop.map { LoopLogBuffer(logger: logger, loop: $0) })
@@ -177,52 +174,41 @@ public final class RelayHandler {
             return plain(error.status, error.reason)
         }
         let apnsID = makeAPNsID(random: &random)
-        var notification: APNsNotification
+        let notification: APNsNotification
         do {
             notification = try makeNotification(target: target, message: message, topic: app.topic,
-                                                alert: app.alert, apnsID: apnsID, now: unixTime())
-            notification.credential = credential
+                                                credential: credential, alert: app.alert, apnsID: apnsID,
+                                                now: unixTime())
         } catch {
             metrics?.count(app: app.id, environment: target.environment, status: error.status, localReason: .invalidRequest)
             output.logRelay(target, app: app.id, status: error.status, reason: error.reason, started: started)
             return plain(error.status, error.reason)
         }
-        guard counters.beginDelivery() else {
-            let answer = relayResponse(for: .overloaded, notification: apnsID, ttl: message.ttl)
-            metrics?.count(app: app.id, environment: target.environment, status: answer.status, localReason: .overloaded)
-            output.logRelay(target, app: app.id, status: answer.status, reason: "over MAX_IN_FLIGHT", started: started)
-            return answer.http1Response
-        }
         // The completion holds what it needs, not the handler: a weak
         // reference to the handler cost a second allocation per request
-        // (the box of the weak reference), and none of these owns the sender.
-        let counters = self.counters
+        // (the box of the weak reference).
         let output = self.output
         let metrics = self.metrics
         let ttl = message.ttl
-        let health = app.health
         let appID = app.id
         let sent = metrics == nil ? 0 : EventLoop.monotonicNanoseconds()
-        let feedback = self.feedback
-        sender.send(notification, deliveryCompletion: { delivery in
+        let start = delivery.deliver(notification, app: app, token: target.deviceToken, posting: .deadTokens) {
+            delivery, _ in
             let outcome = delivery.outcome
-            counters.endDelivery()
-            // The Web Push path posts only dead tokens: its sender, a
-            // Mastodon server, has every other answer itself.
-            if let feedback, feedback.recordDeadToken(app: appID, environment: target.environment,
-                                                      token: target.deviceToken, delivery: delivery),
-               let log = failedPushLog(for: delivery, token: target.deviceToken, app: appID) {
-                feedback.post(log)
-            }
             let answer = relayResponse(for: outcome, notification: apnsID, ttl: ttl)
-            health.record(rejected: answer.credentialsRejected, succeeded: answer.status == 201)
             if let metrics {
                 RelayHandler.countDelivery(metrics, appID, target.environment, outcome: outcome,
                                            status: answer.status, sent: sent)
             }
             output.logDelivery(target, app: appID, outcome: outcome, answer: answer, apnsID: apnsID, started: started)
             completion(answer.http1Response)
-        })
+        }
+        guard case .sent = start else {
+            let answer = relayResponse(for: .overloaded, notification: apnsID, ttl: message.ttl)
+            metrics?.count(app: app.id, environment: target.environment, status: answer.status, localReason: .overloaded)
+            output.logRelay(target, app: app.id, status: answer.status, reason: "over MAX_IN_FLIGHT", started: started)
+            return answer.http1Response
+        }
         return nil
     }
 

@@ -20,18 +20,37 @@ public struct APNsNotification: Sendable, Equatable {
     public var ttl: Int
     /// Which of the relay's credentials sends it (the app's, for its
     /// environment): the APNs client keeps connections per credential.
-    public var credential: CredentialID = .primary
+    public var credential: CredentialID
 
-    public init(environment: APNsEnvironment, deviceToken: String, path: String, headers: [HTTPField],
-                payload: [UInt8], apnsID: String, ttl: Int, credential: CredentialID = .primary) {
+    /// The one way every route's notification becomes APNs' request:
+    /// `POST /3/device/<token>` with headers that carry the app's topic.
+    public init(to deviceToken: String, environment: APNsEnvironment, credential: CredentialID,
+                headers: APNsRequestHeaders, payload: [UInt8], apnsID: String, ttl: Int) {
         self.environment = environment
         self.deviceToken = deviceToken
-        self.path = path
-        self.headers = headers
+        self.path = "/3/device/" + deviceToken
+        self.headers = headers.fields
         self.payload = payload
         self.apnsID = apnsID
         self.ttl = ttl
         self.credential = credential
+    }
+}
+
+/// A notification's headers with the app's `apns-topic` in its place, after
+/// `apns-push-type` when the route's headers start with it (the order of
+/// Apple's examples), else first: the only way to make an
+/// `APNsNotification`'s headers, so no route sends one without its app's
+/// topic. Made once per notification and shared by its tokens' requests.
+public struct APNsRequestHeaders: Sendable {
+    public let fields: [HTTPField]
+
+    /// `headers`: the route's own, without `apns-topic`; consumed, so a
+    /// route that reserved room for the topic pays no second allocation.
+    public init(topic: String, _ headers: consuming [HTTPField]) {
+        let position = headers.first?.name == "apns-push-type" ? 1 : 0
+        headers.insert(HTTPField(name: "apns-topic", value: topic), at: position)
+        fields = headers
     }
 }
 
@@ -40,13 +59,14 @@ public struct APNsNotification: Sendable, Equatable {
 ///
 /// - Parameters:
 ///   - topic: `apns-topic`, the app's bundle id.
+///   - credential: the app's credential for the target's environment.
 ///   - alert: the app's own `aps.alert`; nil for the dialect's default.
 ///   - apnsID: a UUID string (see `makeAPNsID`).
 ///   - now: current unix time in seconds; `apns-expiration` is now + TTL, or
 ///     `0` for TTL 0 (deliver once, do not store).
 /// - Throws: 413 when the payload (with `x` or `i`) exceeds 4096 bytes.
-public func makeNotification(target: RelayTarget, message: WebPushMessage, topic: String, alert: APNsAlert? = nil,
-                             apnsID: String, now: Int) throws(WebPushError) -> APNsNotification {
+public func makeNotification(target: RelayTarget, message: WebPushMessage, topic: String, credential: CredentialID,
+                             alert: APNsAlert? = nil, apnsID: String, now: Int) throws(WebPushError) -> APNsNotification {
     let size: Int
     switch target.dialect {
     case .tootRelay(let extra): size = apnsPayloadSize(for: message, extra: extra, alert: alert)
@@ -64,18 +84,17 @@ public func makeNotification(target: RelayTarget, message: WebPushMessage, topic
 
     let (expiresAt, overflowed) = now.addingReportingOverflow(message.ttl)
     let expiration = message.ttl == 0 ? 0 : overflowed ? Int.max : expiresAt
-    // Reserved at its final size: one allocation, no growth.
+    // Reserved at its final size, `apns-topic` included: one allocation, no growth.
     var headers: [HTTPField] = []
     headers.reserveCapacity(message.topic == nil ? 5 : 6)
     headers.append(HTTPField(name: "apns-push-type", value: "alert"))
-    headers.append(HTTPField(name: "apns-topic", value: topic))
     headers.append(HTTPField(name: "apns-priority", value: decimalText(message.urgency.apnsPriority)))
     headers.append(HTTPField(name: "apns-expiration", value: decimalText(expiration)))
     if let collapseID = message.topic { headers.append(HTTPField(name: "apns-collapse-id", value: collapseID)) }
     headers.append(HTTPField(name: "apns-id", value: apnsID))
 
-    return APNsNotification(
-        environment: target.environment, deviceToken: target.deviceToken, path: "/3/device/" + target.deviceToken,
-        headers: headers, payload: payload, apnsID: apnsID, ttl: message.ttl)
+    return APNsNotification(to: target.deviceToken, environment: target.environment, credential: credential,
+                            headers: APNsRequestHeaders(topic: topic, headers), payload: payload, apnsID: apnsID,
+                            ttl: message.ttl)
 }
 

@@ -10,17 +10,7 @@
 ///   resend a stream APNs provably never processed (GOAWAY above
 ///   last-stream-id, REFUSED_STREAM), never one it may have processed.
 public protocol NotificationSender: AnyObject {
-    func send(_ notification: APNsNotification, completion: @escaping (DeliveryOutcome) -> Void)
-    /// The same send, reporting also what APNs said beyond the outcome (the
-    /// 410 timestamp the feedback list keeps, issue #13).
-    func send(_ notification: APNsNotification, deliveryCompletion: @escaping (APNsDelivery) -> Void)
-}
-
-extension NotificationSender {
-    /// For senders that know only the outcome (test doubles).
-    public func send(_ notification: APNsNotification, deliveryCompletion: @escaping (APNsDelivery) -> Void) {
-        send(notification) { outcome in deliveryCompletion(APNsDelivery(outcome: outcome)) }
-    }
+    func send(_ notification: APNsNotification, completion: @escaping (APNsDelivery) -> Void)
 }
 
 /// The full result of one send: the outcome the relay maps (ARCHITECTURE.md §3) and,

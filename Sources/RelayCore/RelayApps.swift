@@ -29,11 +29,14 @@ public final class AppHealth: Sendable {
 
     public var credentialsRejected: Bool { rejected.load(ordering: .relaxed) }
 
-    public func record(rejected isRejected: Bool, succeeded: Bool) {
-        if isRejected {
-            rejected.store(true, ordering: .relaxed)
-        } else if succeeded {
-            rejected.store(false, ordering: .relaxed)
+    /// What an outcome said of the credentials (`DeliveryOutcome.credentialVerdict`,
+    /// the one place that decides it; an expired certificate is `.rejected`
+    /// too); nil, an outcome that says nothing of them, changes nothing.
+    public func record(_ verdict: CredentialVerdict?) {
+        switch verdict {
+        case .rejected: rejected.store(true, ordering: .relaxed)
+        case .accepted: rejected.store(false, ordering: .relaxed)
+        case nil: break
         }
     }
 }

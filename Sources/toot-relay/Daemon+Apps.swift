@@ -120,7 +120,7 @@ struct AppExpiryMonitors {
                 logger.log(level, message)
             }
             if watched[index].monitor.isExpired(now: now) {
-                apps.app(for: .id(watched[index].app))?.health.record(rejected: true, succeeded: false)
+                apps.app(for: .id(watched[index].app))?.health.record(.rejected)
             }
         }
     }

@@ -175,7 +175,7 @@ struct APNsClientTests {
         let shutDown = Locked(false)
         client.onLoop { client in
             for notification in notifications {
-                client.send(notification) { outcome in results.withLock { $0.append(outcome) } }
+                client.send(notification) { delivery in results.withLock { $0.append(delivery.outcome) } }
             }
             client.shutdown { shutDown.withLock { $0 = true } }
         }

@@ -417,7 +417,7 @@ extension APNsConnectionTests {
             try makeNotification(
                 target: RelayTarget(environment: .development, deviceToken: Fixtures.deviceToken(index), extra: nil),
                 message: WebPushMessage(encoding: .aes128gcm, body: [UInt8](repeating: 0x42, count: 1600), ttl: 3600),
-                topic: TestCertificates.bundleID, apnsID: Fixtures.apnsID(), now: Int(time(nil)))
+                topic: TestCertificates.bundleID, credential: .primary, apnsID: Fixtures.apnsID(), now: Int(time(nil)))
         }
         let all = [last] + late
         let outcomes = Locked<[Int: DeliveryOutcome]>([:])
@@ -426,7 +426,7 @@ extension APNsConnectionTests {
         // as when the server's close lands between a read and the write.
         let wroteAfterClose = client.onLoop { apns -> Bool in
             guard let connection = apns.development?.connections.first else { return false }
-            apns.send(last) { outcome in outcomes.withLock { $0[0] = outcome } }
+            apns.send(last) { delivery in outcomes.withLock { $0[0] = delivery.outcome } }
             connection.handleIO(.writable)
             // Bounded wait for the emulator's answer, GOAWAY and close: they
             // now sit unread in the client's socket.
@@ -437,7 +437,7 @@ extension APNsConnectionTests {
             // The resent requests go to a connection that takes them all.
             emulator.update { $0.goAwayAfterStreams = nil }
             for (offset, notification) in late.enumerated() {
-                apns.send(notification) { outcome in outcomes.withLock { $0[offset + 1] = outcome } }
+                apns.send(notification) { delivery in outcomes.withLock { $0[offset + 1] = delivery.outcome } }
             }
             connection.handleIO(.writable)
             return emulator.statistics.openConnections == 0

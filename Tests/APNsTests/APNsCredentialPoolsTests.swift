@@ -92,7 +92,7 @@ struct APNsCredentialPoolsTests {
         // A push in flight on the credential that is about to be retired.
         let slow = try Self.notification(3, credential: Self.second)
         let outcome = Locked<DeliveryOutcome?>(nil)
-        client.onLoop { apns in apns.send(slow) { result in outcome.withLock { $0 = result } } }
+        client.onLoop { apns in apns.send(slow) { result in outcome.withLock { $0 = result.outcome } } }
         catalog.remove(Self.second)
         usleep(200_000)  // two sweeps while the push is in flight
         #expect(client.onLoop { $0.poolCount } == 2, "a pool with a push in flight stays")

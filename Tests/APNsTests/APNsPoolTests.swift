@@ -90,7 +90,7 @@ struct APNsPoolTests {
             try makeNotification(
                 target: RelayTarget(environment: .development, deviceToken: Fixtures.deviceToken(index), extra: nil),
                 message: WebPushMessage(encoding: .aes128gcm, body: [UInt8](repeating: 0x42, count: 2600), ttl: 3600),
-                topic: TestCertificates.bundleID, apnsID: Fixtures.apnsID(), now: Int(time(nil)))
+                topic: TestCertificates.bundleID, credential: .primary, apnsID: Fixtures.apnsID(), now: Int(time(nil)))
         }
     }
 
@@ -303,7 +303,7 @@ struct APNsPoolTests {
         let work = UncheckedSendable(value: { (apns: APNsClient) in
             func send(_ label: String, _ notification: APNsNotification) {
                 let sentAt = apns.loop.now
-                apns.send(notification, deliveryCompletion: { delivery in
+                apns.send(notification, completion: { delivery in
                     let now = apns.loop.now
                     let count = events.withLock { list in
                         list.append((label, delivery.outcome, now &- sentAt, now))

@@ -75,7 +75,7 @@ enum Fixtures {
         try makeNotification(
             target: RelayTarget(environment: environment, deviceToken: token, extra: nil),
             message: WebPushMessage(encoding: .aes128gcm, body: [UInt8](repeating: 0x42, count: 120), ttl: 3600),
-            topic: topic, apnsID: apnsID(), now: Int(time(nil)))
+            topic: topic, credential: .primary, apnsID: apnsID(), now: Int(time(nil)))
     }
 
     static func notifications(count: Int, first: Int = 0) throws -> [APNsNotification] {
@@ -146,7 +146,7 @@ final class LoopClient: @unchecked Sendable {
             let flag = UncheckedSendable(value: { insideSend })
             for (index, notification) in batch.enumerated() {
                 insideSend = true
-                client.value.send(notification, deliveryCompletion: { delivery in
+                client.value.send(notification, completion: { delivery in
                     let reentrant = flag.value()
                     state.withLock { results in
                         results.completionCounts[index] += 1

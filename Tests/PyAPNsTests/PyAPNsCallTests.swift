@@ -40,11 +40,11 @@ struct PyAPNsCallTests {
             environment: .production, timeoutSeconds: 30))),
         ("notify with one token, spaced and in capitals, and one dict", PythonCall.notifyOne.document, .notify(PyAPNsNotify(
             appID: "myapp", tokens: [String(repeating: "abcd", count: 16)],
-            payloads: [Array(#"{"aps":{"alert":"Hello!"}}"#.utf8)]))),
+            payloads: [Array(#"{"aps":{"alert":"Hello!"}}"#.utf8)], pushTypes: [.alert]))),
         ("notify with two lists", PythonCall.notifyLists.document, .notify(PyAPNsNotify(
             appID: "myapp", tokens: [tokenA, String(repeating: "abcd", count: 16)],
             payloads: [Array(#"{"aps":{"alert":{"title":"T","body":"B \"q\" \\ é"},"badge":3,"sound":"default","content-available":true},"x":1.25,"n":null}"#.utf8),
-                       Array(#"{"aps":{}}"#.utf8)]))),
+                       Array(#"{"aps":{}}"#.utf8)], pushTypes: [.alert, .background]))),
         ("feedback", PythonCall.feedback.document, .feedback(appID: "myapp")),
     ]
 
@@ -145,6 +145,6 @@ struct PyAPNsCallTests {
     @Test("empty lists are a notify with nothing to send, as in pyapns")
     func emptyListsSendNothing() throws {
         let call = try pyAPNsCall(XMLRPCCall(methodName: "notify", params: [.string("a"), .array([]), .array([])]))
-        #expect(call == .notify(PyAPNsNotify(appID: "a", tokens: [], payloads: [])))
+        #expect(call == .notify(PyAPNsNotify(appID: "a", tokens: [], payloads: [], pushTypes: [])))
     }
 }

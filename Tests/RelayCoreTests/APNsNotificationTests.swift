@@ -19,7 +19,7 @@ struct APNsNotificationTests {
         let message = WebPushMessage(encoding: .aesgcm(dh: [0xFF], salt: [0xFF, 0xFF]), body: [0, 0, 0, 0], ttl: 60)
         let notification = try makeNotification(
             target: RelayTarget(environment: .production, deviceToken: token64, extra: "a/b"), message: message,
-            topic: "cx.c3.toot", apnsID: "ID", now: 1000)
+            topic: "cx.c3.toot", credential: .primary, apnsID: "ID", now: 1000)
         let expected = #"{"aps":{"alert":"🎺","mutable-content":1,"content-available":1},"p":"00000","k":"30","s":"960","x":"a/b"}"#
         #expect(String(decoding: notification.payload, as: UTF8.self) == expected)
     }
@@ -29,7 +29,7 @@ struct APNsNotificationTests {
         let body = Array("0123456789".utf8)
         let message = WebPushMessage(encoding: .aesgcm(dh: senderKey, salt: salt16), body: body, ttl: 60)
         let withExtra = RelayTarget(environment: .development, deviceToken: token64, extra: "acct/42")
-        let notification = try makeNotification(target: withExtra, message: message, topic: "t", apnsID: "I", now: 0)
+        let notification = try makeNotification(target: withExtra, message: message, topic: "t", credential: .primary, apnsID: "I", now: 0)
         let expected: NSDictionary = [
             "aps": aps(), "p": Z85.encode(body), "k": Z85.encode(senderKey), "s": Z85.encode(salt16), "x": "acct/42",
         ]
@@ -41,7 +41,7 @@ struct APNsNotificationTests {
     func aes128gcmJSON() throws {
         let body = aes128gcmBody(records: 40)
         let message = WebPushMessage(encoding: .aes128gcm, body: body, ttl: 60)
-        let notification = try makeNotification(target: target, message: message, topic: "t", apnsID: "I", now: 0)
+        let notification = try makeNotification(target: target, message: message, topic: "t", credential: .primary, apnsID: "I", now: 0)
         let expected: NSDictionary = ["aps": aps(), "p": Z85.encode(body)]
         #expect(try decodeJSON(notification.payload) == expected)
     }
@@ -60,7 +60,7 @@ struct APNsNotificationTests {
         let message = WebPushMessage(encoding: .aes128gcm, body: aes128gcmBody(records: 17), ttl: 1)
         let notification = try makeNotification(
             target: RelayTarget(environment: .production, deviceToken: token64, extra: extra), message: message,
-            topic: "t", apnsID: "I", now: 0)
+            topic: "t", credential: .primary, apnsID: "I", now: 0)
         #expect(try decodeJSON(notification.payload)["x"] as? String == extra)
         #expect(notification.payload.count == apnsPayloadSize(for: message, extra: extra))
         let text = String(decoding: notification.payload, as: UTF8.self)
@@ -134,7 +134,7 @@ struct APNsNotificationTests {
             #expect(apnsPayloadSize(for: message, extra: extra) == size)
             let target = RelayTarget(environment: .production, deviceToken: token64, extra: extra)
             do {
-                let notification = try makeNotification(target: target, message: message, topic: "t", apnsID: "I",
+                let notification = try makeNotification(target: target, message: message, topic: "t", credential: .primary, apnsID: "I",
                                                         now: 0)
                 #expect(accepted, "payload of \(size) bytes was accepted")
                 #expect(notification.payload.count == size)
@@ -157,7 +157,7 @@ struct APNsNotificationTests {
                 }
                 let parsed = try parseWebPush(webPushRequest(headers, body: body)).get()
                 do {
-                    _ = try makeNotification(target: target, message: parsed, topic: "t", apnsID: "I", now: 0)
+                    _ = try makeNotification(target: target, message: parsed, topic: "t", credential: .primary, apnsID: "I", now: 0)
                     #expect(accepted)
                 } catch {
                     #expect(!accepted && error.status == 413, "\(error.reason)")
@@ -170,7 +170,7 @@ struct APNsNotificationTests {
     func headers() throws {
         let message = WebPushMessage(encoding: .aes128gcm, body: aes128gcmBody(records: 17), ttl: 172800,
                                      urgency: .low, topic: "coll-1")
-        let notification = try makeNotification(target: target, message: message, topic: "cx.c3.toot",
+        let notification = try makeNotification(target: target, message: message, topic: "cx.c3.toot", credential: .primary,
                                                  apnsID: "6C3A1D5E-0000-4000-8000-000000000000", now: 1_700_000_000)
         #expect(notification.path == "/3/device/" + token64)
         #expect(notification.environment == .production)
@@ -190,7 +190,7 @@ struct APNsNotificationTests {
     @Test("TTL 0 means apns-expiration 0; no Topic means no collapse id")
     func ttlZero() throws {
         let message = WebPushMessage(encoding: .aes128gcm, body: aes128gcmBody(records: 17), ttl: 0)
-        let notification = try makeNotification(target: target, message: message, topic: "t", apnsID: "I",
+        let notification = try makeNotification(target: target, message: message, topic: "t", credential: .primary, apnsID: "I",
                                                  now: 1_700_000_000)
         #expect(notification.headers.first { $0.name == "apns-expiration" }?.value == "0")
         #expect(notification.headers.first { $0.name == "apns-priority" }?.value == "10")
@@ -224,7 +224,7 @@ struct APNsNotificationTests {
     @Test("a TTL overflowing the clock expires at Int.max")
     func expirationOverflow() throws {
         let message = WebPushMessage(encoding: .aes128gcm, body: aes128gcmBody(records: 17), ttl: 10)
-        let notification = try makeNotification(target: target, message: message, topic: "t", apnsID: "I",
+        let notification = try makeNotification(target: target, message: message, topic: "t", credential: .primary, apnsID: "I",
                                                  now: Int.max - 5)
         #expect(notification.headers.first { $0.name == "apns-expiration" }?.value == String(Int.max))
         #expect(notification.headers.map(\.name) == ["apns-push-type", "apns-topic", "apns-priority",

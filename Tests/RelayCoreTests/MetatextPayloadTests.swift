@@ -12,7 +12,7 @@ private func metatextTarget(id: String) -> RelayTarget {
 }
 
 private func notificationText(_ message: WebPushMessage, id: String, alert: APNsAlert? = nil) throws -> String {
-    let notification = try makeNotification(target: metatextTarget(id: id), message: message, topic: "t",
+    let notification = try makeNotification(target: metatextTarget(id: id), message: message, topic: "t", credential: .primary,
                                             alert: alert, apnsID: "I", now: 0)
     return String(decoding: notification.payload, as: UTF8.self)
 }
@@ -96,7 +96,7 @@ struct MetatextPayloadTests {
             .hasPrefix(#"{"aps":{"alert":"New \"post\"","mutable-content":1},"i":"1""#))
         let toot = try makeNotification(
             target: RelayTarget(environment: .production, deviceToken: token64, extra: nil), message: message,
-            topic: "t", alert: .localized(key: "push"), apnsID: "I", now: 0)
+            topic: "t", credential: .primary, alert: .localized(key: "push"), apnsID: "I", now: 0)
         #expect(String(decoding: toot.payload, as: UTF8.self)
             .hasPrefix(#"{"aps":{"alert":{"loc-key":"push"},"mutable-content":1,"content-available":1},"p":""#))
         #expect(makeAPNsPayload(for: message, extra: nil, alert: .text("🎺"))
@@ -120,17 +120,17 @@ struct MetatextPayloadTests {
         }
         #expect(fitting > 0)
         let fits = WebPushMessage(encoding: encoding, body: [UInt8](repeating: 3, count: fitting), ttl: 0)
-        let payload = try makeNotification(target: metatextTarget(id: "42"), message: fits, topic: "t",
+        let payload = try makeNotification(target: metatextTarget(id: "42"), message: fits, topic: "t", credential: .primary,
                                            apnsID: "I", now: 0).payload
         #expect(payload.count == metatextPayloadSize(for: fits, id: "42"))
         let tooLarge = WebPushMessage(encoding: encoding, body: [UInt8](repeating: 3, count: fitting + 3), ttl: 0)
         // The toot-relay payload of the same body still fits: the limit is this payload's.
         #expect(apnsPayloadSize(for: tooLarge, extra: nil) <= apnsMaxPayloadBytes)
         #expect(throws: WebPushError.self) {
-            try makeNotification(target: metatextTarget(id: "42"), message: tooLarge, topic: "t", apnsID: "I", now: 0)
+            try makeNotification(target: metatextTarget(id: "42"), message: tooLarge, topic: "t", credential: .primary, apnsID: "I", now: 0)
         }
         do {
-            _ = try makeNotification(target: metatextTarget(id: "42"), message: tooLarge, topic: "t", apnsID: "I",
+            _ = try makeNotification(target: metatextTarget(id: "42"), message: tooLarge, topic: "t", credential: .primary, apnsID: "I",
                                      now: 0)
         } catch {
             #expect(error.status == 413)

@@ -103,7 +103,7 @@ struct AppsLoaderTests {
             """
         let loader = AppsLoader()
         let first = try load(loader, file: text)
-        first.apps.all[0].health.record(rejected: true, succeeded: false)
+        first.apps.all[0].health.record(.rejected)
         let second = try load(loader, file: text, previous: first.apps)
         #expect(second.apps.all.map(\.production) == first.apps.all.map(\.production))
         #expect(second.apps.all[0].health === first.apps.all[0].health)

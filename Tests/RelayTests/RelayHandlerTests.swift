@@ -104,7 +104,7 @@ struct RelayHandlerTests {
         #expect(rejected.answer(webPushRequest())?.status == 502)
         #expect(rejected.answer(health)?.status == 503)
         #expect(rejected.log.lines.contains { $0.contains(" error relay ") })
-        rejected.handler.apps.defaultApp?.health.record(rejected: false, succeeded: true)
+        rejected.handler.apps.defaultApp?.health.record(.accepted)
         #expect(rejected.answer(health)?.status == 200)
     }
 

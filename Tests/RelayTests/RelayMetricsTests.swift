@@ -49,7 +49,7 @@ struct RelayMetricsTests {
         let apps = RelayApps([RelayApp(topic: "com.example.app"), RelayApp(id: "beta", topic: "com.example.beta")],
                              defaultAppID: "default")
         metrics.setApps(apps)
-        apps.all[0].health.record(rejected: true, succeeded: false)
+        apps.all[0].health.record(.rejected)
         metrics.setAPNsConnections([.ready: 3, .connecting: 1])
         metrics.setCredentialExpiry(app: "default", environment: .production, unixSeconds: 1_800_000_000)
         let text = Self.exposition(metrics)

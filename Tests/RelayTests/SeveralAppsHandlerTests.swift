@@ -102,7 +102,7 @@ struct SeveralAppsHandlerTests {
         #expect(fixture.health("/relay-to/_health/feditext") == 200)
         #expect(fixture.health("/relay-to/_health") == 200)
         #expect(fixture.health("/relay-to/_health/nosuch") == 404)
-        for app in fixture.apps.all { app.health.record(rejected: true, succeeded: false) }
+        for app in fixture.apps.all { app.health.record(.rejected) }
         #expect(fixture.health("/relay-to/_health") == 503)
     }
 }

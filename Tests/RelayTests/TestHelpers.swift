@@ -12,7 +12,7 @@ import TLS
 /// `loop.execute`-free scheduling (loop mode), never inside `send`.
 final class FakeSender: NotificationSender {
     private(set) var sent: [APNsNotification] = []
-    private var pending: [(APNsNotification, (DeliveryOutcome) -> Void)] = []
+    private var pending: [(APNsNotification, (APNsDelivery) -> Void)] = []
     /// Loop mode: answer after `delay` on `loop` with `outcome(notification)`.
     private let loop: EventLoop?
     private let delay: Duration
@@ -27,11 +27,11 @@ final class FakeSender: NotificationSender {
         self.onSend = onSend
     }
 
-    func send(_ notification: APNsNotification, completion: @escaping (DeliveryOutcome) -> Void) {
+    func send(_ notification: APNsNotification, completion: @escaping (APNsDelivery) -> Void) {
         sent.append(notification)
         onSend?(notification)
         if let loop {
-            let answer = outcome(notification)
+            let answer = APNsDelivery(outcome: outcome(notification))
             _ = loop.schedule(after: delay) { completion(answer) }
         } else {
             pending.append((notification, completion))
@@ -43,13 +43,13 @@ final class FakeSender: NotificationSender {
     func completeAll() {
         let waiting = pending
         pending = []
-        for (notification, completion) in waiting { completion(outcome(notification)) }
+        for (notification, completion) in waiting { completion(APNsDelivery(outcome: outcome(notification))) }
     }
 
     func complete(with outcome: DeliveryOutcome) {
         let waiting = pending
         pending = []
-        for (_, completion) in waiting { completion(outcome) }
+        for (_, completion) in waiting { completion(APNsDelivery(outcome: outcome)) }
     }
 }
 

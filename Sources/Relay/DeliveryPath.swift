@@ -1,0 +1,103 @@
+import ProviderAPI
+import RelayCore
+
+/// The one path every route delivers through — Web Push, gorush's
+/// `/api/push`, the APNs-shaped proxy, pyapns' `notify` — on one event loop:
+/// a place under MAX_IN_FLIGHT, the send over the loop's APNs client, and
+/// what the end of a delivery means beyond the route's own answer: APNs'
+/// verdict on the app's credentials (`AppHealth`, decided by
+/// `DeliveryOutcome.credentialVerdict`), a dead token into the app's
+/// feedback list, the token's failed-push log to the hook. The routes keep
+/// what differs between them: building their request, their answer, their
+/// metrics series and their log line.
+///
+/// Thread-confined to its loop, like the sender it is given.
+final class DeliveryPath {
+    /// Which failed deliveries the hook hears of.
+    enum HookPosting {
+        /// Only a dead token's: the Web Push path's sender (a fediverse
+        /// server) has every other answer itself.
+        case deadTokens
+        /// Every failed token's (gorush's feedback hook), named as
+        /// `source` says.
+        case everyFailure(FailedPushSource)
+    }
+
+    /// How `deliver` ended at once.
+    enum Start {
+        /// Sent: the completion runs later.
+        case sent
+        /// Over MAX_IN_FLIGHT: nothing was sent and the completion never
+        /// runs; the refusal is recorded like any end of a delivery, and
+        /// this is the token's failed-push log (nil for `.deadTokens`).
+        case overloaded(FailedPushLog?)
+    }
+
+    private let sender: NotificationSender
+    private let counters: RelayCounters
+    /// Nil: no feedback list (tests of a route alone).
+    private let feedback: FeedbackSink?
+
+    init(sender: NotificationSender, counters: RelayCounters, feedback: FeedbackSink?) {
+        (self.sender, self.counters, self.feedback) = (sender, counters, feedback)
+    }
+
+    /// Delivers `notification` for `app`. `token` is the device token as the
+    /// sender wrote it (a failed-push log echoes it; the feedback list takes
+    /// APNs' form, `notification.deviceToken`). Unless it returns
+    /// `.overloaded`, `completion` runs exactly once, on this loop, never
+    /// inside this call, with APNs' answer and the token's failed-push log
+    /// (nil when APNs accepted it, or when `posting` has none for it).
+    func deliver(_ notification: APNsNotification, app: RelayApp, token: String, posting: HookPosting,
+                 completion: @escaping (APNsDelivery, FailedPushLog?) -> Void) -> Start {
+        guard counters.beginDelivery() else {
+            return .overloaded(DeliveryPath.end(APNsDelivery(outcome: .overloaded), notification, app: app,
+                                                token: token, posting: posting, feedback: feedback))
+        }
+        // The completion holds what it needs, not the path: a weak reference
+        // cost a second allocation per request (the box of the weak
+        // reference), and none of these owns the sender.
+        let counters = self.counters
+        let feedback = self.feedback
+        sender.send(notification) { delivery in
+            counters.endDelivery()
+            completion(delivery, DeliveryPath.end(delivery, notification, app: app, token: token, posting: posting,
+                                                  feedback: feedback))
+        }
+        return .sent
+    }
+
+    /// What every delivery's end records, whatever the route; returns the
+    /// token's failed-push log (posted to the hook, when there is one).
+    private static func end(_ delivery: APNsDelivery, _ notification: APNsNotification, app: RelayApp, token: String,
+                            posting: HookPosting, feedback: FeedbackSink?) -> FailedPushLog? {
+        app.health.record(delivery.outcome.credentialVerdict)
+        let dead = feedback?.recordDeadToken(app: app.id, environment: notification.environment,
+                                             token: notification.deviceToken, delivery: delivery) ?? false
+        let log: FailedPushLog?
+        switch posting {
+        case .deadTokens:
+            log = dead ? failedPushLog(for: delivery, token: token, app: app.id) : nil
+        case .everyFailure(let source):
+            log = failedPushLog(for: delivery, token: token, app: app.id, notification: source.notification,
+                                sentAPNsID: source.sentAPNsID)
+        }
+        if let log { feedback?.post(log) }
+        return log
+    }
+}
+
+/// What a provider route's failed-push logs name besides the token
+/// (`failedPushLog(for:…)`): the gorush notification the tokens came in, the
+/// `apns-id` the relay sent when it chose one (the proxy). One per request
+/// or notification, shared by its tokens' completions: a class, since a
+/// completion that held a gorush notification itself copied its forty
+/// fields per token.
+final class FailedPushSource: Sendable {
+    let notification: ProviderNotification?
+    let sentAPNsID: String?
+
+    init(notification: ProviderNotification? = nil, sentAPNsID: String? = nil) {
+        (self.notification, self.sentAPNsID) = (notification, sentAPNsID)
+    }
+}
