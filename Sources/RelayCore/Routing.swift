@@ -4,12 +4,6 @@
 // check), with the percent-decoding of `<extra…>`, `<id>` and `<app-or-topic>`,
 // and the query's `vapid=` that makes an endpoint restricted (issue #14).
 
-/// Which APNs service a subscription's notifications go to.
-public enum APNsEnvironment: String, Sendable, Equatable {
-    case production
-    case development
-}
-
 /// Which app a request names, as the URL writes it (issue #12): routing
 /// knows no configuration, so the handler resolves the reference against
 /// the apps the relay serves.
