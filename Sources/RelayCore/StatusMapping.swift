@@ -1,8 +1,11 @@
-// ARCHITECTURE.md §3: what the relay tells Mastodon for each APNs or local outcome.
-// Mastodon deletes a subscription on any 4xx other than 408/429 and retries
-// on 5xx, so 4xx is reserved for "this subscription can never work" or "the
-// request itself is malformed"; everything transient or our own fault is
-// 429/5xx.
+// ARCHITECTURE.md §3: what the relay tells a Web Push sender for each APNs or
+// local outcome. Senders delete a subscription on 4xx answers — Mastodon on
+// any 4xx but 408 and 429, Pleroma and Akkoma on any 4xx at all, GoToSocial
+// on any but 408, 413 and 429, Misskey on 410 (the sender table in
+// ARCHITECTURE.md §3) — so a 4xx means only "this subscription can never
+// work" (APNs said the token is dead) or "the request itself is malformed";
+// everything transient, or the relay's own fault, is a 5xx, with
+// `Retry-After` where a wait helps.
 
 /// The answer to a relay request.
 public struct RelayResponse: Sendable, Equatable {
@@ -91,13 +94,18 @@ private func relayResponse(apnsStatus: Int, reason: APNsReason?, apnsID: String,
     case 404, 405:
         return failure(502, "APNs refused the relay's request" + named)
     case 413:
-        return failure(413, "payload too large for APNs" + named)
+        // The relay sized the payload to fit (a Web Push body that would not
+        // fit goes without its ciphertext): APNs measuring otherwise is the
+        // relay's fault, never the subscription's.
+        return failure(502, "APNs refused the payload's size" + named)
     case 429 where reason == .tooManyProviderTokenUpdates:
         // Our JWT refreshes are throttled: not this device's fault.
         return failure(503, "APNs throttles the relay's token updates" + named,
                        retryAfter: RetryAfter.providerTokenThrottled)
     case 429:
-        return failure(429, "APNs throttles this device" + named, retryAfter: RetryAfter.deviceThrottled)
+        // A throttled device is transient: Pleroma and Akkoma delete a
+        // subscription on any 4xx, 429 included.
+        return failure(503, "APNs throttles this device" + named, retryAfter: RetryAfter.deviceThrottled)
     case 500, 503:
         return failure(503, "APNs unavailable" + named, retryAfter: RetryAfter.apnsUnavailable)
     default:

@@ -13,8 +13,8 @@ ROWS = [
     (0x11, 410, False),  # 410 ExpiredToken
     (0x02, 410, False),  # 400 BadDeviceToken
     (0x03, 410, False),  # 400 DeviceTokenNotForTopic
-    (0x04, 413, False),  # 413 PayloadTooLarge
-    (0x05, 429, True),   # 429 TooManyRequests
+    (0x04, 502, False),  # 413 PayloadTooLarge (the relay sized it: its own fault)
+    (0x05, 503, True),   # 429 TooManyRequests (this device, transient)
     (0x13, 503, True),   # 429 TooManyProviderTokenUpdates (ours, transient)
     (0x06, 502, False),  # 400 BadPriority (our request was wrong)
     (0x07, 502, False),  # 403 BadCertificate

@@ -17,8 +17,8 @@ struct StatusMappingTests {
         OutcomeCase(outcome: .apns(status: 410, reason: nil, apnsID: nil), status: 410),
         OutcomeCase(outcome: .apns(status: 400, reason: .badDeviceToken, apnsID: nil), status: 410),
         OutcomeCase(outcome: .apns(status: 400, reason: .deviceTokenNotForTopic, apnsID: nil), status: 410),
-        OutcomeCase(outcome: .apns(status: 413, reason: .payloadTooLarge, apnsID: nil), status: 413),
-        OutcomeCase(outcome: .apns(status: 429, reason: .tooManyRequests, apnsID: nil), status: 429, retryAfter: "60"),
+        OutcomeCase(outcome: .apns(status: 413, reason: .payloadTooLarge, apnsID: nil), status: 502),
+        OutcomeCase(outcome: .apns(status: 429, reason: .tooManyRequests, apnsID: nil), status: 503, retryAfter: "60"),
         OutcomeCase(outcome: .apns(status: 400, reason: .badTopic, apnsID: nil), status: 502),
         OutcomeCase(outcome: .apns(status: 400, reason: nil, apnsID: nil), status: 502),
         OutcomeCase(outcome: .apns(status: 400, reason: .unknown("SomethingNew"), apnsID: nil), status: 502),
@@ -26,7 +26,7 @@ struct StatusMappingTests {
                     credentialsRejected: true),
         OutcomeCase(outcome: .apns(status: 403, reason: nil, apnsID: nil), status: 502, credentialsRejected: true),
         // A key scoped to the other environment: the relay's credential is
-        // wrong for this host, never the subscription's fault (issue #12).
+        // wrong for this host, never the subscription's fault.
         OutcomeCase(outcome: .apns(status: 403, reason: APNsReason(rawValue: "BadEnvironmentKeyInToken"), apnsID: nil),
                     status: 502, credentialsRejected: true),
         OutcomeCase(outcome: .apns(status: 404, reason: .badPath, apnsID: nil), status: 502),
@@ -76,8 +76,7 @@ struct StatusMappingTests {
     static func expectedStatus(for reason: APNsReason) -> Int {
         switch reason {
         case .badDeviceToken, .deviceTokenNotForTopic, .expiredToken, .unregistered: 410
-        case .payloadTooLarge: 413
-        case .tooManyRequests: 429
+        case .tooManyRequests: 503
         case .internalServerError, .serviceUnavailable, .shutdown, .tooManyProviderTokenUpdates: 503
         default: 502
         }
@@ -90,9 +89,11 @@ struct StatusMappingTests {
         #expect(response.status == Self.expectedStatus(for: reason))
         #expect(response.credentialsRejected == (status == 403))
         #expect(response.body.contains(reason.rawValue))
-        // Never a 4xx that makes Mastodon delete a subscription for a transient cause.
-        if (400...499).contains(response.status) && response.status != 429 {
-            #expect([400, 410, 413].contains(status))
+        // The only 4xx is 410, for a token APNs said is dead: every sender
+        // deletes on some 4xx, Pleroma and Akkoma on any.
+        if (400...499).contains(response.status) {
+            #expect(response.status == 410)
+            #expect([.badDeviceToken, .deviceTokenNotForTopic, .expiredToken, .unregistered].contains(reason))
         }
     }
 
