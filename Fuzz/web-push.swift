@@ -73,16 +73,26 @@ private func fuzzRequest(_ input: inout FuzzInput) {
 
     let target = RelayTarget(environment: environment, deviceToken: deviceToken, dialect: dialect)
     let notification: APNsNotification
+    let content: PayloadContent
     do {
-        notification = try makeNotification(target: target, message: message, topic: bundleID, credential: .primary, apnsID: apnsID,
-                                            now: now)
+        let made = try makeNotification(target: target, message: message, topic: bundleID, credential: .primary,
+                                        apnsID: apnsID, now: now)
+        notification = made.notification
+        content = made.ciphertextDropped ? .withoutCiphertext : .whole
     } catch {
+        // Only a body over 4096 bytes, or a route that leaves no room even
+        // without the body, is refused for its size.
         require(error.status == 413, "makeNotification threw status \(error.status)")
-        require(payloadSize(message, dialect) > apnsMaxPayloadBytes, "413 for a payload that fits")
+        require(message.body.count > webPushMaxBodyBytes
+                    || payloadSize(message, dialect, content: .withoutCiphertext) > apnsMaxPayloadBytes,
+                "413 for a payload that fits without its ciphertext")
         trace("accepted, then 413: \(error.reason)")
         return
     }
-    checkNotification(notification, message: message, target: target, now: now)
+    // The ciphertext goes whenever it fits, and only then.
+    require((content == .whole) == (payloadSize(message, dialect, content: .whole) <= apnsMaxPayloadBytes),
+            "ciphertext dropped from a payload that fits, or kept in one that does not")
+    checkNotification(notification, message: message, target: target, content: content, now: now)
     trace("accepted \(message.encoding == .aes128gcm ? "aes128gcm" : "aesgcm"), TTL \(message.ttl), "
         + "\(message.urgency), payload \(notification.payload.count) bytes, headers \(notification.headers.map(\.value))")
 }
@@ -139,19 +149,19 @@ private func checkAccepted(_ message: WebPushMessage, headers: HTTPHeaders, body
 }
 
 /// The exact size of the dialect's payload.
-private func payloadSize(_ message: WebPushMessage, _ dialect: PayloadDialect) -> Int {
+private func payloadSize(_ message: WebPushMessage, _ dialect: PayloadDialect, content: PayloadContent) -> Int {
     switch dialect {
-    case .tootRelay(let extra): apnsPayloadSize(for: message, extra: extra)
-    case .metatext(let id): metatextPayloadSize(for: message, id: id)
+    case .tootRelay(let extra): apnsPayloadSize(for: message, extra: extra, content: content)
+    case .metatext(let id): metatextPayloadSize(for: message, id: id, content: content)
     }
 }
 
 private func checkNotification(_ notification: APNsNotification, message: WebPushMessage, target: RelayTarget,
-                               now: Int) {
+                               content: PayloadContent, now: Int) {
     let payload = notification.payload
+    let size = payloadSize(message, target.dialect, content: content)
     require(payload.count <= apnsMaxPayloadBytes, "payload of \(payload.count) bytes")
-    require(payload.count == payloadSize(message, target.dialect),
-            "payload of \(payload.count) bytes, the size function says \(payloadSize(message, target.dialect))")
+    require(payload.count == size, "payload of \(payload.count) bytes, the size function says \(size)")
     require(String(validating: payload, as: UTF8.self) != nil, "payload is not UTF-8")
 
     var parser = JSONParser(payload)
@@ -167,18 +177,20 @@ private func checkNotification(_ notification: APNsNotification, message: WebPus
     require(Set(keys).count == keys.count, "duplicate keys in the payload: \(keys)")
     switch target.dialect {
     case .tootRelay:
-        require(makeAPNsPayload(for: message, extra: target.extra) == payload, "makeAPNsPayload differs")
-        checkTootRelayMembers(members, keys: keys, message: message, target: target)
+        require(makeAPNsPayload(for: message, extra: target.extra, content: content) == payload,
+                "makeAPNsPayload differs")
+        checkTootRelayMembers(members, keys: keys, message: message, target: target, content: content)
     case .metatext(let id):
-        require(makeMetatextPayload(for: message, id: id) == payload, "makeMetatextPayload differs")
-        checkMetatextMembers(members, keys: keys, message: message, id: id)
+        require(makeMetatextPayload(for: message, id: id, content: content) == payload, "makeMetatextPayload differs")
+        checkMetatextMembers(members, keys: keys, message: message, id: id, content: content)
     }
     checkHeaders(notification, message: message, target: target, now: now)
 }
 
 /// metatext-apns' keys: i, m (padded base64url of the body), s and k (the
 /// header parameters as written) for aesgcm only.
-private func checkMetatextMembers(_ members: [JSONMember], keys: [String], message: WebPushMessage, id: String) {
+private func checkMetatextMembers(_ members: [JSONMember], keys: [String], message: WebPushMessage, id: String,
+                                  content: PayloadContent) {
     let expectedAPS = JSONValue.object([
         JSONMember(key: Array("alert".utf8),
                    value: .object([JSONMember(key: Array("loc-key".utf8),
@@ -187,13 +199,17 @@ private func checkMetatextMembers(_ members: [JSONMember], keys: [String], messa
     ])
     require(member("aps", of: members) == expectedAPS, "aps is not metatext-apns' alert")
     require(member("i", of: members) == .string(Array(id.utf8)), "i is not the id")
-    guard case .string(let body)? = member("m", of: members) else {
-        require(false, "no m")
-        return
+    if content == .whole {
+        guard case .string(let body)? = member("m", of: members) else {
+            require(false, "no m")
+            return
+        }
+        require(body.count % 4 == 0 && !body.contains(UInt8(ascii: "+")) && !body.contains(UInt8(ascii: "/")),
+                "m is not padded base64url")
+        require(body.withUnsafeBytes { try? base64URLDecode($0) } == message.body, "m does not decode to the body")
+    } else {
+        require(member("m", of: members) == nil, "m in a payload without its ciphertext")
     }
-    require(body.count % 4 == 0 && !body.contains(UInt8(ascii: "+")) && !body.contains(UInt8(ascii: "/")),
-            "m is not padded base64url")
-    require(body.withUnsafeBytes { try? base64URLDecode($0) } == message.body, "m does not decode to the body")
     switch message.encoding {
     case .aesgcm:
         let text = message.aesgcmText
@@ -207,7 +223,7 @@ private func checkMetatextMembers(_ members: [JSONMember], keys: [String], messa
 }
 
 private func checkTootRelayMembers(_ members: [JSONMember], keys: [String], message: WebPushMessage,
-                                   target: RelayTarget) {
+                                   target: RelayTarget, content: PayloadContent) {
     let expectedAPS = JSONValue.object([
         JSONMember(key: Array("alert".utf8), value: .string(Array("🎺".utf8))),
         JSONMember(key: Array("mutable-content".utf8), value: .number(Array("1".utf8))),
@@ -215,7 +231,11 @@ private func checkTootRelayMembers(_ members: [JSONMember], keys: [String], mess
     ])
     require(member("aps", of: members) == expectedAPS, "aps is not the fixed alert")
 
-    require(z85Member("p", of: members) == message.body, "p does not decode (z85) to the body")
+    if content == .whole {
+        require(z85Member("p", of: members) == message.body, "p does not decode (z85) to the body")
+    } else {
+        require(member("p", of: members) == nil, "p in a payload without its ciphertext")
+    }
     switch message.encoding {
     case .aesgcm(let dh, let salt):
         require(z85Member("k", of: members) == dh, "k does not decode to dh")

@@ -175,14 +175,19 @@ public final class RelayHandler {
         }
         let apnsID = makeAPNsID(random: &random)
         let notification: APNsNotification
+        let ciphertextDropped: Bool
         do {
-            notification = try makeNotification(target: target, message: message, topic: app.topic,
-                                                credential: credential, alert: app.alert, apnsID: apnsID,
-                                                now: unixTime())
+            (notification, ciphertextDropped) = try makeNotification(
+                target: target, message: message, topic: app.topic, credential: credential, alert: app.alert,
+                apnsID: apnsID, now: unixTime())
         } catch {
             metrics?.count(app: app.id, environment: target.environment, status: error.status, localReason: .invalidRequest)
             output.logRelay(target, app: app.id, status: error.status, reason: error.reason, started: started)
             return plain(error.status, error.reason)
+        }
+        if ciphertextDropped {
+            log(.warning, "app=\(app.id) a body of \(message.body.count) bytes does not fit the APNs payload once "
+                + "encoded: sent without its ciphertext, the phone shows the app's alert")
         }
         // The completion holds what it needs, not the handler: a weak
         // reference to the handler cost a second allocation per request
@@ -198,7 +203,7 @@ public final class RelayHandler {
             let answer = relayResponse(for: outcome, notification: apnsID, ttl: ttl)
             if let metrics {
                 RelayHandler.countDelivery(metrics, appID, target.environment, outcome: outcome,
-                                           status: answer.status, sent: sent)
+                                           status: answer.status, sent: sent, ciphertextDropped: ciphertextDropped)
             }
             output.logDelivery(target, app: appID, outcome: outcome, answer: answer, apnsID: apnsID, started: started)
             completion(answer.http1Response)
@@ -214,10 +219,14 @@ public final class RelayHandler {
 
     /// Metrics of a notification APNs (or the way to it) has answered.
     private static func countDelivery(_ metrics: RelayMetricsRecorder, _ app: String, _ environment: APNsEnvironment,
-                                      outcome: DeliveryOutcome, status: Int, sent: UInt64) {
-        if case .apns(_, let reason, _) = outcome {
+                                      outcome: DeliveryOutcome, status: Int, sent: UInt64, ciphertextDropped: Bool) {
+        if case .apns(let apnsStatus, let reason, _) = outcome {
             metrics.recordAPNsLatency(environment: environment, nanoseconds: EventLoop.monotonicNanoseconds() &- sent)
-            metrics.count(app: app, environment: environment, status: status, apnsReason: reason)
+            if ciphertextDropped && apnsStatus == 200 {
+                metrics.count(app: app, environment: environment, status: status, localReason: .payloadDropped)
+            } else {
+                metrics.count(app: app, environment: environment, status: status, apnsReason: reason)
+            }
         } else {
             metrics.count(app: app, environment: environment, status: status, localReason: LocalReason(outcome))
         }

@@ -282,6 +282,9 @@ enum LocalReason: String, CaseIterable, Sendable {
     case streamFailed = "stream_failed"
     case allConnectionsDown = "all_connections_down"
     case overloaded
+    /// A Web Push body sent without its ciphertext: it did not fit APNs'
+    /// payload once encoded (counted with the answer, 201 when APNs took it).
+    case payloadDropped = "payload_dropped"
 
     /// The reason's index in `RelayMetrics.reasonSlots` (after "").
     var slot: Int {
@@ -293,6 +296,7 @@ enum LocalReason: String, CaseIterable, Sendable {
         case .streamFailed: 5
         case .allConnectionsDown: 6
         case .overloaded: 7
+        case .payloadDropped: 8
         }
     }
 

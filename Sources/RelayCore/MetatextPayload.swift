@@ -14,12 +14,14 @@ private let keyPart = Array(#"","k":""#.utf8)
 /// The payload's parts in order, handed to `sink` (see PayloadSink.swift).
 /// `alert`: the app's own, nil for the default.
 @inline(__always)
-func emitMetatextPayload(for message: WebPushMessage, id: String, alert: APNsAlert?,
+func emitMetatextPayload(for message: WebPushMessage, id: String, alert: APNsAlert?, content: PayloadContent,
                          to sink: inout some PayloadSink) {
     sink.writeAPSStart(alert: alert, defaultStart: defaultStart, rest: restAfterAlert)
     sink.writeJSONEscaped(id)
-    sink.write(bodyPart)
-    sink.writeBase64URL(message.body, padded: true)
+    if content == .whole {
+        sink.write(bodyPart)
+        sink.writeBase64URL(message.body, padded: true)
+    }
     if case .aesgcm(let dh, let salt) = message.encoding {
         // parseWebPush keeps the text of every aesgcm message; one built
         // without it gets the keys in base64url, which the apps decode the
@@ -41,20 +43,23 @@ func emitMetatextPayload(for message: WebPushMessage, id: String, alert: APNsAle
 }
 
 /// Exact size in bytes of the metatext payload for `message` to `id`.
-public func metatextPayloadSize(for message: WebPushMessage, id: String, alert: APNsAlert? = nil) -> Int {
+public func metatextPayloadSize(for message: WebPushMessage, id: String, alert: APNsAlert? = nil,
+                                content: PayloadContent = .whole) -> Int {
     var counter = PayloadSizeCounter()
-    emitMetatextPayload(for: message, id: id, alert: alert, to: &counter)
+    emitMetatextPayload(for: message, id: id, alert: alert, content: content, to: &counter)
     return counter.count
 }
 
 /// The metatext payload bytes for `message` to the account `id`.
-public func makeMetatextPayload(for message: WebPushMessage, id: String, alert: APNsAlert? = nil) -> [UInt8] {
-    makeMetatextPayload(for: message, id: id, alert: alert,
-                        capacity: metatextPayloadSize(for: message, id: id, alert: alert))
+public func makeMetatextPayload(for message: WebPushMessage, id: String, alert: APNsAlert? = nil,
+                                content: PayloadContent = .whole) -> [UInt8] {
+    makeMetatextPayload(for: message, id: id, alert: alert, content: content,
+                        capacity: metatextPayloadSize(for: message, id: id, alert: alert, content: content))
 }
 
 /// Writes the payload in place into storage of exactly `size` bytes.
-func makeMetatextPayload(for message: WebPushMessage, id: String, alert: APNsAlert?, capacity size: Int) -> [UInt8] {
-    payloadBytes(size: size, write: { emitMetatextPayload(for: message, id: id, alert: alert, to: &$0) },
-                 append: { emitMetatextPayload(for: message, id: id, alert: alert, to: &$0) })
+func makeMetatextPayload(for message: WebPushMessage, id: String, alert: APNsAlert?, content: PayloadContent,
+                         capacity size: Int) -> [UInt8] {
+    payloadBytes(size: size, write: { emitMetatextPayload(for: message, id: id, alert: alert, content: content, to: &$0) },
+                 append: { emitMetatextPayload(for: message, id: id, alert: alert, content: content, to: &$0) })
 }

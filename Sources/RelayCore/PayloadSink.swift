@@ -25,6 +25,18 @@ func payloadBytes(size: Int, write: (inout PayloadWriter) -> Void, append: (inou
     return appended
 }
 
+/// What of a Web Push message an APNs payload carries.
+public enum PayloadContent: Sendable, Equatable {
+    /// The ciphertext and every key of the dialect.
+    case whole
+    /// Every key but the ciphertext (`p`, metatext's `m`): for a body of at
+    /// most 4096 bytes (RFC 8030 §7.2 has a push service take that much)
+    /// that does not fit APNs' 4096-byte payload once encoded (z85 grows it
+    /// by a quarter, base64url by a third). The phone still shows the
+    /// app's alert, that something arrived.
+    case withoutCiphertext
+}
+
 /// Where a payload's parts go.
 protocol PayloadSink {
     mutating func write(_ bytes: [UInt8])

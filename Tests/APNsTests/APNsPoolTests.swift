@@ -90,7 +90,7 @@ struct APNsPoolTests {
             try makeNotification(
                 target: RelayTarget(environment: .development, deviceToken: Fixtures.deviceToken(index), extra: nil),
                 message: WebPushMessage(encoding: .aes128gcm, body: [UInt8](repeating: 0x42, count: 2600), ttl: 3600),
-                topic: TestCertificates.bundleID, credential: .primary, apnsID: Fixtures.apnsID(), now: Int(time(nil)))
+                topic: TestCertificates.bundleID, credential: .primary, apnsID: Fixtures.apnsID(), now: Int(time(nil))).notification
         }
     }
 

@@ -75,7 +75,7 @@ enum Fixtures {
         try makeNotification(
             target: RelayTarget(environment: environment, deviceToken: token, extra: nil),
             message: WebPushMessage(encoding: .aes128gcm, body: [UInt8](repeating: 0x42, count: 120), ttl: 3600),
-            topic: topic, credential: .primary, apnsID: apnsID(), now: Int(time(nil)))
+            topic: topic, credential: .primary, apnsID: apnsID(), now: Int(time(nil))).notification
     }
 
     static func notifications(count: Int, first: Int = 0) throws -> [APNsNotification] {

@@ -58,8 +58,8 @@ KEEPS_CONNECTION = [
     ("repeated Urgency", rt.request_bytes("POST", PATH, GOOD_AESGCM + [("Urgency", "low"), ("Urgency", "high")], BODY), 400),
     ("Topic too long", rt.request_bytes("POST", PATH, GOOD_AESGCM + [("Topic", "a" * 33)], BODY), 400),
     ("Topic outside base64url", rt.request_bytes("POST", PATH, GOOD_AESGCM + [("Topic", "a b")], BODY), 400),
-    ("body too large for APNs", rt.request_bytes("POST", PATH, GOOD_AESGCM, b"\x01" * 3500), 413),
-    ("extra pushes payload over 4096", rt.request_bytes("POST", PATH + "/" + "x" * 2000, GOOD_AESGCM, b"\x01" * 2000), 413),
+    ("body over the 4096 bytes a push service takes", rt.request_bytes("POST", PATH, GOOD_AESGCM, b"\x01" * 4097), 413),
+    ("extra too long for any payload", rt.request_bytes("POST", PATH + "/" + "x" * 4100, GOOD_AESGCM, b"\x01" * 100), 413),
 ]
 
 

@@ -19,7 +19,7 @@ struct APNsNotificationTests {
         let message = WebPushMessage(encoding: .aesgcm(dh: [0xFF], salt: [0xFF, 0xFF]), body: [0, 0, 0, 0], ttl: 60)
         let notification = try makeNotification(
             target: RelayTarget(environment: .production, deviceToken: token64, extra: "a/b"), message: message,
-            topic: "cx.c3.toot", credential: .primary, apnsID: "ID", now: 1000)
+            topic: "cx.c3.toot", credential: .primary, apnsID: "ID", now: 1000).notification
         let expected = #"{"aps":{"alert":"🎺","mutable-content":1,"content-available":1},"p":"00000","k":"30","s":"960","x":"a/b"}"#
         #expect(String(decoding: notification.payload, as: UTF8.self) == expected)
     }
@@ -29,7 +29,7 @@ struct APNsNotificationTests {
         let body = Array("0123456789".utf8)
         let message = WebPushMessage(encoding: .aesgcm(dh: senderKey, salt: salt16), body: body, ttl: 60)
         let withExtra = RelayTarget(environment: .development, deviceToken: token64, extra: "acct/42")
-        let notification = try makeNotification(target: withExtra, message: message, topic: "t", credential: .primary, apnsID: "I", now: 0)
+        let notification = try makeNotification(target: withExtra, message: message, topic: "t", credential: .primary, apnsID: "I", now: 0).notification
         let expected: NSDictionary = [
             "aps": aps(), "p": Z85.encode(body), "k": Z85.encode(senderKey), "s": Z85.encode(salt16), "x": "acct/42",
         ]
@@ -41,7 +41,7 @@ struct APNsNotificationTests {
     func aes128gcmJSON() throws {
         let body = aes128gcmBody(records: 40)
         let message = WebPushMessage(encoding: .aes128gcm, body: body, ttl: 60)
-        let notification = try makeNotification(target: target, message: message, topic: "t", credential: .primary, apnsID: "I", now: 0)
+        let notification = try makeNotification(target: target, message: message, topic: "t", credential: .primary, apnsID: "I", now: 0).notification
         let expected: NSDictionary = ["aps": aps(), "p": Z85.encode(body)]
         #expect(try decodeJSON(notification.payload) == expected)
     }
@@ -60,7 +60,7 @@ struct APNsNotificationTests {
         let message = WebPushMessage(encoding: .aes128gcm, body: aes128gcmBody(records: 17), ttl: 1)
         let notification = try makeNotification(
             target: RelayTarget(environment: .production, deviceToken: token64, extra: extra), message: message,
-            topic: "t", credential: .primary, apnsID: "I", now: 0)
+            topic: "t", credential: .primary, apnsID: "I", now: 0).notification
         #expect(try decodeJSON(notification.payload)["x"] as? String == extra)
         #expect(notification.payload.count == apnsPayloadSize(for: message, extra: extra))
         let text = String(decoding: notification.payload, as: UTF8.self)
@@ -125,23 +125,21 @@ struct APNsNotificationTests {
 
     struct PayloadSizeUnreachable: Error { var size: Int }
 
-    @Test("accepts a 4096-byte payload and refuses 4097 with 413",
+    @Test("a 4096-byte payload goes whole, one of 4097 without its ciphertext",
           arguments: [(ContentEncoding.aes128gcm, false), (.aes128gcm, true),
                       (.aesgcm(dh: senderKey, salt: salt16), false), (.aesgcm(dh: senderKey, salt: salt16), true)])
     func boundary(encoding: ContentEncoding, withExtra: Bool) throws {
-        for (size, accepted) in [(4096, true), (4097, false)] {
+        for (size, whole) in [(4096, true), (4097, false)] {
             let (message, extra) = try message(payloadSize: size, encoding: encoding, withExtra: withExtra)
             #expect(apnsPayloadSize(for: message, extra: extra) == size)
             let target = RelayTarget(environment: .production, deviceToken: token64, extra: extra)
-            do {
-                let notification = try makeNotification(target: target, message: message, topic: "t", credential: .primary, apnsID: "I",
-                                                        now: 0)
-                #expect(accepted, "payload of \(size) bytes was accepted")
-                #expect(notification.payload.count == size)
-            } catch {
-                #expect(!accepted, "payload of \(size) bytes was refused")
-                #expect(error.status == 413)
-            }
+            let (notification, dropped) = try makeNotification(target: target, message: message, topic: "t",
+                                                               credential: .primary, apnsID: "I", now: 0)
+            #expect(dropped == !whole)
+            let expected = whole ? size : apnsPayloadSize(for: message, extra: extra, content: .withoutCiphertext)
+            #expect(notification.payload.count == expected)
+            #expect(notification.payload == makeAPNsPayload(for: message, extra: extra,
+                                                            content: whole ? .whole : .withoutCiphertext))
             // The same body as a request: parseWebPush accepts it (the size
             // depends on the route), makeNotification decides the same.
             if !withExtra {
@@ -156,13 +154,41 @@ struct APNsNotificationTests {
                     body.replaceSubrange(0..<header.count, with: header)
                 }
                 let parsed = try parseWebPush(webPushRequest(headers, body: body)).get()
-                do {
-                    _ = try makeNotification(target: target, message: parsed, topic: "t", credential: .primary, apnsID: "I", now: 0)
-                    #expect(accepted)
-                } catch {
-                    #expect(!accepted && error.status == 413, "\(error.reason)")
-                }
+                let fromRequest = try makeNotification(target: target, message: parsed, topic: "t", credential: .primary,
+                                                       apnsID: "I", now: 0)
+                #expect(fromRequest.ciphertextDropped == !whole)
             }
+        }
+    }
+
+    @Test("without its ciphertext the payload keeps every other key, as JSON the apps read",
+          arguments: [(ContentEncoding.aes128gcm, nil as String?), (.aes128gcm, "acct/\"1\""),
+                      (.aesgcm(dh: senderKey, salt: salt16), nil), (.aesgcm(dh: senderKey, salt: salt16), "x")])
+    func payloadWithoutCiphertext(encoding: ContentEncoding, extra: String?) throws {
+        let message = WebPushMessage(encoding: encoding, body: [UInt8](repeating: 7, count: 4000), ttl: 0)
+        let payload = makeAPNsPayload(for: message, extra: extra, content: .withoutCiphertext)
+        #expect(payload.count == apnsPayloadSize(for: message, extra: extra, content: .withoutCiphertext))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any])
+        var keys = ["aps"]
+        if case .aesgcm = encoding { keys += ["k", "s"] }
+        if extra != nil { keys.append("x") }
+        #expect(object.keys.sorted() == keys.sorted())
+        #expect(object["x"] as? String == extra)
+        let aps = try #require(object["aps"] as? [String: Any])
+        #expect(aps["alert"] as? String == "🎺")
+        #expect(aps["mutable-content"] as? Int == 1)
+        if case .aesgcm(let dh, let salt) = encoding {
+            #expect(object["k"] as? String == Z85.encode(dh))
+            #expect(object["s"] as? String == Z85.encode(salt))
+        }
+    }
+
+    @Test("a body over 4096 bytes is 413: more than RFC 8030 has a push service take")
+    func bodyOver4096() {
+        let message = WebPushMessage(encoding: .aes128gcm, body: [UInt8](repeating: 7, count: 4097), ttl: 0)
+        let target = RelayTarget(environment: .production, deviceToken: token64, extra: nil)
+        #expect(throws: WebPushError(status: 413, reason: "body of 4097 bytes (max 4096)")) {
+            try makeNotification(target: target, message: message, topic: "t", credential: .primary, apnsID: "I", now: 0)
         }
     }
 
@@ -171,7 +197,7 @@ struct APNsNotificationTests {
         let message = WebPushMessage(encoding: .aes128gcm, body: aes128gcmBody(records: 17), ttl: 172800,
                                      urgency: .low, topic: "coll-1")
         let notification = try makeNotification(target: target, message: message, topic: "cx.c3.toot", credential: .primary,
-                                                 apnsID: "6C3A1D5E-0000-4000-8000-000000000000", now: 1_700_000_000)
+                                                 apnsID: "6C3A1D5E-0000-4000-8000-000000000000", now: 1_700_000_000).notification
         #expect(notification.path == "/3/device/" + token64)
         #expect(notification.environment == .production)
         #expect(notification.deviceToken == token64)
@@ -191,7 +217,7 @@ struct APNsNotificationTests {
     func ttlZero() throws {
         let message = WebPushMessage(encoding: .aes128gcm, body: aes128gcmBody(records: 17), ttl: 0)
         let notification = try makeNotification(target: target, message: message, topic: "t", credential: .primary, apnsID: "I",
-                                                 now: 1_700_000_000)
+                                                 now: 1_700_000_000).notification
         #expect(notification.headers.first { $0.name == "apns-expiration" }?.value == "0")
         #expect(notification.headers.first { $0.name == "apns-priority" }?.value == "10")
         #expect(!notification.headers.contains { $0.name == "apns-collapse-id" })
@@ -225,7 +251,7 @@ struct APNsNotificationTests {
     func expirationOverflow() throws {
         let message = WebPushMessage(encoding: .aes128gcm, body: aes128gcmBody(records: 17), ttl: 10)
         let notification = try makeNotification(target: target, message: message, topic: "t", credential: .primary, apnsID: "I",
-                                                 now: Int.max - 5)
+                                                 now: Int.max - 5).notification
         #expect(notification.headers.first { $0.name == "apns-expiration" }?.value == String(Int.max))
         #expect(notification.headers.map(\.name) == ["apns-push-type", "apns-topic", "apns-priority",
                                                      "apns-expiration", "apns-id"])

@@ -13,7 +13,7 @@ private func metatextTarget(id: String) -> RelayTarget {
 
 private func notificationText(_ message: WebPushMessage, id: String, alert: APNsAlert? = nil) throws -> String {
     let notification = try makeNotification(target: metatextTarget(id: id), message: message, topic: "t", credential: .primary,
-                                            alert: alert, apnsID: "I", now: 0)
+                                            alert: alert, apnsID: "I", now: 0).notification
     return String(decoding: notification.payload, as: UTF8.self)
 }
 
@@ -96,7 +96,7 @@ struct MetatextPayloadTests {
             .hasPrefix(#"{"aps":{"alert":"New \"post\"","mutable-content":1},"i":"1""#))
         let toot = try makeNotification(
             target: RelayTarget(environment: .production, deviceToken: token64, extra: nil), message: message,
-            topic: "t", credential: .primary, alert: .localized(key: "push"), apnsID: "I", now: 0)
+            topic: "t", credential: .primary, alert: .localized(key: "push"), apnsID: "I", now: 0).notification
         #expect(String(decoding: toot.payload, as: UTF8.self)
             .hasPrefix(#"{"aps":{"alert":{"loc-key":"push"},"mutable-content":1,"content-available":1},"p":""#))
         #expect(makeAPNsPayload(for: message, extra: nil, alert: .text("🎺"))
@@ -105,7 +105,7 @@ struct MetatextPayloadTests {
                     == makeMetatextPayload(for: message, id: "1"))
     }
 
-    @Test("a metatext payload over 4096 bytes is 413, at its own size: base64 is larger than z85", arguments: [
+    @Test("a metatext payload over 4096 bytes goes without m, at its own size: base64 is larger than z85", arguments: [
         ContentEncoding.aes128gcm, .aesgcm(dh: senderKey, salt: salt16),
     ])
     func sizeLimit(encoding: ContentEncoding) throws {
@@ -121,21 +121,19 @@ struct MetatextPayloadTests {
         #expect(fitting > 0)
         let fits = WebPushMessage(encoding: encoding, body: [UInt8](repeating: 3, count: fitting), ttl: 0)
         let payload = try makeNotification(target: metatextTarget(id: "42"), message: fits, topic: "t", credential: .primary,
-                                           apnsID: "I", now: 0).payload
+                                           apnsID: "I", now: 0).notification.payload
         #expect(payload.count == metatextPayloadSize(for: fits, id: "42"))
         let tooLarge = WebPushMessage(encoding: encoding, body: [UInt8](repeating: 3, count: fitting + 3), ttl: 0)
         // The toot-relay payload of the same body still fits: the limit is this payload's.
         #expect(apnsPayloadSize(for: tooLarge, extra: nil) <= apnsMaxPayloadBytes)
-        #expect(throws: WebPushError.self) {
-            try makeNotification(target: metatextTarget(id: "42"), message: tooLarge, topic: "t", credential: .primary, apnsID: "I", now: 0)
-        }
-        do {
-            _ = try makeNotification(target: metatextTarget(id: "42"), message: tooLarge, topic: "t", credential: .primary, apnsID: "I",
-                                     now: 0)
-        } catch {
-            #expect(error.status == 413)
-            #expect(error.reason.contains("\(metatextPayloadSize(for: tooLarge, id: "42"))-byte"))
-        }
+        let (withoutBody, dropped) = try makeNotification(target: metatextTarget(id: "42"), message: tooLarge, topic: "t",
+                                                          credential: .primary, apnsID: "I", now: 0)
+        #expect(dropped)
+        let text = String(decoding: withoutBody.payload, as: UTF8.self)
+        #expect(withoutBody.payload == makeMetatextPayload(for: tooLarge, id: "42", content: .withoutCiphertext))
+        #expect(text.hasPrefix(#"{"aps":{"alert":{"loc-key":"apns-default-message"},"mutable-content":1},"i":"42""#))
+        #expect(!text.contains(#""m":"#))
+        #expect(text.hasSuffix("\"}"))
     }
 
     @Test("the in-place payload equals the appended one, at its counted size, for random messages")
@@ -149,7 +147,7 @@ struct MetatextPayloadTests {
                             as: UTF8.self)
             let payload = makeMetatextPayload(for: message, id: id)
             var appended: [UInt8] = []
-            emitMetatextPayload(for: message, id: id, alert: nil, to: &appended)
+            emitMetatextPayload(for: message, id: id, alert: nil, content: .whole, to: &appended)
             #expect(payload == appended)
             #expect(payload.count == metatextPayloadSize(for: message, id: id))
             let json = try? JSONSerialization.jsonObject(with: Data(payload))

@@ -416,7 +416,7 @@ struct WebPushExtremeLimitTests {
         let message = try parseWebPush(request, maxTTL: Int.max).get()
         let notification = try makeNotification(
             target: RelayTarget(environment: .production, deviceToken: token64, extra: nil), message: message,
-            topic: "t", credential: .primary, apnsID: "I", now: 1_700_000_000)
+            topic: "t", credential: .primary, apnsID: "I", now: 1_700_000_000).notification
         #expect(notification.headers.first { $0.name == "apns-expiration" }?.value == String(Int.max))
     }
 }

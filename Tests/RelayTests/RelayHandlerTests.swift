@@ -72,8 +72,8 @@ struct RelayHandlerTests {
         (DeliveryOutcome.apns(status: 410, reason: .unregistered, apnsID: nil), 410),
         (.apns(status: 400, reason: .badDeviceToken, apnsID: nil), 410),
         (.apns(status: 400, reason: .deviceTokenNotForTopic, apnsID: nil), 410),
-        (.apns(status: 413, reason: .payloadTooLarge, apnsID: nil), 413),
-        (.apns(status: 429, reason: .tooManyRequests, apnsID: nil), 429),
+        (.apns(status: 413, reason: .payloadTooLarge, apnsID: nil), 502),
+        (.apns(status: 429, reason: .tooManyRequests, apnsID: nil), 503),
         (.apns(status: 400, reason: .badTopic, apnsID: nil), 502),
         (.apns(status: 403, reason: .badCertificate, apnsID: nil), 502),
         (.apns(status: 404, reason: .badPath, apnsID: nil), 502),
@@ -115,7 +115,8 @@ struct RelayHandlerTests {
         (webPushRequest(topic: "not a topic!"), 400),
         (webPushRequest(encoding: nil), 415),
         (webPushRequest(encoding: "gzip"), 415),
-        (webPushRequest(body: [UInt8](repeating: 1, count: 3500)), 413),
+        // Over the 4096 bytes RFC 8030 §7.2 has a push service take.
+        (webPushRequest(body: [UInt8](repeating: 1, count: 4097)), 413),
         (webPushRequest(path: "/relay-to/staging/" + testToken), 404),
         (webPushRequest(path: "/relay-to/production/xyz"), 404),
         (webPushRequest(path: "/elsewhere"), 404),
@@ -130,8 +131,7 @@ struct RelayHandlerTests {
         (webPushRequest(path: "/push/xyz/42"), 404),
         (webPushRequest(path: "/push/\(testToken)/42", ttl: nil), 400),
         (webPushRequest(path: "/push/\(testToken)/42", encoding: "gzip"), 415),
-        // 3000 bytes: z85 fits (3750 + keys), base64 (4000 + keys) does not.
-        (webPushRequest(path: "/push/\(testToken)/42", body: [UInt8](repeating: 1, count: 3000)), 413),
+        (webPushRequest(path: "/push/\(testToken)/42", body: [UInt8](repeating: 1, count: 4097)), 413),
         (HTTP1Request(method: "GET", target: "/push/\(testToken)/42", version: .http1_1, headers: [:], body: [],
                       keepAlive: true), 405),
     ]
@@ -162,14 +162,41 @@ struct RelayHandlerTests {
         #expect(message.dropFirst(expected.count).wholeMatch(of: /[0-9]+\.[0-9]ms\n/) != nil, "\(message)")
     }
 
-    @Test("an extra path that pushes the payload over 4096 bytes is 413")
+    @Test("an extra path too long for the payload even without the body is 413: that endpoint can never work")
     func extraTooLong() throws {
         let fixture = Fixture()
-        let extra = String(repeating: "x", count: 3000)
+        let extra = String(repeating: "x", count: 4000)
         let response = try #require(fixture.handler.handle(
             webPushRequest(path: "/relay-to/production/\(testToken)/\(extra)",
                            body: [UInt8](repeating: 1, count: 1000)), completion: { _ in }))
         #expect(response.status == 413)
+        #expect(fixture.sender2.sent.isEmpty)
+    }
+
+    static let oversizedOnceEncoded: [(path: String, bodyBytes: Int, ciphertextKey: String)] = [
+        // 3500 bytes: z85 makes 4375.
+        ("/relay-to/production/\(testToken)", 3500, #""p":"#),
+        ("/relay-to/production/\(testToken)", 4096, #""p":"#),
+        // An extra path that leaves no room for the body, but for itself.
+        ("/relay-to/production/\(testToken)/" + String(repeating: "x", count: 3000), 1000, #""p":"#),
+        // 3000 bytes: z85 fits (3750 + keys), base64 (4000 + keys) does not.
+        ("/push/\(testToken)/42", 3000, #""m":"#),
+        ("/push/\(testToken)/42", 4096, #""m":"#),
+    ]
+
+    @Test("a body of at most 4096 bytes that does not fit once encoded goes without its ciphertext, 201 once APNs took it",
+          arguments: oversizedOnceEncoded)
+    func oversizedBodyGoesWithoutCiphertext(_ example: (path: String, bodyBytes: Int, ciphertextKey: String)) throws {
+        let fixture = Fixture()
+        let response = fixture.answer(webPushRequest(path: example.path,
+                                                     body: [UInt8](repeating: 1, count: example.bodyBytes)))
+        #expect(response?.status == 201)
+        let sent = try #require(fixture.sender2.sent.first)
+        let payload = String(decoding: sent.payload, as: UTF8.self)
+        #expect(sent.payload.count <= apnsMaxPayloadBytes)
+        #expect(!payload.contains(example.ciphertextKey), "\(payload.prefix(120))")
+        #expect(payload.hasPrefix(#"{"aps":{"alert":"#))
+        #expect(fixture.log.lines.contains { $0.contains("sent without its ciphertext") && $0.contains("app=default") })
     }
 
     @Test("beyond MAX_IN_FLIGHT the relay answers 503 with Retry-After: 1")
