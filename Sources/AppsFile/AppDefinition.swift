@@ -21,16 +21,22 @@ public struct AppDefinition: Sendable, Equatable {
     /// `?vapid=` answers 403.
     public var restrictedOnly: Bool
     /// Only the enabled environments (`environments`, default both), each
-    /// with its credential after the `[app.<env>]` overrides.
+    /// with its credential after the `[app.<env>]` overrides; none for a
+    /// retired app.
     public var credentials: [APNsEnvironment: CredentialSpec]
+    /// `retired = true`: the operator took the app out of service; its URLs
+    /// answer 410, so senders delete its subscriptions. Such an app has an
+    /// id, maybe a topic, and nothing else.
+    public var isRetired: Bool
 
     public init(id: String, topic: String? = nil, alert: APNsAlert? = nil, isDefault: Bool = false,
-                restrictedOnly: Bool = false, credentials: [APNsEnvironment: CredentialSpec]) {
+                restrictedOnly: Bool = false, credentials: [APNsEnvironment: CredentialSpec], isRetired: Bool = false) {
         self.id = id
         self.topic = topic
         self.alert = alert
         self.isDefault = isDefault
         self.restrictedOnly = restrictedOnly
         self.credentials = credentials
+        self.isRetired = isRetired
     }
 }

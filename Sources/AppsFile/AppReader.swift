@@ -22,6 +22,17 @@ struct AppReader {
         let topic = try table.item(AppsFileKeys.topic).map { item throws(AppsFileError) in
             try reader.string(item, key: AppsFileKeys.topic, check: topicProblem)
         }
+        let isRetired = try table.item(AppsFileKeys.retired).map { item throws(AppsFileError) in
+            try reader.bool(item, key: AppsFileKeys.retired)
+        } ?? false
+        if isRetired {
+            // Nothing of a retired app is served: a credential or a setting
+            // beside `retired = true` is a mistake to point out, not ignore.
+            if let key = table.keys.sorted().first(where: { !AppsFileKeys.inRetiredApp.contains($0) }) {
+                throw reader.error(key, "the app is retired: a retired app has an id, maybe a topic, and nothing else")
+            }
+            return AppDefinition(id: id, topic: topic, credentials: [:], isRetired: true)
+        }
         let environments = try readEnvironments(reader)
         let alert = try readAlert(reader)
         let isDefault = try table.item(AppsFileKeys.isDefault).map { item throws(AppsFileError) in

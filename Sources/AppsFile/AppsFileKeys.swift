@@ -19,8 +19,12 @@ enum AppsFileKeys {
     /// An app's own keys, credentials aside.
     static let id = "id", topic = "topic", environments = "environments", isDefault = "default"
     static let alert = "alert", alertLocKey = "alert-loc-key"
-    /// Issue #14: only restricted (VAPID) endpoints of this app are served.
+    /// Only restricted (VAPID) endpoints of this app are served.
     static let restrictedOnly = "restricted-only"
+    /// The app is out of service: its URLs answer 410.
+    static let retired = "retired"
+    /// What a retired app may hold besides `retired`.
+    static let inRetiredApp: Set = [id, topic, retired]
 
     /// Each is an app's `[app.<environment>]` table too.
     static let environmentNames = [APNsEnvironment.production, .development].map(\.rawValue)
@@ -29,7 +33,7 @@ enum AppsFileKeys {
     static let credential = CredentialKeys.allNames
 
     /// Everything an app's table may hold.
-    static let inApp = Set([id, topic, environments, alert, alertLocKey, isDefault, restrictedOnly] + credential
+    static let inApp = Set([id, topic, environments, alert, alertLocKey, isDefault, restrictedOnly, retired] + credential
         + environmentNames)
 
     /// Key names a TOML syntax message may quote: none is a value.

@@ -95,7 +95,18 @@ public final class AppsLoader {
             }
         }
 
-        for definition in fileApps {
+        var retired: [RetiredApp] = []
+        for definition in fileApps where definition.isRetired {
+            if let other = apps.first(where: { $0.id == definition.id || $0.topic == definition.topic }) {
+                throw AppsLoadError("\(configuration.appsFile ?? ""): app \"\(definition.id)\", key \"id\": "
+                    + "app \"\(other.id)\" of the environment variables has its id or topic")
+            }
+            retired.append(RetiredApp(id: definition.id, topic: definition.topic))
+            let topic = definition.topic.map { ", /push/\($0)/<token>/<id>" } ?? ""
+            summaries.append("app \(definition.id): retired (its URLs answer 410, so servers drop their subscriptions: "
+                + "/relay-to/\(definition.id)/…, /push/\(definition.id)/<token>/<id>\(topic))")
+        }
+        for definition in fileApps where !definition.isRetired {
             var credentialIDs: [APNsEnvironment: CredentialID] = [:]
             var credentials: [APNsEnvironment: LoadedCredential] = [:]
             for environment in [APNsEnvironment.production, .development] {
@@ -119,6 +130,10 @@ public final class AppsLoader {
                 throw AppsLoadError("\(configuration.appsFile ?? ""): app \"\(definition.id)\", key \"topic\": "
                     + "\(topic) is already the topic of app \"\(other.id)\"")
             }
+            if let other = retired.first(where: { $0.topic == topic || $0.id == topic }) {
+                throw AppsLoadError("\(configuration.appsFile ?? ""): app \"\(definition.id)\", key \"topic\": "
+                    + "\(topic) is the id or topic of the retired app \"\(other.id)\"")
+            }
             let isDefault = definition.isDefault && defaultAppID == nil
             let app = RelayApp(id: definition.id, topic: topic, alert: definition.alert,
                                production: credentialIDs[.production], development: credentialIDs[.development],
@@ -141,7 +156,7 @@ public final class AppsLoader {
         ids = loaded.mapValues(\.0)
         var byID: [CredentialID: LoadedCredential] = [:]
         for (id, credential) in loaded.values { byID[id] = credential }
-        return ServedApps(apps: RelayApps(apps, defaultAppID: defaultAppID), credentials: byID,
+        return ServedApps(apps: RelayApps(apps, defaultAppID: defaultAppID, retired: retired), credentials: byID,
                           summaries: summaries, expiries: expiries, apiKeys: apiKeys)
     }
 

@@ -23,6 +23,7 @@ public final class RelayHandler {
     /// Restricted endpoints (issue #14).
     private var vapid: VAPIDGate
     private let metrics: RelayMetricsRecorder?
+    private var unknownApps = UnknownAppWarnings()
 
     /// With `loop`, log lines are batched per iteration of that loop (the
     /// handler must then be used on it only); without, each line is written
@@ -82,11 +83,7 @@ public final class RelayHandler {
             logLocal(request, status: 404, reason: "no such route", started: started)
             return plain(404, "not found")
         case .relay(let target):
-            // An app the relay does not serve is a URL that leads nowhere.
-            guard let app = apps.app(for: target.app) else {
-                output.logRelay(target, app: "-", status: 404, reason: "no such app", started: started)
-                return plain(404, "not found")
-            }
+            guard let app = apps.app(for: target.app) else { return noApp(for: target, started: started) }
             guard let credential = app.credential(for: target.environment) else {
                 output.logRelay(target, app: app.id, status: 404,
                                 reason: "app does not serve \(target.environment.rawValue)", started: started)
@@ -98,6 +95,31 @@ public final class RelayHandler {
             return relay(request, to: target, app: app, credential: credential, started: started,
                          completion: completion)
         }
+    }
+
+    /// A URL whose app the relay does not serve: 410 for an app the operator
+    /// retired, so senders delete its subscriptions; else the relay's own
+    /// mistake (a typo in the apps file, a reload that dropped an app, no
+    /// default app), never the subscription's: 503, and a warning naming the
+    /// id at most once a minute per loop.
+    private func noApp(for target: RelayTarget, started: UInt64) -> HTTP1Response {
+        if apps.isRetired(target.app) {
+            output.logRelay(target, app: "-", status: 410, reason: "app retired", started: started)
+            return plain(410, "this app is retired")
+        }
+        metrics?.count(app: "-", environment: target.environment, status: 503, localReason: .unknownApp)
+        output.logRelay(target, app: "-", status: 503, reason: "no such app", started: started)
+        let name: String
+        switch target.app {
+        case .defaultApp: name = "no default app (a URL without an app part)"
+        case .id(let id), .idOrTopic(let id): name = "app \"\(loggableName(id))\""
+        }
+        if let warning = unknownApps.warning(about: name, now: EventLoop.monotonicNanoseconds()) {
+            log(.warning, warning)
+        }
+        var response = plain(503, "no app configured for this URL: the relay's configuration, retry later")
+        response.headers.append(HTTPField(name: "Retry-After", value: String(RetryAfter.unknownApp)))
+        return response
     }
 
     /// Restricted endpoints (issue #14, RFC 8292 §4): nil when the push may

@@ -285,6 +285,9 @@ enum LocalReason: String, CaseIterable, Sendable {
     /// A Web Push body sent without its ciphertext: it did not fit APNs'
     /// payload once encoded (counted with the answer, 201 when APNs took it).
     case payloadDropped = "payload_dropped"
+    /// A URL naming an app the relay does not have (one series whatever the
+    /// id: ids come from the URL).
+    case unknownApp = "unknown_app"
 
     /// The reason's index in `RelayMetrics.reasonSlots` (after "").
     var slot: Int {
@@ -297,6 +300,7 @@ enum LocalReason: String, CaseIterable, Sendable {
         case .allConnectionsDown: 6
         case .overloaded: 7
         case .payloadDropped: 8
+        case .unknownApp: 9
         }
     }
 

@@ -85,6 +85,21 @@ public struct RelayApp: Sendable, Equatable {
     }
 }
 
+/// An app the operator retired on purpose (`retired = true` in the apps
+/// file): its URLs answer 410, so the servers that push to them delete their
+/// subscriptions. An id the relay does not know at all is the relay's
+/// mistake, never a dead subscription (503).
+public struct RetiredApp: Sendable, Equatable {
+    public var id: String
+    /// Mona's `/push/<bundle-id>/…` names an app by its topic.
+    public var topic: String?
+
+    public init(id: String, topic: String? = nil) {
+        self.id = id
+        self.topic = topic
+    }
+}
+
 /// The apps the relay serves: a value, swapped whole on every loop by a
 /// reload.
 public struct RelayApps: Sendable, Equatable {
@@ -97,13 +112,17 @@ public struct RelayApps: Sendable, Equatable {
     private var byID: [String: Int]
     /// Index into `all` by topic.
     private var byTopic: [String: Int]
+    /// The retired apps' ids, and their topics.
+    private var retiredIDs: Set<String>, retiredTopics: Set<String>
 
-    /// `apps` have unique ids and topics (the loader checked);
-    /// `defaultAppID` names one of them, or nil for none.
-    public init(_ apps: [RelayApp], defaultAppID: String?) {
+    /// `apps` and `retired` have unique ids and topics (the loader
+    /// checked); `defaultAppID` names one of `apps`, or nil for none.
+    public init(_ apps: [RelayApp], defaultAppID: String?, retired: [RetiredApp] = []) {
         all = apps
         byID = [:]
         byTopic = [:]
+        retiredIDs = Set(retired.map(\.id))
+        retiredTopics = Set(retired.compactMap(\.topic))
         for (index, app) in apps.enumerated() {
             precondition(byID.updateValue(index, forKey: app.id) == nil, "app id \(app.id) given twice")
             byTopic[app.topic] = byTopic[app.topic] ?? index
@@ -129,6 +148,16 @@ public struct RelayApps: Sendable, Equatable {
             return byID[id].map { all[$0] }
         case .idOrTopic(let name):
             return (byID[name] ?? byTopic[name]).map { all[$0] }
+        }
+    }
+
+    /// Whether `reference` names an app the operator retired (a URL without
+    /// an app part never does).
+    public func isRetired(_ reference: AppReference) -> Bool {
+        switch reference {
+        case .defaultApp: false
+        case .id(let id): retiredIDs.contains(id)
+        case .idOrTopic(let name): retiredIDs.contains(name) || retiredTopics.contains(name)
         }
     }
 

@@ -43,6 +43,10 @@ public enum RetryAfter {
     public static let allConnectionsDown = 5
     /// The relay is over its in-flight limit (ARCHITECTURE.md §3).
     public static let overloaded = 1
+    /// A URL names an app the relay does not have (or there is no default
+    /// app): the operator's apps file is wrong, which a fix and a reload
+    /// mend in minutes.
+    public static let unknownApp = 300
 }
 
 /// Maps a delivery outcome to the relay's answer (ARCHITECTURE.md §3).

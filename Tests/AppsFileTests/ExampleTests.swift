@@ -87,6 +87,7 @@ struct ExampleTests {
                                                    keyID: "PROD456789", teamID: "TEAM654321"),
                               .development: .p8(pem: pem, keyID: "SANDBOX789", teamID: "TEAM654321"),
                           ]),
+            AppDefinition(id: "oldclient", topic: "com.example.oldclient", credentials: [:], isRetired: true),
         ])
     }
 

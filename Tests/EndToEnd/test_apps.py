@@ -36,6 +36,9 @@ def make_client_p12(certs, directory, name, uid, password, serial):
     return p12
 
 
+OLD_TOPIC = "com.example.oldclient"
+
+
 def apps_file(certs, directory, toot_p12):
     return f"""
 # The three apps of the end-to-end test.
@@ -62,6 +65,11 @@ team-id = "{TEAM}"
 
   [app.development]
   key-id = "{SANDBOX_KEY}"
+
+[[app]]
+id = "oldclient"
+topic = "{OLD_TOPIC}"
+retired = true
 """
 
 
@@ -167,17 +175,39 @@ def test_metatext_urls_name_the_app_by_id_or_topic_and_decrypt_from_i_m_s_k(apps
     assert rt.decrypt_metatext_notification(payload, subscriber) == plaintext
 
 
+def recorded_count(apps):
+    return len(rt.recorded(apps["production"])) + len(rt.recorded(apps["development"]))
+
+
 @pytest.mark.parametrize("path", [
     f"/relay-to/nosuchapp/production/{rt.TOKEN}",
     f"/push/com.example.nosuchapp/{rt.TOKEN}/1",
     f"/relay-to/{FEDITEXT_TOPIC}/production/{rt.TOKEN}",  # /relay-to/ names apps by id only
 ])
-def test_an_unknown_app_is_404_and_reaches_no_apns(apps, path):
-    before = len(rt.recorded(apps["production"])) + len(rt.recorded(apps["development"]))
+def test_an_unknown_app_is_503_with_retry_after_and_reaches_no_apns(apps, path):
+    # A typo in the apps file, or a reload that dropped an app, is the
+    # relay's mistake: no sender may delete a subscription for it.
+    before = recorded_count(apps)
     response, _ = post(apps["relay"].port, path, b"nowhere")
-    assert response.status == 404
+    assert response.status == 503, response
+    assert response.header("Retry-After") == "300"
+    assert apps["relay"].log_contains("which the relay does not have")
     time.sleep(0.2)
-    assert len(rt.recorded(apps["production"])) + len(rt.recorded(apps["development"])) == before
+    assert recorded_count(apps) == before
+
+
+@pytest.mark.parametrize("path", [
+    f"/relay-to/oldclient/production/{rt.TOKEN}",
+    f"/push/oldclient/{rt.TOKEN}/1",
+    f"/push/{OLD_TOPIC}/{rt.TOKEN}/1?sandbox=true",
+])
+def test_a_retired_app_is_410_and_reaches_no_apns(apps, path):
+    # The operator's word: senders delete these subscriptions.
+    before = recorded_count(apps)
+    response, _ = post(apps["relay"].port, path, b"retired")
+    assert response.status == 410, response
+    time.sleep(0.2)
+    assert recorded_count(apps) == before
 
 
 def test_each_app_has_its_health_and_the_log_names_the_app(apps):
@@ -204,7 +234,9 @@ def test_check_config_prints_one_line_per_app_and_environment_and_no_secret(apps
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     described = [line for line in lines if line.startswith("app ")]
-    assert len(described) == 6
+    assert len(described) == 7
+    retired = next(line for line in described if line.startswith("app oldclient"))
+    assert retired.startswith("app oldclient: retired (its URLs answer 410") and f"/push/{OLD_TOPIC}/" in retired
     toot = next(line for line in described if line.startswith("app toot production"))
     assert "(default app)" in toot and f"topic {rt.TOPIC}" in toot and "certificate auth (Apple Push Services" in toot
     assert f"/relay-to/toot/production/<token>" in toot and "/push/<token>/<id>" in toot

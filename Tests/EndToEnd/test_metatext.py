@@ -78,7 +78,7 @@ def test_push_decrypts_byte_for_byte_from_i_m_s_k(environments, path, environmen
 
 
 REFUSED = [
-    ("POST", f"/push/com.example.unknown/{rt.TOKEN}/42", 404),
+    ("POST", f"/push/com.example.unknown/{rt.TOKEN}/42", 503),  # an app the relay does not have: ours
     ("POST", f"/push/{rt.TOKEN[:-1]}/42", 404),
     ("POST", f"/push/{rt.TOKEN}", 404),
     ("POST", f"/push/{rt.TOKEN}/42/extra", 404),

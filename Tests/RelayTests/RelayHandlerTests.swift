@@ -125,7 +125,7 @@ struct RelayHandlerTests {
         (HTTP1Request(method: "POST", target: "/relay-to/_health", version: .http1_1, headers: [:],
                       body: [], keepAlive: true), 405),
         // The metatext dialect (/push/…).
-        (webPushRequest(path: "/push/com.example.other/\(testToken)/42"), 404),
+        (webPushRequest(path: "/push/com.example.other/\(testToken)/42"), 503),
         (webPushRequest(path: "/push/\(testToken)"), 404),
         (webPushRequest(path: "/push/\(testToken)/42/more"), 404),
         (webPushRequest(path: "/push/xyz/42"), 404),

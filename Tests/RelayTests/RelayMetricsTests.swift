@@ -71,7 +71,7 @@ struct RelayMetricsTests {
         }
         #expect(LocalReason.allCases.map(\.rawValue) == [
             "invalid_request", "timeout", "connect_failed", "tls_failed", "stream_failed", "all_connections_down",
-            "overloaded", "payload_dropped",
+            "overloaded", "payload_dropped", "unknown_app",
         ])
     }
 }

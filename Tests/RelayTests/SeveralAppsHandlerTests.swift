@@ -16,13 +16,13 @@ private struct AppsFixture {
                  development: AppsFixture.beta),
         RelayApp(id: "feditext", topic: "com.example.feditext", production: AppsFixture.feditextProduction,
                  development: AppsFixture.feditextSandbox),
-    ], defaultAppID: RelayApp.defaultID)
+    ], defaultAppID: RelayApp.defaultID, retired: [RetiredApp(id: "old", topic: "com.example.old")])
     let sender: FakeSender
     let handler: RelayHandler
     let log = CapturedLog()
 
     /// APNs answers 403 for the topics in `rejecting`, else 200.
-    init(rejecting: Set<String> = []) {
+    init(rejecting: Set<String> = [], metrics: RelayMetrics? = nil) {
         sender = FakeSender(outcome: { notification in
             let topic = notification.headers.first { $0.name == "apns-topic" }?.value ?? ""
             return rejecting.contains(topic)
@@ -30,7 +30,7 @@ private struct AppsFixture {
                 : .apns(status: 200, reason: nil, apnsID: notification.apnsID)
         })
         handler = RelayHandler(sender: sender, apps: apps, counters: RelayCounters(maxConnections: 10, maxInFlight: 10),
-                               logger: log.logger, unixTime: { 1_000_000 })
+                               logger: log.logger, unixTime: { 1_000_000 }, metrics: metrics)
     }
 
     func answer(_ request: HTTP1Request) -> HTTP1Response? {
@@ -72,26 +72,69 @@ struct SeveralAppsHandlerTests {
         #expect(payload.hasPrefix(#"{"aps":{"alert":"beta","#))
     }
 
-    @Test("a URL naming no app, or an environment its app does not serve, is 404 before APNs", arguments: [
-        "/relay-to/nosuch/production/" + testToken,
+    @Test("a URL naming an environment its app does not serve is 404 before APNs: the operator's word", arguments: [
         "/relay-to/beta/production/" + testToken,
-        "/push/com.example.nosuch/\(testToken)/7",
         "/push/beta/\(testToken)/7",
-        "/relay-to/com.example.beta/development/" + testToken,
     ])
-    func nowhereIs404(path: String) {
+    func excludedEnvironmentIs404(path: String) {
         let fixture = AppsFixture()
         #expect(fixture.answer(webPushRequest(path: path))?.status == 404)
         #expect(fixture.sender.sent.isEmpty)
         #expect(fixture.log.lines.last?.contains("status=404") == true)
     }
 
-    @Test("without a default app the URLs without an app part are 404")
+    @Test("a URL naming an app the relay does not have is 503 with Retry-After: the relay's mistake", arguments: [
+        "/relay-to/nosuch/production/" + testToken,
+        "/push/com.example.nosuch/\(testToken)/7",
+        // A topic is an app's name in /push/ only.
+        "/relay-to/com.example.beta/development/" + testToken,
+        "/relay-to/com.example.old/production/" + testToken,
+    ])
+    func unknownAppIs503(path: String) {
+        let fixture = AppsFixture()
+        let response = fixture.answer(webPushRequest(path: path))
+        #expect(response?.status == 503)
+        #expect(response?.headers.first { $0.name == "Retry-After" }?.value == "300")
+        #expect(fixture.sender.sent.isEmpty)
+        #expect(fixture.log.lines.contains { $0.contains("status=503") && $0.contains("reason=\"no such app\"") })
+        #expect(fixture.log.lines.contains { $0.contains("which the relay does not have") })
+    }
+
+    @Test("a URL naming an app the operator retired is 410, so senders drop the subscription", arguments: [
+        "/relay-to/old/production/" + testToken,
+        "/relay-to/old/development/" + testToken,
+        "/push/old/\(testToken)/7",
+        "/push/com.example.old/\(testToken)/7?sandbox=true",
+    ])
+    func retiredAppIs410(path: String) {
+        let fixture = AppsFixture()
+        #expect(fixture.answer(webPushRequest(path: path))?.status == 410)
+        #expect(fixture.sender.sent.isEmpty)
+        #expect(fixture.log.lines.last?.contains("status=410") == true)
+    }
+
+    @Test("without a default app the URLs without an app part are 503, and the apps' own URLs still deliver")
     func noDefaultApp() {
         let fixture = AppsFixture()
         fixture.handler.replaceApps(RelayApps(fixture.apps.all.filter { $0.id != "default" }, defaultAppID: nil))
-        #expect(fixture.answer(webPushRequest(path: "/relay-to/production/" + testToken))?.status == 404)
+        #expect(fixture.answer(webPushRequest(path: "/relay-to/production/" + testToken))?.status == 503)
+        #expect(fixture.answer(webPushRequest(path: "/push/\(testToken)/7"))?.status == 503)
         #expect(fixture.answer(webPushRequest(path: "/relay-to/feditext/production/" + testToken))?.status == 201)
+    }
+
+    @Test("pushes for unknown apps warn once a minute per loop, naming the id, and count in one series")
+    func unknownAppsWarnOnceAndCount() throws {
+        let metrics = RelayMetrics(counters: RelayCounters(maxConnections: 10, maxInFlight: 10))
+        let fixture = AppsFixture(metrics: metrics)
+        for id in ["nosuch", "other", "nosuch"] {
+            #expect(fixture.answer(webPushRequest(path: "/relay-to/\(id)/production/" + testToken))?.status == 503)
+        }
+        let warnings = fixture.log.lines.filter { $0.contains("which the relay does not have") }
+        #expect(warnings.count == 1)
+        #expect(warnings.first?.contains(#"app "nosuch""#) == true)
+        let text = String(decoding: metrics.exposition(), as: UTF8.self)
+        #expect(text.contains(#"toot_relay_notifications_total{app="-",environment="production",status="503",reason="unknown_app"} 3"#))
+        #expect(!text.contains(#"app="nosuch""#) && !text.contains(#"app="other""#))
     }
 
     @Test("one app's rejected credentials fail its own health, and the relay's only when every app's are")
