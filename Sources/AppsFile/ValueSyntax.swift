@@ -9,7 +9,7 @@ private let reservedIDs: [String: String] = [
     "development": "it is an environment in /relay-to/<environment>/… URLs",
     "_health": "/relay-to/_health is the health check",
     "message": "/relay-to/message/<apns-id> is the Location of a delivered notification",
-    "api": "/relay-to/api is kept for the relay's API (issue #13)",
+    "api": "/relay-to/api is kept for the relay's API",
     "default": "\"default\" names the app the environment variables describe",
 ]
 

@@ -34,13 +34,20 @@ struct ValidationErrorTests {
         (p12App("default"), "apps.toml: app #1, key \"id\": \"default\" is reserved: \"default\" names the app the environment variables describe"),
         (p12App("_health"), "apps.toml: app #1, key \"id\": \"_health\" is reserved: /relay-to/_health is the health check"),
         (p12App("message"), "apps.toml: app #1, key \"id\": \"message\" is reserved: /relay-to/message/<apns-id> is the Location of a delivered notification"),
-        (p12App("api"), "apps.toml: app #1, key \"id\": \"api\" is reserved: /relay-to/api is kept for the relay's API (issue #13)"),
+        (p12App("api"), "apps.toml: app #1, key \"id\": \"api\" is reserved: /relay-to/api is kept for the relay's API"),
         (p12App(".."), "apps.toml: app #1, key \"id\": \"..\" cannot be a URL path segment (RFC 3986 §5.2.4)"),
         (p12App(""), "apps.toml: app #1, key \"id\": must not be empty"),
         (p12App(String(repeating: "a", count: 65)), "apps.toml: app #1, key \"id\": is 65 characters long; at most 64"),
         // Unknown keys (typos), reported before a missing id.
         (p12App("toot", "p12-pasword = \"x\""), "apps.toml: app \"toot\", key \"p12-pasword\": unknown key; an app's keys are alert, alert-loc-key, default, environments, id, key-id, p12-base64, p12-file, p12-password, p8, p8-file, restricted-only, retired, team-id, topic, [app.production], [app.development]"),
         ("[[app]]\nidd = \"toot\"\np12-file = \"/x.p12\"\n", "apps.toml: app #1, key \"idd\": unknown key; an app's keys are alert, alert-loc-key, default, environments, id, key-id, p12-base64, p12-file, p12-password, p8, p8-file, restricted-only, retired, team-id, topic, [app.production], [app.development]"),
+        // retired: an id, maybe a topic, nothing else; its id and topic are
+        // still the app's own.
+        (p12App("old", "retired = true"), "apps.toml: app \"old\", key \"p12-file\": the app is retired: a retired app has an id, maybe a topic, and nothing else"),
+        ("[[app]]\nid = \"old\"\nretired = true\ndefault = true\n", "apps.toml: app \"old\", key \"default\": the app is retired: a retired app has an id, maybe a topic, and nothing else"),
+        ("[[app]]\nid = \"old\"\nretired = \"yes\"\n", "apps.toml: app \"old\", key \"retired\": must be true or false, not a string"),
+        ("[[app]]\nid = \"old\"\nretired = true\n" + p12App("old"), "apps.toml: app \"old\", key \"id\": another app has this id"),
+        ("[[app]]\nid = \"old\"\ntopic = \"com.example.old\"\nretired = true\n" + p12App("toot", "topic = \"com.example.old\""), "apps.toml: app \"toot\", key \"topic\": \"com.example.old\" is the topic of app \"old\" too"),
         // topic, environments, alert, default.
         (p12App("toot", "topic = \"com example\""), "apps.toml: app \"toot\", key \"topic\": \"com example\" is not a bundle id: letters, digits, \".\", \"-\" and \"_\" only"),
         (p12App("toot", "topic = \"\(String(repeating: "a", count: 256))\""), "apps.toml: app \"toot\", key \"topic\": is 256 characters long; at most 255"),
