@@ -1,11 +1,11 @@
 import RelayCore
 
-// The keys an apps file may hold (issues #12 and #13; each documented in
+// The keys an apps file may hold (each documented in
 // config/apps.example.toml): the one list the reader checks names against.
 
 enum AppsFileKeys {
     /// The keys at the top level: the arrays of `[[app]]` and
-    /// `[[api-key]]` tables (issue #13: the provider API's keys).
+    /// `[[api-key]]` tables (the provider API's keys).
     static let app = "app"
     static let apiKey = "api-key"
     static let topLevel: Set = [app, apiKey]
@@ -19,7 +19,7 @@ enum AppsFileKeys {
     /// An app's own keys, credentials aside.
     static let id = "id", topic = "topic", environments = "environments", isDefault = "default"
     static let alert = "alert", alertLocKey = "alert-loc-key"
-    /// Issue #14: only restricted (VAPID) endpoints of this app are served.
+    /// Only restricted (VAPID) endpoints of this app are served.
     static let restrictedOnly = "restricted-only"
 
     /// Each is an app's `[app.<environment>]` table too.
@@ -47,6 +47,6 @@ enum CredentialKeys {
     static let allNames = sources + [p12Password, keyID, teamID]
 
     /// Keys whose values no error message, log line or `check-config` line
-    /// may show (issue #12: "Secrets never appear in logs").
+    /// may show: secrets never appear in logs.
     static let secrets: Set<String> = [p12Password, p12Base64, p8]
 }
