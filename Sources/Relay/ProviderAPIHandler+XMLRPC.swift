@@ -5,7 +5,7 @@ import RelayCore
 import TLS
 import XMLRPC
 
-// pyapns' XML-RPC interface (issue #13; pyapns/server.py): provision,
+// pyapns' XML-RPC interface (pyapns/server.py): provision,
 // notify, feedback. Faults are XML-RPC answers (HTTP 200), as Twisted sends
 // them; only a missing or wrong key (401) and a key without the app (403)
 // are HTTP errors.
@@ -131,7 +131,7 @@ extension ProviderAPIHandler {
         return xmlAnswer(pyAPNsNilResponse)
     }
 
-    /// pyapns sent whatever dictionary it got; APNs now wants a push type:
+    /// pyapns sent whatever dictionary it got; APNs wants a push type:
     /// `background` (priority 5, as Apple requires for it) when `aps` asks
     /// for no alert, badge or sound, else `alert`.
     private func pushHeaders(for payload: [UInt8], topic: String) -> [HTTPField] {

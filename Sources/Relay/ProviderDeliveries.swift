@@ -3,7 +3,7 @@ import RelayCore
 
 /// What every provider API route (gorush's `/api/push`, Apple's
 /// `/3/device/<token>`, pyapns' `notify`) does once one token's delivery
-/// ended (issue #13), in one place so the routes cannot drift apart: the
+/// ended, in one place so the routes cannot drift apart: the
 /// notification metric, APNs' verdict on the app's credential, a dead token
 /// into the feedback list, the failed-push log (`failedPushLog(for:…)`) to
 /// the hook. One per handler, used on its loop only.

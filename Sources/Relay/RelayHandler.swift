@@ -20,10 +20,10 @@ public final class RelayHandler {
     /// Unix time in seconds (replaceable for tests).
     private let unixTime: () -> Int
     private var random = BufferedRandom()
-    /// Restricted endpoints (issue #14).
+    /// Restricted endpoints (RFC 8292 §4).
     private var vapid: VAPIDGate
     private let metrics: RelayMetricsRecorder?
-    /// Dead tokens into the feedback list, and to the hook (issue #13).
+    /// Dead tokens into the feedback list, and to the hook.
     private let feedback: FeedbackSink?
 
     /// With `loop`, log lines are batched per iteration of that loop (the
@@ -103,7 +103,7 @@ public final class RelayHandler {
         }
     }
 
-    /// Restricted endpoints (issue #14, RFC 8292 §4): nil when the push may
+    /// Restricted endpoints (RFC 8292 §4): nil when the push may
     /// go on; else the answer, which no refused push gets past. 401 without
     /// VAPID, 403 for another key (only a sender other than the subscribed
     /// server gets it), 503 when a correctly signed JWT's `aud` or `exp` does
