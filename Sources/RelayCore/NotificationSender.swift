@@ -12,7 +12,7 @@
 public protocol NotificationSender: AnyObject {
     func send(_ notification: APNsNotification, completion: @escaping (DeliveryOutcome) -> Void)
     /// The same send, reporting also what APNs said beyond the outcome (the
-    /// 410 timestamp the feedback list keeps, issue #13).
+    /// 410 timestamp the feedback list keeps).
     func send(_ notification: APNsNotification, deliveryCompletion: @escaping (APNsDelivery) -> Void)
 }
 
