@@ -26,7 +26,7 @@ struct StatusMappingTests {
                     credentialsRejected: true),
         OutcomeCase(outcome: .apns(status: 403, reason: nil, apnsID: nil), status: 502, credentialsRejected: true),
         // A key scoped to the other environment: the relay's credential is
-        // wrong for this host, never the subscription's fault (issue #12).
+        // wrong for this host, never the subscription's fault.
         OutcomeCase(outcome: .apns(status: 403, reason: APNsReason(rawValue: "BadEnvironmentKeyInToken"), apnsID: nil),
                     status: 502, credentialsRejected: true),
         OutcomeCase(outcome: .apns(status: 404, reason: .badPath, apnsID: nil), status: 502),
