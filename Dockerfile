@@ -29,7 +29,7 @@ FROM debian:bookworm-slim
 # CA roots APNs is verified against (no CA bundle is pinned: Apple changed
 # its server CA in 2025). libc6, libgcc-s1 and libstdc++6 are already in the
 # base image; naming them keeps this list complete. libxml2 (the XML-RPC
-# decoder, issue #13) links libicu72, liblzma5 and zlib1g, named for the same reason;
+# decoder) links libicu72, liblzma5 and zlib1g, named for the same reason;
 # libcurl4 (the feedback hook) brings two dozen libraries apt installs with it.
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libc6 libgcc-s1 libstdc++6 libnghttp2-14 libssl3 libxml2 libicu72 liblzma5 zlib1g ca-certificates \

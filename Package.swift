@@ -16,7 +16,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         // Prometheus exposition (brings swift-metrics and swift-atomics).
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
-        // TOML for the apps file (issue #12 asks for a real TOML library, not
+        // TOML for the apps file (a real TOML library, not
         // a hand-written parser): TOMLKit wraps toml++ (C++, TOML 1.0), and
         // only the AppsFile module imports it.
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
@@ -41,23 +41,23 @@ let package = Package(
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
         // Linux headers Glibc does not import (epoll, eventfd, signalfd).
         .systemLibrary(name: "CEventLoop"),
-        // The apps file (issue #12): TOML text and the environment in,
+        // The apps file: TOML text and the environment in,
         // validated app definitions out; no other I/O.
         .target(name: "AppsFile", dependencies: [
             "RelayCore", .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
-        // VAPID (issue #14, RFC 8292): a push's VAPID headers and JWT and the
+        // VAPID (RFC 8292): a push's VAPID headers and JWT and the
         // verdict for a restricted endpoint; no I/O, the crypto injected (the
         // relay passes TLS's SHA-256 and ES256), Foundation's JSON decoder.
         .target(name: "VAPID", dependencies: ["RelayCore"]),
-        // The provider API's protocol (issue #13): gorush's /api/push JSON to
+        // The provider API's protocol: gorush's /api/push JSON to
         // APNs payloads and headers, its answers, the APNs-shaped proxy
         // request and answer; no I/O, a strict JSON parser of its own.
         .target(name: "ProviderAPI", dependencies: ["RelayCore"]),
         .executableTarget(name: "provider-api-fuzzer", dependencies: ["ProviderAPI", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/provider-api"),
         .testTarget(name: "ProviderAPITests", dependencies: ["ProviderAPI", "RelayCore"]),
-        // Feedback (issue #13): the tokens APNs refused for good, per app
+        // Feedback: the tokens APNs refused for good, per app
         // (`FeedbackStore`), and the pull endpoint's JSON. The hook posts
         // failed logs through libcurl (`CCurl`, imported by FeedbackHook only).
         .target(name: "Feedback", dependencies: ["Locking", "RelayCore"]),
@@ -115,7 +115,7 @@ let package = Package(
         .executableTarget(name: "vapid-fuzzer", dependencies: ["VAPID", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/vapid"),
 
-        // What one VAPID signature check costs (issue #14), run as
+        // What one VAPID signature check costs, run as
         // `swift run -c release es256-verify`: a benchmark, not a test.
         .executableTarget(name: "es256-verify", dependencies: ["TLS"], path: "Benchmarks/es256-verify"),
 
@@ -134,16 +134,16 @@ let package = Package(
             "Locking", "Relay", "APNs", "APNsEmulator", "TestSupport", "ProviderAPI", "Feedback", "XMLRPC",
         ]),
 
-        // libxml2 for the XML-RPC decoder (issue #13), imported by XMLRPC only.
+        // libxml2 for the XML-RPC decoder, imported by XMLRPC only.
         .systemLibrary(
             name: "CLibXML2",
             pkgConfig: "libxml-2.0",
             providers: [.apt(["libxml2-dev"])]
         ),
-        // XML-RPC (issue #13): a methodCall's bytes in (libxml2, no DTD, no
+        // XML-RPC: a methodCall's bytes in (libxml2, no DTD, no
         // entities, caps), values out; methodResponse and fault encoders.
         .target(name: "XMLRPC", dependencies: ["CLibXML2", "RelayCore"]),
-        // pyapns' provision / notify / feedback (issue #13) as a pure mapping
+        // pyapns' provision / notify / feedback as a pure mapping
         // from an XML-RPC call, and its answers and faults; no I/O.
         .target(name: "PyAPNs", dependencies: ["XMLRPC", "RelayCore"]),
         .executableTarget(name: "xmlrpc-fuzzer", dependencies: ["XMLRPC", "PyAPNs", "RelayCore", "FuzzSupport"],

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What configured apps cost without traffic (issue #12: 100 apps at most
+"""What configured apps cost without traffic (the budget: 100 apps at most
 5 MiB more than one). Starts the release relay three ways — one app from the
 variables, an apps file of 100 apps (50 with a client certificate of their
 own, 50 with a token key of their own), and the same 100 after one push to

@@ -11,8 +11,8 @@ Benchmarks/mastodon-aesgcm.lua. Relay CPU comes from /proc/<pid>/stat
 wrk's 2xx count may trail it by at most the requests in flight when wrk stops
 (one per connection).
 
-Beside the 64-sender cell: the same to a restricted endpoint (issue #14), and
-the provider API (issue #13): /api/push with 100 tokens per request from 8
+Beside the 64-sender cell: the same to a restricted endpoint, and
+the provider API: /api/push with 100 tokens per request from 8
 backends (Benchmarks/provider-push.lua), in notifications/s.
 
 Prints one table (medians over the runs) and appends it to BENCHMARKS.md.
@@ -35,7 +35,7 @@ WORK = os.path.join(ROOT, ".build", "bench")
 CERTS = os.path.join(WORK, "certs")
 LUA = os.path.join(ROOT, "Benchmarks", "mastodon-aesgcm.lua")
 PROVIDER_LUA = os.path.join(ROOT, "Benchmarks", "provider-push.lua")
-PROVIDER_TOKENS = 100  # tokens per /api/push request (issue #13's provider cell)
+PROVIDER_TOKENS = 100  # tokens per /api/push request (the provider cell)
 PROVIDER_SENDERS = 8  # backends, each with one request of 100 tokens in flight
 PROVIDER_KEY = "bench-api-key-0123456789abcdef"
 TOPIC = "com.example.tootrelay.test"  # the UID of the throwaway client certificate
@@ -156,7 +156,7 @@ def relay_created_count(log_text):
 
 
 def vapid_environment(port):
-    """A restricted endpoint's sender (issue #14): a fresh P-256 key, its
+    """A restricted endpoint's sender: a fresh P-256 key, its
     hash for ?vapid=, and 20,000 JWTs it signs for this relay's origin, one
     per request in turn, as Mastodon signs each push anew (ES256, raw r‖s):
     more than the relay's memory of verified JWTs holds, so every push is
@@ -252,7 +252,7 @@ def cell(binaries, connections, delay_ms, duration, relay_env, emulator_threads,
 
 
 def provider_cell(binaries, duration, relay_env, emulator_threads):
-    """The provider API (issue #13): PROVIDER_SENDERS backends POST
+    """The provider API: PROVIDER_SENDERS backends POST
     /api/push with PROVIDER_TOKENS tokens each (Benchmarks/provider-push.lua),
     with an API key. The relay answers 200 only after APNs answered every
     token, so the emulator's accepted count must be PROVIDER_TOKENS per 2xx,
@@ -391,9 +391,9 @@ def main():
     load_before, others = load_average(), other_load()
     started = datetime.datetime.now(datetime.timezone.utc)
     results = {(c, d): [] for c, d, _ in cells}
-    # Beside the 64-sender cell: the same to a restricted endpoint (issue #14).
+    # Beside the 64-sender cell: the same to a restricted endpoint.
     restricted_results = []
-    # Beside it too: the provider API, 100 tokens per request (issue #13).
+    # Beside it too: the provider API, 100 tokens per request.
     provider_results = []
     ceilings = []
     for run in range(1, runs + 1):

@@ -7,7 +7,7 @@
 -- Every request goes to a fresh random 64-hex device token.
 --
 -- Environment: BODY_BYTES (ciphertext size, default 2048). With VAPID_HASH,
--- VAPID_KEY and VAPID_JWT_FILE (bench.py's restricted cell, issue #14) the URL
+-- VAPID_KEY and VAPID_JWT_FILE (bench.py's restricted cell) the URL
 -- is a restricted endpoint (?vapid=) and Crypto-Key/Authorization carry that
 -- real key and the file's JWTs, one per request in turn (Mastodon signs each
 -- push anew); without, a random key and an unsigned JWT, as the relay

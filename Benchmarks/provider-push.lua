@@ -1,5 +1,5 @@
 -- wrk script: gorush-shaped POST /api/push requests to the relay's provider
--- API (issue #13, bench.py's provider cell).
+-- API (bench.py's provider cell).
 --
 -- Each request is {"notifications":[{"tokens":[TOKENS_PER_REQUEST tokens],
 -- "platform":1,"title":…,"message":…,"mutable_content":true,"data":{"p":…}}]}

@@ -1,5 +1,5 @@
 // Fuzz target: what the provider API reads of a request before any body
-// (issue #13): its route (`apiRoute(method:target:)`, APIRouting.swift) and
+// (ARCHITECTURE.md §11): its route (`apiRoute(method:target:)`, APIRouting.swift) and
 // its `Authorization` field against a keyring (`APIKeyring.authorize`).
 //
 // Input: [mode][…]. Mode even: [method selector][target…], as the route

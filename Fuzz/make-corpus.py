@@ -238,7 +238,7 @@ for name, selector, target in [
     ("health-head", 2, "/relay-to/_health?probe"),
     ("put", 3, f"/relay-to/production/{TOKEN}"),
     ("other-path", 1, "/"),
-    # Restricted endpoints (issue #14): SHA-256 of py_vapid's seed key (the vapid seeds').
+    # Restricted endpoints (RFC 8292 §4): SHA-256 of py_vapid's seed key (the vapid seeds').
     ("post-vapid", 0, f"/relay-to/toot/production/{TOKEN}?vapid=4rCwv07gkwU6u1_t6LrjM9A9AKbAmWMdoKHdhybkAT0"),
     ("post-vapid-broken", 0, f"/relay-to/production/{TOKEN}?%76apid=4rCwv07gkwU6u1_t6LrjM9A9AKbAmWMdoKHdhybkAT&x"),
 ]:

@@ -60,7 +60,7 @@ public func fuzzRoute(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 
     // A query never changes the route (ARCHITECTURE.md §1), but for
     // /push's sandbox=true, which only switches the environment, and vapid=
-    // (issue #14), which only restricts a relay route (32 bytes) or makes
+    // (a restricted endpoint), which only restricts a relay route (32 bytes) or makes
     // it 404 (anything else).
     let utf8 = Array(target.utf8)
     if !utf8.contains(UInt8(ascii: "?")) && !utf8.contains(UInt8(ascii: "#")) {

@@ -216,7 +216,7 @@ def main_webpush(count, connections):
     relay_other = 0
     with open(relay.log_path, "rb") as handle:
         for line in handle:
-            # `relay app=<id> env=…` since issue #12 (apps), `relay env=…` before.
+            # `relay app=<id> env=…`, or `relay env=…` from a relay built without apps.
             if WEBPUSH_LINE.search(line):
                 if b" status=201 " in line:
                     relay_created += 1
@@ -247,7 +247,7 @@ def main_webpush(count, connections):
 TOKENS_PER_REQUEST = 100
 FAULTS_PER_REQUEST = 2
 FEEDBACK_MAX = 1000
-API_KEY = "long-run-api-key-0123456789abcdef"  # at least 16 bytes (issue #13: API_KEYS)
+API_KEY = "long-run-api-key-0123456789abcdef"  # at least 16 bytes (API_KEYS' rule)
 APP = "default"  # the app the environment's P12_FILENAME describes (RelayApps.defaultID)
 FAULT_PREFIX = "fa11fa1101"
 
@@ -346,10 +346,10 @@ def main_api(count, connections):
     last_metrics = {}
     scraper = Every(1, lambda: last_metrics.update(feedback_metrics(metrics_port)))
     puller = FeedbackPuller(port)
-    # The first pull comes 1 s into the load, inside the warm-up: it pays
-    # Foundation's one-time setup (FeedbackJSON.swift: JSONEncoder and
-    # Date.ISO8601FormatStyle), measured as a single +3.6 MiB step at the
-    # first pull and none at later ones; growth is what comes after.
+    # The first pull comes 1 s into the load, inside the warm-up: a one-time
+    # cost of the pull path (pages of a library mapped at first use, such as
+    # the +3.6 MiB Foundation's JSONEncoder and Date.ISO8601FormatStyle cost,
+    # RELIABILITY.md §5) is warm-up; growth is what comes after.
     pulling = Every(5, puller.pull, first=1)
 
     requests = count // TOKENS_PER_REQUEST

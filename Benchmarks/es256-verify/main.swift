@@ -1,4 +1,4 @@
-// What checking one VAPID signature costs the relay (issue #14: at most 40 µs
+// What checking one VAPID signature costs the relay (the budget: at most 40 µs
 // of relay CPU per restricted notification): the thread's CPU time for
 // SHA-256 of the key, for reading the key `k` into a verifier, and for one
 // ES256 verify, each alone and all three together, as a push to a

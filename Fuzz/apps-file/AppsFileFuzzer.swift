@@ -1,5 +1,5 @@
-// Fuzz target apps-file: `AppsFile.parse`, the apps file of issue #12 (and
-// its `[[api-key]]` entries, issue #13) — toml++ (through TOMLKit) and the
+// Fuzz target apps-file: `AppsFile.parse`, the apps file (and
+// its `[[api-key]]` entries) — toml++ (through TOMLKit) and the
 // file's rules.
 //
 // Input: [mode][…]; mode % 2:

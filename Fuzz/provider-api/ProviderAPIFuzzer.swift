@@ -1,4 +1,4 @@
-// Fuzz target provider-api: the provider API's protocol (issue #13) on
+// Fuzz target provider-api: the provider API's protocol on
 // arbitrary bytes: the strict JSON parser, gorush's `/api/push` decoding
 // and mapping, and the APNs-shaped proxy request.
 //

@@ -1,5 +1,5 @@
 // Fuzz target vapid: VAPID's header forms, the JWT and the verdict
-// (`vapidAuthentication(in:)`, `checkVAPID`, issue #14) with a fake crypto
+// (`vapidAuthentication(in:)`, `checkVAPID`) with a fake crypto
 // on arbitrary headers.
 //
 // Input: [flags][now: 4 bytes, signed, added to 1,899,990,000][audience][key

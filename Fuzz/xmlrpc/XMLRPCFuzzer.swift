@@ -1,5 +1,5 @@
 // Fuzz target xmlrpc: the XML-RPC decoder (`decodeXMLRPCCall`, libxml2 with
-// no DTD and caps) and pyapns' mapping (`pyAPNsCall`, issue #13), on any
+// no DTD and caps) and pyapns' mapping (`pyAPNsCall`), on any
 // bytes or on calls built from the input.
 //
 // Input: [flags][limits][…]. flags bit 0: built (else raw). limits: bit 0

@@ -113,8 +113,8 @@ public final class APNsClient: NotificationSender {
     public let configuration: APNsClientConfiguration
     private var pools: [PoolKey: APNsPool] = [:]
     /// The pool of the last send: with one app (the common case) every
-    /// send finds it without hashing (callgrind: the dictionary lookup was
-    /// most of the 2 % the per-credential pools added per notification).
+    /// send finds it without hashing (callgrind: a dictionary lookup per send
+    /// is most of the 2 % per notification that per-credential pools cost).
     private var lastPool: (key: PoolKey, pool: APNsPool)?
     /// Pools closing (idle, retired): kept until their last stream ended.
     private var closingPools: [ObjectIdentifier: APNsPool] = [:]

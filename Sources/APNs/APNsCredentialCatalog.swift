@@ -5,7 +5,7 @@ import TLS
 /// How one credential's connections authenticate: the TLS context (with the
 /// client certificate for certificate auth) and, for token auth, the token
 /// provider shared by every connection of every loop (one JWT per key per
-/// process, issue #12).
+/// process).
 public struct APNsEndpointCredential: Sendable {
     public var tlsContext: TLSContext
     public var tokenProvider: APNsTokenProvider?
@@ -20,7 +20,7 @@ public struct APNsEndpointCredential: Sendable {
 ///
 /// A TLS context is made when a credential's first connection opens, not
 /// when it is loaded: a configured app without traffic costs its loaded
-/// certificate and key only (issue #12: 100 idle apps within 5 MiB). Every
+/// certificate and key only (the budget: 100 idle apps within 5 MiB). Every
 /// token credential shares one context (no client certificate). A reload
 /// adds the new credentials before the loops route to them and removes the
 /// retired ones after (`APNsClient` then closes their pools once idle).

@@ -73,7 +73,7 @@ public enum APNsEmulatorAuthentication: Sendable, Hashable {
     /// emulator's environment and (topic-specific keys) for the topic.
     case providerKeys([APNsEmulatorProviderKey])
     /// Both, per connection, as one APNs host serves certificate-based and
-    /// token-based providers alike (issue #12: one emulator per environment
+    /// token-based providers alike (one emulator per environment does both,
     /// for apps with certificates and apps with keys). A client certificate
     /// is requested, not required; one that is presented must be signed by
     /// a CA in `caFile` (else the handshake fails) and then rules the

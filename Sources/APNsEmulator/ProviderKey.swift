@@ -4,7 +4,7 @@ import TLS
 /// One provider token key the emulator accepts (Apple: "Establishing a
 /// token-based connection to APNs"): the public half of an AuthKey_XXXX.p8,
 /// its key id (the JWT `kid`) and its team (the JWT `iss`). Apple's 2025 key
-/// options (issue #12) restrict a key to the sandbox or to production, and a
+/// options restrict a key to the sandbox or to production, and a
 /// topic-specific key to the topics chosen for it; both are modelled here.
 public struct APNsEmulatorProviderKey: Sendable, Hashable {
     public var keyID: String

@@ -5,7 +5,7 @@ import TLS
 /// Checks APNs provider tokens (Apple: "Establishing a token-based connection
 /// to APNs"): `authorization: bearer <JWT>`, header `{"alg":"ES256","kid":…}`,
 /// claims `{"iss":<team id>,"iat":<unix seconds>}`, ES256 signature, against
-/// several provider keys (issue #12: several apps, teams and scoped keys).
+/// several provider keys (several apps, teams and scoped keys).
 ///
 /// A token's signature is checked once; the verdict is cached by the exact
 /// header value, so a request costs one dictionary lookup plus the age check

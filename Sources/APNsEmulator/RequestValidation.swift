@@ -20,7 +20,7 @@ public struct APNsRejection: Error, Sendable, Hashable {
     public static let badPayload = APNsRejection(status: 400, reason: .unknown("BadPayload"))
 
     /// A valid token whose key Apple scoped to the other environment (the
-    /// 2025 key options, issue #12): 403 with the reason APNs sends,
+    /// 2025 key options): 403 with the reason APNs sends,
     /// `BadEnvironmentKeyInToken`, not the table's spelling (see
     /// `APNsReason.badEnvironmentKeyInToken`; FCM passes the same string on
     /// from APNs). Not InvalidProviderToken: the token is good, and a client

@@ -1,6 +1,6 @@
 import RelayCore
 
-/// One `[[app]]` of the apps file (issue #12, ARCHITECTURE.md §4 "The apps
+/// One `[[app]]` of the apps file (ARCHITECTURE.md §4 "The apps
 /// file"), validated, its `${NAME}` references expanded, its credentials not
 /// yet loaded (the relay loads each `CredentialSpec` when it starts or
 /// reloads). Holds secrets inside `credentials`: log `CredentialSpec.source`,
@@ -17,7 +17,7 @@ public struct AppDefinition: Sendable, Equatable {
     /// `default = true`: the app of the URLs without an app part when the
     /// environment variables configure no credential.
     public var isDefault: Bool
-    /// `restricted-only = true` (issue #14): an endpoint of this app without
+    /// `restricted-only = true`: an endpoint of this app without
     /// `?vapid=` answers 403.
     public var restrictedOnly: Bool
     /// Only the enabled environments (`environments`, default both), each

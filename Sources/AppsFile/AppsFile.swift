@@ -4,7 +4,7 @@ import RelayCore
 public struct AppsFileContents: Sendable, Equatable {
     /// The `[[app]]` tables, in file order.
     public var apps: [AppDefinition]
-    /// The `[[api-key]]` tables (issue #13), in file order; none when the
+    /// The `[[api-key]]` tables, in file order; none when the
     /// file has none.
     public var apiKeys: [APIKeyEntry]
 
@@ -14,7 +14,7 @@ public struct AppsFileContents: Sendable, Equatable {
     }
 }
 
-/// The apps file (`APPS_FILE`, issue #12; ARCHITECTURE.md §4 "The apps
+/// The apps file (`APPS_FILE`; ARCHITECTURE.md §4 "The apps
 /// file"; every key documented in config/apps.example.toml): its text and
 /// the process environment in, validated app definitions and API keys out.
 /// No other I/O: the caller reads the file and loads each app's credentials.
@@ -80,7 +80,7 @@ public enum AppsFile {
         return list
     }
 
-    /// The `[[api-key]]` tables (issue #13), nil when there are none; at
+    /// The `[[api-key]]` tables, nil when there are none; at
     /// most `AppsFileLimits.apiKeys`.
     private static func apiKeyItems(_ root: TOMLKeyedTable, file: String) throws(AppsFileError) -> TOMLList? {
         guard let item = root.item(AppsFileKeys.apiKey) else { return nil }

@@ -1,6 +1,6 @@
 /// Why an apps file does not load: one line naming the file, the app (or
-/// the `[[api-key]]` entry) and the key (issue #12: "Every error names the
-/// file, the app and the key, in one line"). Never carries a secret's value
+/// the `[[api-key]]` entry) and the key (every error names the
+/// file, the app and the key, in one line). Never carries a secret's value
 /// (`p12-password`, `p12-base64`, `p8`, an API key's `key`), not even a
 /// malformed one: the message says what is wrong with it.
 public struct AppsFileError: Error, Equatable, Sendable, CustomStringConvertible {

@@ -1,11 +1,11 @@
 import RelayCore
 
-// The keys an apps file may hold (issues #12 and #13; each documented in
+// The keys an apps file may hold (each documented in
 // config/apps.example.toml): the one list the reader checks names against.
 
 enum AppsFileKeys {
     /// The keys at the top level: the arrays of `[[app]]` and
-    /// `[[api-key]]` tables (issue #13: the provider API's keys).
+    /// `[[api-key]]` tables (the provider API's keys).
     static let app = "app"
     static let apiKey = "api-key"
     static let topLevel: Set = [app, apiKey]
@@ -51,6 +51,6 @@ enum CredentialKeys {
     static let allNames = sources + [p12Password, keyID, teamID]
 
     /// Keys whose values no error message, log line or `check-config` line
-    /// may show (issue #12: "Secrets never appear in logs").
+    /// may show: secrets never appear in logs.
     static let secrets: Set<String> = [p12Password, p12Base64, p8]
 }

@@ -1,5 +1,5 @@
 /// What an apps file may hold at most: a hostile or broken file is an error
-/// naming the limit, never a crash, a hang or unbounded memory (issue #12;
+/// naming the limit, never a crash, a hang or unbounded memory (as
 /// the fuzz target `apps-file` checks it).
 public enum AppsFileLimits {
     /// The file's size in UTF-8 bytes, checked before it is parsed. A

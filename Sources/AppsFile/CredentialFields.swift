@@ -1,7 +1,7 @@
 import RelayCore
 
 /// The credential keys one table sets, the app's own or one of its
-/// `[app.<environment>]` tables, read and checked (issue #12: `p12-file` or
+/// `[app.<environment>]` tables, read and checked (`p12-file` or
 /// `p12-base64` with `p12-password`, or `p8-file` or `p8` with `key-id` and
 /// `team-id`).
 struct CredentialFields {

@@ -1,6 +1,6 @@
-// `${NAME}` in an apps file's string values (issue #12: "`${NAME}` in any
+// `${NAME}` in an apps file's string values (`${NAME}` in any
 // string reads that environment variable; an unset one is an error that
-// names it"), so that passwords and keys can stay out of the file.
+// names it), so that passwords and keys can stay out of the file.
 
 /// Why a string's `${…}` could not be expanded. Names the variable, never
 /// the text around it (which may be a secret).

@@ -1,4 +1,4 @@
-// One token APNs refused for good (issue #13, "Feedback"), and the one place
+// One token APNs refused for good (ARCHITECTURE.md §11, "Feedback"), and the one place
 // that decides which APNs answers are feedback at all.
 
 import RelayCore

@@ -1,7 +1,7 @@
-// The body of `GET /api/feedback/<app>` (issue #13): the entries a take
+// The body of `GET /api/feedback/<app>`: the entries a take
 // returned, as JSON, written with RelayCore's one JSON string escaping and
 // its UTC dates. Not Foundation's JSONEncoder and date formatting: loading
-// them grew the relay by 3 MiB at the first pull (FoundationEssentials and
+// them grows the relay by 3 MiB at the first pull (FoundationEssentials and
 // ICU pages; scripts/long-run --api, RELIABILITY.md §5), for four fixed
 // keys and one date format.
 

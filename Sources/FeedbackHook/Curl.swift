@@ -1,8 +1,8 @@
 // All of the relay's libcurl pointer code (ARCHITECTURE.md §5.2): an owner
 // per curl object (easy handle, multi handle, header list, parsed URL), each
 // freeing it in deinit. The variadic setopt/getinfo calls go through the typed
-// wrappers of CCurl's shim.h. libcurl is the HTTP client the issue asks for
-// ("through a real HTTP client library"): connection reuse, TLS, timeouts.
+// wrappers of CCurl's shim.h. libcurl, a real HTTP client library, not a
+// hand-written one: connection reuse, TLS, timeouts.
 
 import CCurl
 

@@ -1,4 +1,4 @@
-// The feedback hook (issue #13; gorush's `feedback_hook_url`): each failed
+// The feedback hook (gorush's `feedback_hook_url`): each failed
 // log, as JSON, POSTed to the operator's URL from a bounded queue by one
 // worker thread, with retries and backoff, so that no notification ever
 // waits on it. gorush posts each log inline from its worker

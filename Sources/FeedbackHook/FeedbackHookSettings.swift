@@ -1,4 +1,4 @@
-// The hook's settings checked where the hook takes them (issue #13): the URL
+// The hook's settings checked where the hook takes them: the URL
 // (and what of it logs may show) and each header. Configuration reads the
 // variables first, so a typo stops the relay before any post.
 
@@ -9,7 +9,7 @@ public struct FeedbackHookURL: Sendable, Equatable {
     /// The URL as configured (may hold a secret: never log it).
     public let text: String
     /// `scheme://host[:port]`, what logs and errors may show. Userinfo and
-    /// query are left out as the issue asks, and the path too: webhook URLs
+    /// query are left out (either may hold a secret), and the path too: webhook URLs
     /// often carry their secret in the path (Slack's, Discord's).
     public let loggable: String
 }

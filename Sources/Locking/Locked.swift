@@ -10,12 +10,11 @@ import Darwin
 /// Why not `Synchronization.Mutex`: on Linux (Swift 6.3.1) its contended
 /// lock waits in `_MutexHandle._lockSlow`, a futex loop inside the
 /// uninstrumented `libswiftSynchronization.so`. ThreadSanitizer never saw
-/// that acquire, so every value a `Mutex` protected was reported as racing
-/// the first time two threads met on it: thirteen suppressions in
-/// `scripts/sanitizers/tsan.supp`, and a CI run failed at each new one
-/// (the last on `APNsTokenProvider`). TSan intercepts
+/// that acquire, so it reports every value a `Mutex` protects as racing
+/// the first time two threads meet on it, and each such value would need
+/// a suppression in `scripts/sanitizers/tsan.supp`. TSan intercepts
 /// `pthread_mutex_lock`/`unlock`, so it sees every acquire and release of
-/// this lock and its reports on shared state mean a real race again
+/// this lock and its reports on shared state mean a real race
 /// (RELIABILITY.md §2). Uncontended, glibc's mutex is one atomic
 /// compare-and-swap each way, as `Mutex` is.
 ///

@@ -1,4 +1,4 @@
-// The APNs-shaped proxy endpoint, `POST /3/device/<token>` (issue #13):
+// The APNs-shaped proxy endpoint, `POST /3/device/<token>`:
 // Apple's own request over HTTP/1.1 in, the notification to send or APNs'
 // refusal out; and the answer, written as APNs writes it. The rules are
 // Apple's "Sending notification requests to APNs" (the header table) and

@@ -1,4 +1,4 @@
-// A gorush `/api/push` body to notifications (issue #13): the field names
+// A gorush `/api/push` body to notifications: the field names
 // as gorush spells them (notify/notification.go, `PushNotification`), the
 // checks and messages of its handler (router/server.go, `pushHandler`), and
 // our limits. Fields of other platforms are not read; a field platform 1

@@ -1,4 +1,4 @@
-// gorush's answers (issue #13): `{"counts":N,"logs":[…],"success":"ok"}`
+// gorush's answers: `{"counts":N,"logs":[…],"success":"ok"}`
 // (router/server.go, `pushHandler`), its `failed-push` log entries
 // (logx/log.go, `LogPushEntry`) extended with what APNs said, and its
 // error JSON (`abortWithError`). Keys in Go's order: gin writes a `gin.H`

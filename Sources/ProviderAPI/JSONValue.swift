@@ -1,6 +1,6 @@
 // A JSON document as the provider API reads it: numbers kept as the sender
 // wrote them and objects in the sender's order, so custom `data` goes to
-// APNs exactly as it came (issue #13: ints stay ints, 1.5 stays 1.5).
+// APNs exactly as it came (ints stay ints, 1.5 stays 1.5).
 
 import RelayCore
 

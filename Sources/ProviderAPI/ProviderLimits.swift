@@ -1,5 +1,5 @@
-// What one provider API request may hold (issue #13: "notifications per
-// request, tokens per request, body size — all configurable"). No defaults
+// What one provider API request may hold (notifications per
+// request, tokens per request, body size — all configurable). No defaults
 // here: they live in Configuration, with the other variables.
 
 /// The limits of one `/api/push` request.

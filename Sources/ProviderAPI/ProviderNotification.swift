@@ -48,7 +48,7 @@ public struct ProviderNotification: Sendable, Equatable {
     public var alert = ProviderAlert()
     /// Custom top-level payload keys, in the sender's order.
     public var data: [JSONMember] = []
-    /// Neither: production (issue #13).
+    /// Neither: production.
     public var production = false, development = false
     /// Live Activity: `event`, `timestamp`, `stale-date`, `dismissal-date`,
     /// `content-state`, `attributes-type`, `attributes`.

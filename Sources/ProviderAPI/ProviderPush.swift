@@ -1,4 +1,4 @@
-// One decoded gorush notification to what goes to APNs (issue #13): the
+// One decoded gorush notification to what goes to APNs: the
 // payload and apns-* headers gorush (`GetIOSNotification`,
 // notify/notification_apns.go) and apns2 (`setHeaders`, client.go) would
 // send, and the failures that must not reach APNs, as gorush log entries.
@@ -18,7 +18,7 @@ public struct ProviderPush: Sendable, Equatable {
     public var topic: String?
     /// Our extension field: the app's id, when the sender named one.
     public var app: String?
-    /// `production`, else `development`, else production (issue #13).
+    /// `production`, else `development`, else production.
     public var environment: APNsEnvironment
     public var payload: [UInt8]
     /// apns2's headers for the notification, lowercase, in apns2's order —

@@ -3,8 +3,8 @@
 // Written by hand, not Foundation's JSONSerialization or JSONDecoder: those
 // turn numbers into Double/NSNumber (so `data` would not go to APNs as
 // written: 12345678901234567890 and 1.50 change, and 1 and true blur on
-// Linux) and keep the last of duplicate names silently, where issue #13 asks
-// for an error. Work is linear in the input and the nesting is capped, so a
+// Linux) and keep the last of duplicate names silently, where the relay
+// refuses them. Work is linear in the input and the nesting is capped, so a
 // hostile body costs at most one pass over at most `ProviderLimits.maxBodyBytes`.
 
 /// Why a body is not the JSON the parser accepts: where and what.

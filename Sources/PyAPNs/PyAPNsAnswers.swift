@@ -3,7 +3,7 @@
 // feedback returns `[(datetime, token_str), …]`, which xmlrpclib writes as
 // an array of two-item arrays: <dateTime.iso8601> and the hex token.
 // pyapns made the time with `datetime.fromtimestamp`, the server's local
-// time; here it is UTC, whatever the machine's zone (issue #13).
+// time; here it is UTC, whatever the machine's zone.
 
 import XMLRPC
 

@@ -138,7 +138,7 @@ private func readCertificate(_ value: XMLRPCValue) throws(PyAPNsFault) -> PyAPNs
 /// notify's tokens and payloads: one token (a string) and one struct, or
 /// two arrays of equal length. pyapns zipped the two lists and so silently
 /// dropped the extra items of the longer one; here unequal lengths are a
-/// fault and nothing is sent (issue #13). Any bad item faults the whole
+/// fault and nothing is sent. Any bad item faults the whole
 /// call, naming its index, so a client never has half a batch sent.
 private func readNotifications(tokens: XMLRPCValue, notifications: XMLRPCValue)
     throws(PyAPNsFault) -> (tokens: [String], payloads: [[UInt8]], pushTypes: [PyAPNsPushType]) {

@@ -1,9 +1,9 @@
 import EventLoop
 import RelayCore
 
-// Issue #13: "Keys are optional only when API_BIND is a loopback address
+// Keys are optional only when API_BIND is a loopback address
 // (Status-style deployments run the gateway beside the server); the relay
-// refuses to start with a non-loopback API_BIND and no key." Here rather
+// refuses to start with a non-loopback API_BIND and no key. Here rather
 // than beside `APIKeyring` in RelayCore, which imports no C: whether an
 // address is loopback is read with inet_pton (`SocketAddress(ip:port:)`),
 // not with a second, hand-written IPv6 parser.

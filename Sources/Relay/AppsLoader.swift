@@ -20,14 +20,14 @@ public struct ServedApps: Sendable {
     /// Each app's credential per enabled environment: its certificate's
     /// not-after (unix seconds), nil with token auth.
     public var expiries: [(app: String, environment: APNsEnvironment, notAfter: Int?)]
-    /// The provider API's keys (issue #13): `API_KEYS` and the apps file's
+    /// The provider API's keys: `API_KEYS` and the apps file's
     /// `[[api-key]]` entries, as loaded with these apps; a reload replaces
     /// them with the file's new ones.
     public var apiKeys: APIKeyring
 }
 
-/// Loads the apps (issue #12) from the environment's app and the apps file,
-/// with the provider API's keys (issue #13), and keeps, across reloads,
+/// Loads the apps from the environment's app and the apps file,
+/// with the provider API's keys, and keeps, across reloads,
 /// which credential got which id: a credential whose spec and file bytes
 /// are unchanged keeps its id, so its connections stay; a changed one gets
 /// a new id, and new connections.

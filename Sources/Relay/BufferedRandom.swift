@@ -3,7 +3,7 @@ import Glibc
 /// Kernel randomness (getrandom(2), the source of `SystemRandomNumberGenerator`)
 /// fetched 4 KiB at a time through glibc's `arc4random_buf` (one getrandom
 /// call per buffer): an apns-id needs 16 random bytes per request, and
-/// `SystemRandomNumberGenerator`'s one system call per 8 bytes was two
+/// `SystemRandomNumberGenerator`'s one system call per 8 bytes is two
 /// syscalls per notification.
 ///
 /// Not shared between threads: each loop's `RelayHandler` owns one.

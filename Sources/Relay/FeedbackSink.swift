@@ -4,7 +4,7 @@ import Glibc
 import ProviderAPI
 import RelayCore
 
-/// Where a failed push goes besides its answer (issue #13): a dead token
+/// Where a failed push goes besides its answer: a dead token
 /// (410, 400 BadDeviceToken / DeviceTokenNotForTopic) into the app's
 /// feedback list, on every path; a failed-push log to FEEDBACK_HOOK_URL.
 /// Shared by every loop; both calls are cheap and never wait.

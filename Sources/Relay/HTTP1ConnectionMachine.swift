@@ -224,7 +224,7 @@ public struct HTTP1ConnectionMachine: Sendable {
         let closing = !pending.keepAlive || pending.shuttingDown || (pending.peerClosed && !hasBufferedInput)
         state = .writing(then: closing ? .close : pending.peerClosed ? .answerBufferedThenClose : .keepAlive)
         // A fresh buffer per response, on purpose: one kept per connection
-        // saved the allocation but was cold in the cache by the time of the
+        // saves the allocation but is cold in the cache by the time of the
         // next answer, and the misses cost more (perf: +0.25 µs/request).
         actions.append(
             .send(response.serialize(closing: closing, requestVersion: pending.version, includeBody: !pending.isHead)))

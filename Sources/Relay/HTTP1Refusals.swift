@@ -7,7 +7,7 @@ import RelayCore
 /// handler says in which dialect. The Web Push port answers plain text; the
 /// provider API answers as gorush does for every error, so an API client
 /// reads a body over `API_MAX_BODY_BYTES` like any other refusal
-/// (issue #13, session 6).
+/// (gorush's `{"code","message"}`, ARCHITECTURE.md §11).
 public struct HTTP1Refusals: Sendable {
     private let render: @Sendable (_ status: Int, _ reason: String) -> HTTP1Response
 

@@ -2,7 +2,7 @@ import RelayCore
 
 /// What a listener's connections hand their requests to: the Web Push
 /// relay (`RelayHandler`) on the main port, the provider API
-/// (`ProviderAPIHandler`) on API_PORT (issue #13). One per event loop,
+/// (`ProviderAPIHandler`) on API_PORT. One per event loop,
 /// confined to it.
 public protocol HTTP1RequestHandler: AnyObject {
     /// Answers `request`: the response when it is known at once; else nil,

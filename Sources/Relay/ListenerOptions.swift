@@ -15,7 +15,7 @@ public struct ListenerOptions: Sendable {
     public var maxConnections: Int
     public var maxInFlight: Int
     /// `PUBLIC_URL`: the origin a restricted endpoint's VAPID `aud` must
-    /// name; nil: each request's scheme and `Host` (issue #14).
+    /// name; nil: each request's scheme and `Host`.
     public var publicURL: String?
 
     /// Unset arguments take `Configuration.defaults`' values.

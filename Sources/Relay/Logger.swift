@@ -144,7 +144,7 @@ struct TimestampCache {
 /// What a log line may show of a device token: its first 8 hex digits.
 public func tokenPrefix(_ token: String) -> String {
     // Tokens are hex by the time they are logged; a non-ASCII byte (never
-    // expected) still shows as one Latin-1 character, as before.
+    // expected) still shows as one Latin-1 character.
     let prefix = token.utf8.prefix(8)
     if prefix.allSatisfy({ $0 < 0x80 }) { return String(decoding: prefix, as: UTF8.self) }
     return String(prefix.map { Character(Unicode.Scalar($0)) })

@@ -3,7 +3,7 @@ import RelayCore
 import Locking
 import XMLRPC
 
-/// What every loop's provider API handler shares (issue #13): the keys
+/// What every loop's provider API handler shares: the keys
 /// (replaced by a reload of the apps file), the provisioned apps, the
 /// feedback list and hook, and the request limits.
 public final class ProviderAPIContext: Sendable {
@@ -31,7 +31,7 @@ public final class ProviderAPIContext: Sendable {
     }
 
     /// What a request's `Authorization` allows. No key configured: every
-    /// request may send for every app (issue #13: keys are optional only on
+    /// request may send for every app (keys are optional only on
     /// a loopback API_BIND, which the apps loader enforces at start-up and
     /// on every reload, so an empty keyring is a loopback one).
     func authorize(_ header: String?) -> APIAuthorization {

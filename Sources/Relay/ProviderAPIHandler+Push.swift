@@ -2,7 +2,7 @@ import EventLoop
 import ProviderAPI
 import RelayCore
 
-// gorush's `/api/push` and Apple's `/3/device/<token>` (issue #13).
+// gorush's `/api/push` and Apple's `/3/device/<token>`.
 extension ProviderAPIHandler {
     /// `POST /api/push`: every token of every notification sent at once
     /// over the loop's pools; the answer once APNs answered them all.

@@ -5,7 +5,7 @@ import RelayCore
 import TLS
 import XMLRPC
 
-// pyapns' XML-RPC interface (issue #13; pyapns/server.py): provision,
+// pyapns' XML-RPC interface (pyapns/server.py): provision,
 // notify, feedback. Faults are XML-RPC answers (HTTP 200), as Twisted sends
 // them; only a missing or wrong key (401) and a key without the app (403)
 // are HTTP errors.

@@ -4,7 +4,7 @@ import Prometheus
 import RelayCore
 import Locking
 
-/// The provider API's metrics (issue #13), beside the relay's on
+/// The provider API's metrics, beside the relay's on
 /// METRICS_PORT: requests by route and status, notifications by app and
 /// result, the feedback lists and the hook. Requests and notifications are
 /// counted as they end, by each loop's `ProviderMetricsRecorder` (a series

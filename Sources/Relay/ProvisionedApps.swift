@@ -3,7 +3,7 @@ import RelayCore
 import Locking
 import TLS
 
-/// The apps pyapns' `provision` call adds at run time (issue #13): each an
+/// The apps pyapns' `provision` call adds at run time: each an
 /// app id, one environment and a certificate given as PEM text, kept in
 /// memory only, as pyapns keeps them (a restart forgets them; the apps file
 /// is the place for apps that must stay). A reload of the apps file keeps

@@ -20,7 +20,7 @@ public final class RelayHandler {
     /// Unix time in seconds (replaceable for tests).
     private let unixTime: () -> Int
     private var random = BufferedRandom()
-    /// Restricted endpoints (issue #14).
+    /// Restricted endpoints (RFC 8292 §4).
     private var vapid: VAPIDGate
     private let metrics: RelayMetricsRecorder?
     private var unknownApps = UnknownAppWarnings()
@@ -122,7 +122,7 @@ public final class RelayHandler {
         return response
     }
 
-    /// Restricted endpoints (issue #14, RFC 8292 §4): nil when the push may
+    /// Restricted endpoints (RFC 8292 §4): nil when the push may
     /// go on; else the answer, which no refused push gets past. 401 without
     /// VAPID, 403 for another key (only a sender other than the subscribed
     /// server gets it), 503 when a correctly signed JWT's `aud` or `exp` does

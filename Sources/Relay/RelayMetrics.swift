@@ -226,7 +226,7 @@ final class RelayMetricsRecorder {
         metrics.recordAPNsLatency(environment: environment, nanoseconds: nanoseconds)
     }
 
-    /// Restricted endpoints' checks, per app and result (issue #14); made
+    /// Restricted endpoints' checks, per app and result; made
     /// on first use, a few per app.
     private var vapidSeries: [String: Counter] = [:]
 

@@ -2,7 +2,7 @@ import RelayCore
 import TLS
 import VAPID
 
-/// The check of restricted endpoints (issue #14, RFC 8292 §4) for one
+/// The check of restricted endpoints (RFC 8292 §4) for one
 /// loop's handler: the origin a push's VAPID `aud` must name, and the
 /// verdict with the TLS module's SHA-256 and ES256.
 ///

@@ -1,10 +1,10 @@
-// A key of the provider API (issue #13, "The API listener"): the one
+// A key of the provider API (ARCHITECTURE.md §11, "Keys"): the one
 // syntax check shared by `API_KEYS` (Configuration) and the apps file's
 // `[[api-key]]` entries, and a holder that never shows the key.
 
 /// A provider API key. Its `description`, `debugDescription` and mirror
 /// hide it, so a configuration, an app list or a keyring printed, dumped
-/// or interpolated never shows a key (issue #13: "never logged").
+/// or interpolated never shows a key: a key is never logged.
 public struct APIKey: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The key's bytes, trimmed, checked by `apiKeyProblem`.
     public let bytes: [UInt8]

@@ -1,4 +1,4 @@
-// Who may use the provider API (issue #13, "The API listener"): the keys of
+// Who may use the provider API (ARCHITECTURE.md §11, "Keys"): the keys of
 // `API_KEYS` and of the apps file's `[[api-key]]` entries, and the one
 // check of a request's `Authorization` against them. Pure: the API handler
 // asks, and answers 401 (no key, or a wrong one) or 403 (a key without the
@@ -29,7 +29,7 @@ public struct APIKeyEntry: Sendable, Equatable {
     }
 
     /// `API_KEYS`' keys, named `API_KEYS[1]`, `API_KEYS[2]`… (from 1, in
-    /// the variable's order), each for every app (issue #13).
+    /// the variable's order), each for every app.
     public static func fromVariable(_ keys: [APIKey]) -> [APIKeyEntry] {
         keys.enumerated().map { APIKeyEntry(name: "API_KEYS[\($0.offset + 1)]", key: $0.element, apps: .all) }
     }

@@ -1,6 +1,6 @@
 // The `alert` of a notification's `aps` dictionary (ARCHITECTURE.md §2):
 // each payload dialect's default, and the one place an app's own alert
-// (issue #12: `alert` or `alert-loc-key` in the apps file) replaces it.
+// (`alert` or `alert-loc-key` in the apps file) replaces it.
 
 /// An `aps.alert` value, kept as the JSON it is written as: built once per
 /// app, copied into every payload as is.

@@ -6,7 +6,7 @@
 /// field names: RFC 9110 §5.1, §5.6.2).
 public func asciiCaseInsensitiveEquals(_ bytes: some Collection<UInt8>, _ expected: some Collection<UInt8>) -> Bool {
     guard bytes.count == expected.count else { return false }
-    // Index loops rather than zip: zip's iterator was most of the cost.
+    // Index loops rather than zip: with zip, its iterator is most of the cost.
     var index = bytes.startIndex
     var expectedIndex = expected.startIndex
     while index != bytes.endIndex {
@@ -33,7 +33,7 @@ public func asciiLowercased(_ text: some StringProtocol) -> String {
 /// String's storage: no intermediate array per header name).
 func asciiLowercased(_ bytes: some Collection<UInt8>) -> String {
     guard bytes.allSatisfy({ $0 < 0x80 }) else {
-        // Not ASCII: decoding repairs invalid UTF-8, as before.
+        // Not ASCII: decoding repairs invalid UTF-8.
         return String(decoding: bytes.map(asciiLowercase), as: UTF8.self)
     }
     return String(unsafeUninitializedCapacity: bytes.count) { buffer in

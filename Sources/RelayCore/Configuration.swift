@@ -15,7 +15,7 @@ public struct Configuration: Sendable, Equatable {
     /// spreads connections), or one shared socket handing them out.
     public var reusePort = true
     /// The origin senders address (`https://relay.example.com`), which a
-    /// restricted endpoint's VAPID `aud` must name (issue #14); nil: the
+    /// restricted endpoint's VAPID `aud` must name (RFC 8292 §2); nil: the
     /// scheme the request came by (the relay's own TLS, else
     /// `X-Forwarded-Proto`) and its `Host`.
     public var publicURL: String? = nil
@@ -40,7 +40,7 @@ public struct Configuration: Sendable, Equatable {
     public var productionHost = HostAndPort(host: "api.push.apple.com", port: 443)
     public var developmentHost = HostAndPort(host: "api.sandbox.push.apple.com", port: 443)
 
-    /// The apps file (TOML, issue #12); nil: one app, described by the
+    /// The apps file (TOML, ARCHITECTURE.md §4); nil: one app, described by the
     /// variables above.
     public var appsFile: String? = nil
 
@@ -60,7 +60,7 @@ public struct Configuration: Sendable, Equatable {
     /// Connections to each APNs environment, per credential and event loop.
     public var apnsMaxConnections = 4
     /// A credential's connections to one environment close after this long
-    /// without a notification (issue #12: pools are opened by the first push
+    /// without a notification (pools are opened by the first push
     /// and closed after a long idle time); the next push opens them again.
     public var apnsIdleTimeout: Duration = .seconds(3600)
     public var shutdownGrace: Duration = .seconds(10)
@@ -72,7 +72,7 @@ public struct Configuration: Sendable, Equatable {
     /// Address of the metrics listener: loopback unless opened on purpose.
     public var metricsBindAddress = "127.0.0.1"
 
-    // MARK: Provider API (issue #13)
+    // MARK: Provider API (ARCHITECTURE.md §11)
     /// Port of the provider API listener (gorush's `/api/push`, pyapns'
     /// XML-RPC, `/3/device/…`, feedback; 0 picks a free one); nil: off.
     public var apiPort: UInt16? = nil
@@ -94,7 +94,7 @@ public struct Configuration: Sendable, Equatable {
     /// `provision` takes PEM text only.
     public var apiProvisionDirectory: String? = nil
 
-    // MARK: Feedback (issue #13)
+    // MARK: Feedback
     /// Refused tokens kept per app until fetched (beyond: the oldest go).
     public var feedbackMax = 10_000
     /// Where each failed push is POSTed as JSON (gorush's
@@ -332,7 +332,7 @@ extension Configuration {
             }
             apiPort = port
         }
-        // Issue #13: the API is never reachable through the Web Push port.
+        // The API is never reachable through the Web Push port.
         // One port number for both would be a bind error at best; with
         // SO_REUSEPORT (REUSE_PORT=1) the kernel would share the port's
         // connections between the two listeners. The same for metrics.
@@ -374,7 +374,7 @@ extension Configuration {
         }
         // The hook's settings without its URL are refused too: a misspelt
         // FEEDBACK_HOOK_URL would otherwise switch the hook off in silence
-        // while its headers, queue and timeout look configured (session 6).
+        // while its headers, queue and timeout look configured.
         if feedbackHookURL == nil {
             for name in Self.hookSettings where value(name) != nil {
                 throw ConfigurationError(
@@ -397,7 +397,7 @@ extension Configuration {
         return .p12File(path: p12File, password: p12Password)
     }
 
-    /// Whether the variables describe an app of their own (issue #12): with
+    /// Whether the variables describe an app of their own: with
     /// an apps file, that app is then the default app. They do when they
     /// name a credential (token auth, `P12_BASE64`, a `P12_FILENAME` other
     /// than the default) or the default `toot-relay.p12` exists.

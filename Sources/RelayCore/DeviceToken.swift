@@ -1,4 +1,4 @@
-// A device token from text outside a URL (issue #13's provider API: pyapns'
+// A device token from text outside a URL (the provider API: pyapns'
 // notify, gorush's tokens), held to the same rule as the relay's URLs
 // (ARCHITECTURE.md §1): `normalizedDeviceToken` in Routing.swift.
 

@@ -53,7 +53,7 @@ public func trimmingOWS<C: BidirectionalCollection>(_ bytes: C) -> C.SubSequence
 /// allowed in a field value (RFC 9110 §5.5), a trailer or a chunk extension.
 /// Eight bytes at a time (SWAR): a word with no byte below 0x20 and none
 /// equal to 0x7F is skipped; one that might have either (a tab does) is
-/// checked byte by byte. This was most of the time spent on a head.
+/// checked byte by byte. A byte loop here would be most of the time spent on a head.
 func containsControlCharacter(_ bytes: UnsafeRawBufferPointer) -> Bool {
     let ones: UInt64 = 0x0101_0101_0101_0101
     let highBits: UInt64 = 0x8080_8080_8080_8080

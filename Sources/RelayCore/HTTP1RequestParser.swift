@@ -135,7 +135,7 @@ public struct HTTP1RequestParser: Sendable {
     private func firstNewline(in buffer: UnsafeRawBufferPointer, from start: Int) -> Int? {
         var index = start
         let count = buffer.count
-        // Eight bytes at a time (SWAR; a byte loop was most of the head's
+        // Eight bytes at a time (SWAR; a byte loop would be most of the head's
         // parsing): XOR with LF makes a newline byte zero, and
         // (w - 0x01…) & ~w & 0x80… flags zero bytes, the lowest flag exactly.
         let ones: UInt64 = 0x0101_0101_0101_0101

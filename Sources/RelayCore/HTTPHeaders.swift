@@ -168,8 +168,8 @@ public struct HTTPHeaders: Sendable, Equatable, RandomAccessCollection, Expressi
         return true
     }
 
-    /// Equal when the fields are, compared as Strings (as when fields were
-    /// stored as Strings: canonically equivalent values are equal).
+    /// Equal when the fields are, compared as Strings (canonically
+    /// equivalent values are equal).
     public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
         guard lhs.spans.count == rhs.spans.count else { return false }
         for index in lhs.spans.indices {

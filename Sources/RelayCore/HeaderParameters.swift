@@ -22,8 +22,8 @@ func parameterValueBytes(named name: String, in values: HTTPHeaders.ValueBytes) 
 }
 
 /// The value of every entry called `name` in one parameter-list value, in
-/// order, quoted-strings unquoted (VAPID's `t=`/`k=` and `p256ecdsa=`, issue
-/// #14, where a second entry of the same name must be seen, not ignored).
+/// order, quoted-strings unquoted (VAPID's `t=`/`k=` and `p256ecdsa=`,
+/// where a second entry of the same name must be seen, not ignored).
 public func parameterValues(named name: String, in value: ArraySlice<UInt8>) -> [ArraySlice<UInt8>] {
     var found: [ArraySlice<UInt8>] = []
     value.withUnsafeBufferPointer { buffer in

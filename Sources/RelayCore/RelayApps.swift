@@ -1,4 +1,4 @@
-// Which app a request is for (issue #12): the app reference a URL gives
+// Which app a request is for: the app reference a URL gives
 // (Routing.swift) resolved against the apps the relay serves: the app the
 // environment variables describe (the default app, id "default") and the
 // apps of the apps file (ARCHITECTURE.md §4).
@@ -57,7 +57,7 @@ public struct RelayApp: Sendable, Equatable {
     /// disabled for this app (a push to it is 404).
     public var production: CredentialID?
     public var development: CredentialID?
-    /// Only restricted endpoints (`?vapid=`, issue #14) are served: an
+    /// Only restricted endpoints (`?vapid=`, RFC 8292 §4) are served: an
     /// unrestricted one answers 403.
     public var restrictedOnly: Bool
     /// Kept across a reload for an app whose id stays.

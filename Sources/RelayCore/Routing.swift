@@ -2,9 +2,9 @@
 // request target names (`/relay-to/[<app>/]<env>/<token>[/<extra…>]`, the metatext
 // dialect `/push/[<app-or-topic>/]<token>/<id>[?sandbox=true]`, the health
 // check), with the percent-decoding of `<extra…>`, `<id>` and `<app-or-topic>`,
-// and the query's `vapid=` that makes an endpoint restricted (issue #14).
+// and the query's `vapid=` that makes an endpoint restricted (RFC 8292 §4).
 
-/// Which app a request names, as the URL writes it (issue #12): routing
+/// Which app a request names, as the URL writes it: routing
 /// knows no configuration, so the handler resolves the reference against
 /// the apps the relay serves.
 public enum AppReference: Sendable, Equatable {
@@ -36,8 +36,8 @@ public struct RelayTarget: Sendable, Equatable {
     /// Lowercased hex, even length, 64–200 digits.
     public var deviceToken: String
     public var dialect: PayloadDialect
-    /// The query's `vapid=<base64url of SHA-256 of the server's key>` (issue
-    /// #14, RFC 8292 §4): 32 bytes, and only pushes signed by that key are
+    /// The query's `vapid=<base64url of SHA-256 of the server's key>`
+    /// (RFC 8292 §4): 32 bytes, and only pushes signed by that key are
     /// delivered; nil: unrestricted.
     public var vapidKeyHash: [UInt8]?
 
@@ -124,7 +124,7 @@ private func route(method: String, target: UnsafeBufferPointer<UInt8>) -> Route 
 }
 
 /// `/relay-to/` is behind `rest`: `<env>/<token>[/<extra…>]` (the default
-/// app) or `<app>/<env>/<token>[/<extra…>]` (issue #12; an app's id is
+/// app) or `<app>/<env>/<token>[/<extra…>]` (an app's id is
 /// never an environment's name, so the two cannot be confused).
 @inline(__always)
 private func routeRelay(method: String, rest: TargetBytes, query: TargetBytes) -> Route {
@@ -190,7 +190,7 @@ private func routePush(method: String, rest: TargetBytes, query: TargetBytes) ->
 private struct QueryParameters {
     /// `sandbox=true` (`/push/…` only).
     var sandbox = false
-    /// `vapid=` (issue #14): `.some(nil)` when absent (unrestricted),
+    /// `vapid=` (RFC 8292 §4): `.some(nil)` when absent (unrestricted),
     /// `.some(hash)` for 32 bytes of base64url, nil for anything else: the
     /// endpoint URL itself is broken, a 404 (a URL the app made wrongly must
     /// not quietly deliver to everyone).

@@ -1,4 +1,4 @@
-// The origin a VAPID JWT's `aud` names, compared leniently (issue #14): a
+// The origin a VAPID JWT's `aud` names (RFC 8292 §2), compared leniently: a
 // mismatch is a 503 that only delays delivery, never a 4xx that deletes a
 // subscription, so spellings of the same origin must not differ.
 

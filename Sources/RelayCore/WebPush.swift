@@ -157,7 +157,7 @@ private func singleValue(of name: String, in headers: HTTPHeaders) -> (value: Ar
 }
 
 extension Urgency {
-    /// RFC 8030 §5.3 values compare case-insensitively, as before.
+    /// RFC 8030 §5.3 values compare case-insensitively.
     init?(caseInsensitive bytes: ArraySlice<UInt8>) {
         if asciiCaseInsensitiveEquals(bytes, "very-low".utf8) {
             self = .veryLow

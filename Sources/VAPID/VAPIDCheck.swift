@@ -1,4 +1,4 @@
-// The verdict on a push to a restricted endpoint (issue #14, RFC 8292 §4.2),
+// The verdict on a push to a restricted endpoint (RFC 8292 §4.2),
 // with the cryptography injected: this module does no I/O and links no C,
 // so the relay passes OpenSSL's SHA-256 and ES256 in, and the tests and the
 // fuzzer pass fakes.
@@ -20,7 +20,7 @@ public struct VAPIDCrypto: Sendable {
 }
 
 /// Why a correctly signed JWT is not accepted now: the sender's fault, or
-/// the relay's origin setting or clock (issue #14).
+/// the relay's origin setting or clock.
 public enum VAPIDDoubt: String, Sendable {
     /// `aud` is not the origin the relay expects.
     case audience
@@ -50,7 +50,7 @@ public enum VAPIDVerdict: Sendable, Equatable {
 }
 
 /// The verdict on `headers` for an endpoint restricted to the key whose
-/// SHA-256 is `keyHash` (issue #14), in this order: no authentication →
+/// SHA-256 is `keyHash`, in this order: no authentication →
 /// 401; malformed headers or JWT (not three base64url parts, `alg` not
 /// ES256, `aud`/`exp` missing or mistyped, a signature not 64 bytes) → 403;
 /// SHA-256 of the key ≠ `keyHash` → 403; a signature that does not verify

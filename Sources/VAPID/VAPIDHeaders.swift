@@ -1,4 +1,4 @@
-// Reading a push's VAPID authentication (RFC 8292 §3, issue #14) from its
+// Reading a push's VAPID authentication (RFC 8292 §3) from its
 // headers, in the two forms senders use: RFC 8292's `Authorization: vapid
 // t=<JWT>, k=<key>` (Mastodon's aes128gcm path) and draft-ietf-webpush-vapid-01's
 // `Authorization: WebPush <JWT>` with the key in `Crypto-Key: p256ecdsa=<key>`

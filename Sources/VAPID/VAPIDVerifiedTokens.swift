@@ -1,5 +1,5 @@
-// JWTs already verified (issue #14 allows remembering "a JWT seen before
-// within its lifetime" instead of checking its signature again): a sender
+// JWTs already verified (a JWT seen before within its lifetime is
+// remembered instead of checking its signature again): a sender
 // that reuses its JWT for many pushes costs one P-256 verification per
 // JWT, not per push.
 

@@ -1,6 +1,6 @@
 // All of the module's libxml2 pointer code (ARCHITECTURE.md §5.2): a body
 // parsed by libxml2 2.9.14 and its tree copied into Swift values
-// (XMLTree.swift). A real parser, never a hand-written one (issue #13).
+// (XMLTree.swift). A real parser, never a hand-written one.
 //
 // Hostile XML: the options never include XML_PARSE_NOENT (substitute
 // entities), XML_PARSE_DTDLOAD / DTDATTR / DTDVALID (load or apply a DTD),

@@ -1,4 +1,4 @@
-// libxml2's parse errors in the relay's own words (issue #13, session 6).
+// libxml2's parse errors in the relay's own words.
 // libxml2's messages are not for a fault: they name an option the relay
 // never sets ("Excessive depth in document: 256 use XML_PARSE_HUGE
 // option"), and some quote the body ("Bytes: 0xFF 0xFE …"). A fault names

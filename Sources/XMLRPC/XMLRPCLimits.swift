@@ -1,4 +1,4 @@
-// Caps on a methodCall (issue #13: "depth and size caps"), checked before
+// Caps on a methodCall's depth and size, checked before
 // and while the document is read, so a hostile body costs bounded memory
 // and time. The caller states every value: the right sizes depend on the
 // listener's body limit and the number of tokens a call may carry.

@@ -96,7 +96,7 @@ struct APNsEmulatorCommand: ParsableCommand {
         }
     }
 
-    /// `--token-key` (one team key for both environments, as before) and
+    /// `--token-key` (one team key for both environments) and
     /// every `--provider-key`; a bad file or field is a usage error naming it.
     func keys() throws -> [APNsEmulatorProviderKey] {
         var keys: [APNsEmulatorProviderKey] = []

@@ -26,7 +26,7 @@ struct Daemon {
                                              logger: logger)
         }
 
-        // The apps (issue #12): the one the variables describe and those of
+        // The apps: the one the variables describe and those of
         // APPS_FILE, their credentials checked now.
         let loader = AppsLoader()
         let served = try loadApps(loader, configuration, previous: nil)
@@ -94,7 +94,7 @@ struct Daemon {
             throw StartupFailure(error.description)
         }
         let shownHost = options.bindAddress.map { $0.contains(":") ? "[\($0)]" : $0 } ?? "*"
-        // The provider API (issue #13): on its own port, never the Web Push one.
+        // The provider API: on its own port, never the Web Push one.
         var api: (server: RelayServer, context: ProviderAPIContext, port: UInt16)?
         if let apiPort = configuration.apiPort {
             let (limits, xmlLimits) = providerLimits(configuration)

@@ -120,7 +120,7 @@ struct RelayOptions: ParsableArguments {
     @Option(name: .customLong("metrics-port"), help: help("METRICS_PORT")) var metricsPort: String?
     @Option(name: .customLong("metrics-bind"), help: help("METRICS_BIND")) var metricsBind: String?
     @Option(name: .customLong("reuse-port"), help: help("REUSE_PORT")) var reusePort: String?
-    // The provider API and feedback (issue #13).
+    // The provider API and feedback.
     @Option(name: .customLong("api-port"), help: help("API_PORT")) var apiPort: String?
     @Option(name: .customLong("api-bind"), help: help("API_BIND")) var apiBind: String?
     @Option(name: .customLong("api-keys"), help: help("API_KEYS")) var apiKeys: String?

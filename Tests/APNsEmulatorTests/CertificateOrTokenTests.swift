@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 @testable import APNsEmulator
 
-/// Issue #12's proof needs ONE emulator per environment for apps with client
+/// The end-to-end tests run ONE emulator per environment for apps with client
 /// certificates and apps with provider keys, as one APNs host serves both:
 /// per connection, a verified client certificate rules, else provider tokens.
 @Suite("Client certificates and provider tokens in one emulator", .timeLimit(.minutes(1)))

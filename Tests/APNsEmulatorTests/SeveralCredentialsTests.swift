@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 @testable import APNsEmulator
 
-/// Issue #12's proof, emulator side: one emulator serving several apps checks
+/// Several apps, emulator side: one emulator serving several apps checks
 /// every notification against the credential it came with, over TLS with the
 /// test HTTP/2 client.
 @Suite("Several provider keys and client certificates", .timeLimit(.minutes(1)))

@@ -5,7 +5,7 @@ import TestSupport
 import TLS
 @testable import APNsEmulator
 
-/// Several provider keys and client certificates from two CAs (issue #12:
+/// Several provider keys and client certificates from two CAs (for
 /// several apps, teams and scoped keys), made with the `openssl` CLI once per
 /// test process into TestCertificates' private directory, so `TestClient`
 /// and `Curl` find them by name like the script's files.

@@ -7,7 +7,7 @@ import TLS
 import APNsEmulator
 @testable import APNs
 
-/// Several credentials in one client (issue #12): a pool per credential and
+/// Several credentials in one client: a pool per credential and
 /// environment, opened by the first push, closed when idle or retired.
 @Suite("APNs client with several credentials", .serialized)
 struct APNsCredentialPoolsTests {

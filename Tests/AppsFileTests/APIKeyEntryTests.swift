@@ -14,7 +14,7 @@ func apiKeyEntry(_ lines: [String]) -> String {
 /// Two apps for the keys to name.
 let twoApps = p12App("toot") + p8App("feditext")
 
-/// The provider API's keys in the apps file (issue #13): `name`, `key`,
+/// The provider API's keys in the apps file: `name`, `key`,
 /// `apps`, their errors, and no key in any of them.
 struct APIKeyEntryTests {
     static let environment = ["STATUS_KEY": "  status-0123456789abcdef\n", "SHORT": "hunter2", "EMPTY": ""]

@@ -3,9 +3,9 @@ import Testing
 import RelayCore
 @testable import AppsFile
 
-/// The issue's own example and the shipped config/apps.example.toml.
+/// The apps file specification's example and the shipped config/apps.example.toml.
 struct ExampleTests {
-    /// Issue #12's example, byte for byte.
+    /// The two-app example of the apps file's specification, byte for byte.
     static let issueExample = """
         [[app]]
         id = "toot"                        # the app's name in URLs
@@ -28,7 +28,7 @@ struct ExampleTests {
 
         """
 
-    /// The issue's second app, in both examples: its sandbox key replaces
+    /// The second app, in both examples: its sandbox key replaces
     /// the app's, the team is inherited.
     static let feditext = AppDefinition(
         id: "feditext", topic: "com.example.feditext", alert: .localized(key: "apns-default-message"), isDefault: false,

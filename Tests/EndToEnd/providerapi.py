@@ -1,4 +1,4 @@
-"""Helpers for the provider API's end-to-end tests (issue #13): the API
+"""Helpers for the provider API's end-to-end tests: the API
 listener's port, requests with an API key, what the emulator received for a
 token, and a local HTTP server that records what it is sent (the feedback
 hook's receiver)."""
@@ -13,7 +13,7 @@ import time
 
 import relaytest as rt
 
-# Keys are at least 16 bytes (issue #13: API_KEYS).
+# Keys are at least 16 bytes (API_KEYS' rule).
 ALL_APPS_KEY = "all-apps-key-0123456789abcdef"
 LIVE_ONLY_KEY = "live-only-key-0123456789abcdef"
 LIVE_TOPIC = "com.example.app.push-type.liveactivity"  # gorush README's Live Activity example
@@ -21,7 +21,7 @@ LIVE_KEY_ID = "LIVEKEY123"
 TEAM = "TEAMID6789"
 
 
-# The relay's peak RSS after hostile requests (issue #13: "bounded memory"):
+# The relay's peak RSS after hostile requests (bounded memory):
 # a 10 MB body is refused at API_MAX_BODY_BYTES (1 MiB) and nothing decoded
 # grows past it. Sanitizer builds keep shadow memory (test_abuse.py): the
 # bound is scaled for them, never dropped. AddressSanitizer also keeps freed

@@ -1,4 +1,4 @@
-"""The provider API's keys through the relay binary (issue #13): API_KEYS
+"""The provider API's keys through the relay binary: API_KEYS
 and [[api-key]] entries are loaded with the apps, a bad key is one line
 that never shows it, and an API bound off loopback without a key stops
 the relay before it listens (check-config and start-up alike)."""

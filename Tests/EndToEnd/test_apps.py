@@ -1,4 +1,4 @@
-"""Several apps in one relay (issue #12): two apps with client certificates
+"""Several apps in one relay: two apps with client certificates
 of their own and one with a token key scoped per environment, against one
 emulator per APNs environment. Each push reaches the emulator on its own
 app's credential and topic and decrypts byte for byte, through the

@@ -1,5 +1,5 @@
 """One emulator serves a relay with a client certificate and a relay with a
-provider token at once, as one APNs host does (issue #12's proof runs one
+provider token at once, as one APNs host does (the end-to-end tests run one
 emulator per environment for apps of both kinds): each push reaches it on
 its own credential and decrypts byte for byte; a key scoped to the other
 environment is the relay's credential problem, never a 4xx."""

@@ -272,7 +272,7 @@ def test_the_relay_gets_the_real_client_address_the_origin_and_a_kept_alive_conn
     assert session.get(f"https://localhost:{nginx.https_port}/relay-to/_health", timeout=10).text == "OK"
     assert session.get(f"https://127.0.0.1:{nginx.https_port}/push/_health", headers={"X-Forwarded-For": "203.0.113.9"},
                        timeout=10).text == "OK"
-    # HTTP/1.0 without a Host header: nginx puts its server name in, as before.
+    # HTTP/1.0 without a Host header: nginx puts its server name in.
     context = ssl.create_default_context(cafile=os.path.join(certs, "ca.pem"))
     with socket.create_connection(("127.0.0.1", nginx.https_port), timeout=10) as raw:
         with context.wrap_socket(raw, server_hostname="localhost") as tls:
@@ -289,7 +289,7 @@ def test_the_relay_gets_the_real_client_address_the_origin_and_a_kept_alive_conn
     assert "x-real-ip: 127.0.0.1" in first and "x-forwarded-for: 127.0.0.1" in first
     assert not any(line.startswith("connection:") for line in first)
     # The origin the sender addressed, port included, which a restricted
-    # endpoint's VAPID `aud` names (issue #14): Host with its port (nginx's
+    # endpoint's VAPID `aud` names (RFC 8292 §2): Host with its port (nginx's
     # $host would drop it) and the scheme nginx was reached by.
     assert f"host: localhost:{nginx.https_port}" in first, first
     assert "x-forwarded-proto: https" in first
@@ -303,7 +303,7 @@ def test_the_relay_gets_the_real_client_address_the_origin_and_a_kept_alive_conn
 @pytest.mark.parametrize("encoding", ["aesgcm", "aes128gcm"])
 def test_restricted_pushes_through_nginx_on_another_port_name_the_origin_with_its_port(spawn, emulator, front,
                                                                                         certs, encoding):
-    """Issue #14: pywebpush signs `aud` = https://127.0.0.1:<nginx port>; the
+    """pywebpush signs `aud` = https://127.0.0.1:<nginx port>; the
     relay (no PUBLIC_URL) rebuilds that origin from the Host and
     X-Forwarded-Proto nginx passes, so the subscribed key delivers and
     another key is refused."""

@@ -1,4 +1,4 @@
-"""The metatext-apns dialect (issue #12): a real Web Push sender posts to
+"""The metatext-apns dialect: a real Web Push sender posts to
 /push/<token>/<id> and /push/<topic>/<token>/<id>?sandbox=true; the test
 decrypts from i/m/s/k what Metatext, Feditext or Mona would get."""
 

@@ -1,4 +1,4 @@
-"""The provider API (issue #13, "Proof"): gorush's /api/push with its README
+"""The provider API end to end: gorush's /api/push with its README
 examples byte for byte, the APNs-shaped proxy with curl and Apple's example
 request, API keys, hostile JSON, feedback pulled and pushed to a hook. One
 emulator per APNs environment; the emulator's record is the truth about what
@@ -646,7 +646,7 @@ def test_the_hook_receives_each_failed_log_exactly_once_with_its_headers(stack):
 
 def test_with_the_hook_down_pushes_are_not_slower_and_drops_are_counted(spawn, certs):
     production = spawn.emulator("hook-down-emulator")
-    # No key and a loopback API_BIND: everything is allowed (issue #13).
+    # No key and a loopback API_BIND: everything is allowed.
     relay = spawn.relay("hook-down-relay", production.port, API_PORT=0, METRICS_PORT=0,
                         FEEDBACK_HOOK_URL=f"http://127.0.0.1:{api.closed_port()}/feedback", FEEDBACK_HOOK_QUEUE=10,
                         FEEDBACK_HOOK_TIMEOUT=1)

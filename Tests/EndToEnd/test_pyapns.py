@@ -1,4 +1,4 @@
-"""pyapns' XML-RPC interface (issue #13): Python's own xmlrpc.client, a
+"""pyapns' XML-RPC interface: Python's own xmlrpc.client, a
 client not written here, provisions an app with the test certificate's PEM,
 notifies one token and lists of them, reads feedback, and gets pyapns'
 answers and faults (pyapns/server.py); hostile XML never expands, loads or

@@ -1,4 +1,4 @@
-"""Restricted endpoints (issue #14, RFC 8292 §4): an endpoint URL carrying
+"""Restricted endpoints (RFC 8292 §4): an endpoint URL carrying
 ?vapid=<SHA-256 of the Mastodon server's VAPID key> takes pushes signed by
 that key only. A real sender (py_vapid, pywebpush/http_ece) in both
 encodings and both header forms; every refused push reaches no APNs."""

@@ -1,7 +1,7 @@
 import Testing
 @testable import RelayCore
 
-/// Who may use the provider API (issue #13): a request's `Authorization`
+/// Who may use the provider API: a request's `Authorization`
 /// against `API_KEYS` and the apps file's keys.
 @Suite("API keys and a request's Authorization")
 struct APIKeyringTests {

@@ -1,7 +1,7 @@
 import Testing
 @testable import RelayCore
 
-/// The provider API's variables (issue #13): each read into its field,
+/// The provider API's variables: each read into its field,
 /// each refused with a message naming the variable, and never a key.
 @Suite("The provider API's and feedback's variables")
 struct ProviderAPIConfigurationTests {

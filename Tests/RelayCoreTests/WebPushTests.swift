@@ -16,7 +16,7 @@ func relay(_ environment: APNsEnvironment, _ token: String = token64, _ extra: S
                        vapidKeyHash: vapid))
 }
 
-/// A restricted endpoint's `vapid=` (issue #14): 32 bytes (a SHA-256), and
+/// A restricted endpoint's `vapid=`: 32 bytes (a SHA-256), and
 /// its query value, 43 base64url digits.
 let keyHash32: [UInt8] = (0..<32).map { UInt8(truncatingIfNeeded: $0 * 7 + 250) }
 let keyHash43 = base64URLEncode(keyHash32)
@@ -108,7 +108,7 @@ struct WebPushTests {
         RouteCase(method: "POST", target: "/relay-too/production/" + token64, expected: .notFound),
         RouteCase(method: "OPTIONS", target: "*", expected: .notFound),
 
-        // Several apps (issue #12): /relay-to/<app>/<env>/<token>[/extra].
+        // Several apps: /relay-to/<app>/<env>/<token>[/extra].
         RouteCase(method: "POST", target: "/relay-to/feditext/production/" + token64,
                   expected: relay(.production, app: .id("feditext"))),
         RouteCase(method: "POST", target: "/relay-to/toot.beta/development/\(token64)/a%2Fb",
@@ -164,7 +164,7 @@ struct WebPushTests {
         RouteCase(method: "post", target: "/push/\(token64)/42", expected: .methodNotAllowed(allow: "POST")),
         RouteCase(method: "GET", target: "/push", expected: .notFound),
 
-        // Restricted endpoints (issue #14): vapid=<base64url of 32 bytes> on
+        // Restricted endpoints (RFC 8292 §4): vapid=<base64url of 32 bytes> on
         // any relay URL, the last vapid deciding; anything else there is 404.
         RouteCase(method: "POST", target: "/relay-to/production/\(token64)?vapid=\(keyHash43)",
                   expected: relay(.production, vapid: keyHash32)),

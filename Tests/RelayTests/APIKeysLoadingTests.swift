@@ -3,7 +3,7 @@ import Testing
 
 @testable import Relay
 
-/// The provider API's keys as the relay loads them (issue #13): API_KEYS
+/// The provider API's keys as the relay loads them: API_KEYS
 /// and the apps file's entries in one keyring that reloads replace, and the
 /// rule that keeps an API off the network without a key.
 private let variableKey = "variable-key-0123456789", fileKey = "file-key-0123456789abc",

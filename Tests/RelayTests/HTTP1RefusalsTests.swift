@@ -10,8 +10,8 @@ import XMLRPC
 @testable import Relay
 
 /// The refusals a connection makes before a request reaches its handler, in
-/// the listener's dialect: plain text on the Web Push port (today's bytes),
-/// gorush's JSON on the provider API's (issue #13, session 6).
+/// the listener's dialect: plain text on the Web Push port,
+/// gorush's JSON on the provider API's.
 @Suite("Connection refusals in the listener's dialect", .timeLimit(.minutes(1)))
 struct HTTP1RefusalsTests {
     @Test("the Web Push dialect is today's plain text, byte for byte")

@@ -9,7 +9,7 @@ import XMLRPC
 
 @testable import Relay
 
-/// The provider API's handler (issue #13) over a fake sender: keys, the
+/// The provider API's handler over a fake sender: keys, the
 /// gorush answer after every token's outcome, the proxy's APNs-shaped
 /// answers, pyapns' calls, and the feedback list every path fills.
 private struct APIFixture {

@@ -2,7 +2,7 @@ import Testing
 @testable import Relay
 import RelayCore
 
-// The provider API's notification count (issue #13): each outcome's
+// The provider API's notification count: each outcome's
 // `result` label, and the per-loop series cache that keeps the registry's
 // lookup off the hot path.
 

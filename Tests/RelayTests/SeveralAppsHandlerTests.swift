@@ -3,7 +3,7 @@ import Testing
 
 @testable import Relay
 
-/// Three apps behind one handler (issue #12): which credential and topic a
+/// Three apps behind one handler: which credential and topic a
 /// push goes out with, what a URL leads nowhere gets, and each app's health.
 private struct AppsFixture {
     static let beta = CredentialID(2)

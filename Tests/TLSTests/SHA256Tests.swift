@@ -20,7 +20,7 @@ struct SHA256Tests {
         #expect(ES256Tests.hex(SHA256.hash(Array(message.utf8))[...]) == digest)
     }
 
-    /// What a restricted endpoint's `vapid=` carries (issue #14): the hash of
+    /// What a restricted endpoint's `vapid=` carries: the hash of
     /// a VAPID key py_vapid 1.9.6 made (ES256PointTests.pyVapid), checked
     /// against Python's hashlib.
     @Test("the hash of a VAPID key is the one Python computes")

@@ -309,7 +309,7 @@ struct TLSConnectionTests {
     }
 
     /// An APNs host serves certificate-based and token-based providers
-    /// alike (issue #12): it asks for a certificate without requiring one.
+    /// alike: it asks for a certificate without requiring one.
     @Test("a server that requests but does not require client certificates", arguments: [
         (nil, true, false),
         (TestCertificates.clientP12, true, true),

@@ -31,7 +31,7 @@ enum P256Key {
     /// point on the curve but infinity has the group's order (SP 800-56A
     /// rev. 3 §5.6.2.3.3). EVP_PKEY_public_check_quick would check the same
     /// again for about 10 µs, twice the whole import, and the relay may read
-    /// a key per restricted push (issue #14); EVP_PKEY_fromdata with the
+    /// a key per restricted push; EVP_PKEY_fromdata with the
     /// group's name builds the curve anew for every key (about 17 µs).
     static func readPublic(uncompressedPoint point: [UInt8]) throws(CredentialError) -> OpaquePointer {
         guard point.count == uncompressedPointLength else {
