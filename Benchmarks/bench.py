@@ -186,8 +186,7 @@ def vapid_environment(port):
     return {"VAPID_KEY": b64url(point), "VAPID_JWT_FILE": path, "VAPID_HASH": b64url(hashlib.sha256(point).digest())}
 
 
-def run_wrk(port, connections, duration, timeout, env=None, script=LUA):
-    threads = 2
+def run_wrk(port, connections, duration, timeout, env=None, script=LUA, threads=2):
     argv = ["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{duration}s", "--timeout", f"{timeout}s",
             "-s", script, f"http://127.0.0.1:{port}/"]
     completed = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
