@@ -236,8 +236,19 @@ def main():
     os.makedirs(bench.WORK, exist_ok=True)
     subprocess.run([os.path.join(bench.ROOT, "scripts", "make-test-certs"), bench.CERTS], check=True,
                    timeout=TOOL_LIMIT)
-    commit = subprocess.run(["git", "-C", bench.ROOT, "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE,
-                            text=True, timeout=TOOL_LIMIT).stdout.strip()
+    def git(*arguments):
+        return subprocess.run(["git", "-C", bench.ROOT, *arguments], stdout=subprocess.PIPE, text=True,
+                              timeout=TOOL_LIMIT).stdout.strip()
+
+    # The relay's code: the last commit that changed it, and whether the tree
+    # changes it further (commits to Benchmarks/ or docs do not).
+    code = ("Sources", "Package.swift", "Package.resolved")
+    commit = git("rev-parse", "--short", "HEAD")
+    code_commit = git("log", "-1", "--format=%h", "--", *code)
+    if code_commit != commit:
+        commit += f" (code as of {code_commit})"
+    if git("status", "--porcelain", "--untracked-files=no", "--", *code):
+        commit += " with local changes"
     valgrind = subprocess.run(["valgrind", "--version"], stdout=subprocess.PIPE, text=True,
                               timeout=TOOL_LIMIT).stdout.strip()
     # The commit names the binaries only when they were built in this tree.
