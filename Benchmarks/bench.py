@@ -45,7 +45,8 @@ RELAY_VARIABLES = (
     "HEADER_TIMEOUT BODY_TIMEOUT KEEPALIVE_TIMEOUT MAX_CONNECTIONS MAX_IN_FLIGHT APNS_CONNECT_TIMEOUT APNS_TIMEOUT "
     "APNS_PING_INTERVAL APNS_PING_TIMEOUT APNS_MAX_CONNECTIONS SHUTDOWN_GRACE THREADS LOG_LEVEL REUSE_PORT "
     "APPS_FILE API_PORT API_BIND API_KEYS API_MAX_BODY_BYTES API_MAX_NOTIFICATIONS API_MAX_TOKENS API_PROVISION_DIR "
-    "FEEDBACK_MAX FEEDBACK_HOOK_URL FEEDBACK_HOOK_HEADERS FEEDBACK_HOOK_QUEUE FEEDBACK_HOOK_TIMEOUT").split()
+    "FEEDBACK_MAX FEEDBACK_HOOK_URL FEEDBACK_HOOK_HEADERS FEEDBACK_HOOK_QUEUE FEEDBACK_HOOK_TIMEOUT "
+    "APNS_IDLE_TIMEOUT METRICS_PORT METRICS_BIND PUBLIC_URL").split()
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
 
@@ -185,8 +186,7 @@ def vapid_environment(port):
     return {"VAPID_KEY": b64url(point), "VAPID_JWT_FILE": path, "VAPID_HASH": b64url(hashlib.sha256(point).digest())}
 
 
-def run_wrk(port, connections, duration, timeout, env=None, script=LUA):
-    threads = 2
+def run_wrk(port, connections, duration, timeout, env=None, script=LUA, threads=2):
     argv = ["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{duration}s", "--timeout", f"{timeout}s",
             "-s", script, f"http://127.0.0.1:{port}/"]
     completed = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
