@@ -1,0 +1,86 @@
+import Dispatch
+import EventLoop
+import Glibc
+import HTTP2
+import RelayCore
+import Locking
+import Synchronization
+import TLS
+
+/// Shared by the loop threads: configuration, counters, behaviour, records.
+final class EmulatorState: Sendable {
+    let configuration: APNsEmulatorConfiguration
+    let tlsContext: TLSContext
+    /// Token authentication's keys (empty without it).
+    let providerKeys: [LoadedProviderKey]
+
+    let received = Atomic<Int>(0)
+    let accepted = Atomic<Int>(0)
+    let rejected = Atomic<Int>(0)
+    let unanswered = Atomic<Int>(0)
+    let resetStreams = Atomic<Int>(0)
+    let droppedConnections = Atomic<Int>(0)
+    let duplicates = Atomic<Int>(0)
+    let connections = Atomic<Int>(0)
+    let openConnections = Atomic<Int>(0)
+    let handshakeFailures = Atomic<Int>(0)
+
+    /// The behaviour and a version the loops compare against their cached
+    /// copy, so the hot path reads one atomic instead of taking a lock.
+    let behavior: Locked<APNsEmulatorBehavior>
+    let behaviorVersion = Atomic<UInt64>(0)
+    /// Requests left for a counted forced action.
+    let forcedRemaining = Atomic<Int>(0)
+
+    /// apns-ids answered 200 (client-chosen ones only: generated ids are unique).
+    let ledger = Locked<Set<UUIDKey>>([])
+    let records = Locked<[ReceivedNotification]>([])
+    let observer = Locked<(@Sendable (ReceivedNotification) -> Void)?>(nil)
+    let hasObserver = Atomic<Bool>(false)
+
+    init(configuration: APNsEmulatorConfiguration) throws(APNsEmulatorError) {
+        self.configuration = configuration
+        guard configuration.threads >= 1 else { throw .invalidConfiguration("threads must be at least 1") }
+        let identity: TLSIdentity
+        do {
+            identity = try TLSIdentity.pem(certificateFile: configuration.certificateFile,
+                                           privateKeyFile: configuration.privateKeyFile)
+        } catch { throw .credentials(error) }
+        var clientCAFile: String?
+        var keys: [LoadedProviderKey] = []
+        switch configuration.authentication {
+        case .clientCertificate(let caFile): clientCAFile = caFile
+        case .providerKeys(let configured): keys = try LoadedProviderKey.load(configured)
+        case .clientCertificateOrProviderKeys(let caFile, let configured):
+            clientCAFile = caFile
+            keys = try LoadedProviderKey.load(configured)
+        case .none: break
+        }
+        do {
+            tlsContext = try TLSContext.server(identity: identity, alpn: ["h2"], clientCAFile: clientCAFile,
+                                               requireClientCertificate: keys.isEmpty)
+        } catch { throw .tls(error) }
+        providerKeys = keys
+        behavior = Locked(configuration.behavior)
+        forcedRemaining.store(configuration.behavior.forcedCount ?? 0, ordering: .relaxed)
+    }
+
+    /// Claims one use of a counted forced action; always true when uncounted.
+    func claimForced(_ behavior: APNsEmulatorBehavior) -> Bool {
+        guard behavior.forcedCount != nil else { return true }
+        var current = forcedRemaining.load(ordering: .relaxed)
+        while current > 0 {
+            let (exchanged, original) = forcedRemaining.compareExchange(
+                expected: current, desired: current - 1, ordering: .relaxed)
+            if exchanged { return true }
+            current = original
+        }
+        return false
+    }
+
+    func log(_ message: String) {
+        guard configuration.log else { return }
+        var line = Array("apns-emulator: \(message)\n".utf8)
+        _ = line.withUnsafeMutableBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+    }
+}
