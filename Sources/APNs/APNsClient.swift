@@ -138,16 +138,16 @@ public final class APNsClient: NotificationSender {
 
     /// `NotificationSender`: the outcome only.
     public func send(_ notification: APNsNotification, completion: @escaping (DeliveryOutcome) -> Void) {
-        send(PendingRequest(notification: notification, completion: .outcome(completion)))
+        send(PooledNotification(notification: notification, completion: { completion($0.outcome) }))
     }
 
     /// The outcome and, for 410, APNs' timestamp. `deliveryCompletion` runs
     /// exactly once, on the loop thread, never inside this call.
     public func send(_ notification: APNsNotification, deliveryCompletion: @escaping (APNsDelivery) -> Void) {
-        send(PendingRequest(notification: notification, completion: deliveryCompletion))
+        send(PooledNotification(notification: notification, completion: deliveryCompletion))
     }
 
-    private func send(_ request: PendingRequest) {
+    private func send(_ request: PooledNotification) {
         let key = PoolKey(credential: request.notification.credential, environment: request.notification.environment)
         if let last = lastPool, last.key == key { return last.pool.send(request) }
         if let pool = pools[key] {

@@ -84,7 +84,7 @@ final class APNsPool: APNsConnectionOwner {
 
     // MARK: Sending
 
-    func send(_ request: PendingRequest) {
+    func send(_ request: PooledNotification) {
         counters.sent += 1
         lastSend = loop.now
         if isShuttingDown { return failLater(request, .allConnectionsDown) }
@@ -109,13 +109,13 @@ final class APNsPool: APNsConnectionOwner {
     }
 
     /// `completion` must never run inside `send`: the next loop pass.
-    private func failLater(_ request: PendingRequest, _ outcome: DeliveryOutcome) {
+    private func failLater(_ request: PooledNotification, _ outcome: DeliveryOutcome) {
         loop.schedule(after: .zero) { [weak self] in
             self?.finish(request, APNsDelivery(outcome: outcome))
         }
     }
 
-    private func trackAnswerDeadline(_ request: PendingRequest) {
+    private func trackAnswerDeadline(_ request: PooledNotification) {
         // Measured from `send`: the relay must answer before Mastodon gives up.
         let (deadline, overflow) = loop.now.addingReportingOverflow(answerTimeoutNanoseconds)
         request.answerDeadline = overflow ? .max : deadline
@@ -142,7 +142,7 @@ final class APNsPool: APNsConnectionOwner {
         if deadlineTimer == nil, let first = deadlines.first { armDeadlineTimer(at: first.answerDeadline) }
     }
 
-    private func answerTimedOut(_ request: PendingRequest) {
+    private func answerTimedOut(_ request: PooledNotification) {
         switch request.phase {
         case .queued:
             queuedCount -= 1
@@ -157,7 +157,7 @@ final class APNsPool: APNsConnectionOwner {
         finish(request, APNsDelivery(outcome: .answerTimedOut))
     }
 
-    private func finish(_ request: PendingRequest, _ delivery: APNsDelivery) {
+    private func finish(_ request: PooledNotification, _ delivery: APNsDelivery) {
         guard !request.isCompleted else { return }
         request.isCompleted = true
         request.phase = .finished
@@ -182,7 +182,7 @@ final class APNsPool: APNsConnectionOwner {
         connections.contains { $0.state < .draining }
     }
 
-    private func connection(taking request: PendingRequest) -> APNsConnection? {
+    private func connection(taking request: PooledNotification) -> APNsConnection? {
         let bodyBytes = request.notification.payload.count
         for connection in connections where connection.canTake(bodyBytes: bodyBytes) {
             return connection
@@ -283,13 +283,13 @@ final class APNsPool: APNsConnectionOwner {
         counters.pingsSent += 1
     }
 
-    func connection(_ connection: APNsConnection, finished request: PendingRequest, with delivery: APNsDelivery) {
+    func connection(_ connection: APNsConnection, finished request: PooledNotification, with delivery: APNsDelivery) {
         guard !request.isCompleted else { return }
         inFlightCount -= 1
         finish(request, delivery)
     }
 
-    func connection(_ connection: APNsConnection, returnedUnprocessed requests: [PendingRequest]) {
+    func connection(_ connection: APNsConnection, returnedUnprocessed requests: [PooledNotification]) {
         for request in requests where !request.isCompleted {
             inFlightCount -= 1
             request.resendCount += 1

@@ -356,7 +356,7 @@ struct APNsPoolTests {
     @Test("answer deadlines: first in, first out; finished requests leave holes that are skipped and released")
     func answerDeadlines() throws {
         var deadlines = AnswerDeadlines()
-        let requests = try (0..<3000).map { PendingRequest(notification: try Fixtures.notification(token: Fixtures.deviceToken($0))) { _ in } }
+        let requests = try (0..<3000).map { PooledNotification(notification: try Fixtures.notification(token: Fixtures.deviceToken($0))) { _ in } }
         #expect(deadlines.first == nil && deadlines.isEmpty)
         for request in requests { deadlines.append(request) }
         #expect(deadlines.count == 3000)
@@ -392,7 +392,7 @@ struct APNsPoolTests {
     @Test("the request queue is first in, first out and skips finished entries")
     func requestQueue() throws {
         var queue = RequestQueue()
-        let requests = try (0..<3000).map { PendingRequest(notification: try Fixtures.notification(token: Fixtures.deviceToken($0))) { _ in } }
+        let requests = try (0..<3000).map { PooledNotification(notification: try Fixtures.notification(token: Fixtures.deviceToken($0))) { _ in } }
         for request in requests { queue.append(request) }
         requests[1].phase = .finished
         #expect(queue.popFirst() === requests[0])
