@@ -181,11 +181,12 @@ public final class APNsClient: NotificationSender {
             tlsContext: credential.tlsContext, tokenProvider: credential.tokenProvider,
             connectTimeout: configuration.connectTimeout, pingInterval: configuration.pingInterval,
             pingTimeout: configuration.pingTimeout, wallClock: configuration.wallClock)
-        let limits = APNsPoolLimits(
+        let limits = APNsPoolMachine.Limits(
             maxConnections: max(1, configuration.maxConnectionsPerEnvironment),
             maxQueued: max(0, configuration.maxQueuedPerEnvironment),
-            answerTimeout: configuration.answerTimeout,
-            backoffBase: configuration.backoffBase, backoffCap: configuration.backoffCap)
+            answerTimeout: configuration.answerTimeout.saturatingNanoseconds,
+            backoffBase: configuration.backoffBase.saturatingNanoseconds,
+            backoffCap: configuration.backoffCap.saturatingNanoseconds)
         let pool = APNsPool(environment: key.environment, loop: loop, endpoint: endpoint, limits: limits)
         let environment = key.environment
         pool.onCredentialRejection = { [weak self] status, reason in

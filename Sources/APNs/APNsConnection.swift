@@ -233,7 +233,7 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
     // MARK: Requests
 
     enum SubmitResult: Equatable {
-        case submitted
+        case submitted(streamID: Int32)
         /// The session takes no new stream (GOAWAY raced in): try elsewhere.
         case refused
         /// The request itself cannot go over HTTP/2 (a header it forbids):
@@ -260,12 +260,11 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
             if case .invalidUse(let reason) = error { return .unsendable(reason) }
             return .refused
         }
-        request.phase = .inFlight(self, streamID)
         request.earliestWireOffset = nil
         streams[streamID] = request
         unserialized.append(request)
         scheduleFlush()
-        return .submitted
+        return .submitted(streamID: streamID)
     }
 
     /// The answer timeout fired: reset the stream; a late answer is ignored.

@@ -6,11 +6,11 @@ import RelayCore
 /// back, the answer so far). Owned by the pool; a connection holds it while
 /// its stream is open.
 final class PooledNotification {
-    enum Phase {
+    enum Phase: Equatable {
         /// Waiting in the pool (never handed to a session, or handed back).
         case queued
-        /// Handed to a session as `streamID`.
-        case inFlight(APNsConnection, Int32)
+        /// Handed to the session of `connection` as `streamID`.
+        case inFlight(APNsPoolMachine.ConnectionID, streamID: Int32)
         case finished
     }
 

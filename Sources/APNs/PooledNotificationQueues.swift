@@ -25,6 +25,15 @@ struct RequestQueue {
         _ = peekFirst()
         return requests.popFirst()
     }
+
+    /// Puts `request` before every other (a submit the session refused).
+    /// Rare: the queue is copied, finished entries dropped on the way.
+    mutating func putBackFirst(_ request: PooledNotification) {
+        var front = RequestQueue()
+        front.append(request)
+        while let other = popFirst() { front.append(other) }
+        self = front
+    }
 }
 
 /// The answer deadlines of a pool's requests, in `send` order. Every request
