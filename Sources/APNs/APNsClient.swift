@@ -1,7 +1,6 @@
 import EventLoop
 import Glibc
 import RelayCore
-import TLS
 
 /// Everything an `APNsClient` needs; one value can serve every loop.
 public struct APNsClientConfiguration: Sendable {
@@ -38,14 +37,6 @@ public struct APNsClientConfiguration: Sendable {
         self.credentials = credentials
     }
 
-    /// One credential (`CredentialID.primary`) with its context made.
-    public init(productionHost: HostAndPort, developmentHost: HostAndPort, tlsContext: TLSContext,
-                tokenProvider: APNsTokenProvider? = nil) {
-        self.init(productionHost: productionHost, developmentHost: developmentHost,
-                  credentials: APNsCredentialCatalog(
-                      primary: APNsEndpointCredential(tlsContext: tlsContext, tokenProvider: tokenProvider)))
-    }
-
     /// Hosts, timeouts and limits from the relay's configuration.
     public init(_ configuration: Configuration, credentials: APNsCredentialCatalog) {
         self.init(productionHost: configuration.productionHost, developmentHost: configuration.developmentHost,
@@ -57,12 +48,6 @@ public struct APNsClientConfiguration: Sendable {
         maxConnectionsPerEnvironment = configuration.apnsMaxConnections
         maxQueuedPerEnvironment = configuration.maxInFlight
         idleTimeout = configuration.apnsIdleTimeout
-    }
-
-    /// The same, with one credential (`CredentialID.primary`) whose context is made.
-    public init(_ configuration: Configuration, tlsContext: TLSContext, credentials: APNsCredentials) {
-        self.init(configuration, credentials: APNsCredentialCatalog(
-            primary: APNsEndpointCredential(tlsContext: tlsContext, tokenProvider: credentials.tokenProvider)))
     }
 
     public func host(for environment: APNsEnvironment) -> HostAndPort {
@@ -187,7 +172,7 @@ public final class APNsClient: NotificationSender {
             answerTimeout: configuration.answerTimeout.saturatingNanoseconds,
             backoffBase: configuration.backoffBase.saturatingNanoseconds,
             backoffCap: configuration.backoffCap.saturatingNanoseconds)
-        let pool = APNsPool(environment: key.environment, loop: loop, endpoint: endpoint, limits: limits)
+        let pool = APNsPool(loop: loop, endpoint: endpoint, limits: limits)
         let environment = key.environment
         pool.onCredentialRejection = { [weak self] status, reason in
             guard let self else { return }
@@ -279,13 +264,5 @@ public final class APNsClient: NotificationSender {
             lastCredentialRejection: lastCredentialRejection, credentialsRejected: rejected,
             lastConnectFailure: connectFailure ?? lastConnectFailure,
             lastConnectionLoss: connectionLoss ?? lastConnectionLoss)
-    }
-
-    /// Open pools (credential and environment pairs) on this loop.
-    public var poolCount: Int { pools.count }
-
-    /// The open pool of one credential and environment, if any.
-    func existingPool(_ environment: APNsEnvironment, credential: CredentialID = .primary) -> APNsPool? {
-        pools[PoolKey(credential: credential, environment: environment)]
     }
 }

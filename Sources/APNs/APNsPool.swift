@@ -7,7 +7,6 @@ import RelayCore
 /// `APNsConnectionMachine`. Here: the connections themselves, the loop's
 /// timers, the completions, and the counts `APNsClient.status` reports.
 final class APNsPool: APNsConnectionOwner {
-    let environment: APNsEnvironment
     private let loop: EventLoop
     private let endpoint: APNsEndpoint
     /// APNs answered 403 (credentials refused): status, reason.
@@ -53,8 +52,7 @@ final class APNsPool: APNsConnectionOwner {
     /// Requests on a stream, waiting for the answer.
     var inFlightCount: Int { machine.inFlightCount }
 
-    init(environment: APNsEnvironment, loop: EventLoop, endpoint: APNsEndpoint, limits: APNsPoolMachine.Limits) {
-        self.environment = environment
+    init(loop: EventLoop, endpoint: APNsEndpoint, limits: APNsPoolMachine.Limits) {
         self.loop = loop
         self.endpoint = endpoint
         machine = APNsPoolMachine(limits: limits)

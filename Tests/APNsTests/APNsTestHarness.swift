@@ -51,7 +51,8 @@ enum Fixtures {
                               host: String = "127.0.0.1") -> APNsClientConfiguration {
         var configuration = APNsClientConfiguration(
             productionHost: HostAndPort(host: host, port: port), developmentHost: HostAndPort(host: host, port: port),
-            tlsContext: context, tokenProvider: tokenProvider)
+            credentials: APNsCredentialCatalog(
+                primary: APNsEndpointCredential(tlsContext: context, tokenProvider: tokenProvider)))
         configuration.connectTimeout = .seconds(5)
         configuration.answerTimeout = .seconds(10)
         configuration.backoffBase = .milliseconds(50)
