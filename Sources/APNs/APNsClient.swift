@@ -1,7 +1,6 @@
 import EventLoop
 import Glibc
 import RelayCore
-import TLS
 
 /// Everything an `APNsClient` needs; one value can serve every loop.
 public struct APNsClientConfiguration: Sendable {
@@ -38,14 +37,6 @@ public struct APNsClientConfiguration: Sendable {
         self.credentials = credentials
     }
 
-    /// One credential (`CredentialID.primary`) with its context made.
-    public init(productionHost: HostAndPort, developmentHost: HostAndPort, tlsContext: TLSContext,
-                tokenProvider: APNsTokenProvider? = nil) {
-        self.init(productionHost: productionHost, developmentHost: developmentHost,
-                  credentials: APNsCredentialCatalog(
-                      primary: APNsEndpointCredential(tlsContext: tlsContext, tokenProvider: tokenProvider)))
-    }
-
     /// Hosts, timeouts and limits from the relay's configuration.
     public init(_ configuration: Configuration, credentials: APNsCredentialCatalog) {
         self.init(productionHost: configuration.productionHost, developmentHost: configuration.developmentHost,
@@ -57,12 +48,6 @@ public struct APNsClientConfiguration: Sendable {
         maxConnectionsPerEnvironment = configuration.apnsMaxConnections
         maxQueuedPerEnvironment = configuration.maxInFlight
         idleTimeout = configuration.apnsIdleTimeout
-    }
-
-    /// The same, with one credential (`CredentialID.primary`) whose context is made.
-    public init(_ configuration: Configuration, tlsContext: TLSContext, credentials: APNsCredentials) {
-        self.init(configuration, credentials: APNsCredentialCatalog(
-            primary: APNsEndpointCredential(tlsContext: tlsContext, tokenProvider: credentials.tokenProvider)))
     }
 
     public func host(for environment: APNsEnvironment) -> HostAndPort {
@@ -140,10 +125,10 @@ public final class APNsClient: NotificationSender {
     /// `completion` runs exactly once, on the loop thread, never inside
     /// this call.
     public func send(_ notification: APNsNotification, completion: @escaping (APNsDelivery) -> Void) {
-        send(PendingRequest(notification: notification, completion: completion))
+        send(PooledNotification(notification: notification, completion: completion))
     }
 
-    private func send(_ request: PendingRequest) {
+    private func send(_ request: PooledNotification) {
         let key = PoolKey(credential: request.notification.credential, environment: request.notification.environment)
         if let last = lastPool, last.key == key { return last.pool.send(request) }
         if let pool = pools[key] {
@@ -177,12 +162,13 @@ public final class APNsClient: NotificationSender {
             tlsContext: credential.tlsContext, tokenProvider: credential.tokenProvider,
             connectTimeout: configuration.connectTimeout, pingInterval: configuration.pingInterval,
             pingTimeout: configuration.pingTimeout, wallClock: configuration.wallClock)
-        let limits = APNsPoolLimits(
+        let limits = APNsPoolMachine.Limits(
             maxConnections: max(1, configuration.maxConnectionsPerEnvironment),
             maxQueued: max(0, configuration.maxQueuedPerEnvironment),
-            answerTimeout: configuration.answerTimeout,
-            backoffBase: configuration.backoffBase, backoffCap: configuration.backoffCap)
-        let pool = APNsPool(environment: key.environment, loop: loop, endpoint: endpoint, limits: limits)
+            answerTimeout: configuration.answerTimeout.saturatingNanoseconds,
+            backoffBase: configuration.backoffBase.saturatingNanoseconds,
+            backoffCap: configuration.backoffCap.saturatingNanoseconds)
+        let pool = APNsPool(loop: loop, endpoint: endpoint, limits: limits)
         let environment = key.environment
         pool.onCredentialRejection = { [weak self] status, reason in
             guard let self else { return }
@@ -274,13 +260,5 @@ public final class APNsClient: NotificationSender {
             lastCredentialRejection: lastCredentialRejection, credentialsRejected: rejected,
             lastConnectFailure: connectFailure ?? lastConnectFailure,
             lastConnectionLoss: connectionLoss ?? lastConnectionLoss)
-    }
-
-    /// Open pools (credential and environment pairs) on this loop.
-    public var poolCount: Int { pools.count }
-
-    /// The open pool of one credential and environment, if any.
-    func existingPool(_ environment: APNsEnvironment, credential: CredentialID = .primary) -> APNsPool? {
-        pools[PoolKey(credential: credential, environment: environment)]
     }
 }

@@ -10,7 +10,7 @@ import TLS
 // (socket, TLS, session, open streams, results gathered for the owner); the
 // pieces that stand alone live elsewhere: the lifecycle decisions in
 // APNsConnectionMachine, the byte pump in HTTP2Transport, the request and its
-// fields in PendingRequest and APNsRequestFields, the answer mapping in
+// fields in PooledNotification and APNsRequestFields, the answer mapping in
 // APNsResponse.
 
 /// One HTTP/2 connection to APNs: moves bytes between the socket, OpenSSL and
@@ -26,7 +26,7 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
     private var tls: TLSConnection?
     private var session: HTTP2ClientSession?
     /// Requests on this connection by stream id.
-    private var streams: [Int32: PendingRequest] = [:]
+    private var streams: [Int32: PooledNotification] = [:]
 
     /// Frames between nghttp2 and OpenSSL, and the count of bytes OpenSSL
     /// accepted (what the server can have seen). Beyond 256 KiB pending,
@@ -41,7 +41,7 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
     var scheduledPasses: ZeroDelayPasses = []
     /// Submitted since frames were last taken from the session: the next
     /// frames taken carry them.
-    private var unserialized: [PendingRequest] = []
+    private var unserialized: [PooledNotification] = []
     /// OpenSSL asked for writability to finish a read (TLS 1.3 key update).
     private var readWantsWrite = false
     /// The events epoll watches for the socket; nil while not registered.
@@ -59,11 +59,11 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
     /// Answers and returns gathered during `receive` (nghttp2 callbacks) and
     /// handed to the owner after it returns, so the owner's code never runs
     /// inside nghttp2.
-    private var finishedRequests: [(PendingRequest, APNsDelivery)] = []
+    private var finishedRequests: [(PooledNotification, APNsDelivery)] = []
     /// `finishedRequests`' other buffer: the two take turns, so handing a
     /// batch over allocates nothing.
-    private var spareFinishedRequests: [(PendingRequest, APNsDelivery)] = []
-    private var unprocessedRequests: [PendingRequest] = []
+    private var spareFinishedRequests: [(PooledNotification, APNsDelivery)] = []
+    private var unprocessedRequests: [PooledNotification] = []
     /// Since the last hand-over: the server's SETTINGS, a closed stream or a
     /// WINDOW_UPDATE may have made room for new requests.
     private var capacityChanged = false
@@ -233,7 +233,7 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
     // MARK: Requests
 
     enum SubmitResult: Equatable {
-        case submitted
+        case submitted(streamID: Int32)
         /// The session takes no new stream (GOAWAY raced in): try elsewhere.
         case refused
         /// The request itself cannot go over HTTP/2 (a header it forbids):
@@ -242,7 +242,7 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
     }
 
     /// Hands `request` to the session.
-    func submit(_ request: PendingRequest) -> SubmitResult {
+    func submit(_ request: PooledNotification) -> SubmitResult {
         guard machine.state == .ready, let session else { return .refused }
         var authorization: String?
         if let provider = endpoint.tokenProvider {
@@ -260,12 +260,11 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
             if case .invalidUse(let reason) = error { return .unsendable(reason) }
             return .refused
         }
-        request.phase = .inFlight(self, streamID)
         request.earliestWireOffset = nil
         streams[streamID] = request
         unserialized.append(request)
         scheduleFlush()
-        return .submitted
+        return .submitted(streamID: streamID)
     }
 
     /// The answer timeout fired: reset the stream; a late answer is ignored.

@@ -8,10 +8,10 @@ protocol APNsConnectionOwner: AnyObject {
     /// The server sent GOAWAY: no new stream goes to this connection.
     func connectionIsDraining(_ connection: APNsConnection)
     /// A request ended (answer or stream failure).
-    func connection(_ connection: APNsConnection, finished request: PendingRequest, with delivery: APNsDelivery)
+    func connection(_ connection: APNsConnection, finished request: PooledNotification, with delivery: APNsDelivery)
     /// The server provably never processed `requests` (REFUSED_STREAM, above
     /// GOAWAY's last-stream-id): send them again elsewhere.
-    func connection(_ connection: APNsConnection, returnedUnprocessed requests: [PendingRequest])
+    func connection(_ connection: APNsConnection, returnedUnprocessed requests: [PooledNotification])
     /// An idle connection sent a PING (RFC 9113 §6.7) to check the peer.
     func connectionSentPing(_ connection: APNsConnection)
     /// The connection is closed; `failure` nil for an orderly close. Its

@@ -36,38 +36,6 @@ public enum APNsAuthentication: Sendable {
     case token(APNsTokenProvider)
 }
 
-/// Loaded, validated credentials and the topic they imply.
-public struct APNsCredentials: Sendable {
-    public let authentication: APNsAuthentication
-    /// `apns-topic`: `TOPIC`, else the certificate's UID, else the default.
-    public let topic: String
-    /// One log-safe line: kind, subject or key id, expiry, topic. No secrets.
-    public let logDescription: String
-
-    /// The identity to put in the TLS context (nil with token auth).
-    public var tlsIdentity: TLSIdentity? {
-        if case .certificate(let identity) = authentication { return identity }
-        return nil
-    }
-
-    /// The token provider (nil with certificate auth).
-    public var tokenProvider: APNsTokenProvider? {
-        if case .token(let provider) = authentication { return provider }
-        return nil
-    }
-
-    /// The client TLS context for these credentials: TLS ≥ 1.2, ALPN `h2`,
-    /// `caFile` (PEM) or the system roots, the certificate when there is one.
-    /// Make one per process and share it.
-    public func makeTLSContext(caFile: String?) throws(APNsStartupError) -> TLSContext {
-        do {
-            return try TLSContext.client(trustedRootsFile: caFile, identity: tlsIdentity, alpn: ["h2"])
-        } catch {
-            throw .tls(error)
-        }
-    }
-}
-
 /// Where each part of a credential came from, as errors name it: the
 /// environment variables, or a key of an app in the apps file.
 public struct CredentialNames: Sendable, Equatable {
@@ -162,19 +130,6 @@ private func certificateCredential(_ spec: CredentialSpec, bytes: [UInt8], passw
         authentication: .certificate(identity), fingerprint: CredentialFingerprint(spec: spec, contents: bytes),
         certificateUID: identity.subjectUID, notAfter: identity.notAfter,
         summary: "certificate auth (\(subject), expires \(certificateDayText(identity.notAfter)))")
-}
-
-/// Loads the APNs credentials `configuration` selects, in webpush-apn-relay's
-/// precedence (token auth, then `P12_BASE64`, then `P12_FILENAME`), and checks
-/// them now so a bad credential stops startup with one clear line.
-///
-/// - Parameter now: unix seconds, for certificate validity and the first JWT.
-public func loadCredentials(_ configuration: Configuration, now: Int) throws(APNsStartupError) -> APNsCredentials {
-    let loaded = try loadCredential(configuration.credentialSpec, now: now)
-    let topic = configuration.effectiveTopic(certificateUID: loaded.certificateUID)
-    let topicOrigin = configuration.topic != nil ? "TOPIC" : loaded.certificateUID != nil ? "certificate UID" : "default"
-    return APNsCredentials(authentication: loaded.authentication, topic: topic,
-                           logDescription: "\(loaded.summary), topic \(topic) (from \(topicOrigin))")
 }
 
 /// P12_BASE64 as `base64` writes it: standard or url alphabet, padding

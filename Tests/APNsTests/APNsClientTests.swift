@@ -77,15 +77,18 @@ struct APNsClientTests {
             "P12_FILENAME": Fixtures.path(TestCertificates.clientP12Legacy), "P12_PASSWORD": TestCertificates.p12Password,
             "CA_FILENAME": Fixtures.path(TestCertificates.caCertificate),
         ])
-        let credentials = try loadCredentials(configuration, now: Int(time(nil)))
-        #expect(credentials.topic == TestCertificates.bundleID)
+        // As the daemon does: the credential, its topic, a catalog holding it.
+        let credential = try loadCredential(configuration.credentialSpec, now: Int(time(nil)))
+        let topic = configuration.effectiveTopic(certificateUID: credential.certificateUID)
+        #expect(topic == TestCertificates.bundleID)
         let emulator = try Fixtures.certificateEmulator(record: true)
         defer { emulator.stop() }
-        let context = try credentials.makeTLSContext(caFile: configuration.caFile)
-        var clientConfiguration = APNsClientConfiguration(configuration, tlsContext: context, credentials: credentials)
+        let catalog = APNsCredentialCatalog(caFile: configuration.caFile)
+        catalog.add(.primary, credential.authentication)
+        var clientConfiguration = APNsClientConfiguration(configuration, credentials: catalog)
         clientConfiguration.developmentHost = HostAndPort(host: "127.0.0.1", port: emulator.port)
         let client = try LoopClient(clientConfiguration)
-        let notification = try Fixtures.notification(token: Fixtures.deviceToken(1), topic: credentials.topic)
+        let notification = try Fixtures.notification(token: Fixtures.deviceToken(1), topic: topic)
         let results = try client.send([notification])
         #expect(results.outcomes == [.apns(status: 200, reason: nil, apnsID: notification.apnsID)])
         #expect(emulator.receivedNotifications().first?.topic == TestCertificates.bundleID)

@@ -403,10 +403,23 @@ extension APNsConnectionTests {
         let emulator = try Fixtures.certificateEmulator(
             behavior: APNsEmulatorBehavior(maxConcurrentStreams: 100, goAwayAfterStreams: 2), record: true)
         defer { emulator.stop() }
-        let client = try APNsPoolTests.client(emulator) { $0.maxConnectionsPerEnvironment = 1 }
-        // One connection up, one of its two streams used.
-        let warmUp = try client.send(Fixtures.notifications(count: 1)).outcomes
-        #expect(warmUp.allSatisfy { $0.isAccepted })
+        // One connection driven by hand (what a pool would do is the
+        // machine's): the test makes it write at the moment it chooses.
+        let thread = try EventLoopThread(name: "apns-conn-test")
+        defer { thread.stopAndJoin() }
+        let loop = thread.loop
+        let endpoint = try Fixtures.endpoint(port: emulator.port)
+        let owner = RecordingOwner()
+        let connection = onLoop(loop) { () -> APNsConnection in
+            let connection = APNsConnection(loop: loop, endpoint: endpoint, owner: owner)
+            connection.start()
+            return connection
+        }
+        #expect(eventually { onLoop(loop) { connection.state == .ready } })
+        // One of the connection's two streams used.
+        let warmUp = try Fixtures.notification(token: Fixtures.deviceToken(0))
+        #expect(onLoop(loop) { connection.submit(PooledNotification(notification: warmUp) { _ in }) } == .submitted(streamID: 1))
+        #expect(eventually { onLoop(loop) { owner.finished.count == 1 } })
         // The second request makes the emulator answer, send GOAWAY and close.
         let last = try Fixtures.notification(token: Fixtures.deviceToken(1))
         // Then several TLS records (16 KB each) of requests, within the
@@ -420,13 +433,11 @@ extension APNsConnectionTests {
                 topic: TestCertificates.bundleID, credential: .primary, apnsID: Fixtures.apnsID(), now: Int(time(nil))).notification
         }
         let all = [last] + late
-        let outcomes = Locked<[Int: DeliveryOutcome]>([:])
-        // All in one loop task, so the client reads nothing in between. A
+        // All in one loop task, so the connection reads nothing in between. A
         // writable event (no readable one) makes the connection write now,
         // as when the server's close lands between a read and the write.
-        let wroteAfterClose = client.onLoop { apns -> Bool in
-            guard let connection = apns.development?.connections.first else { return false }
-            apns.send(last) { delivery in outcomes.withLock { $0[0] = delivery.outcome } }
+        let (wroteAfterClose, taken) = onLoop(loop) { () -> (Bool, Int) in
+            _ = connection.submit(PooledNotification(notification: last) { _ in })
             connection.handleIO(.writable)
             // Bounded wait for the emulator's answer, GOAWAY and close: they
             // now sit unread in the client's socket.
@@ -434,25 +445,47 @@ extension APNsConnectionTests {
             while emulator.statistics.openConnections > 0 && EventLoop.monotonicNanoseconds() < deadline {
                 usleep(1_000)
             }
-            // The resent requests go to a connection that takes them all.
+            // The requests handed back go to a connection that takes them all.
             emulator.update { $0.goAwayAfterStreams = nil }
-            for (offset, notification) in late.enumerated() {
-                apns.send(notification) { delivery in outcomes.withLock { $0[offset + 1] = delivery.outcome } }
+            // As a pool would: each goes where `canTake` says it fits.
+            var taken = 0
+            for notification in late where connection.canTake(bodyBytes: notification.payload.count) {
+                if case .submitted = connection.submit(PooledNotification(notification: notification) { _ in }) { taken += 1 }
             }
             connection.handleIO(.writable)
-            return emulator.statistics.openConnections == 0
+            return (emulator.statistics.openConnections == 0, taken)
         }
         #expect(wroteAfterClose, "the emulator should have closed before the late writes")
-        #expect(eventually(timeout: .seconds(20)) { outcomes.withLock { $0.count } == all.count })
-        let results = outcomes.withLock { $0 }
-        let failures = results.values.filter { !$0.isAccepted }
+        #expect(taken == late.count, "the window takes every late request")
+        #expect(eventually(timeout: .seconds(20)) { onLoop(loop) { !owner.closes.isEmpty } })
+        let (finished, returned, closes) = onLoop(loop) { (owner.finished, owner.returned, owner.closes) }
+        // The answered request keeps its answer; everything above GOAWAY's
+        // last-stream-id comes back unprocessed; the close is the server's
+        // orderly one (GOAWAY, every owed answer, then the close), not a loss.
+        #expect(finished.count == 2)
+        #expect(finished.last?.request.notification.apnsID == last.apnsID)
+        #expect(finished.last?.delivery.outcome == .apns(status: 200, reason: nil, apnsID: last.apnsID))
+        #expect(returned.map(\.notification.apnsID) == late.map(\.apnsID))
+        #expect(closes.count == 1)
+        #expect(closes.first?.failure == nil)
+        #expect(closes.first?.wasReady == true)
+        // Sent again on a new connection, every one is accepted, once.
+        let second = RecordingOwner()
+        let again = onLoop(loop) { () -> APNsConnection in
+            let connection = APNsConnection(loop: loop, endpoint: endpoint, owner: second)
+            connection.start()
+            return connection
+        }
+        #expect(eventually { onLoop(loop) { again.state == .ready } })
+        let resent = onLoop(loop) { returned.filter { again.submit($0) != .refused }.count }
+        #expect(resent == late.count)
+        #expect(eventually(timeout: .seconds(20)) { onLoop(loop) { second.finished.count == late.count } })
+        let outcomes = onLoop(loop) { second.finished.map(\.delivery.outcome) }
+        let failures = outcomes.filter { !$0.isAccepted }
         #expect(failures.isEmpty, "\(failures.count) failed, first: \(String(describing: failures.first))")
         #expect(emulator.statistics.accepted == 1 + all.count)
         #expect(emulator.statistics.duplicateAPNsIDs == 0)
         #expect(Set(emulator.receivedNotifications().map(\.apnsID)).isSuperset(of: all.map(\.apnsID)))
-        let counters = client.status.counters
-        #expect(counters.resent == late.count)
-        // GOAWAY, every owed answer, then the server's close: orderly, not lost.
-        #expect(counters.connectionsLost == 0)
+        onLoop(loop) { again.drain() }
     }
 }

@@ -41,15 +41,18 @@ struct APNsCredentialPoolsTests {
         let emulator = try Fixtures.certificateEmulator(record: true)
         defer { emulator.stop() }
         let (client, _) = try Self.client(emulator)
-        #expect(client.onLoop { $0.poolCount } == 0)
+        // No pool yet: nothing connects before the first push.
+        #expect(client.status.connections.isEmpty)
+        #expect(emulator.statistics.connections == 0)
         let sent = [
             try Self.notification(1, credential: .primary), try Self.notification(2, credential: Self.second),
             try Self.notification(3, credential: Self.second, environment: .production),
         ]
         let results = try client.send(sent)
         #expect(results.outcomes == sent.map { .apns(status: 200, reason: nil, apnsID: $0.apnsID) })
-        #expect(client.onLoop { $0.poolCount } == 3)
-        #expect(client.status.connections[.ready] == 3)
+        // Three pools: a connection each, every one still open.
+        #expect(client.status.connections == [.ready: 3])
+        #expect(emulator.statistics.connections == 3)
         #expect(emulator.acceptedCount == 3)
         #expect(client.shutdown())
     }
@@ -63,7 +66,9 @@ struct APNsCredentialPoolsTests {
         #expect(results.outcomes == [.allConnectionsDown])
         #expect(results.reentrantCompletions == 0)
         #expect(emulator.statistics.received == 0)
-        #expect(client.onLoop { $0.poolCount } == 0)
+        // No pool opened for it: no connection either.
+        #expect(emulator.statistics.connections == 0)
+        #expect(client.status.connections.isEmpty)
     }
 
     @Test("an idle pool closes its connections after the idle timeout; the next push opens them again")
@@ -75,8 +80,9 @@ struct APNsCredentialPoolsTests {
             $0.idleSweepInterval = .milliseconds(100)
         }
         _ = try client.send([try Self.notification(1, credential: .primary)])
-        #expect(client.onLoop { $0.poolCount } == 1)
-        #expect(eventually { client.onLoop { $0.poolCount } == 0 && client.status.connections.isEmpty })
+        #expect(client.status.connections == [.ready: 1])
+        #expect(eventually { client.status.connections.isEmpty })
+        #expect(eventually { emulator.statistics.openConnections == 0 })
         let again = try Self.notification(2, credential: .primary)
         #expect(try client.send([again]).outcomes == [.apns(status: 200, reason: nil, apnsID: again.apnsID)])
         #expect(client.status.counters.completed == 2)
@@ -95,11 +101,15 @@ struct APNsCredentialPoolsTests {
         client.onLoop { apns in apns.send(slow) { result in outcome.withLock { $0 = result.outcome } } }
         catalog.remove(Self.second)
         usleep(200_000)  // two sweeps while the push is in flight
-        #expect(client.onLoop { $0.poolCount } == 2, "a pool with a push in flight stays")
+        #expect(client.status.connections == [.ready: 2], "a pool with a push in flight stays")
         #expect(eventually { outcome.withLock { $0 } != nil })
         #expect(outcome.withLock { $0 } == .apns(status: 200, reason: nil, apnsID: slow.apnsID))
-        #expect(eventually { client.onLoop { $0.poolCount } == 1 })
-        #expect(client.onLoop { $0.existingPool(.development, credential: .primary) != nil })
+        #expect(eventually { client.status.connections == [.ready: 1] })
+        // The primary's pool stays: its next push takes its open connection.
+        let opened = emulator.statistics.connections
+        let next = try Self.notification(4, credential: .primary)
+        #expect(try client.send([next]).outcomes == [.apns(status: 200, reason: nil, apnsID: next.apnsID)])
+        #expect(emulator.statistics.connections == opened)
         #expect(client.shutdown())
     }
 }

@@ -18,6 +18,23 @@ struct APNsCredentialsTests {
         try Configuration(environment: variables)
     }
 
+    /// The credential the variables select and the topic it implies, as the
+    /// relay derives them (`AppsLoader`: `loadCredential`, `effectiveTopic`).
+    static func load(_ configuration: Configuration) throws(APNsStartupError) -> (credential: LoadedCredential, topic: String) {
+        let credential = try loadCredential(configuration.credentialSpec, now: now)
+        return (credential, configuration.effectiveTopic(certificateUID: credential.certificateUID))
+    }
+
+    static func identity(_ credential: LoadedCredential) -> TLSIdentity? {
+        if case .certificate(let identity) = credential.authentication { return identity }
+        return nil
+    }
+
+    static func tokenProvider(_ credential: LoadedCredential) -> APNsTokenProvider? {
+        if case .token(let provider) = credential.authentication { return provider }
+        return nil
+    }
+
     @Test("modern, legacy and password-less p12 files load; the topic comes from the certificate UID", arguments: [
         (TestCertificates.clientP12, TestCertificates.p12Password),
         (TestCertificates.clientP12Legacy, TestCertificates.p12Password),
@@ -27,14 +44,16 @@ struct APNsCredentialsTests {
         let configuration = try Self.configuration([
             "P12_FILENAME": try TestCertificates.path(file), "P12_PASSWORD": password,
         ])
-        let credentials = try loadCredentials(configuration, now: Self.now)
-        #expect(credentials.topic == TestCertificates.bundleID)
-        #expect(credentials.tlsIdentity?.subjectUID == TestCertificates.bundleID)
-        #expect(credentials.tokenProvider == nil)
-        #expect(credentials.logDescription.contains("certificate auth"))
-        #expect(credentials.logDescription.contains("topic \(TestCertificates.bundleID) (from certificate UID)"))
-        #expect(credentials.logDescription.contains("expires 20"))
-        #expect(!credentials.logDescription.contains(password.isEmpty ? "\u{0}" : password))
+        let (credential, topic) = try Self.load(configuration)
+        #expect(topic == TestCertificates.bundleID)
+        // From the certificate UID: no TOPIC is set.
+        #expect(configuration.topic == nil)
+        #expect(credential.certificateUID == TestCertificates.bundleID)
+        #expect(Self.identity(credential)?.subjectUID == TestCertificates.bundleID)
+        #expect(Self.tokenProvider(credential) == nil)
+        #expect(credential.summary.contains("certificate auth"))
+        #expect(credential.summary.contains("expires 20"))
+        #expect(!credential.summary.contains(password.isEmpty ? "\u{0}" : password))
     }
 
     @Test("TOPIC overrides the certificate UID")
@@ -43,9 +62,9 @@ struct APNsCredentialsTests {
             "P12_FILENAME": try TestCertificates.path(TestCertificates.clientP12), "P12_PASSWORD": "secret",
             "TOPIC": "org.example.other",
         ])
-        let credentials = try loadCredentials(configuration, now: Self.now)
-        #expect(credentials.topic == "org.example.other")
-        #expect(credentials.logDescription.hasSuffix("topic org.example.other (from TOPIC)"))
+        let (credential, topic) = try Self.load(configuration)
+        #expect(topic == "org.example.other")
+        #expect(credential.certificateUID == TestCertificates.bundleID, "the certificate names another topic")
     }
 
     @Test("P12_BASE64 wins over P12_FILENAME, wrapped or not")
@@ -57,8 +76,9 @@ struct APNsCredentialsTests {
             let configuration = try Self.configuration([
                 "P12_BASE64": text, "P12_PASSWORD": "secret", "P12_FILENAME": "/nonexistent/file.p12",
             ])
-            let credentials = try loadCredentials(configuration, now: Self.now)
-            #expect(credentials.topic == TestCertificates.bundleID)
+            let (credential, topic) = try Self.load(configuration)
+            #expect(topic == TestCertificates.bundleID)
+            #expect(Self.identity(credential) != nil)
         }
     }
 
@@ -69,14 +89,16 @@ struct APNsCredentialsTests {
             "TOKEN_AUTH_KEY_FILENAME": key, "TOKEN_KEY_ID": "ABC123DEFG", "TOKEN_TEAM_ID": "TEAM123456",
             "P12_FILENAME": try TestCertificates.path(TestCertificates.clientP12), "P12_PASSWORD": "secret",
         ]
-        var credentials = try loadCredentials(Self.configuration(variables), now: Self.now)
-        #expect(credentials.tlsIdentity == nil)
-        #expect(credentials.tokenProvider?.keyID == "ABC123DEFG")
-        #expect(credentials.topic == Configuration.defaultTopic)
-        #expect(credentials.logDescription == "token auth (key id ABC123DEFG, team TEAM123456), topic cx.c3.toot (from default)")
+        var (credential, topic) = try Self.load(Self.configuration(variables))
+        #expect(Self.identity(credential) == nil)
+        #expect(Self.tokenProvider(credential)?.keyID == "ABC123DEFG")
+        #expect(credential.certificateUID == nil)
+        #expect(topic == Configuration.defaultTopic)
+        #expect(topic == "cx.c3.toot")
+        #expect(credential.summary == "token auth (key id ABC123DEFG, team TEAM123456)")
         variables["TOPIC"] = "org.example.app"
-        credentials = try loadCredentials(Self.configuration(variables), now: Self.now)
-        #expect(credentials.topic == "org.example.app")
+        (credential, topic) = try Self.load(Self.configuration(variables))
+        #expect(topic == "org.example.app")
     }
 
     /// Each failure gets its own one-line message naming the variable.
@@ -89,7 +111,7 @@ struct APNsCredentialsTests {
     ])
     func badCertificates(file: String, password: String, prefix: String, message: String) throws {
         let configuration = try Self.configuration(["P12_FILENAME": try TestCertificates.path(file), "P12_PASSWORD": password])
-        let error = try #require(throws: APNsStartupError.self) { try loadCredentials(configuration, now: Self.now) }
+        let error = try #require(throws: APNsStartupError.self) { try Self.load(configuration) }
         #expect(error.description.hasPrefix(prefix))
         #expect(error.description.contains(message))
         #expect(!error.description.contains("\n"))
@@ -98,21 +120,21 @@ struct APNsCredentialsTests {
     @Test("an unreadable p12 file names the file and the reason")
     func unreadableFile() throws {
         let configuration = try Self.configuration(["P12_FILENAME": "/nonexistent/toot-relay.p12"])
-        let error = try #require(throws: APNsStartupError.self) { try loadCredentials(configuration, now: Self.now) }
+        let error = try #require(throws: APNsStartupError.self) { try Self.load(configuration) }
         #expect(error.description == "P12_FILENAME (/nonexistent/toot-relay.p12): cannot read /nonexistent/toot-relay.p12: No such file or directory")
     }
 
     @Test("P12_BASE64 that is not base64 is named as such", arguments: ["not base64 at all!", "QUJD=A", "A"])
     func badBase64(text: String) throws {
         let configuration = try Self.configuration(["P12_BASE64": text])
-        let error = try #require(throws: APNsStartupError.self) { try loadCredentials(configuration, now: Self.now) }
+        let error = try #require(throws: APNsStartupError.self) { try Self.load(configuration) }
         #expect(error.description.hasPrefix("P12_BASE64: not valid base64: "))
     }
 
     @Test("P12_BASE64 holding base64 of something else is not a p12")
     func base64OfGarbage() throws {
         let configuration = try Self.configuration(["P12_BASE64": "aGVsbG8gd29ybGQ="])
-        let error = try #require(throws: APNsStartupError.self) { try loadCredentials(configuration, now: Self.now) }
+        let error = try #require(throws: APNsStartupError.self) { try Self.load(configuration) }
         #expect(error.description.hasPrefix("P12_BASE64: not a PKCS#12 (.p12) file"))
     }
 
@@ -126,7 +148,7 @@ struct APNsCredentialsTests {
         let configuration = try Self.configuration([
             "TOKEN_AUTH_KEY_FILENAME": path, "TOKEN_KEY_ID": "ABC123DEFG", "TOKEN_TEAM_ID": "TEAM123456",
         ])
-        let error = try #require(throws: APNsStartupError.self) { try loadCredentials(configuration, now: Self.now) }
+        let error = try #require(throws: APNsStartupError.self) { try Self.load(configuration) }
         #expect(error.description.hasPrefix("TOKEN_AUTH_KEY_FILENAME (\(path)): "))
         #expect(error.description.contains(message), "\(error)")
     }
@@ -140,20 +162,28 @@ struct APNsCredentialsTests {
             "TOKEN_KEY_ID": "ABC123DEFG", "TOKEN_TEAM_ID": "TEAM123456",
         ]
         variables[variable] = value
-        let error = try #require(throws: APNsStartupError.self) { try loadCredentials(Self.configuration(variables), now: Self.now) }
+        let error = try #require(throws: APNsStartupError.self) { try Self.load(Self.configuration(variables)) }
         #expect(error.description.hasPrefix(variable + ": "))
     }
 
+    /// The daemon makes each credential's context at startup through the
+    /// catalog and reports a failure as `APNsStartupError.tls`.
     @Test("CA_FILENAME that cannot be read fails the TLS setup with one line")
     func badCAFile() throws {
-        let credentials = try loadCredentials(Self.configuration([
+        let (credential, _) = try Self.load(Self.configuration([
             "P12_FILENAME": try TestCertificates.path(TestCertificates.clientP12), "P12_PASSWORD": "secret",
-        ]), now: Self.now)
-        let error = try #require(throws: APNsStartupError.self) { try credentials.makeTLSContext(caFile: "/nonexistent/ca.pem") }
+        ]))
+        func context(caFile: String?) throws(TLSError) -> APNsEndpointCredential? {
+            let catalog = APNsCredentialCatalog(caFile: caFile)
+            catalog.add(.primary, credential.authentication)
+            return try catalog.endpointCredential(.primary)
+        }
+        let tlsError = try #require(throws: TLSError.self) { try context(caFile: "/nonexistent/ca.pem") }
+        let error = APNsStartupError.tls(tlsError)
         #expect(error.description.hasPrefix("APNs TLS setup"))
         #expect(!error.description.contains("\n"))
-        _ = try credentials.makeTLSContext(caFile: TestCertificates.path(TestCertificates.caCertificate))
-        _ = try credentials.makeTLSContext(caFile: nil)
+        #expect(try context(caFile: TestCertificates.path(TestCertificates.caCertificate)) != nil)
+        #expect(try context(caFile: nil) != nil)
     }
 
     @Test("dates for log lines", arguments: [

@@ -251,7 +251,10 @@ struct APNsPoolTests {
         #expect(results.outcomes[1...].allSatisfy { $0.isAccepted })
     }
 
-    @Test("server unreachable: connectFailed, then allConnectionsDown during backoff, then a new attempt")
+    /// The backoff's times (0.5–1 s here), the retry after it and the reset
+    /// are the machine's (`APNsPoolMachineTests`); this checks a real refused
+    /// connect is classed and reported as such, then starts the backoff.
+    @Test("server unreachable: connectFailed, then allConnectionsDown during backoff")
     func unreachable() throws {
         let port = try Fixtures.unusedPort()
         var configuration = Fixtures.configuration(port: port, context: try Fixtures.tlsContext(identity: nil))
@@ -268,13 +271,13 @@ struct APNsPoolTests {
             #expect(detail.contains("refused"), "\(detail)")
         }
         #expect(try client.send(Fixtures.notifications(count: 1)).outcomes == [.allConnectionsDown])
-        usleep(1_050_000)
-        guard case .connectFailed = try client.send(Fixtures.notifications(count: 1)).outcomes[0] else {
-            Issue.record("no new attempt after the backoff")
+        #expect(client.status.counters.connectFailures == 1)
+        #expect(client.status.counters.connectionsOpened == 1, "no attempt during the backoff")
+        guard case .connect(let detail)? = client.status.lastConnectFailure else {
+            Issue.record("no connect failure recorded: \(String(describing: client.status.lastConnectFailure))")
             return
         }
-        #expect(client.status.counters.connectFailures == 2)
-        #expect(client.status.lastConnectFailure != nil)
+        #expect(detail.contains("refused"), "\(detail)")
     }
 
     @Test("an unresolvable host is a connect failure")
@@ -288,128 +291,4 @@ struct APNsPoolTests {
         }
         #expect(detail.contains("resolve"))
     }
-
-    @Test("answer timeouts fire in send order, each at its own deadline; answered requests are skipped")
-    func answerTimeoutsInOrder() throws {
-        let emulator = try Fixtures.certificateEmulator()
-        defer { emulator.stop() }
-        let client = try Self.client(emulator) { $0.answerTimeout = .milliseconds(400) }
-        let silentFirst = try Fixtures.notification(token: APNsFaultToken.token(code: 0x0e))
-        let silentLater = try Fixtures.notification(token: APNsFaultToken.token(code: 0x0e))
-        let answered = try Fixtures.notifications(count: 2)
-        // (label, outcome, nanoseconds from its send to its completion, completion time)
-        let events = Locked<[(String, DeliveryOutcome, UInt64, UInt64)]>([])
-        let done = DispatchSemaphore(value: 0)
-        let work = UncheckedSendable(value: { (apns: APNsClient) in
-            func send(_ label: String, _ notification: APNsNotification) {
-                let sentAt = apns.loop.now
-                apns.send(notification, completion: { delivery in
-                    let now = apns.loop.now
-                    let count = events.withLock { list in
-                        list.append((label, delivery.outcome, now &- sentAt, now))
-                        return list.count
-                    }
-                    if count == 4 { done.signal() }
-                })
-            }
-            send("silent first", silentFirst)
-            send("answered 1", answered[0])
-            apns.loop.schedule(after: .milliseconds(150)) {
-                send("silent later", silentLater)
-                send("answered 2", answered[1])
-            }
-        })
-        client.onLoop { work.value($0) }
-        #expect(done.wait(timeout: .now() + 5) == .success)
-        let recorded = events.withLock { $0 }
-        #expect(recorded.count == 4)
-        let timeouts = recorded.filter { $0.1 == .answerTimedOut }
-        #expect(timeouts.map(\.0) == ["silent first", "silent later"])
-        for timeout in timeouts {
-            // Never before the deadline; late only by the loop's granularity.
-            #expect(timeout.2 >= 400_000_000 && timeout.2 < 1_500_000_000, "\(timeout.0) after \(timeout.2) ns")
-        }
-        if timeouts.count == 2 {
-            #expect(timeouts[1].3 &- timeouts[0].3 >= 100_000_000, "the later send times out later")
-        }
-        #expect(recorded.filter { $0.0.hasPrefix("answered") }.allSatisfy { $0.1.isAccepted })
-        #expect(client.status.counters.answerTimeouts == 2)
-        #expect(client.onLoop { ($0.development?.answerDeadlineCount ?? 0) + ($0.production?.answerDeadlineCount ?? 0) } == 0)
-    }
-
-    @Test("a connection loss finishes its requests and clears their deadlines: no timeout fires later")
-    func connectionLossClearsDeadlines() throws {
-        let emulator = try Fixtures.certificateEmulator(
-            behavior: APNsEmulatorBehavior(responseDelay: .milliseconds(300)))
-        defer { emulator.stop() }
-        let client = try Self.client(emulator) { $0.answerTimeout = .milliseconds(600) }
-        _ = try client.send(Fixtures.notifications(count: 1))
-        emulator.update { $0.dropAfterStreams = 4 }
-        let results = try client.send(Fixtures.notifications(count: 4, first: 10))
-        #expect(results.outcomes.allSatisfy { if case .streamFailed = $0 { true } else { false } }, "\(results.outcomes)")
-        #expect(client.onLoop { $0.development?.answerDeadlineCount ?? 0 } == 0)
-        usleep(800_000)  // past every deadline
-        #expect(client.status.counters.answerTimeouts == 0)
-        #expect(client.status.counters.completed == 5)
-    }
-
-    @Test("answer deadlines: first in, first out; finished requests leave holes that are skipped and released")
-    func answerDeadlines() throws {
-        var deadlines = AnswerDeadlines()
-        let requests = try (0..<3000).map { PendingRequest(notification: try Fixtures.notification(token: Fixtures.deviceToken($0))) { _ in } }
-        #expect(deadlines.first == nil && deadlines.isEmpty)
-        for request in requests { deadlines.append(request) }
-        #expect(deadlines.count == 3000)
-        // A finished request in the middle leaves a hole; the front is untouched.
-        deadlines.remove(requests[1])
-        #expect(deadlines.first === requests[0])
-        #expect(deadlines.count == 2999)
-        // Removing the front drops the hole behind it as well.
-        deadlines.remove(requests[0])
-        #expect(deadlines.first === requests[2])
-        // Removing twice, or removing what is no longer tracked, is ignored.
-        deadlines.remove(requests[0])
-        #expect(deadlines.count == 2998)
-        // Past the compaction threshold (1024 at the front) positions still resolve.
-        for index in 2..<1500 { #expect(deadlines.popFirst() === requests[index]) }
-        for index in stride(from: 2999, through: 1600, by: -2) { deadlines.remove(requests[index]) }
-        #expect(deadlines.count == 1500 - 700)
-        var popped: [Int] = []
-        while let request = deadlines.popFirst() {
-            popped.append(requests.firstIndex { $0 === request } ?? -1)
-        }
-        let expected = Array(1500..<1600) + Array(stride(from: 1600, to: 3000, by: 2))
-        #expect(popped == expected)
-        #expect(deadlines.isEmpty && deadlines.first == nil && deadlines.popFirst() == nil)
-        // Reused after emptying: sequence numbers go on.
-        deadlines.append(requests[5])
-        deadlines.append(requests[6])
-        deadlines.remove(requests[6])
-        #expect(deadlines.popFirst() === requests[5])
-        #expect(deadlines.isEmpty)
-    }
-
-    @Test("the request queue is first in, first out and skips finished entries")
-    func requestQueue() throws {
-        var queue = RequestQueue()
-        let requests = try (0..<3000).map { PendingRequest(notification: try Fixtures.notification(token: Fixtures.deviceToken($0))) { _ in } }
-        for request in requests { queue.append(request) }
-        requests[1].phase = .finished
-        #expect(queue.popFirst() === requests[0])
-        #expect(queue.popFirst() === requests[2])
-        for index in 3..<3000 { #expect(queue.popFirst() === requests[index]) }
-        #expect(queue.popFirst() == nil)
-        #expect(queue.isEmpty)
-    }
-}
-
-extension APNsClient {
-    /// The primary credential's pools (opened by the first request).
-    var development: APNsPool? { existingPool(.development) }
-    var production: APNsPool? { existingPool(.production) }
-}
-
-extension APNsPool {
-    /// Requests whose answer deadline is tracked (sent, not yet completed).
-    var answerDeadlineCount: Int { deadlines.count }
 }

@@ -51,7 +51,8 @@ enum Fixtures {
                               host: String = "127.0.0.1") -> APNsClientConfiguration {
         var configuration = APNsClientConfiguration(
             productionHost: HostAndPort(host: host, port: port), developmentHost: HostAndPort(host: host, port: port),
-            tlsContext: context, tokenProvider: tokenProvider)
+            credentials: APNsCredentialCatalog(
+                primary: APNsEndpointCredential(tlsContext: context, tokenProvider: tokenProvider)))
         configuration.connectTimeout = .seconds(5)
         configuration.answerTimeout = .seconds(10)
         configuration.backoffBase = .milliseconds(50)
@@ -91,6 +92,56 @@ enum Fixtures {
     }
 }
 
+/// Runs `body` on `loop`'s thread and returns its result.
+func onLoop<T>(_ loop: EventLoop, _ body: @escaping () -> T) -> T {
+    let box = ResultBox<T>()
+    let done = DispatchSemaphore(value: 0)
+    let work = UncheckedSendable(value: body)
+    loop.execute {
+        box.value = work.value()
+        done.signal()
+    }
+    done.wait()
+    return box.value!
+}
+
+/// What one `APNsConnection` reports to its owner, recorded on its loop
+/// thread: for tests that drive a connection by hand, without a pool.
+final class RecordingOwner: APNsConnectionOwner {
+    var capacityReports = 0
+    var drainingReports = 0
+    var pingsSent = 0
+    var finished: [(request: PooledNotification, delivery: APNsDelivery)] = []
+    var returned: [PooledNotification] = []
+    var closes: [(failure: ConnectionFailure?, wasReady: Bool)] = []
+
+    func connectionHasCapacity(_ connection: APNsConnection) { capacityReports += 1 }
+    func connectionIsDraining(_ connection: APNsConnection) { drainingReports += 1 }
+    func connectionSentPing(_ connection: APNsConnection) { pingsSent += 1 }
+
+    func connection(_ connection: APNsConnection, finished request: PooledNotification, with delivery: APNsDelivery) {
+        finished.append((request, delivery))
+    }
+
+    func connection(_ connection: APNsConnection, returnedUnprocessed requests: [PooledNotification]) {
+        returned += requests
+    }
+
+    func connectionDidClose(_ connection: APNsConnection, failure: ConnectionFailure?, wasReady: Bool) {
+        closes.append((failure, wasReady))
+    }
+}
+
+extension Fixtures {
+    /// The emulator's address, with the test CA's client certificate.
+    static func endpoint(port: UInt16) throws -> APNsEndpoint {
+        APNsEndpoint(host: "127.0.0.1", port: port, authority: "127.0.0.1:\(port)",
+                     tlsContext: try tlsContext(identity: clientIdentity()), tokenProvider: nil,
+                     connectTimeout: .seconds(5), pingInterval: .seconds(60), pingTimeout: .seconds(5),
+                     wallClock: { Int(time(nil)) })
+    }
+}
+
 struct HarnessError: Error, CustomStringConvertible {
     let description: String
 }
@@ -119,16 +170,8 @@ final class LoopClient: @unchecked Sendable {
 
     /// Runs `body` on the loop thread and returns its result.
     func onLoop<T>(_ body: @escaping (APNsClient) -> T) -> T {
-        let box = ResultBox<T>()
-        let done = DispatchSemaphore(value: 0)
-        let client = UncheckedSendable(value: self.client)
-        let work = UncheckedSendable(value: body)
-        thread.loop.execute {
-            box.value = work.value(client.value)
-            done.signal()
-        }
-        done.wait()
-        return box.value!
+        let client = client
+        return APNsTests.onLoop(thread.loop) { body(client) }
     }
 
     /// Sends all, waits (at most `timeout` seconds) until every completion

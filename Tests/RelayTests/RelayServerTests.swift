@@ -110,13 +110,14 @@ struct RelayServerAPNsTests {
             configuration.productionHost = HostAndPort(host: "127.0.0.1", port: emulator.port)
             configuration.developmentHost = configuration.productionHost
             configuration.apnsAnswerTimeout = .seconds(1)
-            let credentials = try loadCredentials(configuration, now: RelayHandler.unixTime())
-            let clientConfiguration = APNsClientConfiguration(
-                configuration, tlsContext: try credentials.makeTLSContext(caFile: configuration.caFile),
-                credentials: credentials)
+            let credential = try loadCredential(configuration.credentialSpec, now: RelayHandler.unixTime())
+            let topic = configuration.effectiveTopic(certificateUID: credential.certificateUID)
+            let catalog = APNsCredentialCatalog(caFile: configuration.caFile)
+            catalog.add(.primary, credential.authentication)
+            let clientConfiguration = APNsClientConfiguration(configuration, credentials: catalog)
             group = try EventLoopGroup(count: 2, namePrefix: "stack")
             server = RelayServer(options: ListenerOptions(bindAddress: "127.0.0.1", port: 0), loops: group.loops,
-                                 tlsContext: nil, apps: RelayApps(defaultApp: RelayApp(topic: credentials.topic)), logger: log.logger) { loop in
+                                 tlsContext: nil, apps: RelayApps(defaultApp: RelayApp(topic: topic)), logger: log.logger) { loop in
                 APNsClient(loop: loop, configuration: clientConfiguration)
             }
             port = try server.start()

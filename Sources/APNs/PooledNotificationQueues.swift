@@ -1,29 +1,38 @@
 import EventLoop
 
-// The two orders a pool keeps its requests in: waiting for a stream
+// The two orders a pool keeps its notifications in: waiting for a stream
 // (`RequestQueue`) and waiting for an answer (`AnswerDeadlines`). Both are
-// FIFOs of `PendingRequest` that skip requests finished meanwhile.
+// FIFOs of `PooledNotification` that skip those finished meanwhile.
 
 /// First-in first-out requests; entries finished while waiting (answer
 /// timeout) are skipped when reached.
 struct RequestQueue {
-    private var requests = FIFO<PendingRequest>()
+    private var requests = FIFO<PooledNotification>()
 
     var isEmpty: Bool { requests.isEmpty }
 
-    mutating func append(_ request: PendingRequest) {
+    mutating func append(_ request: PooledNotification) {
         requests.append(request)
     }
 
     /// The request `popFirst` would return, left in place.
-    mutating func peekFirst() -> PendingRequest? {
+    mutating func peekFirst() -> PooledNotification? {
         while let request = requests.first, request.isFinished { requests.popFirst() }
         return requests.first
     }
 
-    mutating func popFirst() -> PendingRequest? {
+    mutating func popFirst() -> PooledNotification? {
         _ = peekFirst()
         return requests.popFirst()
+    }
+
+    /// Puts `request` before every other (a submit the session refused).
+    /// Rare: the queue is copied, finished entries dropped on the way.
+    mutating func putBackFirst(_ request: PooledNotification) {
+        var front = RequestQueue()
+        front.append(request)
+        while let other = popFirst() { front.append(other) }
+        self = front
     }
 }
 
@@ -36,7 +45,7 @@ struct RequestQueue {
 /// so a finished request is released as soon as everything sent before it
 /// has finished too.
 struct AnswerDeadlines {
-    private var requests = FIFO<PendingRequest>()
+    private var requests = FIFO<PooledNotification>()
 
     /// Requests tracked (holes excluded).
     var count: Int { requests.count }
@@ -44,20 +53,20 @@ struct AnswerDeadlines {
     var isEmpty: Bool { requests.isEmpty }
 
     /// The request sent first among those tracked: the earliest deadline.
-    var first: PendingRequest? { requests.first }
+    var first: PooledNotification? { requests.first }
 
-    mutating func append(_ request: PendingRequest) {
+    mutating func append(_ request: PooledNotification) {
         request.deadlineSequence = requests.append(request)
     }
 
     /// Stops tracking `request` (it finished); ignored when not tracked.
-    mutating func remove(_ request: PendingRequest) {
+    mutating func remove(_ request: PooledNotification) {
         guard let position = request.deadlineSequence else { return }
         request.deadlineSequence = nil
         requests.remove(at: position)
     }
 
-    mutating func popFirst() -> PendingRequest? {
+    mutating func popFirst() -> PooledNotification? {
         let request = requests.popFirst()
         request?.deadlineSequence = nil
         return request

@@ -1,25 +1,23 @@
 import RelayCore
 
-/// One notification from `send` to its completion. Owned by the pool; a
-/// connection holds it while its stream is open.
-final class PendingRequest {
-    enum Phase {
-        /// Waiting in the pool's queue (never handed to a session).
+/// One notification in a pool, from `send` to its completion: what to send,
+/// who waits for the answer, and what the pool and the connection keep about
+/// it on the way (where it is, its answer deadline, how often APNs handed it
+/// back, the answer so far). Owned by the pool; a connection holds it while
+/// its stream is open.
+final class PooledNotification {
+    enum Phase: Equatable {
+        /// Waiting in the pool (never handed to a session, or handed back).
         case queued
-        /// Handed to a session as `streamID`.
-        case inFlight(APNsConnection, Int32)
+        /// Handed to the session of `connection` as `streamID`.
+        case inFlight(APNsPoolMachine.ConnectionID, streamID: Int32)
         case finished
     }
 
-    /// Who waits for the result, in the form they asked for it (no wrapping
-    /// closure, which would be one more allocation per notification).
-    enum Completion {
-        case delivery((APNsDelivery) -> Void)
-        case outcome((DeliveryOutcome) -> Void)
-    }
-
     let notification: APNsNotification
-    let completion: Completion
+    /// Who waits for the result, as they passed it (no wrapping closure on
+    /// the relay's path, which would be one more allocation per notification).
+    private let completion: (APNsDelivery) -> Void
     var phase: Phase = .queued
     /// When the answer timeout fires (`EventLoop.now` scale), measured from `send`.
     var answerDeadline: UInt64 = 0
@@ -31,9 +29,9 @@ final class PendingRequest {
     var body: [UInt8] = []
     /// The provider token the request carried (token auth), for `tokenRejected`.
     var tokenIssuedAt: Int?
-    /// Times it was handed back unprocessed (GOAWAY, REFUSED_STREAM).
+    /// Times it was handed back unprocessed (GOAWAY, REFUSED_STREAM, never written).
     var resendCount = 0
-    /// The completion ran (set once, before it runs).
+    /// The completion is decided (set once, before it runs).
     var isCompleted = false
     /// Where, in the bytes this connection handed to OpenSSL, the request's
     /// frames can start at the earliest (nil: not yet serialized). When the
@@ -42,19 +40,11 @@ final class PendingRequest {
 
     init(notification: APNsNotification, completion: @escaping (APNsDelivery) -> Void) {
         self.notification = notification
-        self.completion = .delivery(completion)
-    }
-
-    init(notification: APNsNotification, completion: Completion) {
-        self.notification = notification
         self.completion = completion
     }
 
     func complete(_ delivery: APNsDelivery) {
-        switch completion {
-        case .delivery(let body): body(delivery)
-        case .outcome(let body): body(delivery.outcome)
-        }
+        completion(delivery)
     }
 
     var isFinished: Bool {
