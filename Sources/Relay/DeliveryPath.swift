@@ -48,11 +48,13 @@ final class DeliveryPath {
     /// `.overloaded`, `completion` runs exactly once, on this loop, never
     /// inside this call, with APNs' answer and the token's failed-push log
     /// (nil when APNs accepted it, or when `posting` has none for it).
+    @inline(__always)
     func deliver(_ notification: APNsNotification, app: RelayApp, token: String, posting: HookPosting,
                  completion: @escaping (APNsDelivery, FailedPushLog?) -> Void) -> Start {
+        let ending = Ending(appID: app.id, health: app.health, environment: notification.environment,
+                            deviceToken: notification.deviceToken, token: token, posting: posting)
         guard counters.beginDelivery() else {
-            return .overloaded(DeliveryPath.end(APNsDelivery(outcome: .overloaded), notification, app: app,
-                                                token: token, posting: posting, feedback: feedback))
+            return .overloaded(ending.record(APNsDelivery(outcome: .overloaded), feedback: feedback))
         }
         // The completion holds what it needs, not the path: a weak reference
         // cost a second allocation per request (the box of the weak
@@ -61,29 +63,40 @@ final class DeliveryPath {
         let feedback = self.feedback
         sender.send(notification) { delivery in
             counters.endDelivery()
-            completion(delivery, DeliveryPath.end(delivery, notification, app: app, token: token, posting: posting,
-                                                  feedback: feedback))
+            completion(delivery, ending.record(delivery, feedback: feedback))
         }
         return .sent
     }
 
-    /// What every delivery's end records, whatever the route; returns the
-    /// token's failed-push log (posted to the hook, when there is one).
-    private static func end(_ delivery: APNsDelivery, _ notification: APNsNotification, app: RelayApp, token: String,
-                            posting: HookPosting, feedback: FeedbackSink?) -> FailedPushLog? {
-        app.health.record(delivery.outcome.credentialVerdict)
-        let dead = feedback?.recordDeadToken(app: app.id, environment: notification.environment,
-                                             token: notification.deviceToken, delivery: delivery) ?? false
-        let log: FailedPushLog?
-        switch posting {
-        case .deadTokens:
-            log = dead ? failedPushLog(for: delivery, token: token, app: app.id) : nil
-        case .everyFailure(let source):
-            log = failedPushLog(for: delivery, token: token, app: app.id, notification: source.notification,
-                                sentAPNsID: source.sentAPNsID)
+    /// What a delivery's end records, whatever the route: only what that
+    /// needs, so the send's completion holds (and retains) little.
+    private struct Ending {
+        let appID: String
+        let health: AppHealth
+        let environment: APNsEnvironment
+        /// APNs' form, for the feedback list.
+        let deviceToken: String
+        /// As the sender wrote it, for the failed-push log.
+        let token: String
+        let posting: HookPosting
+
+        /// Records the end of `delivery`; returns the token's failed-push log
+        /// (posted to the hook, when there is one).
+        func record(_ delivery: APNsDelivery, feedback: FeedbackSink?) -> FailedPushLog? {
+            health.record(delivery.outcome.credentialVerdict)
+            let dead = feedback?.recordDeadToken(app: appID, environment: environment, token: deviceToken,
+                                                 delivery: delivery) ?? false
+            let log: FailedPushLog?
+            switch posting {
+            case .deadTokens:
+                log = dead ? failedPushLog(for: delivery, token: token, app: appID) : nil
+            case .everyFailure(let source):
+                log = failedPushLog(for: delivery, token: token, app: appID, notification: source.notification,
+                                    sentAPNsID: source.sentAPNsID)
+            }
+            if let log { feedback?.post(log) }
+            return log
         }
-        if let log { feedback?.post(log) }
-        return log
     }
 }
 

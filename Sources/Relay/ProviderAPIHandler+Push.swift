@@ -57,15 +57,18 @@ extension ProviderAPIHandler {
         let batch = DeliveryBatch<FailedPushLog>(failures: failures)
         let metrics = self.metrics
         for (apns, token, app, source) in sends {
+            // The completion holds the two labels it counts with, not the
+            // app and the request (each token's completion copied them).
+            let (appID, environment) = (app.id, apns.environment)
             let start = delivery.deliver(apns, app: app, token: token, posting: .everyFailure(source)) { delivery, log in
-                metrics?.countNotification(app: app.id, environment: apns.environment, outcome: delivery.outcome)
+                metrics?.countNotification(app: appID, environment: environment, outcome: delivery.outcome)
                 batch.complete(log)
             }
             switch start {
             case .sent:
                 batch.begin()
             case .overloaded(let log):
-                metrics?.countNotification(app: app.id, environment: apns.environment, outcome: .overloaded)
+                metrics?.countNotification(app: appID, environment: environment, outcome: .overloaded)
                 if let log { batch.record(log) }
             }
         }

@@ -91,12 +91,13 @@ extension ProviderAPIHandler {
         let batch = DeliveryBatch<DeliveryOutcome>()
         let metrics = self.metrics
         let source = FailedPushSource()
+        let appID = app.id
         for (token, (payload, pushType)) in zip(notify.tokens, zip(notify.payloads, notify.pushTypes)) {
             let apns = APNsNotification(to: token, environment: environment, credential: credential,
                                         headers: APNsRequestHeaders(topic: app.topic, pushType.headers),
                                         payload: payload, apnsID: "", ttl: 0)
             let start = delivery.deliver(apns, app: app, token: token, posting: .everyFailure(source)) { delivery, log in
-                metrics?.countNotification(app: app.id, environment: environment, outcome: delivery.outcome)
+                metrics?.countNotification(app: appID, environment: environment, outcome: delivery.outcome)
                 batch.complete(log == nil ? nil : delivery.outcome)
             }
             switch start {
