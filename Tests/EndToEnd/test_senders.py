@@ -1,5 +1,5 @@
 """Every fediverse server that pushes to relays like this one, sending as
-it does (senders.py; sources in SENDERS.md): each push is delivered through
+it does (senders.py; sources in ARCHITECTURE.md §3.1): each push is delivered through
 both URL families, restricted endpoints included, and decrypts byte for
 byte where the app reads it. For each answer the relay gives today, what
 that server then does with the subscription, held to the relay's first
@@ -156,7 +156,7 @@ def unreachable_relay(certs, workdir):
     relay.kill()
 
 
-# MARK: what each server does with each answer (SENDERS.md)
+# MARK: what each server does with each answer (ARCHITECTURE.md §3.2)
 
 STATUSES = [201, 400, 401, 403, 404, 408, 410, 413, 415, 429, 431, 502, 503, 504, None]
 # One column per status above; None is no answer at all (closed, reset, timed out).
