@@ -1,13 +1,11 @@
-import ProviderAPI
 import RelayCore
 
 /// How a listener words the refusals its connections make before a request
 /// reaches the handler (framing, limits, timeouts: 400, 408, 413, 417, 431,
 /// 501, 505): the connection machine decides when to refuse, the listener's
 /// handler says in which dialect. The Web Push port answers plain text; the
-/// provider API answers as gorush does for every error, so an API client
-/// reads a body over `API_MAX_BODY_BYTES` like any other refusal
-/// (issue #13, session 6).
+/// provider API answers as gorush does for every error (`gorushJSON`, beside
+/// `ProviderAPIHandler`).
 public struct HTTP1Refusals: Sendable {
     private let render: @Sendable (_ status: Int, _ reason: String) -> HTTP1Response
 
@@ -24,12 +22,6 @@ public struct HTTP1Refusals: Sendable {
     /// same as the relay's own refusals there (RFC 8030 prescribes no body).
     public static let plainText = HTTP1Refusals { status, reason in
         HTTP1Response(status: status, headers: textPlainHeaders, body: reason + "\n")
-    }
-
-    /// The provider API's dialect: gorush's `{"code":…,"message":…}` as
-    /// application/json (gorush router/server.go, `abortWithError`).
-    public static let gorushJSON = HTTP1Refusals { status, reason in
-        HTTP1Response(status: status, headers: jsonHeaders, body: encodeGorushError(status: status, message: reason))
     }
 }
 
