@@ -16,8 +16,6 @@ public protocol HTTP1RequestHandler: AnyObject {
     var refusals: HTTP1Refusals { get }
     /// Writes the log lines still buffered (shutdown).
     func flushLog()
-    /// Serves `apps` from the next request on (a reload).
-    func replaceApps(_ apps: RelayApps)
 }
 
 extension RelayHandler: HTTP1RequestHandler {

@@ -13,41 +13,26 @@ public struct RelayServerError: Error, Equatable, Sendable, CustomStringConverti
 
 /// The HTTP/1.1 listener on every loop of a group: accepts sender
 /// connections (HTTPS when given a TLS context), hands their requests to a
-/// `RelayHandler` per loop, and shuts down gracefully.
+/// `Handler` per loop, and shuts down gracefully.
 ///
 /// Thread safety: the per-loop parts are touched only on their own loop (via
 /// `execute`); the shared counters are atomic.
-public final class RelayServer: @unchecked Sendable {
+public final class RelayServer<Handler: HTTP1RequestHandler>: DrainableListener, @unchecked Sendable {
     public let counters: RelayCounters
     private let options: ListenerOptions
     private let loops: [EventLoop]
     private let tlsContext: TLSContext?
     private let logger: Logger
     /// Makes each loop's request handler, on that loop.
-    private let makeHandler: @Sendable (EventLoop, RelayCounters) -> HTTP1RequestHandler
-    private var loopServers: [LoopServer] = []
+    private let makeHandler: @Sendable (EventLoop, RelayCounters) -> Handler
+    private var loopServers: [LoopServer<Handler>] = []
     private let nextLoop = Atomic<Int>(0)
-
-    /// The Web Push listener: a `RelayHandler` on each loop with the sender
-    /// `senderFactory` makes for it. `metrics`: counted per notification
-    /// when given (see `RelayMetrics`).
-    public convenience init(options: ListenerOptions, loops: [EventLoop], tlsContext: TLSContext?, apps: RelayApps,
-                            logger: Logger, counters: RelayCounters? = nil, metrics: RelayMetrics? = nil,
-                            feedback: FeedbackSink? = nil, senderFactory: @escaping @Sendable (EventLoop) -> NotificationSender) {
-        let publicURL = options.publicURL
-        let listenerIsTLS = tlsContext != nil
-        self.init(options: options, loops: loops, tlsContext: tlsContext, logger: logger, counters: counters) {
-            loop, counters in
-            RelayHandler(sender: senderFactory(loop), apps: apps, counters: counters, logger: logger, loop: loop,
-                         publicURL: publicURL, listenerIsTLS: listenerIsTLS, metrics: metrics, feedback: feedback)
-        }
-    }
 
     /// A listener whose requests go to the handler `makeHandler` makes for
     /// each loop (on that loop), given the listener's counters.
     public init(options: ListenerOptions, loops: [EventLoop], tlsContext: TLSContext?, logger: Logger,
                 counters: RelayCounters? = nil,
-                makeHandler: @escaping @Sendable (EventLoop, RelayCounters) -> HTTP1RequestHandler) {
+                makeHandler: @escaping @Sendable (EventLoop, RelayCounters) -> Handler) {
         precondition(!loops.isEmpty, "RelayServer needs at least one event loop")
         self.options = options
         self.loops = loops
@@ -107,7 +92,7 @@ public final class RelayServer: @unchecked Sendable {
     }
 
     /// Hands an accepted connection to the next loop (without SO_REUSEPORT).
-    fileprivate func distribute(_ socket: Socket, from origin: LoopServer) {
+    fileprivate func distribute(_ socket: Socket, from origin: LoopServer<Handler>) {
         let index = Int(UInt(bitPattern: nextLoop.wrappingAdd(1, ordering: .relaxed).oldValue) % UInt(loopServers.count))
         let target = loopServers[index]
         if target === origin {
@@ -124,12 +109,12 @@ public final class RelayServer: @unchecked Sendable {
 
     fileprivate var configuration: (ListenerOptions, TLSContext?, Logger) { (options, tlsContext, logger) }
 
-    /// Serves `apps` on every loop (a reload); returns once every loop
-    /// routes with them, so credentials no app names any more get no new
-    /// request after it. Not from a loop thread.
-    public func replaceApps(_ apps: RelayApps) {
+    /// Runs `body` with each loop's handler, on that loop; returns once it
+    /// ran on every loop (a reload: what the handlers serve changes before
+    /// this returns). Not from a loop thread.
+    public func withEachHandler(_ body: @escaping (Handler) -> Void) {
         for server in loopServers {
-            server.loop.runAndWait { server.handler.replaceApps(apps) }
+            server.loop.runAndWait { body(server.handler) }
         }
     }
 
@@ -161,10 +146,10 @@ public final class RelayServer: @unchecked Sendable {
 }
 
 /// The listener and connections of one loop. Confined to that loop.
-final class LoopServer: ConnectionOwner, @unchecked Sendable {
+final class LoopServer<Handler: HTTP1RequestHandler>: ConnectionOwner, @unchecked Sendable {
     let loop: EventLoop
-    let handler: HTTP1RequestHandler
-    private unowned let server: RelayServer
+    let handler: Handler
+    private unowned let server: RelayServer<Handler>
     private var acceptor: Acceptor?
     private var connections: [ObjectIdentifier: HTTP1ServerConnection] = [:]
     private var shuttingDown = false
@@ -174,7 +159,7 @@ final class LoopServer: ConnectionOwner, @unchecked Sendable {
     private let counters: RelayCounters
     private let inputLimit: Int
 
-    init(loop: EventLoop, handler: HTTP1RequestHandler, server: RelayServer) {
+    init(loop: EventLoop, handler: Handler, server: RelayServer<Handler>) {
         self.loop = loop
         self.handler = handler
         self.server = server
@@ -251,4 +236,14 @@ final class LoopServer: ConnectionOwner, @unchecked Sendable {
     func closeAll() {
         for connection in Array(connections.values) { connection.close() }
     }
+}
+
+/// A listener whatever its handler type, as a daemon's shutdown sees it:
+/// stop accepting, wait for its connections, close the rest, flush its logs.
+public protocol DrainableListener: AnyObject, Sendable {
+    var counters: RelayCounters { get }
+    var isDrained: Bool { get }
+    func beginShutdown()
+    func closeAllConnections()
+    func flushLogs()
 }

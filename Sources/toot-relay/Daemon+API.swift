@@ -44,7 +44,8 @@ extension Daemon {
     /// Starts the API listener on every loop, sending through each loop's
     /// APNs client. Returns the listener and the port bound.
     func startAPI(_ configuration: Configuration, port: UInt16, apps: RelayApps, context: ProviderAPIContext,
-                  loops: [EventLoop], clients: ClientRegistry, logger: Logger) throws(StartupFailure) -> (RelayServer, UInt16) {
+                  loops: [EventLoop], clients: ClientRegistry, logger: Logger)
+        throws(StartupFailure) -> (RelayServer<ProviderAPIHandler>, UInt16) {
         var options = ListenerOptions(configuration: configuration)
         options.bindAddress = configuration.apiBindAddress
         options.port = port

@@ -6,7 +6,7 @@ import Relay
 extension Daemon {
     /// Stop accepting, let in-flight requests finish (bounded by the grace
     /// period), then GOAWAY and close the APNs connections.
-    func shutDown(servers: [RelayServer], clients: ClientRegistry, group: EventLoopGroup, grace: Duration,
+    func shutDown(servers: [any DrainableListener], clients: ClientRegistry, group: EventLoopGroup, grace: Duration,
                           logger: Logger) {
         let deadline = EventLoop.deadline(after: grace, from: EventLoop.monotonicNanoseconds())
         for server in servers { server.beginShutdown() }

@@ -95,7 +95,7 @@ struct Daemon {
         }
         let shownHost = options.bindAddress.map { $0.contains(":") ? "[\($0)]" : $0 } ?? "*"
         // The provider API (issue #13): on its own port, never the Web Push one.
-        var api: (server: RelayServer, context: ProviderAPIContext, port: UInt16)?
+        var api: (server: RelayServer<ProviderAPIHandler>, context: ProviderAPIContext, port: UInt16)?
         if let apiPort = configuration.apiPort {
             let (limits, xmlLimits) = providerLimits(configuration)
             let context = ProviderAPIContext(
@@ -138,8 +138,12 @@ struct Daemon {
         } reload: {
             notifySystemd("RELOADING=1", logger: logger)
             defer { notifySystemd("READY=1", logger: logger) }
+            let apiServer = api?.server
             guard let reloaded = reloadApps(loader, configuration, current: current, catalog: catalog,
-                                            servers: [server] + (api.map { [$0.server] } ?? []),
+                                            serve: { apps in
+                                                server.withEachHandler { $0.replaceApps(apps) }
+                                                apiServer?.withEachHandler { $0.replaceApps(apps) }
+                                            },
                                             provisioned: api?.context.provisioned, logger: logger)
             else { return }
             api?.context.replaceKeyring(reloaded.apiKeys)
@@ -157,7 +161,7 @@ struct Daemon {
         }
         logger.info("\(signal == SIGTERM ? "SIGTERM" : "SIGINT"): stopping; in flight \(server.counters.inFlight), "
             + "open connections \(server.counters.openConnections), grace \(configuration.shutdownGrace)")
-        shutDown(servers: [server] + (api.map { [$0.server] } ?? []), clients: clients, group: group,
+        shutDown(servers: [server] + (api.map { [$0.server as any DrainableListener] } ?? []), clients: clients, group: group,
                  grace: configuration.shutdownGrace, logger: logger)
         // Queued hook posts get a little time; the rest are counted dropped.
         feedback.hook?.shutdown(within: .seconds(2))

@@ -78,7 +78,7 @@ struct HTTP1RefusalsTests {
 /// 2 KiB of header and a 300 ms header timeout, sending to fake senders.
 private final class APIServerFixture {
     let group: EventLoopGroup
-    let server: RelayServer
+    let server: RelayServer<ProviderAPIHandler>
     let port: UInt16
     let recorder = SentRecorder()
     let log = CapturedLog()

@@ -92,7 +92,7 @@ struct RelayServerAPNsTests {
     final class Stack {
         let emulator: APNsEmulator
         let group: EventLoopGroup
-        let server: RelayServer
+        let server: RelayServer<RelayHandler>
         let port: UInt16
         let log = CapturedLog()
 

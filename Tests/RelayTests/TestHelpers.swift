@@ -129,7 +129,7 @@ final class SentRecorder: Sendable {
 /// fake sender that answers `outcome` after `delay`.
 final class ServerFixture {
     let group: EventLoopGroup
-    let server: RelayServer
+    let server: RelayServer<RelayHandler>
     let port: UInt16
     let recorder = SentRecorder()
     let log = CapturedLog()
