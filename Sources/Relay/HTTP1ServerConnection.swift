@@ -11,6 +11,7 @@ final class HTTP1ServerConnection: IOHandler {
     private let socket: Socket
     private let loop: EventLoop
     private let handler: HTTP1RequestHandler
+    private let counters: HTTP1ListenerCounters
     private let owner: ConnectionOwner
     private var machine: HTTP1ConnectionMachine
     /// The machine's actions still to carry out, from `nextAction` on. One
@@ -55,7 +56,7 @@ final class HTTP1ServerConnection: IOHandler {
     private static let lingerTime: Duration = .seconds(2)
 
     init(socket: Socket, loop: EventLoop, tls: TLSConnection?, machine: HTTP1ConnectionMachine,
-         inputLimit: Int, handler: HTTP1RequestHandler, owner: ConnectionOwner) {
+         inputLimit: Int, handler: HTTP1RequestHandler, counters: HTTP1ListenerCounters, owner: ConnectionOwner) {
         self.socket = socket
         self.loop = loop
         self.tls = tls
@@ -63,6 +64,7 @@ final class HTTP1ServerConnection: IOHandler {
         self.machine = machine
         self.input = InputBuffer(initialCapacity: 2048, limit: inputLimit)
         self.handler = handler
+        self.counters = counters
         self.owner = owner
         let reference = ConnectionReference()
         self.reference = reference
@@ -207,6 +209,7 @@ final class HTTP1ServerConnection: IOHandler {
             case .consume(let count):
                 input.consume(count)
             case .dispatch(let request):
+                counters.recordAnswer()
                 if let response = handler.handle(request, completion: answerCallback) {
                     let hasBufferedInput = !input.isEmpty
                     machine.responseReady(response, hasBufferedInput: hasBufferedInput, into: &actions)

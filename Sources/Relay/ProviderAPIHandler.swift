@@ -16,7 +16,7 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     /// The configured apps; replaced whole by a reload.
     private(set) var apps: RelayApps
     let context: ProviderAPIContext
-    let counters: RelayCounters
+    let counters: InFlightDeliveries
     /// This loop's request and notification counts (with METRICS_PORT).
     let metrics: ProviderMetricsRecorder?
     /// What each token's end of delivery does, on every route.
@@ -25,7 +25,7 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     let unixTime: () -> Int
     var random = BufferedRandom()
 
-    public init(sender: NotificationSender, apps: RelayApps, context: ProviderAPIContext, counters: RelayCounters,
+    public init(sender: NotificationSender, apps: RelayApps, context: ProviderAPIContext, counters: InFlightDeliveries,
                 logger: Logger, loop: EventLoop? = nil, unixTime: @escaping () -> Int = RelayHandler.unixTime) {
         (self.sender, self.apps, self.context, self.counters) = (sender, apps, context, counters)
         metrics = context.metrics?.makeRecorder()
@@ -44,7 +44,6 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     public var refusals: HTTP1Refusals { .gorushJSON }
 
     public func handle(_ request: HTTP1Request, completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
-        counters.recordAnswer()
         let started = EventLoop.monotonicNanoseconds()
         let route = apiRoute(method: request.method, target: request.target)
         switch route {

@@ -18,29 +18,29 @@ public struct RelayServerError: Error, Equatable, Sendable, CustomStringConverti
 /// Thread safety: the per-loop parts are touched only on their own loop (via
 /// `execute`); the shared counters are atomic.
 public final class RelayServer<Handler: HTTP1RequestHandler>: DrainableListener, @unchecked Sendable {
-    public let counters: RelayCounters
+    public let counters: HTTP1ListenerCounters
     private let options: ListenerOptions
     private let loops: [EventLoop]
     private let tlsContext: TLSContext?
     private let logger: Logger
     /// Makes each loop's request handler, on that loop.
-    private let makeHandler: @Sendable (EventLoop, RelayCounters) -> Handler
+    private let makeHandler: @Sendable (EventLoop) -> Handler
     private var loopServers: [LoopServer<Handler>] = []
     private let nextLoop = Atomic<Int>(0)
 
     /// A listener whose requests go to the handler `makeHandler` makes for
-    /// each loop (on that loop), given the listener's counters.
+    /// each loop (on that loop). `counters`: nil counts against
+    /// `options.maxConnections` in counters of its own.
     public init(options: ListenerOptions, loops: [EventLoop], tlsContext: TLSContext?, logger: Logger,
-                counters: RelayCounters? = nil,
-                makeHandler: @escaping @Sendable (EventLoop, RelayCounters) -> Handler) {
+                counters: HTTP1ListenerCounters? = nil,
+                makeHandler: @escaping @Sendable (EventLoop) -> Handler) {
         precondition(!loops.isEmpty, "RelayServer needs at least one event loop")
         self.options = options
         self.loops = loops
         self.tlsContext = tlsContext
         self.logger = logger
         self.makeHandler = makeHandler
-        self.counters = counters
-            ?? RelayCounters(maxConnections: options.maxConnections, maxInFlight: options.maxInFlight)
+        self.counters = counters ?? HTTP1ListenerCounters(maxConnections: options.maxConnections)
     }
 
     /// Creates the relay handler on each loop (with its sender), binds and
@@ -49,7 +49,7 @@ public final class RelayServer<Handler: HTTP1RequestHandler>: DrainableListener,
     public func start() throws(RelayServerError) -> UInt16 {
         for loop in loops {
             let server = loop.runAndWait {
-                LoopServer(loop: loop, handler: self.makeHandler(loop, self.counters), server: self)
+                LoopServer(loop: loop, handler: self.makeHandler(loop), server: self)
             }
             loopServers.append(server)
         }
@@ -141,8 +141,8 @@ public final class RelayServer<Handler: HTTP1RequestHandler>: DrainableListener,
         }
     }
 
-    /// True once no connection is open and no notification is in flight.
-    public var isDrained: Bool { counters.openConnections == 0 && counters.inFlight == 0 }
+    /// True once no connection is open.
+    public var isDrained: Bool { counters.openConnections == 0 }
 }
 
 /// The listener and connections of one loop. Confined to that loop.
@@ -156,7 +156,7 @@ final class LoopServer<Handler: HTTP1RequestHandler>: ConnectionOwner, @unchecke
     private let options: ListenerOptions
     private let tlsContext: TLSContext?
     private let logger: Logger
-    private let counters: RelayCounters
+    private let counters: HTTP1ListenerCounters
     private let inputLimit: Int
 
     init(loop: EventLoop, handler: Handler, server: RelayServer<Handler>) {
@@ -208,7 +208,7 @@ final class LoopServer<Handler: HTTP1RequestHandler>: ConnectionOwner, @unchecke
             socket: socket, loop: loop, tls: tls,
             machine: HTTP1ConnectionMachine(limits: options.limits, timeouts: options.timeouts,
                                             refusals: handler.refusals),
-            inputLimit: inputLimit, handler: handler, owner: self)
+            inputLimit: inputLimit, handler: handler, counters: counters, owner: self)
         connections[ObjectIdentifier(connection)] = connection
         if !connection.start() {
             // start() closed it, which already called connectionClosed.
@@ -241,7 +241,7 @@ final class LoopServer<Handler: HTTP1RequestHandler>: ConnectionOwner, @unchecke
 /// A listener whatever its handler type, as a daemon's shutdown sees it:
 /// stop accepting, wait for its connections, close the rest, flush its logs.
 public protocol DrainableListener: AnyObject, Sendable {
-    var counters: RelayCounters { get }
+    var counters: HTTP1ListenerCounters { get }
     var isDrained: Bool { get }
     func beginShutdown()
     func closeAllConnections()

@@ -75,15 +75,17 @@ struct Daemon {
         let clients = ClientRegistry()
         var options = ListenerOptions(configuration: configuration)
         if demoCertificates != nil && options.bindAddress == nil { options.bindAddress = "127.0.0.1" }
-        let counters = RelayCounters(maxConnections: options.maxConnections, maxInFlight: options.maxInFlight)
+        let connections = HTTP1ListenerCounters(maxConnections: options.maxConnections)
+        let deliveries = InFlightDeliveries(maxInFlight: configuration.maxInFlight)
         let metricsPort = configuration.metricsPort
-        let metrics = metricsPort == nil ? nil : RelayMetrics(counters: counters)
+        let metrics = metricsPort == nil ? nil : RelayMetrics(connections: connections, deliveries: deliveries)
         metrics.map { expiryMonitors.publish(to: $0) }
         metrics?.setApps(served.apps)
         let feedback = try makeFeedbackSink(configuration, logger: logger)
         let providerMetrics = metrics.map { ProviderMetrics(registry: $0.registry) }
         let server = RelayServer(options: options, loops: group.loops, tlsContext: serverTLS, apps: served.apps,
-                                 logger: logger, counters: counters, metrics: metrics, feedback: feedback) { loop in
+                                 logger: logger, counters: connections, deliveries: deliveries, metrics: metrics,
+                                 feedback: feedback) { loop in
             let client = APNsClient(loop: loop, configuration: clientConfiguration)
             clients.add(client, on: loop)
             return client
@@ -95,7 +97,8 @@ struct Daemon {
         }
         let shownHost = options.bindAddress.map { $0.contains(":") ? "[\($0)]" : $0 } ?? "*"
         // The provider API (issue #13): on its own port, never the Web Push one.
-        var api: (server: RelayServer<ProviderAPIHandler>, context: ProviderAPIContext, port: UInt16)?
+        var api: (server: RelayServer<ProviderAPIHandler>, deliveries: InFlightDeliveries, context: ProviderAPIContext,
+                  port: UInt16)?
         if let apiPort = configuration.apiPort {
             let (limits, xmlLimits) = providerLimits(configuration)
             let context = ProviderAPIContext(
@@ -103,9 +106,10 @@ struct Daemon {
                 provisioned: ProvisionedApps(catalog: catalog), feedback: feedback, limits: limits,
                 xmlLimits: xmlLimits, provisionDirectory: configuration.apiProvisionDirectory, metrics: providerMetrics)
             do {
-                let (apiServer, bound) = try startAPI(configuration, port: apiPort, apps: served.apps, context: context,
-                                                      loops: group.loops, clients: clients, logger: logger)
-                api = (apiServer, context, bound)
+                let (apiServer, apiDeliveries, bound) = try startAPI(
+                    configuration, port: apiPort, apps: served.apps, context: context, loops: group.loops,
+                    clients: clients, logger: logger)
+                api = (apiServer, apiDeliveries, context, bound)
             } catch let failure {
                 server.beginShutdown()
                 group.stopAndJoin()
@@ -159,9 +163,9 @@ struct Daemon {
             let box = UnsafeTransfer(metricsServer)
             group.loops[0].execute { box.value.stop() }
         }
-        logger.info("\(signal == SIGTERM ? "SIGTERM" : "SIGINT"): stopping; in flight \(server.counters.inFlight), "
+        logger.info("\(signal == SIGTERM ? "SIGTERM" : "SIGINT"): stopping; in flight \(deliveries.inFlight), "
             + "open connections \(server.counters.openConnections), grace \(configuration.shutdownGrace)")
-        shutDown(servers: [server] + (api.map { [$0.server as any DrainableListener] } ?? []), clients: clients, group: group,
+        shutDown(servers: [(server, deliveries)] + (api.map { [($0.server, $0.deliveries)] } ?? []), clients: clients, group: group,
                  grace: configuration.shutdownGrace, logger: logger)
         // Queued hook posts get a little time; the rest are counted dropped.
         feedback.hook?.shutdown(within: .seconds(2))

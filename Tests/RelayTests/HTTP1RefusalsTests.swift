@@ -98,9 +98,10 @@ private final class APIServerFixture {
                                                       keepAlive: .seconds(5)),
                                       maxConnections: 10, maxInFlight: 10)
         let logger = log.logger(level: .info)
-        server = RelayServer(options: options, loops: group.loops, tlsContext: nil, logger: logger) { loop, counters in
+        let deliveries = InFlightDeliveries(maxInFlight: 10)
+        server = RelayServer(options: options, loops: group.loops, tlsContext: nil, logger: logger) { loop in
             ProviderAPIHandler(sender: FakeSender(loop: loop, onSend: { recorder.record($0) }),
-                               apps: exampleApps(), context: context, counters: counters, logger: logger, loop: loop)
+                               apps: exampleApps(), context: context, counters: deliveries, logger: logger, loop: loop)
         }
         port = try server.start()
     }

@@ -184,6 +184,7 @@ struct HTTP1ServerConnectionTests {
         let fixture = try ServerFixture(threads: 1, delay: .milliseconds(300))
         defer { fixture.stop() }
         let counters = fixture.server.counters
+        let deliveries = fixture.deliveries
         func waitFor(_ condition: () -> Bool) -> Bool {
             for _ in 0..<500 where !condition() { usleep(10_000) }
             return condition()
@@ -191,16 +192,16 @@ struct HTTP1ServerConnectionTests {
         do {
             let client = try TestClient(port: fixture.port)
             try client.send(webPushBytes())
-            #expect(waitFor { counters.inFlight == 1 })
+            #expect(waitFor { deliveries.inFlight == 1 })
             // Close with a reset (SO_LINGER 0): the server sees an error, not EOF.
             var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
             setsockopt(client.fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
         }
         // The connection closes (and is freed) while its answer is pending...
         #expect(waitFor { counters.openConnections == 0 })
-        #expect(counters.inFlight == 1)
+        #expect(deliveries.inFlight == 1)
         // ...and the answer, when it comes, is logged and dropped.
-        #expect(waitFor { counters.inFlight == 0 })
+        #expect(waitFor { deliveries.inFlight == 0 })
         #expect(fixture.log.eventuallyContains { $0.contains("status=201") })
         let next = try TestClient(port: fixture.port)
         try next.send(webPushBytes())

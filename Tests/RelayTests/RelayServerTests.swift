@@ -48,8 +48,8 @@ struct RelayServerTests {
         try busy.send(webPushBytes())
         // Let the request reach the fake APNs before shutting down (polled
         // with a blocking sleep: other tests may hold the task pool).
-        for _ in 0..<400 where fixture.server.counters.inFlight == 0 { usleep(5000) }
-        #expect(fixture.server.counters.inFlight == 1)
+        for _ in 0..<400 where fixture.deliveries.inFlight == 0 { usleep(5000) }
+        #expect(fixture.deliveries.inFlight == 1)
         fixture.server.beginShutdown()
         #expect(try idle.readsEOF())
         let response = try busy.readResponse()
@@ -66,7 +66,8 @@ struct RelayServerTests {
         let group = try EventLoopGroup(count: 1, namePrefix: "second")
         defer { group.stopAndJoin() }
         let second = RelayServer(options: ListenerOptions(bindAddress: "127.0.0.1", port: fixture.port, reusePort: false),
-                                 loops: group.loops, tlsContext: nil, apps: exampleApps(), logger: CapturedLog().logger) { _ in
+                                 loops: group.loops, tlsContext: nil, apps: exampleApps(), logger: CapturedLog().logger,
+                                 deliveries: InFlightDeliveries(maxInFlight: 10)) { _ in
             FakeSender()
         }
         #expect(throws: RelayServerError.self) { try second.start() }
@@ -77,7 +78,8 @@ struct RelayServerTests {
         let group = try EventLoopGroup(count: 1, namePrefix: "bad")
         defer { group.stopAndJoin() }
         let server = RelayServer(options: ListenerOptions(bindAddress: "not-an-ip", port: 0),
-                                 loops: group.loops, tlsContext: nil, apps: exampleApps(), logger: CapturedLog().logger) { _ in
+                                 loops: group.loops, tlsContext: nil, apps: exampleApps(), logger: CapturedLog().logger,
+                                 deliveries: InFlightDeliveries(maxInFlight: 10)) { _ in
             FakeSender()
         }
         let error = #expect(throws: RelayServerError.self) { try server.start() }
@@ -116,7 +118,8 @@ struct RelayServerAPNsTests {
                 credentials: credentials)
             group = try EventLoopGroup(count: 2, namePrefix: "stack")
             server = RelayServer(options: ListenerOptions(bindAddress: "127.0.0.1", port: 0), loops: group.loops,
-                                 tlsContext: nil, apps: RelayApps(defaultApp: RelayApp(topic: credentials.topic)), logger: log.logger) { loop in
+                                 tlsContext: nil, apps: RelayApps(defaultApp: RelayApp(topic: credentials.topic)), logger: log.logger,
+                                 deliveries: InFlightDeliveries(maxInFlight: 1000)) { loop in
                 APNsClient(loop: loop, configuration: clientConfiguration)
             }
             port = try server.start()

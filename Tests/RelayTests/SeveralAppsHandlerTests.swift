@@ -29,7 +29,7 @@ private struct AppsFixture {
                 ? .apns(status: 403, reason: .badCertificate, apnsID: nil)
                 : .apns(status: 200, reason: nil, apnsID: notification.apnsID)
         })
-        handler = RelayHandler(sender: sender, apps: apps, counters: RelayCounters(maxConnections: 10, maxInFlight: 10),
+        handler = RelayHandler(sender: sender, apps: apps, counters: InFlightDeliveries(maxInFlight: 10),
                                logger: log.logger, unixTime: { 1_000_000 })
     }
 

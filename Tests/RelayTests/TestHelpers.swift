@@ -130,6 +130,7 @@ final class SentRecorder: Sendable {
 final class ServerFixture {
     let group: EventLoopGroup
     let server: RelayServer<RelayHandler>
+    let deliveries: InFlightDeliveries
     let port: UInt16
     let recorder = SentRecorder()
     let log = CapturedLog()
@@ -145,8 +146,10 @@ final class ServerFixture {
         let recorder = self.recorder
         let options = ListenerOptions(bindAddress: "127.0.0.1", port: 0, reusePort: reusePort, limits: limits,
                                       timeouts: timeouts, maxConnections: maxConnections, maxInFlight: maxInFlight)
+        let deliveries = InFlightDeliveries(maxInFlight: maxInFlight)
+        self.deliveries = deliveries
         server = RelayServer(options: options, loops: group.loops, tlsContext: tlsContext, apps: exampleApps(),
-                             logger: log.logger(level: .info)) { loop in
+                             logger: log.logger(level: .info), deliveries: deliveries) { loop in
             FakeSender(loop: loop, delay: delay, onSend: { recorder.record($0) }, outcome: outcome)
         }
         port = try server.start()
@@ -156,11 +159,13 @@ final class ServerFixture {
     func waitUntilDrained(seconds: Double = 5) -> Bool {
         let deadline = EventLoop.monotonicNanoseconds() + UInt64(seconds * 1e9)
         while EventLoop.monotonicNanoseconds() < deadline {
-            if server.isDrained { return true }
+            if isDrained { return true }
             usleep(10_000)
         }
-        return server.isDrained
+        return isDrained
     }
+
+    private var isDrained: Bool { server.isDrained && deliveries.inFlight == 0 }
 
     func stop() {
         server.beginShutdown()

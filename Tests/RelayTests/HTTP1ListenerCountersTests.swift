@@ -2,11 +2,11 @@ import Testing
 
 @testable import Relay
 
-@Suite("Relay counters")
-struct RelayCountersTests {
+@Suite("Listener counters")
+struct HTTP1ListenerCountersTests {
     @Test("connections beyond the cap are refused and not counted")
     func connectionCap() {
-        let counters = RelayCounters(maxConnections: 2, maxInFlight: 10)
+        let counters = HTTP1ListenerCounters(maxConnections: 2)
         #expect(counters.openConnection())
         #expect(counters.openConnection())
         #expect(!counters.openConnection())
@@ -15,34 +15,23 @@ struct RelayCountersTests {
         #expect(counters.openConnection())
     }
 
-    @Test("deliveries beyond MAX_IN_FLIGHT are refused and not counted")
-    func inFlightCap() {
-        let counters = RelayCounters(maxConnections: 2, maxInFlight: 1)
-        #expect(counters.beginDelivery())
-        #expect(!counters.beginDelivery())
-        #expect(counters.inFlight == 1)
-        counters.endDelivery()
-        #expect(counters.inFlight == 0)
-    }
-
     @Test("counters are exact under concurrent use")
     func concurrent() async {
-        let counters = RelayCounters(maxConnections: 1_000_000, maxInFlight: 1_000_000)
+        let counters = HTTP1ListenerCounters(maxConnections: 1_000_000)
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<8 {
                 group.addTask {
                     for _ in 0..<1000 {
                         _ = counters.openConnection()
-                        _ = counters.beginDelivery()
+                        counters.recordAnswer()
                     }
                     for _ in 0..<500 {
                         counters.closeConnection()
-                        counters.endDelivery()
                     }
                 }
             }
         }
         #expect(counters.openConnections == 4000)
-        #expect(counters.inFlight == 4000)
+        #expect(counters.requestsAnswered == 8000)
     }
 }
