@@ -22,7 +22,8 @@ public final class RelayServer<Handler: HTTP1RequestHandler>: DrainableListener,
     private let options: ListenerOptions
     private let loops: [EventLoop]
     private let tlsContext: TLSContext?
-    private let logger: Logger
+    /// Where the listener's own troubles go (a failed accept, a TLS setup).
+    private let warn: @Sendable (String) -> Void
     /// Makes each loop's request handler, on that loop.
     private let makeHandler: @Sendable (EventLoop) -> Handler
     private var loopServers: [LoopServer<Handler>] = []
@@ -30,15 +31,16 @@ public final class RelayServer<Handler: HTTP1RequestHandler>: DrainableListener,
 
     /// A listener whose requests go to the handler `makeHandler` makes for
     /// each loop (on that loop). `counters`: nil counts against
-    /// `options.maxConnections` in counters of its own.
-    public init(options: ListenerOptions, loops: [EventLoop], tlsContext: TLSContext?, logger: Logger,
-                counters: HTTP1ListenerCounters? = nil,
+    /// `options.maxConnections` in counters of its own. `warn` takes the
+    /// listener's own warnings (a failed accept, a failed TLS setup).
+    public init(options: ListenerOptions, loops: [EventLoop], tlsContext: TLSContext?,
+                counters: HTTP1ListenerCounters? = nil, warn: @escaping @Sendable (String) -> Void,
                 makeHandler: @escaping @Sendable (EventLoop) -> Handler) {
         precondition(!loops.isEmpty, "RelayServer needs at least one event loop")
         self.options = options
         self.loops = loops
         self.tlsContext = tlsContext
-        self.logger = logger
+        self.warn = warn
         self.makeHandler = makeHandler
         self.counters = counters ?? HTTP1ListenerCounters(maxConnections: options.maxConnections)
     }
@@ -107,7 +109,7 @@ public final class RelayServer<Handler: HTTP1RequestHandler>: DrainableListener,
         target.loop.execute { target.adopt(Socket(adopting: duplicate)) }
     }
 
-    fileprivate var configuration: (ListenerOptions, TLSContext?, Logger) { (options, tlsContext, logger) }
+    fileprivate var configuration: (ListenerOptions, TLSContext?, @Sendable (String) -> Void) { (options, tlsContext, warn) }
 
     /// Runs `body` with each loop's handler, on that loop; returns once it
     /// ran on every loop (a reload: what the handlers serve changes before
@@ -155,7 +157,7 @@ final class LoopServer<Handler: HTTP1RequestHandler>: ConnectionOwner, @unchecke
     private var shuttingDown = false
     private let options: ListenerOptions
     private let tlsContext: TLSContext?
-    private let logger: Logger
+    private let warn: @Sendable (String) -> Void
     private let counters: HTTP1ListenerCounters
     private let inputLimit: Int
 
@@ -163,7 +165,7 @@ final class LoopServer<Handler: HTTP1RequestHandler>: ConnectionOwner, @unchecke
         self.loop = loop
         self.handler = handler
         self.server = server
-        (options, tlsContext, logger) = server.configuration
+        (options, tlsContext, warn) = server.configuration
         counters = server.counters
         // A whole request (head, body, chunked framing) plus some of the
         // next pipelined one; the parser refuses anything larger first.
@@ -178,7 +180,7 @@ final class LoopServer<Handler: HTTP1RequestHandler>: ConnectionOwner, @unchecke
                 guard let self else { return }
                 if self.options.reusePort { self.adopt(accepted) } else { self.server.distribute(accepted, from: self) }
             }, onError: { [weak self] error in
-                self?.logger.warning("accept failed: \(error)")
+                self?.warn("accept failed: \(error)")
             })
         } catch {
             throw SocketError(.listen, errno: error.errno)
@@ -198,7 +200,7 @@ final class LoopServer<Handler: HTTP1RequestHandler>: ConnectionOwner, @unchecke
             do {
                 tls = try TLSConnection(context: tlsContext, fd: socket.fileDescriptor, serverName: nil)
             } catch {
-                logger.warning("TLS setup for a connection failed: \(error)")
+                warn("TLS setup for a connection failed: \(error)")
                 counters.closeConnection()
                 socket.close()
                 return

@@ -50,10 +50,10 @@ extension Daemon {
         var options = ListenerOptions(configuration: configuration)
         options.bindAddress = configuration.apiBindAddress
         options.port = port
-        options.publicURL = nil
         options.limits = HTTP1Limits(maxHeaderBytes: configuration.maxHeaderBytes, maxBodyBytes: configuration.apiMaxBodyBytes)
         let deliveries = InFlightDeliveries(maxInFlight: configuration.maxInFlight)
-        let server = RelayServer(options: options, loops: loops, tlsContext: nil, logger: logger) { loop in
+        let server = RelayServer(options: options, loops: loops, tlsContext: nil,
+                                 warn: { logger.warning($0) }) { loop in
             guard let client = clients.client(on: loop) else {
                 preconditionFailure("startAPI: loop without an APNs client (the Web Push listener starts first)")
             }

@@ -84,7 +84,7 @@ struct Daemon {
         let feedback = try makeFeedbackSink(configuration, logger: logger)
         let providerMetrics = metrics.map { ProviderMetrics(registry: $0.registry) }
         let server = RelayServer(options: options, loops: group.loops, tlsContext: serverTLS, apps: served.apps,
-                                 logger: logger, counters: connections, deliveries: deliveries, metrics: metrics,
+                                 publicURL: configuration.publicURL, logger: logger, counters: connections, deliveries: deliveries, metrics: metrics,
                                  feedback: feedback) { loop in
             let client = APNsClient(loop: loop, configuration: clientConfiguration)
             clients.add(client, on: loop)

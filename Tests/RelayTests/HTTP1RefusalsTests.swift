@@ -96,10 +96,11 @@ private final class APIServerFixture {
                                       limits: HTTP1Limits(maxHeaderBytes: 2048, maxBodyBytes: 1024),
                                       timeouts: .init(header: .milliseconds(300), body: .milliseconds(300),
                                                       keepAlive: .seconds(5)),
-                                      maxConnections: 10, maxInFlight: 10)
+                                      maxConnections: 10)
         let logger = log.logger(level: .info)
         let deliveries = InFlightDeliveries(maxInFlight: 10)
-        server = RelayServer(options: options, loops: group.loops, tlsContext: nil, logger: logger) { loop in
+        server = RelayServer(options: options, loops: group.loops, tlsContext: nil,
+                             warn: { logger.warning($0) }) { loop in
             ProviderAPIHandler(sender: FakeSender(loop: loop, onSend: { recorder.record($0) }),
                                apps: exampleApps(), context: context, counters: deliveries, logger: logger, loop: loop)
         }

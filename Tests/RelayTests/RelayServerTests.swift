@@ -177,18 +177,21 @@ struct ListenerOptionsTests {
         #expect(options.limits == HTTP1Limits(maxHeaderBytes: 4096, maxBodyBytes: 2048))
         #expect(options.timeouts == .init(header: .milliseconds(1500), body: .seconds(2), keepAlive: .seconds(30)))
         #expect(options.maxConnections == 10)
-        #expect(options.maxInFlight == 20)
+        // MAX_IN_FLIGHT is no listener option: the daemon gives it to the
+        // handlers' InFlightDeliveries.
+        #expect(configuration.maxInFlight == 20)
     }
 
     @Test("defaults are ARCHITECTURE.md §6's")
     func defaults() {
-        let options = ListenerOptions(configuration: Configuration())
+        let configuration = Configuration()
+        let options = ListenerOptions(configuration: configuration)
         #expect(options.port == 42069)
         #expect(options.bindAddress == nil)
         #expect(options.reusePort)
         #expect(options.limits == HTTP1Limits(maxHeaderBytes: 16384, maxBodyBytes: 8192))
         #expect(options.timeouts == .init(header: .seconds(10), body: .seconds(10), keepAlive: .seconds(75)))
         #expect(options.maxConnections == 16_384)
-        #expect(options.maxInFlight == 20_000)
+        #expect(configuration.maxInFlight == 20_000)
     }
 }

@@ -145,7 +145,7 @@ final class ServerFixture {
         group = try EventLoopGroup(count: threads, namePrefix: "test")
         let recorder = self.recorder
         let options = ListenerOptions(bindAddress: "127.0.0.1", port: 0, reusePort: reusePort, limits: limits,
-                                      timeouts: timeouts, maxConnections: maxConnections, maxInFlight: maxInFlight)
+                                      timeouts: timeouts, maxConnections: maxConnections)
         let deliveries = InFlightDeliveries(maxInFlight: maxInFlight)
         self.deliveries = deliveries
         server = RelayServer(options: options, loops: group.loops, tlsContext: tlsContext, apps: exampleApps(),
