@@ -145,7 +145,9 @@ final class EchoServer: IOHandler {
 final class EchoConnection: IOHandler {
     unowned let server: EchoServer
     let socket: Socket
-    private var output = OutputQueue()
+    /// Bytes read and not yet echoed, from `sentCount` on.
+    private var output: [UInt8] = []
+    private var sentCount = 0
     private var peerFinished = false
     private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
 
@@ -154,16 +156,18 @@ final class EchoConnection: IOHandler {
         self.socket = socket
     }
 
+    private var waiting: Int { output.count - sentCount }
+
     func handleIO(_ events: IOEvents) {
-        if events.contains(.writable) || !output.isEmpty {
-            if case .failed = output.write(to: socket) { return finish() }
+        if events.contains(.writable) || waiting > 0 {
+            guard writeWaiting() else { return finish() }
         }
-        if events.contains(.readable) && output.count <= server.highWater && !peerFinished {
+        if events.contains(.readable) && waiting <= server.highWater && !peerFinished {
             let result = scratch.withUnsafeMutableBytes { socket.read(into: $0) }
             switch result {
             case .bytes(let count):
-                output.append(Array(scratch[0..<count]))
-                if case .failed = output.write(to: socket) { return finish() }
+                output.append(contentsOf: scratch[0..<count])
+                guard writeWaiting() else { return finish() }
             case .wouldBlock:
                 break
             case .endOfFile:
@@ -174,15 +178,33 @@ final class EchoConnection: IOHandler {
         } else if events.contains(.hangup) || events.contains(.error) {
             return finish()
         }
-        if peerFinished && output.isEmpty { return finish() }
+        if peerFinished && waiting == 0 { return finish() }
         var interest: IOEvents = []
-        if !output.isEmpty { interest.insert(.writable) }
-        if output.count <= server.highWater && !peerFinished {
+        if waiting > 0 { interest.insert(.writable) }
+        if waiting <= server.highWater && !peerFinished {
             interest.insert(.readable)
         } else if !peerFinished {
             server.pauses += 1
         }
         server.loop.setInterest(socket.fileDescriptor, interest)
+    }
+
+    /// Writes what waits until the socket takes no more; false when the
+    /// write failed.
+    private func writeWaiting() -> Bool {
+        while waiting > 0 {
+            switch output[sentCount...].withUnsafeBytes({ socket.write($0) }) {
+            case .bytes(let count):
+                sentCount += count
+            case .wouldBlock:
+                return true
+            case .failed:
+                return false
+            }
+        }
+        output.removeAll(keepingCapacity: true)
+        sentCount = 0
+        return true
     }
 
     private func finish() {
