@@ -32,9 +32,9 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
-        // Pure Swift, no I/O: z85, HTTP/1 parser, Web Push parsing,
-        // APNs request building, status mapping.
-        .target(name: "RelayCore"),
+        // The relay's protocol, pure Swift, no I/O: routing, Web Push
+        // parsing, z85, APNs request building, status mapping, configuration.
+        .target(name: "RelayCore", dependencies: ["HTTP1"]),
         // The one lock type (`Locked`, a pthread mutex that ThreadSanitizer
         // sees), for every module that shares a value between threads.
         .target(name: "Locking"),
@@ -49,14 +49,14 @@ let package = Package(
         // VAPID (issue #14, RFC 8292): a push's VAPID headers and JWT and the
         // verdict for a restricted endpoint; no I/O, the crypto injected (the
         // relay passes TLS's SHA-256 and ES256), Foundation's JSON decoder.
-        .target(name: "VAPID", dependencies: ["RelayCore"]),
+        .target(name: "VAPID", dependencies: ["HTTP1", "RelayCore"]),
         // The provider API's protocol (issue #13): gorush's /api/push JSON to
         // APNs payloads and headers, its answers, the APNs-shaped proxy
         // request and answer; no I/O, a strict JSON parser of its own.
-        .target(name: "ProviderAPI", dependencies: ["RelayCore"]),
-        .executableTarget(name: "provider-api-fuzzer", dependencies: ["ProviderAPI", "RelayCore", "FuzzSupport"],
+        .target(name: "ProviderAPI", dependencies: ["HTTP1", "RelayCore"]),
+        .executableTarget(name: "provider-api-fuzzer", dependencies: ["ProviderAPI", "HTTP1", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/provider-api"),
-        .testTarget(name: "ProviderAPITests", dependencies: ["ProviderAPI", "RelayCore"]),
+        .testTarget(name: "ProviderAPITests", dependencies: ["ProviderAPI", "HTTP1", "RelayCore"]),
         // Feedback (issue #13): the tokens APNs refused for good, per app
         // (`FeedbackStore`), and the pull endpoint's JSON. The hook posts
         // failed logs through libcurl (`CCurl`, imported by FeedbackHook only).
@@ -66,13 +66,20 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
-        .target(name: "FeedbackHook", dependencies: ["Locking", "CCurl", "RelayCore"]),
+        .target(name: "FeedbackHook", dependencies: ["Locking", "CCurl", "HTTP1", "RelayCore"]),
         .testTarget(name: "FeedbackTests", dependencies: ["Locking", "Feedback", "RelayCore"]),
         .testTarget(name: "FeedbackHookTests", dependencies: ["Locking", "FeedbackHook", "TestSupport"]),
         // epoll, timers, eventfd, POSIX sockets.
         .target(name: "EventLoop", dependencies: ["Locking", "CEventLoop"]),
         // OpenSSL: contexts, non-blocking TLS stream, credentials, ES256.
         .target(name: "TLS", dependencies: ["COpenSSL"]),
+        // HTTP/1.1 serving: the request parser, headers and responses, the
+        // connection state machine (Sources/HTTP1/Protocol: no I/O, which
+        // the RelayCore fuzzers compile), and the listener over the event
+        // loops with its connections, buffers and counters. Knows nothing
+        // of the relay: handlers plug in.
+        .target(name: "HTTP1", dependencies: ["EventLoop", "TLS"]),
+        .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "EventLoop", "TLS", "TestSupport"]),
         // nghttp2 sessions, bytes in and bytes out.
         .target(name: "HTTP2", dependencies: ["CNGHTTP2"]),
         // The byte pump between an HTTP/2 session and a TLS connection, and
@@ -81,17 +88,18 @@ let package = Package(
         .target(name: "HTTP2Transport", dependencies: ["HTTP2", "TLS", "EventLoop"]),
 
         // The APNs client: credentials, JWT, connections, pools.
-        .target(name: "APNs", dependencies: ["Locking", "RelayCore", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
+        .target(name: "APNs", dependencies: ["Locking", "HTTP1", "RelayCore", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
         // An APNs-compatible HTTP/2 server for tests, benchmarks and the demo.
         .target(name: "APNsEmulator", dependencies: ["Locking", "RelayCore", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
-        // The daemon: HTTP/1 listener, routing, wiring of it all.
+        // The daemon's server: the Web Push, provider API and metrics
+        // handlers on HTTP/1 listeners, logs, metrics, the apps' loading.
         .target(name: "Relay", dependencies: [
-            "Locking", "RelayCore", "EventLoop", "TLS", "APNs", "AppsFile", "VAPID",
+            "Locking", "HTTP1", "RelayCore", "EventLoop", "TLS", "APNs", "AppsFile", "VAPID",
             "ProviderAPI", "Feedback", "FeedbackHook", "XMLRPC", "PyAPNs",
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         .executableTarget(name: "toot-relay", dependencies: [
-            "Locking", "Relay", "APNs", "APNsEmulator", "RelayCore", "EventLoop", "TLS", "AppsFile",
+            "Locking", "HTTP1", "Relay", "APNs", "APNsEmulator", "RelayCore", "EventLoop", "TLS", "AppsFile",
             "ProviderAPI", "Feedback", "FeedbackHook", "XMLRPC",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
@@ -102,7 +110,7 @@ let package = Package(
 
         // Shared by the test targets only (throwaway certificates, subprocesses,
         // waiting helpers): the one home of test helpers used by more than one target.
-        .target(name: "TestSupport", dependencies: ["Locking"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Locking", "EventLoop"], path: "Tests/TestSupport"),
 
         // The fuzzers SwiftPM builds (Fuzz/README.md): scripts/fuzz builds
         // them with --sanitize=fuzzer, as they need more than RelayCore (toml++
@@ -112,26 +120,26 @@ let package = Package(
         .target(name: "FuzzSupport", path: "Fuzz/Support"),
         .executableTarget(name: "apps-file-fuzzer", dependencies: ["AppsFile", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/apps-file"),
-        .executableTarget(name: "vapid-fuzzer", dependencies: ["VAPID", "RelayCore", "FuzzSupport"],
+        .executableTarget(name: "vapid-fuzzer", dependencies: ["VAPID", "HTTP1", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/vapid"),
 
         // What one VAPID signature check costs (issue #14), run as
         // `swift run -c release es256-verify`: a benchmark, not a test.
         .executableTarget(name: "es256-verify", dependencies: ["TLS"], path: "Benchmarks/es256-verify"),
 
-        .testTarget(name: "RelayCoreTests", dependencies: ["RelayCore"]),
+        .testTarget(name: "RelayCoreTests", dependencies: ["HTTP1", "RelayCore", "TestSupport"]),
         .testTarget(name: "AppsFileTests", dependencies: ["AppsFile", "RelayCore"]),
-        .testTarget(name: "VAPIDTests", dependencies: ["VAPID", "RelayCore"]),
-        .testTarget(name: "EventLoopTests", dependencies: ["Locking", "EventLoop"]),
+        .testTarget(name: "VAPIDTests", dependencies: ["VAPID", "HTTP1", "RelayCore"]),
+        .testTarget(name: "EventLoopTests", dependencies: ["Locking", "EventLoop", "TestSupport"]),
         // The TLS tests reach OpenSSL directly for what only they need
         // (Tests/TLSTests/OpenSSLTestHooks.swift): an isolated library
         // context, a TLS 1.2 cap, the linked version.
         .testTarget(name: "TLSTests", dependencies: ["TLS", "COpenSSL", "TestSupport"]),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2"]),
-        .testTarget(name: "APNsTests", dependencies: ["APNs", "APNsEmulator", "TestSupport"]),
+        .testTarget(name: "APNsTests", dependencies: ["APNs", "APNsEmulator", "HTTP1", "TestSupport"]),
         .testTarget(name: "APNsEmulatorTests", dependencies: ["Locking", "APNsEmulator", "HTTP2", "HTTP2Transport", "TLS", "EventLoop", "TestSupport"]),
         .testTarget(name: "RelayTests", dependencies: [
-            "Locking", "Relay", "APNs", "APNsEmulator", "TestSupport", "ProviderAPI", "Feedback", "XMLRPC",
+            "Locking", "HTTP1", "Relay", "APNs", "APNsEmulator", "TestSupport", "ProviderAPI", "Feedback", "XMLRPC",
         ]),
 
         // libxml2 for the XML-RPC decoder (issue #13), imported by XMLRPC only.

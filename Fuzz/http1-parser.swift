@@ -12,6 +12,8 @@
 // as feeding it whole. Plus per-request invariants (limits respected, framing
 // consistent, consumed within the buffer).
 
+import HTTP1
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzHTTP1Parser(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     var input = FuzzInput(data, size)

@@ -1,4 +1,5 @@
 import EventLoop
+import HTTP1
 import RelayCore
 
 // Issue #13: "Keys are optional only when API_BIND is a loopback address

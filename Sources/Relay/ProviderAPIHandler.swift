@@ -1,5 +1,6 @@
 import EventLoop
 import Feedback
+import HTTP1
 import ProviderAPI
 import RelayCore
 

@@ -1,5 +1,6 @@
 import EventLoop
 import Glibc
+import HTTP1
 import ProviderAPI
 import RelayCore
 import VAPID

@@ -1,4 +1,5 @@
 import APNs
+import HTTP1
 import Prometheus
 import RelayCore
 import Locking

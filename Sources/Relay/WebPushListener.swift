@@ -1,8 +1,9 @@
 import EventLoop
+import HTTP1
 import RelayCore
 import TLS
 
-extension RelayServer where Handler == RelayHandler {
+extension HTTP1Listener where Handler == RelayHandler {
     /// The Web Push listener: a `RelayHandler` on each loop with the sender
     /// `senderFactory` makes for it, its notifications counted in
     /// `deliveries` (`MAX_IN_FLIGHT`). `publicURL`: `PUBLIC_URL`, the origin
@@ -20,4 +21,8 @@ extension RelayServer where Handler == RelayHandler {
                          publicURL: publicURL, listenerIsTLS: listenerIsTLS, metrics: metrics, feedback: feedback)
         }
     }
+}
+
+extension RelayHandler: HTTP1RequestHandler {
+    public var refusals: HTTP1Refusals { .plainText }
 }

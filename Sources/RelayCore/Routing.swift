@@ -4,6 +4,8 @@
 // check), with the percent-decoding of `<extra…>`, `<id>` and `<app-or-topic>`,
 // and the query's `vapid=` that makes an endpoint restricted (issue #14).
 
+import HTTP1
+
 /// Which APNs service a subscription's notifications go to.
 public enum APNsEnvironment: String, Sendable, Equatable {
     case production

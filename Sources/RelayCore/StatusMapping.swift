@@ -4,6 +4,8 @@
 // request itself is malformed"; everything transient or our own fault is
 // 429/5xx.
 
+import HTTP1
+
 /// How one delivery attempt ended.
 public enum DeliveryOutcome: Sendable, Equatable {
     /// APNs answered. `reason` is nil on success or when the body had none.

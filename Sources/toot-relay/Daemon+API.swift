@@ -2,6 +2,7 @@ import APNs
 import EventLoop
 import Feedback
 import FeedbackHook
+import HTTP1
 import ProviderAPI
 import Relay
 import RelayCore
@@ -46,13 +47,13 @@ extension Daemon {
     /// (`MAX_IN_FLIGHT` of its own) and the port bound.
     func startAPI(_ configuration: Configuration, port: UInt16, apps: RelayApps, context: ProviderAPIContext,
                   loops: [EventLoop], clients: ClientRegistry, logger: Logger)
-        throws(StartupFailure) -> (RelayServer<ProviderAPIHandler>, InFlightDeliveries, UInt16) {
+        throws(StartupFailure) -> (HTTP1Listener<ProviderAPIHandler>, InFlightDeliveries, UInt16) {
         var options = ListenerOptions(configuration: configuration)
         options.bindAddress = configuration.apiBindAddress
         options.port = port
         options.limits = HTTP1Limits(maxHeaderBytes: configuration.maxHeaderBytes, maxBodyBytes: configuration.apiMaxBodyBytes)
         let deliveries = InFlightDeliveries(maxInFlight: configuration.maxInFlight)
-        let server = RelayServer(options: options, loops: loops, tlsContext: nil,
+        let server = HTTP1Listener(options: options, loops: loops, tlsContext: nil,
                                  warn: { logger.warning($0) }) { loop in
             guard let client = clients.client(on: loop) else {
                 preconditionFailure("startAPI: loop without an APNs client (the Web Push listener starts first)")

@@ -1,6 +1,7 @@
 import Dispatch
 import EventLoop
 import Foundation
+import HTTP1
 import Relay
 
 extension Daemon {

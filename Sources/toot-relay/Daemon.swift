@@ -2,6 +2,7 @@ import APNs
 import APNsEmulator
 import EventLoop
 import Foundation
+import HTTP1
 import Relay
 import RelayCore
 import TLS
@@ -83,7 +84,7 @@ struct Daemon {
         metrics?.setApps(served.apps)
         let feedback = try makeFeedbackSink(configuration, logger: logger)
         let providerMetrics = metrics.map { ProviderMetrics(registry: $0.registry) }
-        let server = RelayServer(options: options, loops: group.loops, tlsContext: serverTLS, apps: served.apps,
+        let server = HTTP1Listener(options: options, loops: group.loops, tlsContext: serverTLS, apps: served.apps,
                                  publicURL: configuration.publicURL, logger: logger, counters: connections, deliveries: deliveries, metrics: metrics,
                                  feedback: feedback) { loop in
             let client = APNsClient(loop: loop, configuration: clientConfiguration)
@@ -97,7 +98,7 @@ struct Daemon {
         }
         let shownHost = options.bindAddress.map { $0.contains(":") ? "[\($0)]" : $0 } ?? "*"
         // The provider API (issue #13): on its own port, never the Web Push one.
-        var api: (server: RelayServer<ProviderAPIHandler>, deliveries: InFlightDeliveries, context: ProviderAPIContext,
+        var api: (server: HTTP1Listener<ProviderAPIHandler>, deliveries: InFlightDeliveries, context: ProviderAPIContext,
                   port: UInt16)?
         if let apiPort = configuration.apiPort {
             let (limits, xmlLimits) = providerLimits(configuration)

@@ -72,27 +72,6 @@ func withLoopThread<Result>(_ body: (EventLoop) async throws -> Result) async th
     return try await body(thread.loop)
 }
 
-/// A connected pair of non-blocking AF_UNIX stream sockets.
-func makeSocketPair() throws -> (Socket, Socket) {
-    var fds: [Int32] = [0, 0]
-    let result = socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds)
-    guard result == 0 else { throw SocketError(.socket, errno: errno) }
-    return (Socket(adopting: fds[0]), Socket(adopting: fds[1]))
-}
-
-/// Deterministic pseudo-random bytes (xorshift), so failures reproduce.
-func patternBytes(count: Int, seed: UInt64) -> [UInt8] {
-    var state = seed | 1
-    var bytes = [UInt8](repeating: 0, count: count)
-    for index in 0..<count {
-        state ^= state << 13
-        state ^= state >> 7
-        state ^= state << 17
-        bytes[index] = UInt8(truncatingIfNeeded: state)
-    }
-    return bytes
-}
-
 /// Echo server for tests: accepts on `listener`, echoes every byte back,
 /// pausing reads while more than `highWater` bytes wait to be written
 /// (back-pressure), and closes after the peer's end-of-file once flushed.

@@ -1,6 +1,7 @@
 import EventLoop
 import Foundation
 import Glibc
+import HTTP1
 import RelayCore
 import TestSupport
 import Testing

@@ -1,6 +1,7 @@
 import Testing
 @testable import Relay
 import APNs
+import HTTP1
 import RelayCore
 
 @Suite("Relay metrics")

@@ -5,6 +5,7 @@ import RelayCore
 import Testing
 import APNs
 import APNsEmulator
+import HTTP1
 import TestSupport
 
 @testable import Relay
@@ -65,24 +66,24 @@ struct RelayServerTests {
         defer { fixture.stop() }
         let group = try EventLoopGroup(count: 1, namePrefix: "second")
         defer { group.stopAndJoin() }
-        let second = RelayServer(options: ListenerOptions(bindAddress: "127.0.0.1", port: fixture.port, reusePort: false),
+        let second = HTTP1Listener(options: ListenerOptions(bindAddress: "127.0.0.1", port: fixture.port, reusePort: false),
                                  loops: group.loops, tlsContext: nil, apps: exampleApps(), logger: CapturedLog().logger,
                                  deliveries: InFlightDeliveries(maxInFlight: 10)) { _ in
             FakeSender()
         }
-        #expect(throws: RelayServerError.self) { try second.start() }
+        #expect(throws: HTTP1ListenerError.self) { try second.start() }
     }
 
     @Test("an unusable bind address is one clear error")
     func badBindAddress() throws {
         let group = try EventLoopGroup(count: 1, namePrefix: "bad")
         defer { group.stopAndJoin() }
-        let server = RelayServer(options: ListenerOptions(bindAddress: "not-an-ip", port: 0),
+        let server = HTTP1Listener(options: ListenerOptions(bindAddress: "not-an-ip", port: 0),
                                  loops: group.loops, tlsContext: nil, apps: exampleApps(), logger: CapturedLog().logger,
                                  deliveries: InFlightDeliveries(maxInFlight: 10)) { _ in
             FakeSender()
         }
-        let error = #expect(throws: RelayServerError.self) { try server.start() }
+        let error = #expect(throws: HTTP1ListenerError.self) { try server.start() }
         #expect(error?.description.contains("not-an-ip") == true)
     }
 }
@@ -94,7 +95,7 @@ struct RelayServerAPNsTests {
     final class Stack {
         let emulator: APNsEmulator
         let group: EventLoopGroup
-        let server: RelayServer<RelayHandler>
+        let server: HTTP1Listener<RelayHandler>
         let port: UInt16
         let log = CapturedLog()
 
@@ -117,7 +118,7 @@ struct RelayServerAPNsTests {
                 configuration, tlsContext: try credentials.makeTLSContext(caFile: configuration.caFile),
                 credentials: credentials)
             group = try EventLoopGroup(count: 2, namePrefix: "stack")
-            server = RelayServer(options: ListenerOptions(bindAddress: "127.0.0.1", port: 0), loops: group.loops,
+            server = HTTP1Listener(options: ListenerOptions(bindAddress: "127.0.0.1", port: 0), loops: group.loops,
                                  tlsContext: nil, apps: RelayApps(defaultApp: RelayApp(topic: credentials.topic)), logger: log.logger,
                                  deliveries: InFlightDeliveries(maxInFlight: 1000)) { loop in
                 APNsClient(loop: loop, configuration: clientConfiguration)

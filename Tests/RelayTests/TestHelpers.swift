@@ -1,5 +1,6 @@
 import EventLoop
 import Glibc
+import HTTP1
 import RelayCore
 import Locking
 import Testing
@@ -129,7 +130,7 @@ final class SentRecorder: Sendable {
 /// fake sender that answers `outcome` after `delay`.
 final class ServerFixture {
     let group: EventLoopGroup
-    let server: RelayServer<RelayHandler>
+    let server: HTTP1Listener<RelayHandler>
     let deliveries: InFlightDeliveries
     let port: UInt16
     let recorder = SentRecorder()
@@ -148,7 +149,7 @@ final class ServerFixture {
                                       timeouts: timeouts, maxConnections: maxConnections)
         let deliveries = InFlightDeliveries(maxInFlight: maxInFlight)
         self.deliveries = deliveries
-        server = RelayServer(options: options, loops: group.loops, tlsContext: tlsContext, apps: exampleApps(),
+        server = HTTP1Listener(options: options, loops: group.loops, tlsContext: tlsContext, apps: exampleApps(),
                              logger: log.logger(level: .info), deliveries: deliveries) { loop in
             FakeSender(loop: loop, delay: delay, onSend: { recorder.record($0) }, outcome: outcome)
         }

@@ -1,7 +1,6 @@
-import RelayCore
 import Testing
 
-@testable import Relay
+@testable import HTTP1
 
 typealias Machine = HTTP1ConnectionMachine
 private let timeouts = Machine.Timeouts(header: .seconds(10), body: .seconds(11), keepAlive: .seconds(75))

@@ -1,4 +1,5 @@
-/// Caps on what one request may make the relay buffer (ARCHITECTURE.md §1, §6).
+/// Caps on what one request may make the listener buffer (ARCHITECTURE.md
+/// §1, §6; the relay's `Configuration` reads its defaults from here).
 public struct HTTP1Limits: Sendable, Equatable {
     /// Request line plus header fields plus the empty line (and, for chunked
     /// bodies, the framing overhead and trailers). Beyond: 431 (414 while still
@@ -9,9 +10,7 @@ public struct HTTP1Limits: Sendable, Equatable {
     /// Header fields. Beyond: 431.
     public var maxHeaderCount: Int
 
-    public init(maxHeaderBytes: Int = Configuration.defaults.maxHeaderBytes,
-                maxBodyBytes: Int = Configuration.defaults.maxBodyBytes,
-                maxHeaderCount: Int = Configuration.maxHeaderCount) {
+    public init(maxHeaderBytes: Int = 16 * 1024, maxBodyBytes: Int = 8 * 1024, maxHeaderCount: Int = 100) {
         self.maxHeaderBytes = maxHeaderBytes
         self.maxBodyBytes = maxBodyBytes
         self.maxHeaderCount = maxHeaderCount

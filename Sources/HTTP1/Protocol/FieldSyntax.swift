@@ -19,7 +19,7 @@ func isOWS(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(a
 
 /// Calls `body` with each element of a comma-separated list (RFC 9110
 /// §5.6.1), untrimmed, without collecting them into an array.
-func forEachListElement(of value: ArraySlice<UInt8>, omittingEmpty: Bool = true,
+public func forEachListElement(of value: ArraySlice<UInt8>, omittingEmpty: Bool = true,
                         _ body: (ArraySlice<UInt8>) -> Void) {
     var start = value.startIndex
     var index = start
@@ -86,7 +86,7 @@ public func isForbiddenInFieldValue(_ byte: UInt8) -> Bool {
 /// Whether two field values are the same text: byte-equal, or (only when
 /// non-ASCII bytes are involved) equal as Strings, which is what comparing
 /// String values did (invalid UTF-8 repaired, canonical equivalence).
-func sameFieldValue(_ left: some Collection<UInt8>, _ right: some Collection<UInt8>) -> Bool {
+public func sameFieldValue(_ left: some Collection<UInt8>, _ right: some Collection<UInt8>) -> Bool {
     if left.elementsEqual(right) { return true }
     guard left.contains(where: { $0 >= 0x80 }) || right.contains(where: { $0 >= 0x80 }) else { return false }
     return String(decoding: left, as: UTF8.self) == String(decoding: right, as: UTF8.self)

@@ -31,7 +31,7 @@ public func asciiLowercased(_ text: some StringProtocol) -> String {
 
 /// Lowercased string of the given ASCII bytes (written straight into the
 /// String's storage: no intermediate array per header name).
-func asciiLowercased(_ bytes: some Collection<UInt8>) -> String {
+public func asciiLowercased(_ bytes: some Collection<UInt8>) -> String {
     guard bytes.allSatisfy({ $0 < 0x80 }) else {
         // Not ASCII: decoding repairs invalid UTF-8, as before.
         return String(decoding: bytes.map(asciiLowercase), as: UTF8.self)
@@ -47,10 +47,10 @@ func asciiLowercased(_ bytes: some Collection<UInt8>) -> String {
 }
 
 @inline(__always)
-func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+public func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 
 @inline(__always)
-func hexValue(_ byte: UInt8) -> Int? {
+public func hexValue(_ byte: UInt8) -> Int? {
     switch byte {
     case UInt8(ascii: "0")...UInt8(ascii: "9"): Int(byte - UInt8(ascii: "0"))
     case UInt8(ascii: "a")...UInt8(ascii: "f"): Int(byte - UInt8(ascii: "a")) + 10

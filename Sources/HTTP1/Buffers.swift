@@ -1,3 +1,4 @@
+import EventLoop
 import Glibc
 
 /// Outgoing bytes of one connection: whole `[UInt8]` chunks, sent with one

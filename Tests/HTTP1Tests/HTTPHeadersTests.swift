@@ -1,5 +1,5 @@
 import Testing
-@testable import RelayCore
+@testable import HTTP1
 
 struct HTTPHeadersTests {
     let headers = HTTPHeaders([

@@ -2,6 +2,7 @@ import APNs
 import EventLoop
 import Feedback
 import Foundation
+import HTTP1
 import ProviderAPI
 import RelayCore
 import Testing
@@ -10,18 +11,10 @@ import XMLRPC
 @testable import Relay
 
 /// The refusals a connection makes before a request reaches its handler, in
-/// the listener's dialect: plain text on the Web Push port (today's bytes),
-/// gorush's JSON on the provider API's (issue #13, session 6).
-@Suite("Connection refusals in the listener's dialect", .timeLimit(.minutes(1)))
-struct HTTP1RefusalsTests {
-    @Test("the Web Push dialect is today's plain text, byte for byte")
-    func plainTextBytes() {
-        let bytes = HTTP1Refusals.plainText.response(status: 413, reason: "body over 8 bytes").serialize(closing: true)
-        #expect(String(decoding: bytes, as: UTF8.self) == "HTTP/1.1 413 Content Too Large\r\n"
-            + "Content-Type: text/plain; charset=utf-8\r\nContent-Length: 18\r\nConnection: close\r\n\r\n"
-            + "body over 8 bytes\n")
-    }
-
+/// the provider API's dialect: gorush's JSON (the Web Push port's plain
+/// text is HTTP1's own, HTTP1Tests).
+@Suite("Connection refusals in the provider API's dialect", .timeLimit(.minutes(1)))
+struct ProviderAPIRefusalsTests {
     @Test("a machine given gorush's dialect refuses bad framing, limits and slow heads in JSON", arguments: [
         ("BROKEN\r\n\r\n", nil, 400),
         ("POST /api/push HTTP/1.1\r\nHost: x\r\nContent-Length: 99999\r\n\r\n", nil, 413),
@@ -78,7 +71,7 @@ struct HTTP1RefusalsTests {
 /// 2 KiB of header and a 300 ms header timeout, sending to fake senders.
 private final class APIServerFixture {
     let group: EventLoopGroup
-    let server: RelayServer<ProviderAPIHandler>
+    let server: HTTP1Listener<ProviderAPIHandler>
     let port: UInt16
     let recorder = SentRecorder()
     let log = CapturedLog()
@@ -99,7 +92,7 @@ private final class APIServerFixture {
                                       maxConnections: 10)
         let logger = log.logger(level: .info)
         let deliveries = InFlightDeliveries(maxInFlight: 10)
-        server = RelayServer(options: options, loops: group.loops, tlsContext: nil,
+        server = HTTP1Listener(options: options, loops: group.loops, tlsContext: nil,
                              warn: { logger.warning($0) }) { loop in
             ProviderAPIHandler(sender: FakeSender(loop: loop, onSend: { recorder.record($0) }),
                                apps: exampleApps(), context: context, counters: deliveries, logger: logger, loop: loop)

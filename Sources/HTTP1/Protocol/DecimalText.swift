@@ -30,6 +30,6 @@ func withDecimalDigits<Result>(_ value: Int, _ body: (UnsafeBufferPointer<UInt8>
 /// The decimal digits of `value`, as a String. Up to 15 characters (every
 /// TTL, expiration, priority and status) it is a small string: no
 /// allocation, unlike going through a [UInt8].
-func decimalText(_ value: Int) -> String {
+public func decimalText(_ value: Int) -> String {
     withDecimalDigits(value) { String(decoding: $0, as: UTF8.self) }
 }

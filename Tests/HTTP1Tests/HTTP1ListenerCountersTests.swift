@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Relay
+@testable import HTTP1
 
 @Suite("Listener counters")
 struct HTTP1ListenerCountersTests {

@@ -1,9 +1,6 @@
-import RelayCore
-
-/// What a listener's connections hand their requests to: the Web Push
-/// relay (`RelayHandler`) on the main port, the provider API
-/// (`ProviderAPIHandler`) on API_PORT (issue #13). One per event loop,
-/// confined to it.
+/// What a listener's connections hand their requests to (in the relay: the
+/// Web Push handler on the main port, the provider API's on API_PORT, the
+/// metrics endpoint). One per event loop, confined to it.
 public protocol HTTP1RequestHandler: AnyObject {
     /// Answers `request`: the response when it is known at once; else nil,
     /// and `completion` runs exactly once later, on the loop thread, never
@@ -16,8 +13,4 @@ public protocol HTTP1RequestHandler: AnyObject {
     var refusals: HTTP1Refusals { get }
     /// Writes the log lines still buffered (shutdown).
     func flushLog()
-}
-
-extension RelayHandler: HTTP1RequestHandler {
-    public var refusals: HTTP1Refusals { .plainText }
 }

@@ -1,11 +1,9 @@
-import RelayCore
-
 /// How a listener words the refusals its connections make before a request
 /// reaches the handler (framing, limits, timeouts: 400, 408, 413, 417, 431,
 /// 501, 505): the connection machine decides when to refuse, the listener's
-/// handler says in which dialect. The Web Push port answers plain text; the
-/// provider API answers as gorush does for every error (`gorushJSON`, beside
-/// `ProviderAPIHandler`).
+/// handler says in which dialect. The relay's Web Push port answers plain
+/// text; its provider API answers as gorush does for every error (Relay's
+/// `HTTP1Refusals.gorushJSON`).
 public struct HTTP1Refusals: Sendable {
     private let render: @Sendable (_ status: Int, _ reason: String) -> HTTP1Response
 
@@ -25,4 +23,5 @@ public struct HTTP1Refusals: Sendable {
     }
 }
 
-let textPlainHeaders = [HTTPField(name: "Content-Type", value: "text/plain; charset=utf-8")]
+/// `Content-Type: text/plain; charset=utf-8`, the one field of a plain-text answer.
+public let textPlainHeaders = [HTTPField(name: "Content-Type", value: "text/plain; charset=utf-8")]

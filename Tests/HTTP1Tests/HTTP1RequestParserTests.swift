@@ -1,5 +1,6 @@
+import TestSupport
 import Testing
-@testable import RelayCore
+@testable import HTTP1
 
 /// Parses `bytes` in one call.
 func parseOnce(_ bytes: [UInt8], limits: HTTP1Limits = HTTP1Limits()) -> HTTP1ParseResult {

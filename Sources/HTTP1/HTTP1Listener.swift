@@ -1,23 +1,22 @@
 import Dispatch
 import EventLoop
 import Glibc
-import RelayCore
 import Synchronization
 import TLS
 
-/// Why the relay could not start listening.
-public struct RelayServerError: Error, Equatable, Sendable, CustomStringConvertible {
+/// Why a listener could not start listening.
+public struct HTTP1ListenerError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
 }
 
-/// The HTTP/1.1 listener on every loop of a group: accepts sender
-/// connections (HTTPS when given a TLS context), hands their requests to a
-/// `Handler` per loop, and shuts down gracefully.
+/// The HTTP/1.1 listener on every loop of a group: accepts connections
+/// (HTTPS when given a TLS context), hands their requests to a `Handler`
+/// per loop, and shuts down gracefully.
 ///
 /// Thread safety: the per-loop parts are touched only on their own loop (via
 /// `execute`); the shared counters are atomic.
-public final class RelayServer<Handler: HTTP1RequestHandler>: DrainableListener, @unchecked Sendable {
+public final class HTTP1Listener<Handler: HTTP1RequestHandler>: DrainableListener, @unchecked Sendable {
     public let counters: HTTP1ListenerCounters
     private let options: ListenerOptions
     private let loops: [EventLoop]
@@ -26,7 +25,7 @@ public final class RelayServer<Handler: HTTP1RequestHandler>: DrainableListener,
     private let warn: @Sendable (String) -> Void
     /// Makes each loop's request handler, on that loop.
     private let makeHandler: @Sendable (EventLoop) -> Handler
-    private var loopServers: [LoopServer<Handler>] = []
+    private var loopListeners: [LoopListener<Handler>] = []
     private let nextLoop = Atomic<Int>(0)
 
     /// A listener whose requests go to the handler `makeHandler` makes for
@@ -36,7 +35,7 @@ public final class RelayServer<Handler: HTTP1RequestHandler>: DrainableListener,
     public init(options: ListenerOptions, loops: [EventLoop], tlsContext: TLSContext?,
                 counters: HTTP1ListenerCounters? = nil, warn: @escaping @Sendable (String) -> Void,
                 makeHandler: @escaping @Sendable (EventLoop) -> Handler) {
-        precondition(!loops.isEmpty, "RelayServer needs at least one event loop")
+        precondition(!loops.isEmpty, "HTTP1Listener needs at least one event loop")
         self.options = options
         self.loops = loops
         self.tlsContext = tlsContext
@@ -45,15 +44,14 @@ public final class RelayServer<Handler: HTTP1RequestHandler>: DrainableListener,
         self.counters = counters ?? HTTP1ListenerCounters(maxConnections: options.maxConnections)
     }
 
-    /// Creates the relay handler on each loop (with its sender), binds and
-    /// starts accepting. Returns the port bound. Call once, from a thread
+    /// Creates the handler on each loop, binds and starts accepting. Returns the port bound. Call once, from a thread
     /// that is not one of the loops.
-    public func start() throws(RelayServerError) -> UInt16 {
+    public func start() throws(HTTP1ListenerError) -> UInt16 {
         for loop in loops {
             let server = loop.runAndWait {
-                LoopServer(loop: loop, handler: self.makeHandler(loop), server: self)
+                LoopListener(loop: loop, handler: self.makeHandler(loop), server: self)
             }
-            loopServers.append(server)
+            loopListeners.append(server)
         }
         let hosts = options.bindAddress.map { [$0] } ?? ["::", "0.0.0.0"]
         var lastError: SocketError?
@@ -69,12 +67,12 @@ public final class RelayServer<Handler: HTTP1RequestHandler>: DrainableListener,
             }
         }
         let shown = options.bindAddress ?? "all interfaces"
-        throw RelayServerError("cannot listen on \(shown) port \(options.port): \(lastError.map { String(describing: $0) } ?? "unknown error")")
+        throw HTTP1ListenerError("cannot listen on \(shown) port \(options.port): \(lastError.map { String(describing: $0) } ?? "unknown error")")
     }
 
     private func listen(host: String) throws(SocketError) -> UInt16 {
         var port = options.port
-        let listeners = options.reusePort ? loopServers : [loopServers[0]]
+        let listeners = options.reusePort ? loopListeners : [loopListeners[0]]
         for (index, server) in listeners.enumerated() {
             let reusePort = options.reusePort
             let bound: Result<UInt16, SocketError> = server.loop.runAndWait {
@@ -94,9 +92,9 @@ public final class RelayServer<Handler: HTTP1RequestHandler>: DrainableListener,
     }
 
     /// Hands an accepted connection to the next loop (without SO_REUSEPORT).
-    fileprivate func distribute(_ socket: Socket, from origin: LoopServer<Handler>) {
-        let index = Int(UInt(bitPattern: nextLoop.wrappingAdd(1, ordering: .relaxed).oldValue) % UInt(loopServers.count))
-        let target = loopServers[index]
+    fileprivate func distribute(_ socket: Socket, from origin: LoopListener<Handler>) {
+        let index = Int(UInt(bitPattern: nextLoop.wrappingAdd(1, ordering: .relaxed).oldValue) % UInt(loopListeners.count))
+        let target = loopListeners[index]
         if target === origin {
             origin.adopt(socket)
             return
@@ -115,7 +113,7 @@ public final class RelayServer<Handler: HTTP1RequestHandler>: DrainableListener,
     /// ran on every loop (a reload: what the handlers serve changes before
     /// this returns). Not from a loop thread.
     public func withEachHandler(_ body: @escaping (Handler) -> Void) {
-        for server in loopServers {
+        for server in loopListeners {
             server.loop.runAndWait { body(server.handler) }
         }
     }
@@ -123,14 +121,14 @@ public final class RelayServer<Handler: HTTP1RequestHandler>: DrainableListener,
     /// Stops accepting on every loop; idle connections close, the others
     /// finish their current request and close. Any thread.
     public func beginShutdown() {
-        for server in loopServers {
+        for server in loopListeners {
             server.loop.execute { server.beginShutdown() }
         }
     }
 
     /// Closes every connection at once (the grace period is over). Any thread.
     public func closeAllConnections() {
-        for server in loopServers {
+        for server in loopListeners {
             server.loop.execute { server.closeAll() }
         }
     }
@@ -138,7 +136,7 @@ public final class RelayServer<Handler: HTTP1RequestHandler>: DrainableListener,
     /// Writes the log lines every loop still buffers; returns once done.
     /// Call from a thread that is not one of the loops, before they stop.
     public func flushLogs() {
-        for server in loopServers {
+        for server in loopListeners {
             server.loop.runAndWait { server.handler.flushLog() }
         }
     }
@@ -148,10 +146,10 @@ public final class RelayServer<Handler: HTTP1RequestHandler>: DrainableListener,
 }
 
 /// The listener and connections of one loop. Confined to that loop.
-final class LoopServer<Handler: HTTP1RequestHandler>: ConnectionOwner, @unchecked Sendable {
+final class LoopListener<Handler: HTTP1RequestHandler>: ConnectionOwner, @unchecked Sendable {
     let loop: EventLoop
     let handler: Handler
-    private unowned let server: RelayServer<Handler>
+    private unowned let server: HTTP1Listener<Handler>
     private var acceptor: Acceptor?
     private var connections: [ObjectIdentifier: HTTP1ServerConnection] = [:]
     private var shuttingDown = false
@@ -161,7 +159,7 @@ final class LoopServer<Handler: HTTP1RequestHandler>: ConnectionOwner, @unchecke
     private let counters: HTTP1ListenerCounters
     private let inputLimit: Int
 
-    init(loop: EventLoop, handler: Handler, server: RelayServer<Handler>) {
+    init(loop: EventLoop, handler: Handler, server: HTTP1Listener<Handler>) {
         self.loop = loop
         self.handler = handler
         self.server = server
@@ -238,14 +236,4 @@ final class LoopServer<Handler: HTTP1RequestHandler>: ConnectionOwner, @unchecke
     func closeAll() {
         for connection in Array(connections.values) { connection.close() }
     }
-}
-
-/// A listener whatever its handler type, as a daemon's shutdown sees it:
-/// stop accepting, wait for its connections, close the rest, flush its logs.
-public protocol DrainableListener: AnyObject, Sendable {
-    var counters: HTTP1ListenerCounters { get }
-    var isDrained: Bool { get }
-    func beginShutdown()
-    func closeAllConnections()
-    func flushLogs()
 }

@@ -1,5 +1,3 @@
-import RelayCore
-
 /// The lifecycle of one sender connection (HTTP/1.1, RFC 9112), without I/O.
 ///
 /// reading head → reading body → awaiting the answer → writing → idle
@@ -18,7 +16,8 @@ import RelayCore
 /// the connection reuses: a fresh array per event cost two or three
 /// allocations per request.
 public struct HTTP1ConnectionMachine: Sendable {
-    /// How long each phase may take (ARCHITECTURE.md §6).
+    /// How long each phase may take (ARCHITECTURE.md §6; the relay's
+    /// `Configuration` reads its defaults from here).
     public struct Timeouts: Sendable, Equatable {
         /// From the connection's start (or a later request's first byte) to
         /// the end of the head: beyond, 408.
@@ -29,9 +28,8 @@ public struct HTTP1ConnectionMachine: Sendable {
         /// An idle connection between requests: beyond, a silent close.
         public var keepAlive: Duration
 
-        public init(header: Duration = Configuration.defaults.headerTimeout,
-                    body: Duration = Configuration.defaults.bodyTimeout,
-                    keepAlive: Duration = Configuration.defaults.keepAliveTimeout) {
+        public init(header: Duration = .seconds(10), body: Duration = .seconds(10),
+                    keepAlive: Duration = .seconds(75)) {
             self.header = header
             self.body = body
             self.keepAlive = keepAlive

@@ -1,5 +1,7 @@
 import EventLoop
 import Glibc
+import HTTP1
+import TestSupport
 import Testing
 
 @Suite("Buffers")

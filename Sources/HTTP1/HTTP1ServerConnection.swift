@@ -1,6 +1,5 @@
 import EventLoop
 import Glibc
-import RelayCore
 import TLS
 
 /// One sender connection on an event loop: moves bytes between the socket
