@@ -6,7 +6,7 @@ import Locking
 import VAPID
 
 /// The relay's Prometheus metrics (swift-prometheus), served by
-/// `MetricsServer` when `METRICS_PORT` is set.
+/// the metrics listener (`MetricsHandler`) when `METRICS_PORT` is set.
 ///
 /// Hot-path cost: one atomic add per notification and one histogram record
 /// per APNs answer. The series are found by small integer indices into

@@ -117,9 +117,9 @@ struct Daemon {
                 throw failure
             }
         }
-        var metricsServer: MetricsServer?
+        var metricsListener: HTTP1Listener<MetricsHandler>?
         if let metrics, let metricsPort {
-            metricsServer = try startMetrics(metrics, host: configuration.metricsBindAddress, port: metricsPort,
+            metricsListener = try startMetrics(metrics, host: configuration.metricsBindAddress, port: metricsPort,
                                              loop: group.loops[0], logger: logger)
         }
         writeAll(1, "listening on \(shownHost):\(port)\n")
@@ -160,9 +160,9 @@ struct Daemon {
             }
         }
         notifySystemd("STOPPING=1", logger: logger)
-        if let metricsServer {
-            let box = UnsafeTransfer(metricsServer)
-            group.loops[0].execute { box.value.stop() }
+        if let metricsListener {
+            metricsListener.beginShutdown()
+            metricsListener.closeAllConnections()
         }
         logger.info("\(signal == SIGTERM ? "SIGTERM" : "SIGINT"): stopping; in flight \(deliveries.inFlight), "
             + "open connections \(server.counters.openConnections), grace \(configuration.shutdownGrace)")
@@ -241,18 +241,17 @@ struct Daemon {
     }
 
     private func startMetrics(_ metrics: RelayMetrics, host: String, port: UInt16, loop: EventLoop,
-                              logger: Logger) throws(StartupFailure) -> MetricsServer {
-        let server = MetricsServer(loop: loop) { metrics.exposition() }
-        let result = loop.runAndWait {
-            Result { () throws(SocketError) -> UInt16 in try server.start(host: host, port: port) }
+                              logger: Logger) throws(StartupFailure) -> HTTP1Listener<MetricsHandler> {
+        let listener = HTTP1Listener(metricsOn: host, port: port, loop: loop, warn: { logger.warning($0) }) {
+            metrics.exposition()
         }
-        switch result {
-        case .success(let boundPort):
+        do {
+            let boundPort = try listener.start()
             let shown = host.contains(":") ? "[\(host)]" : host
             logger.info("metrics on \(shown):\(boundPort) (GET /metrics)")
-            return server
-        case .failure(let error):
-            throw StartupFailure("METRICS_PORT: cannot listen on \(host) port \(port): \(error)")
+            return listener
+        } catch {
+            throw StartupFailure("METRICS_PORT: \(error.description)")
         }
     }
 }

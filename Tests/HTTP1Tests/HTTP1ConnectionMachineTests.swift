@@ -115,6 +115,19 @@ struct HTTP1ConnectionMachineTests {
         #expect(machine.phase == .readingHead)
     }
 
+    @Test("a response that closes the connection says so and closes it, though the request kept it alive")
+    func responseClosesConnection() throws {
+        var machine = makeMachine()
+        _ = machine.start()
+        _ = machine.feed(simpleGet)
+        var response = HTTP1Response(status: 200, body: "OK")
+        response.closesConnection = true
+        let sent = try #require(sentText(machine.responseReady(response)))
+        #expect(sent.contains("\r\nConnection: close\r\n"))
+        #expect(machine.written() == [.close])
+        #expect(machine.state == .closed(afterResponse: true))
+    }
+
     @Test("pipelined requests: the second waits until the first answer is written")
     func pipelinedInOrder() throws {
         var machine = makeMachine()

@@ -219,7 +219,8 @@ public struct HTTP1ConnectionMachine: Sendable {
             // the connection stops passing answers on once it is closed.
             preconditionFailure("HTTP1ConnectionMachine: responseReady in state \(state)")
         }
-        let closing = !pending.keepAlive || pending.shuttingDown || (pending.peerClosed && !hasBufferedInput)
+        let closing = response.closesConnection || !pending.keepAlive || pending.shuttingDown
+            || (pending.peerClosed && !hasBufferedInput)
         state = .writing(then: closing ? .close : pending.peerClosed ? .answerBufferedThenClose : .keepAlive)
         // A fresh buffer per response, on purpose: one kept per connection
         // saved the allocation but was cold in the cache by the time of the

@@ -5,6 +5,10 @@ public struct HTTP1Response: Sendable, Equatable {
     /// `serialize` writes itself.
     public var headers: [HTTPField]
     public var body: [UInt8]
+    /// The connection closes once this response is written (it says
+    /// `Connection: close`, RFC 9112 §9.6), whatever the request asked: for
+    /// a server that takes one request per connection.
+    public var closesConnection = false
 
     public init(status: Int, headers: [HTTPField] = [], body: [UInt8] = []) {
         self.status = status
