@@ -206,6 +206,23 @@ struct HTTP1ConnectionMachineTests {
         #expect(machine.phase == .readingBody)
     }
 
+    @Test("fed a byte at a time, the body timer starts once, with the byte that ends the head", arguments: [
+        "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nab",
+        "\r\n\nPOST /x HTTP/1.1\nHost: x\nContent-Length: 4\n\nab",
+        "POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nab",
+    ])
+    func bodyTimerAtHeadEnd(input: String) {
+        var machine = makeMachine()
+        _ = machine.start()
+        let bytes = Array(input.utf8)
+        let headLength = bytes.count - 2
+        for length in 1...bytes.count {
+            let actions = Array(bytes[0..<length]).withUnsafeBytes { machine.bytesAvailable($0) }
+            #expect(actions.contains(.armTimer(.body, .seconds(11))) == (length == headLength), "at \(length) bytes")
+            #expect(machine.phase == (length < headLength ? .readingHead : .readingBody), "at \(length) bytes")
+        }
+    }
+
     @Test("empty lines before the request line do not count as the end of the head")
     func leadingEmptyLines() {
         var machine = makeMachine()
@@ -386,7 +403,7 @@ struct HTTP1ConnectionMachineTests {
 
     @Test("the state stays small and inline: no allocation per request for its payloads")
     func stateIsSmall() {
-        // HeadProgress, the largest payload: an offset and three flags.
+        // PendingRequest, the largest payload: a version and four flags.
         #expect(MemoryLayout<Machine.State>.size <= 16)
     }
 

@@ -12,7 +12,7 @@ func parseOnce(_ bytes: [UInt8], limits: HTTP1Limits = HTTP1Limits()) -> HTTP1Pa
 /// growing prefix, until a result other than `.incomplete`.
 func parseByteAtATime(_ bytes: [UInt8], limits: HTTP1Limits = HTTP1Limits()) -> HTTP1ParseResult {
     var parser = HTTP1RequestParser(limits: limits)
-    var result = HTTP1ParseResult.incomplete(expectsContinue: false)
+    var result = HTTP1ParseResult.incomplete(headComplete: false, expectsContinue: false)
     bytes.withUnsafeBytes { all in
         for length in 0...all.count {
             result = parser.parse(UnsafeRawBufferPointer(rebasing: all[0..<length]))
@@ -267,7 +267,7 @@ struct HTTP1RequestParserTests {
         for _ in 0..<4 {
             let result = buffer.withUnsafeBytes { parser.parse($0) }
             guard case .complete(let request, let consumed) = result else {
-                #expect(result == .incomplete(expectsContinue: false))
+                #expect(result == .incomplete(headComplete: false, expectsContinue: false))
                 break
             }
             targets.append(request.target)
@@ -349,21 +349,38 @@ struct HTTP1RequestParserTests {
         let head = "POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-Continue\r\nContent-Length: 4\r\n\r\n"
         let raw = Array((head + "body").utf8)
         let headCount = head.utf8.count
-        #expect(parseOnce(Array(raw[0..<(headCount - 1)])) == .incomplete(expectsContinue: false))
-        #expect(parseOnce(Array(raw[0..<headCount])) == .incomplete(expectsContinue: true))
-        #expect(parseOnce(Array(raw[0..<(headCount + 3)])) == .incomplete(expectsContinue: true))
+        #expect(parseOnce(Array(raw[0..<(headCount - 1)])) == .incomplete(headComplete: false, expectsContinue: false))
+        #expect(parseOnce(Array(raw[0..<headCount])) == .incomplete(headComplete: true, expectsContinue: true))
+        #expect(parseOnce(Array(raw[0..<(headCount + 3)])) == .incomplete(headComplete: true, expectsContinue: true))
         guard case .complete = parseOnce(raw) else {
             Issue.record("expected a complete request")
             return
         }
         let chunkedHead = "POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nTransfer-Encoding: chunked\r\n\r\n"
-        #expect(parseOnce(Array((chunkedHead + "4\r\nab").utf8)) == .incomplete(expectsContinue: true))
+        #expect(parseOnce(Array((chunkedHead + "4\r\nab").utf8)) == .incomplete(headComplete: true, expectsContinue: true))
         // RFC 9110 §10.1.1: ignored for HTTP/1.0.
         let http10 = "POST / HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n"
-        #expect(parseOnce(Array(http10.utf8)) == .incomplete(expectsContinue: false))
+        #expect(parseOnce(Array(http10.utf8)) == .incomplete(headComplete: true, expectsContinue: false))
         // Refused bodies are refused at once, which is the point of 100-continue.
         let tooLarge = "POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 9000\r\n\r\n"
         #expect(status(parseOnce(Array(tooLarge.utf8))) == 413)
+    }
+
+    @Test("says when the head is complete: from its empty line on, whatever the framing, not before", arguments: [
+        ("GET / HTTP/1.1\r\nHost: a\r\n", false),
+        ("GET / HTTP/1.1\r\nHost: a\r\n\r", false),
+        ("\r\n\nPOST / HTTP/1.1\r\nHost: a\r\n", false),
+        ("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\n\r\n", true),
+        ("POST / HTTP/1.1\nHost: a\nContent-Length: 4\n\nab", true),
+        ("\r\n\nPOST / HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\n\r\na", true),
+        ("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n", true),
+        ("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nab", true),
+        ("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-T: v\r\n", true),
+    ])
+    func headComplete(input: String, complete: Bool) {
+        let bytes = Array(input.utf8)
+        #expect(parseOnce(bytes) == .incomplete(headComplete: complete, expectsContinue: false))
+        #expect(parseByteAtATime(bytes) == .incomplete(headComplete: complete, expectsContinue: false))
     }
 
     // MARK: Limits
@@ -390,7 +407,7 @@ struct HTTP1RequestParserTests {
         let limits = HTTP1Limits()
         let start = Array("GET / HTTP/1.1\r\nHost: a\r\nX-Pad: ".utf8)
         let almost = start + [UInt8](repeating: UInt8(ascii: "p"), count: limits.maxHeaderBytes - 1 - start.count)
-        #expect(parseOnce(almost) == .incomplete(expectsContinue: false))
+        #expect(parseOnce(almost) == .incomplete(headComplete: false, expectsContinue: false))
         #expect(status(parseOnce(almost + [UInt8(ascii: "p")])) == 431)
         let longLine = Array("GET /".utf8) + [UInt8](repeating: UInt8(ascii: "a"), count: limits.maxHeaderBytes)
         #expect(status(parseOnce(longLine)) == 414)
@@ -450,7 +467,7 @@ struct HTTP1RequestParserTests {
     func resetting() {
         var parser = HTTP1RequestParser()
         let partial = Array("POST /a HTTP/1.1\r\nHost: a\r\nContent-Len".utf8)
-        #expect(partial.withUnsafeBytes { parser.parse($0) } == .incomplete(expectsContinue: false))
+        #expect(partial.withUnsafeBytes { parser.parse($0) } == .incomplete(headComplete: false, expectsContinue: false))
         parser.reset()
         let fresh = Array("GET /b HTTP/1.1\r\nHost: b\r\n\r\n".utf8)
         guard case .complete(let request, _) = fresh.withUnsafeBytes({ parser.parse($0) }) else {
@@ -459,7 +476,7 @@ struct HTTP1RequestParserTests {
         }
         #expect(request.target == "/b")
         let short = Array("GET /c HTTP/1.1\r\nHost: c\r\n\r\n".utf8)
-        #expect(partial.withUnsafeBytes { parser.parse($0) } == .incomplete(expectsContinue: false))
+        #expect(partial.withUnsafeBytes { parser.parse($0) } == .incomplete(headComplete: false, expectsContinue: false))
         guard case .complete(let other, _) = short.withUnsafeBytes({ parser.parse($0) }) else {
             Issue.record("expected a complete request after a shorter buffer")
             return

@@ -48,7 +48,7 @@ public struct HTTP1ConnectionMachine: Sendable {
         case idle
         case readingHead(HeadProgress)
         case readingBody(BodyProgress)
-        /// The request went to the relay; its answer is pending.
+        /// The request went to the handler; its answer is pending.
         case awaitingResponse(PendingRequest)
         /// A response is queued and not yet fully written.
         case writing(then: AfterWrite)
@@ -61,13 +61,6 @@ public struct HTTP1ConnectionMachine: Sendable {
 
     /// A request whose head is still arriving.
     public struct HeadProgress: Sendable, Equatable {
-        /// Where the search for the end of the head resumes (see `headEnds`).
-        var scanOffset = 0
-        /// The empty lines allowed before the request line are behind us.
-        var scanStarted = false
-        /// `100 Continue` went out (the parser saw the whole head before
-        /// `headEnds` did).
-        var continueSent = false
         /// A graceful shutdown began: the answer says `Connection: close`.
         var shuttingDown = false
     }
@@ -103,14 +96,14 @@ public struct HTTP1ConnectionMachine: Sendable {
         case send([UInt8])
         /// Drop this many bytes from the front of the input buffer.
         case consume(Int)
-        /// Hand the request to the relay; call `responseReady` with its answer.
+        /// Hand the request to the handler; call `responseReady` with its answer.
         case dispatch(HTTP1Request)
         /// Arm the connection's one timer (replacing any armed one).
         case armTimer(TimerKind, Duration)
         case cancelTimer
         /// Close the connection (after what was sent has been written).
         case close
-        /// The request was refused before reaching the relay (framing,
+        /// The request was refused before reaching the handler (framing,
         /// limits, timeouts): for the log.
         case refused(status: Int, reason: String)
     }
@@ -157,7 +150,7 @@ public struct HTTP1ConnectionMachine: Sendable {
     /// Everything buffered and not yet consumed, from the first byte of the
     /// current request.
     public mutating func bytesAvailable(_ buffer: UnsafeRawBufferPointer, into actions: inout [Action]) {
-        var head: HeadProgress
+        let head: HeadProgress
         var body: BodyProgress?
         switch state {
         case .idle:
@@ -178,22 +171,21 @@ public struct HTTP1ConnectionMachine: Sendable {
             return
         }
         switch parser.parse(buffer) {
-        case .incomplete(let expectsContinue):
-            if body == nil && headEnds(in: buffer, progress: &head) {
-                body = BodyProgress(continueSent: head.continueSent, shuttingDown: head.shuttingDown)
+        case .incomplete(let headComplete, let expectsContinue):
+            // The parser says where the head ended: from then on the body
+            // timer runs instead of the header timer.
+            if body == nil && headComplete {
+                body = BodyProgress(shuttingDown: head.shuttingDown)
                 actions.append(.armTimer(.body, timeouts.body))
             }
             if var progress = body {
+                // Only a complete head expects 100-continue.
                 if expectsContinue && !progress.continueSent {
                     progress.continueSent = true
                     actions.append(.send(HTTP1Response.continue100))
                 }
                 state = .readingBody(progress)
             } else {
-                if expectsContinue && !head.continueSent {
-                    head.continueSent = true
-                    actions.append(.send(HTTP1Response.continue100))
-                }
                 state = .readingHead(head)
             }
         case .complete(let request, let consumed):
@@ -209,13 +201,13 @@ public struct HTTP1ConnectionMachine: Sendable {
         }
     }
 
-    /// The relay's answer to the dispatched request. `hasBufferedInput`:
+    /// The handler's answer to the dispatched request. `hasBufferedInput`:
     /// bytes of a later (pipelined) request are already buffered, so a peer
     /// that has half-closed still gets answers to them.
     public mutating func responseReady(_ response: HTTP1Response, hasBufferedInput: Bool = false,
                                        into actions: inout [Action]) {
         guard case .awaitingResponse(let pending) = state else {
-            // The relay answers each dispatched request exactly once, and
+            // The handler answers each dispatched request exactly once, and
             // the connection stops passing answers on once it is closed.
             preconditionFailure("HTTP1ConnectionMachine: responseReady in state \(state)")
         }
@@ -347,34 +339,5 @@ public struct HTTP1ConnectionMachine: Sendable {
         let response = refusals.response(status: status, reason: reason)
         actions.append(.refused(status: status, reason: reason))
         actions.append(.send(response.serialize(closing: true)))
-    }
-
-    /// Whether the head (request line and fields) is complete in `buffer`:
-    /// an empty line after the request line. The parser keeps that to itself;
-    /// this only decides which timer runs, so the scan is simple: find LF
-    /// followed by LF or CR LF, after skipping the empty lines RFC 9112 §2.2
-    /// lets a sender put before the request line.
-    private func headEnds(in buffer: UnsafeRawBufferPointer, progress: inout HeadProgress) -> Bool {
-        let count = buffer.count
-        var index = progress.scanOffset
-        if !progress.scanStarted {
-            while index < count && (buffer[index] == 0x0D || buffer[index] == 0x0A) { index += 1 }
-            guard index < count else { return false }
-            progress.scanStarted = true
-        }
-        while index < count {
-            if buffer[index] == 0x0A {
-                if index + 1 < count && buffer[index + 1] == 0x0A { return true }
-                if index + 2 < count && buffer[index + 1] == 0x0D && buffer[index + 2] == 0x0A { return true }
-                if index + 2 >= count {
-                    // The LF might start the terminator: look again from here.
-                    progress.scanOffset = index
-                    return false
-                }
-            }
-            index += 1
-        }
-        progress.scanOffset = index
-        return false
     }
 }

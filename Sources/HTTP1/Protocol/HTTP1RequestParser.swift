@@ -14,11 +14,14 @@ public enum HTTP1ParseResult: Sendable, Equatable {
     /// A request, and how many bytes of the buffer it took (head, body and
     /// framing). Bytes after `consumed` belong to the next (pipelined) request.
     case complete(HTTP1Request, consumed: Int)
-    /// More bytes are needed. `expectsContinue` is true once the head is
-    /// complete, carries `Expect: 100-continue` (HTTP/1.1 only, RFC 9110
-    /// §10.1.1) and the body has not fully arrived: the connection should send
+    /// More bytes are needed. `headComplete`: the head (request line and
+    /// fields, up to its empty line) has been read and only the body is
+    /// missing (the connection's body timer runs from then on).
+    /// `expectsContinue` is true once the head is complete, carries
+    /// `Expect: 100-continue` (HTTP/1.1 only, RFC 9110 §10.1.1) and the body
+    /// has not fully arrived: the connection should send
     /// `HTTP/1.1 100 Continue` once (it stays true on later calls).
-    case incomplete(expectsContinue: Bool)
+    case incomplete(headComplete: Bool, expectsContinue: Bool)
     /// The request is malformed or over a limit: answer `status`, then close.
     case invalid(HTTP1ParseError)
 }
@@ -96,7 +99,7 @@ public struct HTTP1RequestParser: Sendable {
         while true {
             switch phase {
             case .fixedBody(let length):
-                guard buffer.count - bodyStart >= length else { return .incomplete(expectsContinue: expectsContinue) }
+                guard buffer.count - bodyStart >= length else { return incomplete }
                 let end = bodyStart + length
                 return .complete(makeRequest(body: Array(UnsafeRawBufferPointer(rebasing: buffer[bodyStart..<end]))),
                                  consumed: end)
@@ -108,7 +111,7 @@ public struct HTTP1RequestParser: Sendable {
                 lineStart = scanOffset
                 if available < remaining {
                     phase = .chunkData(remaining: remaining - available)
-                    return .incomplete(expectsContinue: expectsContinue)
+                    return incomplete
                 }
                 phase = .chunkDataEnd
 
@@ -116,7 +119,7 @@ public struct HTTP1RequestParser: Sendable {
                 guard let newline = firstNewline(in: buffer, from: scanOffset) else {
                     scanOffset = buffer.count
                     if let error = lineTooLong(unterminatedUpTo: buffer.count) { return .invalid(error) }
-                    return .incomplete(expectsContinue: expectsContinue)
+                    return incomplete
                 }
                 scanOffset = newline + 1
                 if let error = lineTooLong(endingAt: newline + 1) { return .invalid(error) }
@@ -129,6 +132,16 @@ public struct HTTP1RequestParser: Sendable {
                 lineStart = newline + 1
                 if let outcome = handleLine(line, at: offset, lineEnd: newline + 1, in: buffer) { return outcome }
             }
+        }
+    }
+
+    /// The answer while more bytes are needed: how far the request got.
+    private var incomplete: HTTP1ParseResult {
+        switch phase {
+        case .requestLine, .headerFields:
+            .incomplete(headComplete: false, expectsContinue: false)
+        case .fixedBody, .chunkSize, .chunkData, .chunkDataEnd, .trailers:
+            .incomplete(headComplete: true, expectsContinue: expectsContinue)
         }
     }
 
