@@ -403,7 +403,7 @@ struct HTTP1ConnectionMachineTests {
 
     @Test("the state stays small and inline: no allocation per request for its payloads")
     func stateIsSmall() {
-        // PendingRequest, the largest payload: a version and four flags.
+        // DispatchedRequest, the largest payload: a version and four flags.
         #expect(MemoryLayout<Machine.State>.size <= 16)
     }
 

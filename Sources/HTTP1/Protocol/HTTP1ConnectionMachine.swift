@@ -49,7 +49,7 @@ public struct HTTP1ConnectionMachine: Sendable {
         case readingHead(HeadProgress)
         case readingBody(BodyProgress)
         /// The request went to the handler; its answer is pending.
-        case awaitingResponse(PendingRequest)
+        case awaitingResponse(DispatchedRequest)
         /// A response is queued and not yet fully written.
         case writing(then: AfterWrite)
         /// `afterResponse`: the connection closes because a response said
@@ -72,7 +72,7 @@ public struct HTTP1ConnectionMachine: Sendable {
     }
 
     /// What the answer to the dispatched request must know of it.
-    public struct PendingRequest: Sendable, Equatable {
+    public struct DispatchedRequest: Sendable, Equatable {
         var version: HTTPVersion
         var keepAlive: Bool
         var isHead: Bool
@@ -189,7 +189,7 @@ public struct HTTP1ConnectionMachine: Sendable {
                 state = .readingHead(head)
             }
         case .complete(let request, let consumed):
-            state = .awaitingResponse(PendingRequest(
+            state = .awaitingResponse(DispatchedRequest(
                 version: request.version, keepAlive: request.keepAlive, isHead: request.method == "HEAD",
                 shuttingDown: body?.shuttingDown ?? head.shuttingDown))
             actions.append(.consume(consumed))
