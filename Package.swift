@@ -79,7 +79,7 @@ let package = Package(
         // loops with its connections, buffers and counters. Knows nothing
         // of the relay: handlers plug in.
         .target(name: "HTTP1", dependencies: ["EventLoop", "TLS"]),
-        .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "EventLoop", "TLS", "TestSupport"]),
+        .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "EventLoop", "Locking", "TLS", "TestSupport"]),
         // nghttp2 sessions, bytes in and bytes out.
         .target(name: "HTTP2", dependencies: ["CNGHTTP2"]),
         // The byte pump between an HTTP/2 session and a TLS connection, and

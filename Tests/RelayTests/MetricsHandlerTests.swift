@@ -1,5 +1,6 @@
 import EventLoop
 import HTTP1
+import TestSupport
 import Testing
 
 @testable import Relay

@@ -5,6 +5,7 @@ import Foundation
 import HTTP1
 import ProviderAPI
 import RelayCore
+import TestSupport
 import Testing
 import XMLRPC
 

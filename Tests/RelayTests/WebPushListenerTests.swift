@@ -10,32 +10,130 @@ import TestSupport
 
 @testable import Relay
 
-@Suite("Relay server", .timeLimit(.minutes(1)))
-struct RelayServerTests {
-    @Test("beyond MAX_CONNECTIONS a connection is accepted and closed at once")
-    func connectionCap() throws {
-        let fixture = try ServerFixture(threads: 1, maxConnections: 2)
+@Suite("The Web Push listener over sockets", .timeLimit(.minutes(1)))
+struct WebPushListenerTests {
+    @Test("a Web Push is relayed and answered 201 with Location and TTL")
+    func relaysOne() throws {
+        let fixture = try ServerFixture()
         defer { fixture.stop() }
-        let first = try TestClient(port: fixture.port)
-        let second = try TestClient(port: fixture.port)
-        try first.send("GET /relay-to/_health HTTP/1.1\r\nHost: x\r\n\r\n")
-        #expect(try first.readResponse().status == 200)
-        try second.send("GET /relay-to/_health HTTP/1.1\r\nHost: x\r\n\r\n")
-        #expect(try second.readResponse().status == 200)
-        let third = try TestClient(port: fixture.port)
-        #expect(try third.readsEOF())
-        #expect(fixture.server.counters.openConnections == 2)
+        let client = try TestClient(port: fixture.port)
+        try client.send(webPushBytes())
+        let response = try client.readResponse()
+        #expect(response.status == 201)
+        let notification = try #require(fixture.recorder.all.first)
+        #expect(response.header("Location") == "/relay-to/message/" + notification.apnsID)
+        #expect(response.header("TTL") == "172800")
+        #expect(fixture.log.eventuallyContains { $0.contains("status=201 apns=200") })
     }
 
-    @Test("connections spread over every loop, with and without SO_REUSEPORT", arguments: [true, false])
-    func manyConnections(reusePort: Bool) throws {
-        let fixture = try ServerFixture(threads: 2, reusePort: reusePort)
+    @Test("pipelined requests are answered in order")
+    func pipelined() throws {
+        // The first request waits longer for "APNs" than the ones behind it.
+        let fixture = try ServerFixture(delay: .milliseconds(20))
         defer { fixture.stop() }
-        var clients: [TestClient] = []
-        for _ in 0..<50 { clients.append(try TestClient(port: fixture.port)) }
-        for client in clients { try client.send(webPushBytes()) }
-        for client in clients { #expect(try client.readResponse().status == 201) }
-        #expect(fixture.recorder.all.count == 50)
+        let client = try TestClient(port: fixture.port)
+        var batch: [UInt8] = []
+        batch += webPushBytes()
+        batch += Array("GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+        batch += Array("GET /relay-to/_health HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+        batch += webPushBytes(path: "/relay-to/development/" + testToken)
+        try client.send(batch)
+        #expect(try client.readResponse().status == 201)
+        #expect(try client.readResponse().status == 404)
+        let health = try client.readResponse()
+        #expect(health.status == 200)
+        #expect(health.body == "OK")
+        #expect(try client.readResponse().status == 201)
+        #expect(fixture.recorder.all.map(\.environment) == [.production, .development])
+    }
+
+    @Test("chunked bodies, Expect: 100-continue, HTTP/1.0")
+    func framings() throws {
+        let fixture = try ServerFixture()
+        defer { fixture.stop() }
+        let body = [UInt8](repeating: 0xCD, count: 60)
+        var chunkedHead = String(decoding: webPushBytes(body: []), as: UTF8.self)
+        chunkedHead = chunkedHead.replacingOccurrences(of: "Content-Length: 0\r\n", with: "Transfer-Encoding: chunked\r\n")
+        let client = try TestClient(port: fixture.port)
+        try client.send(Array(chunkedHead.utf8) + Array("14\r\n".utf8) + Array(body[0..<20]) + Array("\r\n28\r\n".utf8)
+                        + Array(body[20...]) + Array("\r\n0\r\n\r\n".utf8))
+        #expect(try client.readResponse().status == 201)
+        #expect(fixture.recorder.all.last?.payload.count ?? 0 > 60)
+
+        // curl's way: the head with Expect, the body only after 100 Continue.
+        var expectHead = String(decoding: webPushBytes(body: []), as: UTF8.self)
+        expectHead = expectHead.replacingOccurrences(
+            of: "Content-Length: 0\r\n", with: "Content-Length: \(body.count)\r\nExpect: 100-continue\r\n")
+        try client.send(expectHead)
+        let interim = try client.readResponse()
+        #expect(interim.status == 100)
+        try client.send(body)
+        #expect(try client.readResponse().status == 201)
+
+        let old = try TestClient(port: fixture.port)
+        try old.send("GET /relay-to/_health HTTP/1.0\r\n\r\n")
+        let response = try old.readResponse()
+        #expect(response.status == 200)
+        #expect(response.header("Connection") == "close")
+        #expect(try old.readsEOF())
+    }
+
+    @Test("bad requests get their status; the connection stays usable where HTTP allows", arguments: [
+        ("GET /relay-to/production/abc HTTP/1.1\r\nHost: x\r\n\r\n", 405, true),
+        ("POST /nowhere HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 404, true),
+        ("POST /relay-to/production/\(testToken) HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 415, true),
+        ("POST /relay-to/production/\(testToken) HTTP/1.1\r\nHost: x\r\nContent-Encoding: aesgcm\r\nContent-Length: 0\r\n\r\n", 400, true),
+        ("NOT HTTP\r\n\r\n", 400, false),
+        ("POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n", 413, false),
+        ("GET / HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "b", count: 20000))\r\n\r\n", 431, false),
+        ("POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", 400, false),
+    ])
+    func badRequests(request: String, status: Int, staysOpen: Bool) throws {
+        let fixture = try ServerFixture()
+        defer { fixture.stop() }
+        let client = try TestClient(port: fixture.port)
+        try client.send(request)
+        let response = try client.readResponse()
+        #expect(response.status == status)
+        #expect(response.body.hasSuffix("\n"))
+        if staysOpen {
+            try client.send("GET /relay-to/_health HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try client.readResponse().status == 200)
+        } else {
+            #expect(response.header("Connection") == "close")
+            #expect(try client.readsEOF())
+        }
+        #expect(fixture.recorder.all.isEmpty)
+        #expect(fixture.log.eventuallyContains { $0.contains("status=\(status)") })
+    }
+
+    @Test("a sender that resets before its answer: the connection is gone, the late answer goes nowhere")
+    func resetBeforeAnswer() throws {
+        let fixture = try ServerFixture(threads: 1, delay: .milliseconds(300))
+        defer { fixture.stop() }
+        let counters = fixture.server.counters
+        let deliveries = fixture.deliveries
+        func waitFor(_ condition: () -> Bool) -> Bool {
+            for _ in 0..<500 where !condition() { usleep(10_000) }
+            return condition()
+        }
+        do {
+            let client = try TestClient(port: fixture.port)
+            try client.send(webPushBytes())
+            #expect(waitFor { deliveries.inFlight == 1 })
+            // Close with a reset (SO_LINGER 0): the server sees an error, not EOF.
+            var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+            setsockopt(client.fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        }
+        // The connection closes (and is freed) while its answer is pending...
+        #expect(waitFor { counters.openConnections == 0 })
+        #expect(deliveries.inFlight == 1)
+        // ...and the answer, when it comes, is logged and dropped.
+        #expect(waitFor { deliveries.inFlight == 0 })
+        #expect(fixture.log.eventuallyContains { $0.contains("status=201") })
+        let next = try TestClient(port: fixture.port)
+        try next.send(webPushBytes())
+        #expect(try next.readResponse().status == 201)
     }
 
     @Test("shutdown: no new connections, a request in flight gets its real answer, then all closes")
@@ -59,37 +157,10 @@ struct RelayServerTests {
         #expect(fixture.waitUntilDrained())
         #expect(throws: (any Error).self) { try TestClient(port: fixture.port) }
     }
-
-    @Test("a port in use is one clear error")
-    func portInUse() throws {
-        let fixture = try ServerFixture(threads: 1, reusePort: false)
-        defer { fixture.stop() }
-        let group = try EventLoopGroup(count: 1, namePrefix: "second")
-        defer { group.stopAndJoin() }
-        let second = HTTP1Listener(options: ListenerOptions(bindAddress: "127.0.0.1", port: fixture.port, reusePort: false),
-                                 loops: group.loops, tlsContext: nil, apps: exampleApps(), logger: CapturedLog().logger,
-                                 deliveries: InFlightDeliveries(maxInFlight: 10)) { _ in
-            FakeSender()
-        }
-        #expect(throws: HTTP1ListenerError.self) { try second.start() }
-    }
-
-    @Test("an unusable bind address is one clear error")
-    func badBindAddress() throws {
-        let group = try EventLoopGroup(count: 1, namePrefix: "bad")
-        defer { group.stopAndJoin() }
-        let server = HTTP1Listener(options: ListenerOptions(bindAddress: "not-an-ip", port: 0),
-                                 loops: group.loops, tlsContext: nil, apps: exampleApps(), logger: CapturedLog().logger,
-                                 deliveries: InFlightDeliveries(maxInFlight: 10)) { _ in
-            FakeSender()
-        }
-        let error = #expect(throws: HTTP1ListenerError.self) { try server.start() }
-        #expect(error?.description.contains("not-an-ip") == true)
-    }
 }
 
-@Suite("Relay server with the real APNs client and emulator", .timeLimit(.minutes(1)))
-struct RelayServerAPNsTests {
+@Suite("The Web Push listener with the real APNs client and emulator", .timeLimit(.minutes(1)))
+struct WebPushListenerAPNsTests {
     /// The relay over the real APNs client, against the in-process emulator
     /// (client-certificate auth, throwaway CA).
     final class Stack {

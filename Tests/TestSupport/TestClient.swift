@@ -1,16 +1,15 @@
 import Foundation
 import Glibc
-import Testing
 
 /// A blocking HTTP/1.1 test client over loopback, with a receive timeout so
 /// no test can hang.
-final class TestClient {
-    let fd: Int32
+public final class TestClient {
+    public let fd: Int32
     private var buffer: [UInt8] = []
 
-    struct Failure: Error, CustomStringConvertible { let description: String }
+    public struct Failure: Error, CustomStringConvertible { public let description: String }
 
-    init(port: UInt16, timeoutSeconds: Int = 10) throws {
+    public init(port: UInt16, timeoutSeconds: Int = 10) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket failed") }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
@@ -31,7 +30,7 @@ final class TestClient {
 
     deinit { Glibc.close(fd) }
 
-    func send(_ bytes: [UInt8]) throws {
+    public func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -40,9 +39,9 @@ final class TestClient {
         }
     }
 
-    func send(_ text: String) throws { try send(Array(text.utf8)) }
+    public func send(_ text: String) throws { try send(Array(text.utf8)) }
 
-    func shutdownWrite() { Glibc.shutdown(fd, Int32(SHUT_WR)) }
+    public func shutdownWrite() { Glibc.shutdown(fd, Int32(SHUT_WR)) }
 
     /// Reads more bytes; false on EOF, throws on timeout.
     private func fill() throws -> Bool {
@@ -54,17 +53,17 @@ final class TestClient {
         return true
     }
 
-    struct Response {
-        var status: Int
-        var headers: [(String, String)]
-        var body: String
-        func header(_ name: String) -> String? {
+    public struct Response {
+        public var status: Int
+        public var headers: [(String, String)]
+        public var body: String
+        public func header(_ name: String) -> String? {
             headers.first { $0.0.lowercased() == name.lowercased() }?.1
         }
     }
 
     /// Reads one response (Content-Length framed, as the relay sends).
-    func readResponse() throws -> Response {
+    public func readResponse() throws -> Response {
         while true {
             if let end = headEnd() {
                 let head = String(decoding: buffer[0..<end], as: UTF8.self)
@@ -94,7 +93,7 @@ final class TestClient {
     }
 
     /// True when the server closed the connection (EOF) with nothing more.
-    func readsEOF() throws -> Bool {
+    public func readsEOF() throws -> Bool {
         if !buffer.isEmpty { return false }
         return try !fill()
     }
