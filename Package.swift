@@ -16,17 +16,21 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         // Prometheus exposition (brings swift-metrics and swift-atomics).
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
-        // TOML for the apps file (issue #12 asks for a real TOML library, not
-        // a hand-written parser): TOMLKit wraps toml++ (C++, TOML 1.0), and
-        // only the AppsFile module imports it.
+        // TOML for the apps file (a real TOML library, not a hand-written
+        // parser): TOMLKit wraps toml++ (C++, TOML 1.0), and only the
+        // AppsFile module imports it.
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
+    // Each module's tests are the test target of its name plus `Tests`; a
+    // comment on a test target says what else it reaches.
     targets: [
+        // nghttp2 (HTTP/2 framing, HPACK), imported by HTTP2 only.
         .systemLibrary(
             name: "CNGHTTP2",
             pkgConfig: "libnghttp2",
             providers: [.apt(["libnghttp2-dev"])]
         ),
+        // OpenSSL 3 (TLS, X.509, PKCS#12, ECDSA, SHA-256), imported by TLS only.
         .systemLibrary(
             name: "COpenSSL",
             pkgConfig: "openssl",
@@ -41,31 +45,35 @@ let package = Package(
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
         // Linux headers Glibc does not import (epoll, eventfd, signalfd).
         .systemLibrary(name: "CEventLoop"),
-        // The apps file (issue #12): TOML text and the environment in,
+        // The apps file: TOML text and the environment in,
         // validated app definitions out; no other I/O.
         .target(name: "AppsFile", dependencies: [
             "RelayCore", .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
-        // VAPID (issue #14, RFC 8292): a push's VAPID headers and JWT and the
+        // VAPID (RFC 8292): a push's VAPID headers and JWT and the
         // verdict for a restricted endpoint; no I/O, the crypto injected (the
         // relay passes TLS's SHA-256 and ES256), Foundation's JSON decoder.
         .target(name: "VAPID", dependencies: ["HTTP1", "RelayCore"]),
-        // The provider API's protocol (issue #13): gorush's /api/push JSON to
+        // The provider API's protocol: gorush's /api/push JSON to
         // APNs payloads and headers, its answers, the APNs-shaped proxy
         // request and answer; no I/O, a strict JSON parser of its own.
         .target(name: "ProviderAPI", dependencies: ["HTTP1", "RelayCore"]),
+        // The provider API's fuzzer, built by SwiftPM (see FuzzSupport below).
         .executableTarget(name: "provider-api-fuzzer", dependencies: ["ProviderAPI", "HTTP1", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/provider-api"),
         .testTarget(name: "ProviderAPITests", dependencies: ["ProviderAPI", "HTTP1", "RelayCore"]),
-        // Feedback (issue #13): the tokens APNs refused for good, per app
-        // (`FeedbackStore`), and the pull endpoint's JSON. The hook posts
-        // failed logs through libcurl (`CCurl`, imported by FeedbackHook only).
+        // Feedback: the tokens APNs refused for good, per app
+        // (`FeedbackStore`), and the pull endpoint's JSON.
         .target(name: "Feedback", dependencies: ["Locking", "RelayCore"]),
+        // libcurl, imported by FeedbackHook only.
         .systemLibrary(
             name: "CCurl",
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        // The feedback hook: failed-push logs queued by the event loops and
+        // posted to FEEDBACK_HOOK_URL by a worker thread through libcurl,
+        // with retries and backoff.
         .target(name: "FeedbackHook", dependencies: ["Locking", "CCurl", "HTTP1", "RelayCore"]),
         .testTarget(name: "FeedbackTests", dependencies: ["Locking", "Feedback", "RelayCore"]),
         .testTarget(name: "FeedbackHookTests", dependencies: ["Locking", "FeedbackHook", "TestSupport"]),
@@ -98,32 +106,37 @@ let package = Package(
             "ProviderAPI", "Feedback", "FeedbackHook", "XMLRPC", "PyAPNs",
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
+        // The daemon: flags and environment, start-up, signals, reload,
+        // shutdown, the demo.
         .executableTarget(name: "toot-relay", dependencies: [
             "Locking", "HTTP1", "Relay", "APNs", "APNsEmulator", "RelayCore", "EventLoop", "TLS", "AppsFile",
             "ProviderAPI", "Feedback", "FeedbackHook", "XMLRPC",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+        // The emulator as a process (end-to-end tests, the benchmark).
         .executableTarget(name: "apns-emulator", dependencies: [
             "Locking", "APNsEmulator", "EventLoop", "RelayCore", "TLS",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         // Shared by the test targets only (throwaway certificates, subprocesses,
-        // waiting helpers): the one home of test helpers used by more than one target.
+        // waiting helpers, an HTTP/1.1 test client and server, seeded bytes,
+        // socket pairs): the one home of test helpers used by more than one target.
         .target(name: "TestSupport", dependencies: ["Locking", "EventLoop"], path: "Tests/TestSupport"),
 
         // The fuzzers SwiftPM builds (Fuzz/README.md): scripts/fuzz builds
         // them with --sanitize=fuzzer, as they need more than RelayCore (toml++
         // is C++; VAPID is a module of its own on Foundation) and cannot join
         // the RelayCore fuzzers' one-module swiftc builds; a plain build makes
-        // a replay tool of each.
+        // a replay tool of each. FuzzSupport: the input reader and checks
+        // every fuzzer shares.
         .target(name: "FuzzSupport", path: "Fuzz/Support"),
         .executableTarget(name: "apps-file-fuzzer", dependencies: ["AppsFile", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/apps-file"),
         .executableTarget(name: "vapid-fuzzer", dependencies: ["VAPID", "HTTP1", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/vapid"),
 
-        // What one VAPID signature check costs (issue #14), run as
+        // What one VAPID signature check costs, run as
         // `swift run -c release es256-verify`: a benchmark, not a test.
         .executableTarget(name: "es256-verify", dependencies: ["TLS"], path: "Benchmarks/es256-verify"),
 
@@ -142,18 +155,19 @@ let package = Package(
             "Locking", "HTTP1", "Relay", "APNs", "APNsEmulator", "TestSupport", "ProviderAPI", "Feedback", "XMLRPC",
         ]),
 
-        // libxml2 for the XML-RPC decoder (issue #13), imported by XMLRPC only.
+        // libxml2 for the XML-RPC decoder, imported by XMLRPC only.
         .systemLibrary(
             name: "CLibXML2",
             pkgConfig: "libxml-2.0",
             providers: [.apt(["libxml2-dev"])]
         ),
-        // XML-RPC (issue #13): a methodCall's bytes in (libxml2, no DTD, no
+        // XML-RPC: a methodCall's bytes in (libxml2, no DTD, no
         // entities, caps), values out; methodResponse and fault encoders.
         .target(name: "XMLRPC", dependencies: ["CLibXML2", "RelayCore"]),
-        // pyapns' provision / notify / feedback (issue #13) as a pure mapping
+        // pyapns' provision / notify / feedback as a pure mapping
         // from an XML-RPC call, and its answers and faults; no I/O.
         .target(name: "PyAPNs", dependencies: ["XMLRPC", "RelayCore"]),
+        // The XML-RPC and pyapns fuzzer, built by SwiftPM.
         .executableTarget(name: "xmlrpc-fuzzer", dependencies: ["XMLRPC", "PyAPNs", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/xmlrpc"),
         .testTarget(name: "XMLRPCTests", dependencies: ["XMLRPC", "RelayCore"]),

@@ -44,8 +44,9 @@ public final class HTTP1Listener<Handler: HTTP1RequestHandler>: DrainableListene
         self.counters = counters ?? HTTP1ListenerCounters(maxConnections: options.maxConnections)
     }
 
-    /// Creates the handler on each loop, binds and starts accepting. Returns the port bound. Call once, from a thread
-    /// that is not one of the loops.
+    /// Creates the handler on each loop, binds and starts accepting.
+    /// Returns the port bound. Call once, from a thread that is not one of
+    /// the loops.
     public func start() throws(HTTP1ListenerError) -> UInt16 {
         for loop in loops {
             let server = loop.runAndWait {
