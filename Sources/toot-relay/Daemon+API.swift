@@ -54,7 +54,7 @@ extension Daemon {
         options.limits = HTTP1Limits(maxHeaderBytes: configuration.maxHeaderBytes, maxBodyBytes: configuration.apiMaxBodyBytes)
         let deliveries = InFlightDeliveries(maxInFlight: configuration.maxInFlight)
         let server = HTTP1Listener(options: options, loops: loops, tlsContext: nil,
-                                 warn: { logger.warning($0) }) { loop in
+                                   warn: { logger.warning($0) }) { loop in
             guard let client = clients.client(on: loop) else {
                 preconditionFailure("startAPI: loop without an APNs client (the Web Push listener starts first)")
             }

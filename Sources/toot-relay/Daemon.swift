@@ -85,8 +85,8 @@ struct Daemon {
         let feedback = try makeFeedbackSink(configuration, logger: logger)
         let providerMetrics = metrics.map { ProviderMetrics(registry: $0.registry) }
         let server = HTTP1Listener(options: options, loops: group.loops, tlsContext: serverTLS, apps: served.apps,
-                                 publicURL: configuration.publicURL, logger: logger, counters: connections, deliveries: deliveries, metrics: metrics,
-                                 feedback: feedback) { loop in
+                                   publicURL: configuration.publicURL, logger: logger, counters: connections,
+                                   deliveries: deliveries, metrics: metrics, feedback: feedback) { loop in
             let client = APNsClient(loop: loop, configuration: clientConfiguration)
             clients.add(client, on: loop)
             return client

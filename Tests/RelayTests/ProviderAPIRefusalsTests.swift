@@ -94,7 +94,7 @@ private final class APIServerFixture {
         let logger = log.logger(level: .info)
         let deliveries = InFlightDeliveries(maxInFlight: 10)
         server = HTTP1Listener(options: options, loops: group.loops, tlsContext: nil,
-                             warn: { logger.warning($0) }) { loop in
+                               warn: { logger.warning($0) }) { loop in
             ProviderAPIHandler(sender: FakeSender(loop: loop, onSend: { recorder.record($0) }),
                                apps: exampleApps(), context: context, counters: deliveries, logger: logger, loop: loop)
         }

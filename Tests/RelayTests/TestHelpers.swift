@@ -150,7 +150,7 @@ final class ServerFixture {
         let deliveries = InFlightDeliveries(maxInFlight: maxInFlight)
         self.deliveries = deliveries
         server = HTTP1Listener(options: options, loops: group.loops, tlsContext: tlsContext, apps: exampleApps(),
-                             logger: log.logger(level: .info), deliveries: deliveries) { loop in
+                               logger: log.logger(level: .info), deliveries: deliveries) { loop in
             FakeSender(loop: loop, delay: delay, onSend: { recorder.record($0) }, outcome: outcome)
         }
         port = try server.start()

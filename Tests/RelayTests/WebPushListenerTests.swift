@@ -190,8 +190,8 @@ struct WebPushListenerAPNsTests {
                 credentials: credentials)
             group = try EventLoopGroup(count: 2, namePrefix: "stack")
             server = HTTP1Listener(options: ListenerOptions(bindAddress: "127.0.0.1", port: 0), loops: group.loops,
-                                 tlsContext: nil, apps: RelayApps(defaultApp: RelayApp(topic: credentials.topic)), logger: log.logger,
-                                 deliveries: InFlightDeliveries(maxInFlight: 1000)) { loop in
+                                   tlsContext: nil, apps: RelayApps(defaultApp: RelayApp(topic: credentials.topic)),
+                                   logger: log.logger, deliveries: InFlightDeliveries(maxInFlight: 1000)) { loop in
                 APNsClient(loop: loop, configuration: clientConfiguration)
             }
             port = try server.start()
