@@ -16,25 +16,29 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         // Prometheus exposition (brings swift-metrics and swift-atomics).
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
-        // TOML for the apps file (a real TOML library, not
-        // a hand-written parser): TOMLKit wraps toml++ (C++, TOML 1.0), and
-        // only the AppsFile module imports it.
+        // TOML for the apps file (a real TOML library, not a hand-written
+        // parser): TOMLKit wraps toml++ (C++, TOML 1.0), and only the
+        // AppsFile module imports it.
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
+    // Each module's tests are the test target of its name plus `Tests`; a
+    // comment on a test target says what else it reaches.
     targets: [
+        // nghttp2 (HTTP/2 framing, HPACK), imported by HTTP2 only.
         .systemLibrary(
             name: "CNGHTTP2",
             pkgConfig: "libnghttp2",
             providers: [.apt(["libnghttp2-dev"])]
         ),
+        // OpenSSL 3 (TLS, X.509, PKCS#12, ECDSA, SHA-256), imported by TLS only.
         .systemLibrary(
             name: "COpenSSL",
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
-        // Pure Swift, no I/O: z85, HTTP/1 parser, Web Push parsing,
-        // APNs request building, status mapping.
-        .target(name: "RelayCore"),
+        // The relay's protocol, pure Swift, no I/O: routing, Web Push
+        // parsing, z85, APNs request building, status mapping, configuration.
+        .target(name: "RelayCore", dependencies: ["HTTP1"]),
         // The one lock type (`Locked`, a pthread mutex that ThreadSanitizer
         // sees), for every module that shares a value between threads.
         .target(name: "Locking"),
@@ -49,30 +53,41 @@ let package = Package(
         // VAPID (RFC 8292): a push's VAPID headers and JWT and the
         // verdict for a restricted endpoint; no I/O, the crypto injected (the
         // relay passes TLS's SHA-256 and ES256), Foundation's JSON decoder.
-        .target(name: "VAPID", dependencies: ["RelayCore"]),
+        .target(name: "VAPID", dependencies: ["HTTP1", "RelayCore"]),
         // The provider API's protocol: gorush's /api/push JSON to
         // APNs payloads and headers, its answers, the APNs-shaped proxy
         // request and answer; no I/O, a strict JSON parser of its own.
-        .target(name: "ProviderAPI", dependencies: ["RelayCore"]),
-        .executableTarget(name: "provider-api-fuzzer", dependencies: ["ProviderAPI", "RelayCore", "FuzzSupport"],
+        .target(name: "ProviderAPI", dependencies: ["HTTP1", "RelayCore"]),
+        // The provider API's fuzzer, built by SwiftPM (see FuzzSupport below).
+        .executableTarget(name: "provider-api-fuzzer", dependencies: ["ProviderAPI", "HTTP1", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/provider-api"),
-        .testTarget(name: "ProviderAPITests", dependencies: ["ProviderAPI", "RelayCore"]),
+        .testTarget(name: "ProviderAPITests", dependencies: ["ProviderAPI", "HTTP1", "RelayCore"]),
         // Feedback: the tokens APNs refused for good, per app
-        // (`FeedbackStore`), and the pull endpoint's JSON. The hook posts
-        // failed logs through libcurl (`CCurl`, imported by FeedbackHook only).
+        // (`FeedbackStore`), and the pull endpoint's JSON.
         .target(name: "Feedback", dependencies: ["Locking", "RelayCore"]),
+        // libcurl, imported by FeedbackHook only.
         .systemLibrary(
             name: "CCurl",
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
-        .target(name: "FeedbackHook", dependencies: ["Locking", "CCurl", "RelayCore"]),
+        // The feedback hook: failed-push logs queued by the event loops and
+        // posted to FEEDBACK_HOOK_URL by a worker thread through libcurl,
+        // with retries and backoff.
+        .target(name: "FeedbackHook", dependencies: ["Locking", "CCurl", "HTTP1", "RelayCore"]),
         .testTarget(name: "FeedbackTests", dependencies: ["Locking", "Feedback", "RelayCore"]),
         .testTarget(name: "FeedbackHookTests", dependencies: ["Locking", "FeedbackHook", "TestSupport"]),
         // epoll, timers, eventfd, POSIX sockets.
         .target(name: "EventLoop", dependencies: ["Locking", "CEventLoop"]),
         // OpenSSL: contexts, non-blocking TLS stream, credentials, ES256.
         .target(name: "TLS", dependencies: ["COpenSSL"]),
+        // HTTP/1.1 serving: the request parser, headers and responses, the
+        // connection state machine (Sources/HTTP1/Protocol: no I/O, which
+        // the RelayCore fuzzers compile), and the listener over the event
+        // loops with its connections, buffers and counters. Knows nothing
+        // of the relay: handlers plug in.
+        .target(name: "HTTP1", dependencies: ["EventLoop", "TLS"]),
+        .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "EventLoop", "Locking", "TLS", "TestSupport"]),
         // nghttp2 sessions, bytes in and bytes out.
         .target(name: "HTTP2", dependencies: ["CNGHTTP2"]),
         // The byte pump between an HTTP/2 session and a TLS connection, and
@@ -81,57 +96,63 @@ let package = Package(
         .target(name: "HTTP2Transport", dependencies: ["HTTP2", "TLS", "EventLoop"]),
 
         // The APNs client: credentials, JWT, connections, pools.
-        .target(name: "APNs", dependencies: ["Locking", "RelayCore", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
+        .target(name: "APNs", dependencies: ["Locking", "HTTP1", "RelayCore", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
         // An APNs-compatible HTTP/2 server for tests, benchmarks and the demo.
         .target(name: "APNsEmulator", dependencies: ["Locking", "RelayCore", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
-        // The daemon: HTTP/1 listener, routing, wiring of it all.
+        // The daemon's server: the Web Push, provider API and metrics
+        // handlers on HTTP/1 listeners, logs, metrics, the apps' loading.
         .target(name: "Relay", dependencies: [
-            "Locking", "RelayCore", "EventLoop", "TLS", "APNs", "AppsFile", "VAPID",
+            "Locking", "HTTP1", "RelayCore", "EventLoop", "TLS", "APNs", "AppsFile", "VAPID",
             "ProviderAPI", "Feedback", "FeedbackHook", "XMLRPC", "PyAPNs",
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
+        // The daemon: flags and environment, start-up, signals, reload,
+        // shutdown, the demo.
         .executableTarget(name: "toot-relay", dependencies: [
-            "Locking", "Relay", "APNs", "APNsEmulator", "RelayCore", "EventLoop", "TLS", "AppsFile",
+            "Locking", "HTTP1", "Relay", "APNs", "APNsEmulator", "RelayCore", "EventLoop", "TLS", "AppsFile",
             "ProviderAPI", "Feedback", "FeedbackHook", "XMLRPC",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+        // The emulator as a process (end-to-end tests, the benchmark).
         .executableTarget(name: "apns-emulator", dependencies: [
             "Locking", "APNsEmulator", "EventLoop", "RelayCore", "TLS",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         // Shared by the test targets only (throwaway certificates, subprocesses,
-        // waiting helpers): the one home of test helpers used by more than one target.
-        .target(name: "TestSupport", dependencies: ["Locking"], path: "Tests/TestSupport"),
+        // waiting helpers, an HTTP/1.1 test client and server, seeded bytes,
+        // socket pairs): the one home of test helpers used by more than one target.
+        .target(name: "TestSupport", dependencies: ["Locking", "EventLoop"], path: "Tests/TestSupport"),
 
         // The fuzzers SwiftPM builds (Fuzz/README.md): scripts/fuzz builds
         // them with --sanitize=fuzzer, as they need more than RelayCore (toml++
         // is C++; VAPID is a module of its own on Foundation) and cannot join
         // the RelayCore fuzzers' one-module swiftc builds; a plain build makes
-        // a replay tool of each.
+        // a replay tool of each. FuzzSupport: the input reader and checks
+        // every fuzzer shares.
         .target(name: "FuzzSupport", path: "Fuzz/Support"),
         .executableTarget(name: "apps-file-fuzzer", dependencies: ["AppsFile", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/apps-file"),
-        .executableTarget(name: "vapid-fuzzer", dependencies: ["VAPID", "RelayCore", "FuzzSupport"],
+        .executableTarget(name: "vapid-fuzzer", dependencies: ["VAPID", "HTTP1", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/vapid"),
 
         // What one VAPID signature check costs, run as
         // `swift run -c release es256-verify`: a benchmark, not a test.
         .executableTarget(name: "es256-verify", dependencies: ["TLS"], path: "Benchmarks/es256-verify"),
 
-        .testTarget(name: "RelayCoreTests", dependencies: ["RelayCore"]),
+        .testTarget(name: "RelayCoreTests", dependencies: ["HTTP1", "RelayCore", "TestSupport"]),
         .testTarget(name: "AppsFileTests", dependencies: ["AppsFile", "RelayCore"]),
-        .testTarget(name: "VAPIDTests", dependencies: ["VAPID", "RelayCore"]),
-        .testTarget(name: "EventLoopTests", dependencies: ["Locking", "EventLoop"]),
+        .testTarget(name: "VAPIDTests", dependencies: ["VAPID", "HTTP1", "RelayCore"]),
+        .testTarget(name: "EventLoopTests", dependencies: ["Locking", "EventLoop", "TestSupport"]),
         // The TLS tests reach OpenSSL directly for what only they need
         // (Tests/TLSTests/OpenSSLTestHooks.swift): an isolated library
         // context, a TLS 1.2 cap, the linked version.
         .testTarget(name: "TLSTests", dependencies: ["TLS", "COpenSSL", "TestSupport"]),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2"]),
-        .testTarget(name: "APNsTests", dependencies: ["APNs", "APNsEmulator", "TestSupport"]),
+        .testTarget(name: "APNsTests", dependencies: ["APNs", "APNsEmulator", "HTTP1", "TestSupport"]),
         .testTarget(name: "APNsEmulatorTests", dependencies: ["Locking", "APNsEmulator", "HTTP2", "HTTP2Transport", "TLS", "EventLoop", "TestSupport"]),
         .testTarget(name: "RelayTests", dependencies: [
-            "Locking", "Relay", "APNs", "APNsEmulator", "TestSupport", "ProviderAPI", "Feedback", "XMLRPC",
+            "Locking", "HTTP1", "Relay", "APNs", "APNsEmulator", "TestSupport", "ProviderAPI", "Feedback", "XMLRPC",
         ]),
 
         // libxml2 for the XML-RPC decoder, imported by XMLRPC only.
@@ -145,11 +166,12 @@ let package = Package(
         .target(name: "XMLRPC", dependencies: ["CLibXML2", "RelayCore"]),
         // pyapns' provision / notify / feedback as a pure mapping
         // from an XML-RPC call, and its answers and faults; no I/O.
-        .target(name: "PyAPNs", dependencies: ["XMLRPC", "RelayCore"]),
+        .target(name: "PyAPNs", dependencies: ["XMLRPC", "HTTP1", "RelayCore"]),
+        // The XML-RPC and pyapns fuzzer, built by SwiftPM.
         .executableTarget(name: "xmlrpc-fuzzer", dependencies: ["XMLRPC", "PyAPNs", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/xmlrpc"),
         .testTarget(name: "XMLRPCTests", dependencies: ["XMLRPC", "RelayCore"]),
-        .testTarget(name: "PyAPNsTests", dependencies: ["PyAPNs", "XMLRPC", "RelayCore"]),
+        .testTarget(name: "PyAPNsTests", dependencies: ["PyAPNs", "XMLRPC", "HTTP1", "RelayCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

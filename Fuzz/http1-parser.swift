@@ -12,6 +12,8 @@
 // as feeding it whole. Plus per-request invariants (limits respected, framing
 // consistent, consumed within the buffer).
 
+import HTTP1
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzHTTP1Parser(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     var input = FuzzInput(data, size)
@@ -72,7 +74,7 @@ private func parseInPieces(_ all: UnsafeRawBufferPointer, cuts: [Int], limits: H
     var parser = HTTP1RequestParser(limits: limits)
     var results: [HTTP1ParseResult] = []
     var offset = 0
-    var lastIncomplete = HTTP1ParseResult.incomplete(expectsContinue: false)
+    var lastIncomplete = HTTP1ParseResult.incomplete(headComplete: false, expectsContinue: false)
     for end in cuts {
         var parsedSomething = false
         for _ in 0...(end - offset) {
@@ -102,8 +104,8 @@ private func parseInPieces(_ all: UnsafeRawBufferPointer, cuts: [Int], limits: H
 /// Invariants of one result, whatever the feeding.
 private func checkResult(_ result: HTTP1ParseResult, remaining: UnsafeRawBufferPointer, limits: HTTP1Limits) {
     switch result {
-    case .incomplete:
-        break
+    case .incomplete(let headComplete, let expectsContinue):
+        require(headComplete || !expectsContinue, "100-continue expected before the head is complete")
     case .invalid(let error):
         require([400, 413, 414, 431, 501, 505].contains(error.status), "unexpected status \(error.status)")
         require(!error.reason.isEmpty && !error.reason.utf8.contains(UInt8(ascii: "\n")),
@@ -159,7 +161,8 @@ private func summary(_ result: HTTP1ParseResult) -> String {
     case .complete(let request, let consumed):
         "complete(\(request.method) \(describe(request.target.utf8, limit: 40)), \(request.headers.count) fields, "
             + "\(request.body.count)-byte body, keepAlive \(request.keepAlive), consumed \(consumed))"
-    case .incomplete(let expectsContinue): "incomplete(expectsContinue: \(expectsContinue))"
+    case .incomplete(let headComplete, let expectsContinue):
+        "incomplete(headComplete: \(headComplete), expectsContinue: \(expectsContinue))"
     case .invalid(let error): "invalid(\(error.status) \(error.reason))"
     }
 }

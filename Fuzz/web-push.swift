@@ -12,6 +12,8 @@
 // - 2: `parameters(in:)` on raw text.
 // - 3: a parameter list built from the input, parsed back (round trip).
 
+import HTTP1
+
 private let fieldNames = [
     "content-encoding", "ttl", "urgency", "topic", "crypto-key", "encryption", "content-length", "host",
     "content-type", "authorization",

@@ -30,6 +30,7 @@
 
 import Foundation
 import FuzzSupport
+import HTTP1
 import ProviderAPI
 import RelayCore
 

@@ -1,4 +1,5 @@
 import ProviderAPI
+import HTTP1
 import RelayCore
 
 /// The one path every route delivers through — Web Push, gorush's
@@ -34,11 +35,11 @@ final class DeliveryPath {
     }
 
     private let sender: NotificationSender
-    private let counters: RelayCounters
+    private let counters: InFlightDeliveries
     /// Nil: no feedback list (tests of a route alone).
     private let feedback: FeedbackSink?
 
-    init(sender: NotificationSender, counters: RelayCounters, feedback: FeedbackSink?) {
+    init(sender: NotificationSender, counters: InFlightDeliveries, feedback: FeedbackSink?) {
         (self.sender, self.counters, self.feedback) = (sender, counters, feedback)
     }
 

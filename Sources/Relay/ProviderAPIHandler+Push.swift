@@ -1,4 +1,5 @@
 import EventLoop
+import HTTP1
 import ProviderAPI
 import RelayCore
 

@@ -1,4 +1,5 @@
 import Glibc
+import HTTP1
 import ProviderAPI
 import PyAPNs
 import RelayCore

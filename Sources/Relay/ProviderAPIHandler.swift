@@ -1,5 +1,6 @@
 import EventLoop
 import Feedback
+import HTTP1
 import ProviderAPI
 import RelayCore
 
@@ -15,7 +16,7 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     /// The configured apps; replaced whole by a reload.
     private(set) var apps: RelayApps
     let context: ProviderAPIContext
-    let counters: RelayCounters
+    let counters: InFlightDeliveries
     /// This loop's request and notification counts (with METRICS_PORT).
     let metrics: ProviderMetricsRecorder?
     /// Where every route's notifications go.
@@ -24,7 +25,7 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     let unixTime: () -> Int
     var random = BufferedRandom()
 
-    public init(sender: NotificationSender, apps: RelayApps, context: ProviderAPIContext, counters: RelayCounters,
+    public init(sender: NotificationSender, apps: RelayApps, context: ProviderAPIContext, counters: InFlightDeliveries,
                 logger: Logger, loop: EventLoop? = nil, unixTime: @escaping () -> Int = RelayHandler.unixTime) {
         (self.apps, self.context, self.counters) = (apps, context, counters)
         metrics = context.metrics?.makeRecorder()
@@ -43,7 +44,6 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     public var refusals: HTTP1Refusals { .gorushJSON }
 
     public func handle(_ request: HTTP1Request, completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
-        counters.recordAnswer()
         let started = EventLoop.monotonicNanoseconds()
         let route = apiRoute(method: request.method, target: request.target)
         switch route {

@@ -1,5 +1,6 @@
 import EventLoop
 import Glibc
+import HTTP1
 import ProviderAPI
 import RelayCore
 import VAPID
@@ -13,7 +14,7 @@ public final class RelayHandler {
     private let delivery: DeliveryPath
     /// What the URLs' app references resolve to; replaced whole by a reload.
     public private(set) var apps: RelayApps
-    private let counters: RelayCounters
+    private let counters: InFlightDeliveries
     /// Where lines go; on a loop, they are written once per loop iteration.
     private let output: RelayLog
     private let maxTTL: Int
@@ -28,7 +29,7 @@ public final class RelayHandler {
     /// With `loop`, log lines are batched per iteration of that loop (the
     /// handler must then be used on it only); without, each line is written
     /// at once.
-    public init(sender: NotificationSender, apps: RelayApps, counters: RelayCounters, logger: Logger,
+    public init(sender: NotificationSender, apps: RelayApps, counters: InFlightDeliveries, logger: Logger,
                 loop: EventLoop? = nil, maxTTL: Int = Configuration.maxTTL,
                 publicURL: String? = nil, listenerIsTLS: Bool = false,
                 unixTime: @escaping () -> Int = RelayHandler.unixTime,
@@ -63,8 +64,7 @@ public final class RelayHandler {
     /// calls `completion` exactly once later, on the loop thread, never
     /// inside this call.
     public func handle(_ request: HTTP1Request, completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
-        counters.recordAnswer()
-        return answer(request, completion: completion)
+        answer(request, completion: completion)
     }
 
     private func answer(_ request: HTTP1Request, completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {

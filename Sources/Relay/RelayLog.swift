@@ -1,4 +1,5 @@
 import EventLoop
+import HTTP1
 import RelayCore
 
 /// The relay's log output: lines written at once, or batched per loop

@@ -1,11 +1,12 @@
 import APNs
+import HTTP1
 import Prometheus
 import RelayCore
 import Locking
 import VAPID
 
 /// The relay's Prometheus metrics (swift-prometheus), served by
-/// `MetricsServer` when `METRICS_PORT` is set.
+/// the metrics listener (`MetricsHandler`) when `METRICS_PORT` is set.
 ///
 /// Hot-path cost: one atomic add per notification and one histogram record
 /// per APNs answer. The series are found by small integer indices into
@@ -29,7 +30,8 @@ public final class RelayMetrics: Sendable {
     private let inFlightGauge: Gauge
     private let openConnectionsGauge: Gauge
     private let apnsConnectionGauges: [Gauge]
-    private let counters: RelayCounters
+    private let connections: HTTP1ListenerCounters
+    private let deliveries: InFlightDeliveries
     /// The apps served now (their health is read when scraped).
     private let apps = Locked<RelayApps>(RelayApps(defaultApp: nil))
 
@@ -49,9 +51,13 @@ public final class RelayMetrics: Sendable {
         .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10),
     ]
 
-    public init(counters: RelayCounters, registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+    /// `connections` and `deliveries`: the Web Push listener's, whose
+    /// gauges (sender connections, requests in flight) are set when scraped.
+    public init(connections: HTTP1ListenerCounters, deliveries: InFlightDeliveries,
+                registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
-        self.counters = counters
+        self.connections = connections
+        self.deliveries = deliveries
         apnsLatency = Self.environments.map { environment in
             registry.makeDurationHistogram(
                 descriptor: MetricNameDescriptor(namespace: "toot_relay", metricName: "apns_latency",
@@ -164,8 +170,8 @@ public final class RelayMetrics: Sendable {
     /// The exposition (text format 0.0.4), gauges of shared counters
     /// refreshed first.
     public func exposition() -> [UInt8] {
-        inFlightGauge.set(to: Double(counters.inFlight))
-        openConnectionsGauge.set(to: Double(counters.openConnections))
+        inFlightGauge.set(to: Double(deliveries.inFlight))
+        openConnectionsGauge.set(to: Double(connections.openConnections))
         for app in apps.withLock({ $0.all }) {
             registry.makeGauge(
                 descriptor: MetricNameDescriptor(

@@ -4,6 +4,8 @@
 // asks, and answers 401 (no key, or a wrong one) or 403 (a key without the
 // app).
 
+import HTTP1
+
 /// The apps one key may send for.
 public enum APIKeyApps: Sendable, Equatable {
     /// Every app, apps provisioned later through pyapns' `provision`

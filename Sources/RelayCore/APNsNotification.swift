@@ -1,6 +1,8 @@
 // What goes to APNs (ARCHITECTURE.md §2): the path and headers of one
 // notification's HTTP/2 request; the payload is APNsPayload.swift's.
 
+import HTTP1
+
 /// APNs refuses larger payloads for regular (non-VoIP) notifications.
 public let apnsMaxPayloadBytes = 4096
 

@@ -1,10 +1,14 @@
+import HTTP1
+
 /// Everything an operator can set, with its default, in one place.
 ///
 /// The environment is the primary source (as with the Go `toot-relay` and
 /// `mastodon/webpush-apn-relay`, whose variable names are kept); command-line
 /// flags mirror the same names. `Configuration.variables` is the single table
 /// of names, defaults and meanings that `--help`, the README and
-/// `config/toot-relay.env.example` are written from.
+/// `config/toot-relay.env.example` are written from. The HTTP/1 listener's
+/// limits, timeouts and connection cap default to what the `HTTP1` module's
+/// types say, read here.
 public struct Configuration: Sendable, Equatable {
     // MARK: Listener
     /// TCP port of the Web Push listener; 0 picks a free one (tests, demo).
@@ -13,7 +17,7 @@ public struct Configuration: Sendable, Equatable {
     public var bindAddress: String? = nil
     /// One listening socket per loop thread with SO_REUSEPORT (the kernel
     /// spreads connections), or one shared socket handing them out.
-    public var reusePort = true
+    public var reusePort = ListenerOptions(port: 0).reusePort
     /// The origin senders address (`https://relay.example.com`), which a
     /// restricted endpoint's VAPID `aud` must name (RFC 8292 §2); nil: the
     /// scheme the request came by (the relay's own TLS, else
@@ -45,12 +49,12 @@ public struct Configuration: Sendable, Equatable {
     public var appsFile: String? = nil
 
     // MARK: Limits and timeouts (ARCHITECTURE.md §6)
-    public var maxHeaderBytes = 16 * 1024
-    public var maxBodyBytes = 8 * 1024
-    public var headerTimeout: Duration = .seconds(10)
-    public var bodyTimeout: Duration = .seconds(10)
-    public var keepAliveTimeout: Duration = .seconds(75)
-    public var maxConnections = 16_384
+    public var maxHeaderBytes = HTTP1Limits().maxHeaderBytes
+    public var maxBodyBytes = HTTP1Limits().maxBodyBytes
+    public var headerTimeout = HTTP1ConnectionMachine.Timeouts().header
+    public var bodyTimeout = HTTP1ConnectionMachine.Timeouts().body
+    public var keepAliveTimeout = HTTP1ConnectionMachine.Timeouts().keepAlive
+    public var maxConnections = ListenerOptions(port: 0).maxConnections
     public var maxInFlight = 20_000
     public var apnsConnectTimeout: Duration = .seconds(5)
     /// Mastodon gives up after 10 s; answer before it does.
@@ -112,13 +116,12 @@ public struct Configuration: Sendable, Equatable {
     public var threads: Int? = nil
     public var logLevel: LogLevel = .info
 
-    /// What is not set takes these values; `HTTP1Limits`, the connection
-    /// timeouts and the listener options take theirs from here too.
+    /// What is not set takes these values.
     public static let defaults = Configuration()
 
     // MARK: Fixed limits (ARCHITECTURE.md §6), not settable
     /// Header fields in one request (beyond: 431).
-    public static let maxHeaderCount = 100
+    public static let maxHeaderCount = HTTP1Limits().maxHeaderCount
     /// The largest TTL kept, in seconds: 30 days, APNs' own storage limit.
     public static let maxTTL = 2_592_000
 

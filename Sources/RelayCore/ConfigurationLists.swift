@@ -4,6 +4,8 @@
 // the item, never a key, a header's value or the URL (which may carry a
 // token in its query).
 
+import HTTP1
+
 /// One header the feedback hook sends with each request
 /// (`FEEDBACK_HOOK_HEADERS`, gorush's `feedback_header`). The value may be
 /// a secret (`Authorization: Bearer …`): printing the header hides it.

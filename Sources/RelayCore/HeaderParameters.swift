@@ -2,6 +2,8 @@
 // (Crypto-Key, Encryption): finding one parameter's value in place
 // (RFC 9110 §5.6.4 quoted-strings, §5.6.3 whitespace).
 
+import HTTP1
+
 /// The first `name=value` among header values that are `,`/`;`-separated
 /// parameter lists (`dh=…;p256ecdsa=…`, `keyid=a;dh=…, keyid=b;dh=…`).
 /// Names compare case-insensitively; whitespace around names, `=` and values

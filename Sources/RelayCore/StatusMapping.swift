@@ -7,6 +7,8 @@
 // everything transient, or the relay's own fault, is a 5xx, with
 // `Retry-After` where a wait helps.
 
+import HTTP1
+
 /// The answer to a relay request.
 public struct RelayResponse: Sendable, Equatable {
     public var status: Int

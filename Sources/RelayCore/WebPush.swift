@@ -2,6 +2,8 @@
 // Web Push (RFC 8030) requests (TTL, Urgency, Topic, the aesgcm keys, the
 // aes128gcm header) into a `WebPushMessage`.
 
+import HTTP1
+
 public enum ContentEncoding: Sendable, Equatable {
     /// Legacy draft encoding: key and salt travel in headers (`Crypto-Key: dh=`,
     /// `Encryption: salt=`), decoded from base64url.

@@ -2,6 +2,7 @@ import APNs
 import EventLoop
 import Feedback
 import FeedbackHook
+import HTTP1
 import ProviderAPI
 import Relay
 import RelayCore
@@ -42,24 +43,27 @@ extension Daemon {
     }
 
     /// Starts the API listener on every loop, sending through each loop's
-    /// APNs client. Returns the listener and the port bound.
+    /// APNs client. Returns the listener, its notifications in flight
+    /// (`MAX_IN_FLIGHT` of its own) and the port bound.
     func startAPI(_ configuration: Configuration, port: UInt16, apps: RelayApps, context: ProviderAPIContext,
-                  loops: [EventLoop], clients: ClientRegistry, logger: Logger) throws(StartupFailure) -> (RelayServer, UInt16) {
+                  loops: [EventLoop], clients: ClientRegistry, logger: Logger)
+        throws(StartupFailure) -> (HTTP1Listener<ProviderAPIHandler>, InFlightDeliveries, UInt16) {
         var options = ListenerOptions(configuration: configuration)
         options.bindAddress = configuration.apiBindAddress
         options.port = port
-        options.publicURL = nil
         options.limits = HTTP1Limits(maxHeaderBytes: configuration.maxHeaderBytes, maxBodyBytes: configuration.apiMaxBodyBytes)
-        let server = RelayServer(options: options, loops: loops, tlsContext: nil, logger: logger) { loop, counters in
+        let deliveries = InFlightDeliveries(maxInFlight: configuration.maxInFlight)
+        let server = HTTP1Listener(options: options, loops: loops, tlsContext: nil,
+                                   warn: { logger.warning($0) }) { loop in
             guard let client = clients.client(on: loop) else {
                 preconditionFailure("startAPI: loop without an APNs client (the Web Push listener starts first)")
             }
-            return ProviderAPIHandler(sender: client, apps: apps, context: context, counters: counters, logger: logger,
+            return ProviderAPIHandler(sender: client, apps: apps, context: context, counters: deliveries, logger: logger,
                                       loop: loop)
         }
         do {
             let bound = try server.start()
-            return (server, bound)
+            return (server, deliveries, bound)
         } catch {
             throw StartupFailure("API_PORT: \(error.description)")
         }

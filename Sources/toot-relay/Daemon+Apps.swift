@@ -37,16 +37,17 @@ extension Daemon {
     }
 
     /// SIGHUP: loads the apps file and every credential file again. New
-    /// credentials join the catalog before the loops route to them; the
-    /// loops then switch (a request already sent finishes on the
-    /// connections it was sent on); credentials no app names any more leave
+    /// credentials join the catalog before the loops route to them; `serve`
+    /// then switches every loop's handlers, returning once they route with
+    /// the new apps (a request already sent finishes on the connections it
+    /// was sent on); credentials no app names any more leave
     /// the catalog, and each loop's client closes their pools once nothing
     /// is left on them. Nil (and the running apps stay) when anything fails
     /// (the loader also refuses a file that leaves a non-loopback API
     /// without a key). Credentials pyapns' `provision` added (`provisioned`)
     /// are not the file's: they stay.
     func reloadApps(_ loader: AppsLoader, _ configuration: Configuration, current: ServedApps,
-                    catalog: APNsCredentialCatalog, servers: [RelayServer], provisioned: ProvisionedApps?,
+                    catalog: APNsCredentialCatalog, serve: (RelayApps) -> Void, provisioned: ProvisionedApps?,
                     logger: Logger) -> ServedApps? {
         let reloaded: ServedApps
         do { reloaded = try loadApps(loader, configuration, previous: current.apps) } catch {
@@ -58,7 +59,7 @@ extension Daemon {
             catalog.add(id, credential.authentication)
             added += 1
         }
-        for server in servers { server.replaceApps(reloaded.apps) }
+        serve(reloaded.apps)
         var retired = 0
         for id in catalog.ids where reloaded.credentials[id] == nil && provisioned?.holds(id) != true {
             catalog.remove(id)

@@ -2,6 +2,7 @@ import APNs
 import APNsEmulator
 import EventLoop
 import Foundation
+import HTTP1
 import Relay
 import RelayCore
 import TLS
@@ -75,15 +76,17 @@ struct Daemon {
         let clients = ClientRegistry()
         var options = ListenerOptions(configuration: configuration)
         if demoCertificates != nil && options.bindAddress == nil { options.bindAddress = "127.0.0.1" }
-        let counters = RelayCounters(maxConnections: options.maxConnections, maxInFlight: options.maxInFlight)
+        let connections = HTTP1ListenerCounters(maxConnections: options.maxConnections)
+        let deliveries = InFlightDeliveries(maxInFlight: configuration.maxInFlight)
         let metricsPort = configuration.metricsPort
-        let metrics = metricsPort == nil ? nil : RelayMetrics(counters: counters)
+        let metrics = metricsPort == nil ? nil : RelayMetrics(connections: connections, deliveries: deliveries)
         metrics.map { expiryMonitors.publish(to: $0) }
         metrics?.setApps(served.apps)
         let feedback = try makeFeedbackSink(configuration, logger: logger)
         let providerMetrics = metrics.map { ProviderMetrics(registry: $0.registry) }
-        let server = RelayServer(options: options, loops: group.loops, tlsContext: serverTLS, apps: served.apps,
-                                 logger: logger, counters: counters, metrics: metrics, feedback: feedback) { loop in
+        let server = HTTP1Listener(options: options, loops: group.loops, tlsContext: serverTLS, apps: served.apps,
+                                   publicURL: configuration.publicURL, logger: logger, counters: connections,
+                                   deliveries: deliveries, metrics: metrics, feedback: feedback) { loop in
             let client = APNsClient(loop: loop, configuration: clientConfiguration)
             clients.add(client, on: loop)
             return client
@@ -95,7 +98,8 @@ struct Daemon {
         }
         let shownHost = options.bindAddress.map { $0.contains(":") ? "[\($0)]" : $0 } ?? "*"
         // The provider API: on its own port, never the Web Push one.
-        var api: (server: RelayServer, context: ProviderAPIContext, port: UInt16)?
+        var api: (server: HTTP1Listener<ProviderAPIHandler>, deliveries: InFlightDeliveries, context: ProviderAPIContext,
+                  port: UInt16)?
         if let apiPort = configuration.apiPort {
             let (limits, xmlLimits) = providerLimits(configuration)
             let context = ProviderAPIContext(
@@ -103,18 +107,19 @@ struct Daemon {
                 provisioned: ProvisionedApps(catalog: catalog), feedback: feedback, limits: limits,
                 xmlLimits: xmlLimits, provisionDirectory: configuration.apiProvisionDirectory, metrics: providerMetrics)
             do {
-                let (apiServer, bound) = try startAPI(configuration, port: apiPort, apps: served.apps, context: context,
-                                                      loops: group.loops, clients: clients, logger: logger)
-                api = (apiServer, context, bound)
+                let (apiServer, apiDeliveries, bound) = try startAPI(
+                    configuration, port: apiPort, apps: served.apps, context: context, loops: group.loops,
+                    clients: clients, logger: logger)
+                api = (apiServer, apiDeliveries, context, bound)
             } catch let failure {
                 server.beginShutdown()
                 group.stopAndJoin()
                 throw failure
             }
         }
-        var metricsServer: MetricsServer?
+        var metricsListener: HTTP1Listener<MetricsHandler>?
         if let metrics, let metricsPort {
-            metricsServer = try startMetrics(metrics, host: configuration.metricsBindAddress, port: metricsPort,
+            metricsListener = try startMetrics(metrics, host: configuration.metricsBindAddress, port: metricsPort,
                                              loop: group.loops[0], logger: logger)
         }
         writeAll(1, "listening on \(shownHost):\(port)\n")
@@ -138,8 +143,12 @@ struct Daemon {
         } reload: {
             notifySystemd("RELOADING=1", logger: logger)
             defer { notifySystemd("READY=1", logger: logger) }
+            let apiServer = api?.server
             guard let reloaded = reloadApps(loader, configuration, current: current, catalog: catalog,
-                                            servers: [server] + (api.map { [$0.server] } ?? []),
+                                            serve: { apps in
+                                                server.withEachHandler { $0.replaceApps(apps) }
+                                                apiServer?.withEachHandler { $0.replaceApps(apps) }
+                                            },
                                             provisioned: api?.context.provisioned, logger: logger)
             else { return }
             api?.context.replaceKeyring(reloaded.apiKeys)
@@ -151,13 +160,13 @@ struct Daemon {
             }
         }
         notifySystemd("STOPPING=1", logger: logger)
-        if let metricsServer {
-            let box = UnsafeTransfer(metricsServer)
-            group.loops[0].execute { box.value.stop() }
+        if let metricsListener {
+            metricsListener.beginShutdown()
+            metricsListener.closeAllConnections()
         }
-        logger.info("\(signal == SIGTERM ? "SIGTERM" : "SIGINT"): stopping; in flight \(server.counters.inFlight), "
+        logger.info("\(signal == SIGTERM ? "SIGTERM" : "SIGINT"): stopping; in flight \(deliveries.inFlight), "
             + "open connections \(server.counters.openConnections), grace \(configuration.shutdownGrace)")
-        shutDown(servers: [server] + (api.map { [$0.server] } ?? []), clients: clients, group: group,
+        shutDown(servers: [(server, deliveries)] + (api.map { [($0.server, $0.deliveries)] } ?? []), clients: clients, group: group,
                  grace: configuration.shutdownGrace, logger: logger)
         // Queued hook posts get a little time; the rest are counted dropped.
         feedback.hook?.shutdown(within: .seconds(2))
@@ -232,18 +241,17 @@ struct Daemon {
     }
 
     private func startMetrics(_ metrics: RelayMetrics, host: String, port: UInt16, loop: EventLoop,
-                              logger: Logger) throws(StartupFailure) -> MetricsServer {
-        let server = MetricsServer(loop: loop) { metrics.exposition() }
-        let result = loop.runAndWait {
-            Result { () throws(SocketError) -> UInt16 in try server.start(host: host, port: port) }
+                              logger: Logger) throws(StartupFailure) -> HTTP1Listener<MetricsHandler> {
+        let listener = HTTP1Listener(metricsOn: host, port: port, loop: loop, warn: { logger.warning($0) }) {
+            metrics.exposition()
         }
-        switch result {
-        case .success(let boundPort):
+        do {
+            let boundPort = try listener.start()
             let shown = host.contains(":") ? "[\(host)]" : host
             logger.info("metrics on \(shown):\(boundPort) (GET /metrics)")
-            return server
-        case .failure(let error):
-            throw StartupFailure("METRICS_PORT: cannot listen on \(host) port \(port): \(error)")
+            return listener
+        } catch {
+            throw StartupFailure("METRICS_PORT: \(error.description)")
         }
     }
 }

@@ -6,6 +6,7 @@ import Testing
 import TestSupport
 import TLS
 import APNsEmulator
+import HTTP1
 @testable import APNs
 
 @Suite("APNs pool against the emulator", .serialized)

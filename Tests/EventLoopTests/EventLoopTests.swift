@@ -1,6 +1,7 @@
 import EventLoop
 import Glibc
 import Locking
+import TestSupport
 import Testing
 
 /// Records calls on the loop thread; read after the loop is done with it.

@@ -1,5 +1,6 @@
 import EventLoop
 import Glibc
+import TestSupport
 import Testing
 
 @Suite("Socket")

@@ -72,27 +72,6 @@ func withLoopThread<Result>(_ body: (EventLoop) async throws -> Result) async th
     return try await body(thread.loop)
 }
 
-/// A connected pair of non-blocking AF_UNIX stream sockets.
-func makeSocketPair() throws -> (Socket, Socket) {
-    var fds: [Int32] = [0, 0]
-    let result = socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds)
-    guard result == 0 else { throw SocketError(.socket, errno: errno) }
-    return (Socket(adopting: fds[0]), Socket(adopting: fds[1]))
-}
-
-/// Deterministic pseudo-random bytes (xorshift), so failures reproduce.
-func patternBytes(count: Int, seed: UInt64) -> [UInt8] {
-    var state = seed | 1
-    var bytes = [UInt8](repeating: 0, count: count)
-    for index in 0..<count {
-        state ^= state << 13
-        state ^= state >> 7
-        state ^= state << 17
-        bytes[index] = UInt8(truncatingIfNeeded: state)
-    }
-    return bytes
-}
-
 /// Echo server for tests: accepts on `listener`, echoes every byte back,
 /// pausing reads while more than `highWater` bytes wait to be written
 /// (back-pressure), and closes after the peer's end-of-file once flushed.
@@ -145,7 +124,9 @@ final class EchoServer: IOHandler {
 final class EchoConnection: IOHandler {
     unowned let server: EchoServer
     let socket: Socket
-    private var output = OutputQueue()
+    /// Bytes read and not yet echoed, from `sentCount` on.
+    private var output: [UInt8] = []
+    private var sentCount = 0
     private var peerFinished = false
     private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
 
@@ -154,16 +135,18 @@ final class EchoConnection: IOHandler {
         self.socket = socket
     }
 
+    private var waiting: Int { output.count - sentCount }
+
     func handleIO(_ events: IOEvents) {
-        if events.contains(.writable) || !output.isEmpty {
-            if case .failed = output.write(to: socket) { return finish() }
+        if events.contains(.writable) || waiting > 0 {
+            guard writeWaiting() else { return finish() }
         }
-        if events.contains(.readable) && output.count <= server.highWater && !peerFinished {
+        if events.contains(.readable) && waiting <= server.highWater && !peerFinished {
             let result = scratch.withUnsafeMutableBytes { socket.read(into: $0) }
             switch result {
             case .bytes(let count):
-                output.append(Array(scratch[0..<count]))
-                if case .failed = output.write(to: socket) { return finish() }
+                output.append(contentsOf: scratch[0..<count])
+                guard writeWaiting() else { return finish() }
             case .wouldBlock:
                 break
             case .endOfFile:
@@ -174,15 +157,33 @@ final class EchoConnection: IOHandler {
         } else if events.contains(.hangup) || events.contains(.error) {
             return finish()
         }
-        if peerFinished && output.isEmpty { return finish() }
+        if peerFinished && waiting == 0 { return finish() }
         var interest: IOEvents = []
-        if !output.isEmpty { interest.insert(.writable) }
-        if output.count <= server.highWater && !peerFinished {
+        if waiting > 0 { interest.insert(.writable) }
+        if waiting <= server.highWater && !peerFinished {
             interest.insert(.readable)
         } else if !peerFinished {
             server.pauses += 1
         }
         server.loop.setInterest(socket.fileDescriptor, interest)
+    }
+
+    /// Writes what waits until the socket takes no more; false when the
+    /// write failed.
+    private func writeWaiting() -> Bool {
+        while waiting > 0 {
+            switch output[sentCount...].withUnsafeBytes({ socket.write($0) }) {
+            case .bytes(let count):
+                sentCount += count
+            case .wouldBlock:
+                return true
+            case .failed:
+                return false
+            }
+        }
+        output.removeAll(keepingCapacity: true)
+        sentCount = 0
+        return true
     }
 
     private func finish() {

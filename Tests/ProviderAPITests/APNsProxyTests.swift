@@ -3,6 +3,7 @@
 // headers), each refusal as APNs answers it, and the answers.
 
 @testable import ProviderAPI
+import HTTP1
 import RelayCore
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import HTTP1
 @testable import ProviderAPI
 import RelayCore
 import Testing

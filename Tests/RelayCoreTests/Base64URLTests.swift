@@ -1,3 +1,5 @@
+import HTTP1
+import TestSupport
 import Testing
 @testable import RelayCore
 

@@ -3,6 +3,8 @@
 // compiles this file with RelayCore's sources (scripts/fuzz): the whole list
 // split into pairs, and a lookup over String values. The relay itself reads
 // parameters in place with `parameterValueBytes`.
+
+import HTTP1
 #if canImport(RelayCore)
 @testable import RelayCore
 #endif

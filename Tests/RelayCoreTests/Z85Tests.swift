@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 @testable import RelayCore
 
@@ -105,5 +106,24 @@ struct Z85Tests {
     @Test("rejects bad text with a typed error", arguments: rejections)
     func rejects(text: String, error: Z85Error) {
         #expect(throws: error) { try Z85.decode(text) }
+    }
+}
+
+/// Bytes from a hex string written in a test table.
+private func hexBytes(_ hex: String) -> [UInt8] {
+    var result: [UInt8] = []
+    var iterator = hex.utf8.makeIterator()
+    while let high = iterator.next(), let low = iterator.next() {
+        result.append(UInt8(nibble(high) << 4 | nibble(low)))
+    }
+    return result
+}
+
+private func nibble(_ character: UInt8) -> Int {
+    switch character {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): Int(character - UInt8(ascii: "0"))
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): Int(character - UInt8(ascii: "a") + 10)
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): Int(character - UInt8(ascii: "A") + 10)
+    default: 0
     }
 }

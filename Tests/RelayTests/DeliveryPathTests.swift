@@ -1,5 +1,6 @@
 import Feedback
 import ProviderAPI
+import HTTP1
 import RelayCore
 import Testing
 
@@ -12,13 +13,13 @@ struct DeliveryPathTests {
     /// A path over a manual `FakeSender`, with a feedback list and no hook.
     struct Fixture {
         let sender = FakeSender()
-        let counters: RelayCounters
+        let counters: InFlightDeliveries
         let store = FeedbackStore(maxPerApp: 10)
         let path: DeliveryPath
         let app = RelayApp(id: "toot", topic: "cx.c3.toot")
 
         init(maxInFlight: Int = 10) {
-            counters = RelayCounters(maxConnections: 10, maxInFlight: maxInFlight)
+            counters = InFlightDeliveries(maxInFlight: maxInFlight)
             path = DeliveryPath(sender: sender, counters: counters, feedback: FeedbackSink(store: store, hook: nil))
         }
 

@@ -1,6 +1,7 @@
 import APNs
 import Feedback
 import Foundation
+import HTTP1
 import ProviderAPI
 import RelayCore
 import Testing
@@ -49,7 +50,7 @@ private struct APIFixture {
             xmlLimits: XMLRPCLimits(maxBodyBytes: 1 << 20, maxDepth: 32, maxElements: 100_000, maxStringBytes: 1 << 20),
             provisionDirectory: nil)
         handler = ProviderAPIHandler(sender: sender, apps: apps, context: context,
-                                     counters: RelayCounters(maxConnections: 10, maxInFlight: 10_000),
+                                     counters: InFlightDeliveries(maxInFlight: 10_000),
                                      logger: log.logger)
     }
 

@@ -1,3 +1,4 @@
+import HTTP1
 import Testing
 @testable import Relay
 import RelayCore
@@ -23,7 +24,8 @@ let providerResultCases: [(DeliveryOutcome, APNsEnvironment, String)] = [
 ]
 
 private func providerMetrics() -> (RelayMetrics, ProviderMetrics) {
-    let relay = RelayMetrics(counters: RelayCounters(maxConnections: 10, maxInFlight: 10))
+    let relay = RelayMetrics(connections: HTTP1ListenerCounters(maxConnections: 10),
+                             deliveries: InFlightDeliveries(maxInFlight: 10))
     return (relay, ProviderMetrics(registry: relay.registry))
 }
 

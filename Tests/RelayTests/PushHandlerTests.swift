@@ -1,4 +1,5 @@
 import Foundation
+import HTTP1
 import RelayCore
 import Testing
 
@@ -12,7 +13,7 @@ private struct PushFixture {
     init(outcome: DeliveryOutcome? = nil) {
         sender = FakeSender(outcome: { outcome ?? .apns(status: 200, reason: nil, apnsID: $0.apnsID) })
         handler = RelayHandler(sender: sender, apps: exampleApps(),
-                               counters: RelayCounters(maxConnections: 10, maxInFlight: 4),
+                               counters: InFlightDeliveries(maxInFlight: 4),
                                logger: CapturedLog().logger, unixTime: { 1_000_000 })
     }
 

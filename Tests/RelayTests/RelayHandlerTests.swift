@@ -1,3 +1,4 @@
+import HTTP1
 import RelayCore
 import Testing
 
@@ -5,7 +6,7 @@ import Testing
 
 private struct Fixture {
     let sender = FakeSender(outcome: { .apns(status: 200, reason: nil, apnsID: $0.apnsID) })
-    let counters = RelayCounters(maxConnections: 10, maxInFlight: 2)
+    let counters = InFlightDeliveries(maxInFlight: 2)
     let log = CapturedLog()
     let handler: RelayHandler
 

@@ -1,6 +1,7 @@
 import Testing
 @testable import Relay
 import APNs
+import HTTP1
 import RelayCore
 
 @Suite("Relay metrics")
@@ -11,8 +12,8 @@ struct RelayMetricsTests {
 
     @Test("outcomes count under environment, status and reason; delivered shows 0 from the start")
     func notifications() {
-        let counters = RelayCounters(maxConnections: 10, maxInFlight: 10)
-        let metrics = RelayMetrics(counters: counters)
+        let metrics = RelayMetrics(connections: HTTP1ListenerCounters(maxConnections: 10),
+                                   deliveries: InFlightDeliveries(maxInFlight: 10))
         metrics.setApps(RelayApps(defaultApp: RelayApp(topic: "com.example.app")))
         let start = Self.exposition(metrics)
         #expect(start.contains(#"toot_relay_notifications_total{app="default",environment="production",status="201",reason=""} 0"#))
@@ -39,13 +40,14 @@ struct RelayMetricsTests {
 
     @Test("latency histogram, gauges from the shared counters, APNs connections and the expiry")
     func gauges() {
-        let counters = RelayCounters(maxConnections: 10, maxInFlight: 10)
-        let metrics = RelayMetrics(counters: counters)
+        let connections = HTTP1ListenerCounters(maxConnections: 10)
+        let deliveries = InFlightDeliveries(maxInFlight: 10)
+        let metrics = RelayMetrics(connections: connections, deliveries: deliveries)
         let recorder = metrics.makeRecorder()
         recorder.recordAPNsLatency(environment: .production, nanoseconds: 30_000_000)
-        _ = counters.openConnection()
-        _ = counters.openConnection()
-        _ = counters.beginDelivery()
+        _ = connections.openConnection()
+        _ = connections.openConnection()
+        _ = deliveries.beginDelivery()
         let apps = RelayApps([RelayApp(topic: "com.example.app"), RelayApp(id: "beta", topic: "com.example.beta")],
                              defaultAppID: "default")
         metrics.setApps(apps)

@@ -1,3 +1,4 @@
+import HTTP1
 import RelayCore
 import Testing
 
@@ -29,7 +30,7 @@ private struct AppsFixture {
                 ? .apns(status: 403, reason: .badCertificate, apnsID: nil)
                 : .apns(status: 200, reason: nil, apnsID: notification.apnsID)
         })
-        handler = RelayHandler(sender: sender, apps: apps, counters: RelayCounters(maxConnections: 10, maxInFlight: 10),
+        handler = RelayHandler(sender: sender, apps: apps, counters: InFlightDeliveries(maxInFlight: 10),
                                logger: log.logger, unixTime: { 1_000_000 }, metrics: metrics)
     }
 
@@ -124,7 +125,7 @@ struct SeveralAppsHandlerTests {
 
     @Test("pushes for unknown apps warn once a minute per loop, naming the id, and count in one series")
     func unknownAppsWarnOnceAndCount() throws {
-        let metrics = RelayMetrics(counters: RelayCounters(maxConnections: 10, maxInFlight: 10))
+        let metrics = RelayMetrics(connections: HTTP1ListenerCounters(maxConnections: 10), deliveries: InFlightDeliveries(maxInFlight: 10))
         let fixture = AppsFixture(metrics: metrics)
         for id in ["nosuch", "other", "nosuch"] {
             #expect(fixture.answer(webPushRequest(path: "/relay-to/\(id)/production/" + testToken))?.status == 503)

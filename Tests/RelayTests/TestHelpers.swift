@@ -1,5 +1,6 @@
 import EventLoop
 import Glibc
+import HTTP1
 import RelayCore
 import Locking
 import Testing
@@ -129,7 +130,8 @@ final class SentRecorder: Sendable {
 /// fake sender that answers `outcome` after `delay`.
 final class ServerFixture {
     let group: EventLoopGroup
-    let server: RelayServer
+    let server: HTTP1Listener<RelayHandler>
+    let deliveries: InFlightDeliveries
     let port: UInt16
     let recorder = SentRecorder()
     let log = CapturedLog()
@@ -144,9 +146,11 @@ final class ServerFixture {
         group = try EventLoopGroup(count: threads, namePrefix: "test")
         let recorder = self.recorder
         let options = ListenerOptions(bindAddress: "127.0.0.1", port: 0, reusePort: reusePort, limits: limits,
-                                      timeouts: timeouts, maxConnections: maxConnections, maxInFlight: maxInFlight)
-        server = RelayServer(options: options, loops: group.loops, tlsContext: tlsContext, apps: exampleApps(),
-                             logger: log.logger(level: .info)) { loop in
+                                      timeouts: timeouts, maxConnections: maxConnections)
+        let deliveries = InFlightDeliveries(maxInFlight: maxInFlight)
+        self.deliveries = deliveries
+        server = HTTP1Listener(options: options, loops: group.loops, tlsContext: tlsContext, apps: exampleApps(),
+                               logger: log.logger(level: .info), deliveries: deliveries) { loop in
             FakeSender(loop: loop, delay: delay, onSend: { recorder.record($0) }, outcome: outcome)
         }
         port = try server.start()
@@ -156,11 +160,13 @@ final class ServerFixture {
     func waitUntilDrained(seconds: Double = 5) -> Bool {
         let deadline = EventLoop.monotonicNanoseconds() + UInt64(seconds * 1e9)
         while EventLoop.monotonicNanoseconds() < deadline {
-            if server.isDrained { return true }
+            if isDrained { return true }
             usleep(10_000)
         }
-        return server.isDrained
+        return isDrained
     }
+
+    private var isDrained: Bool { server.isDrained && deliveries.inFlight == 0 }
 
     func stop() {
         server.beginShutdown()

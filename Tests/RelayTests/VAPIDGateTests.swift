@@ -1,3 +1,4 @@
+import HTTP1
 import RelayCore
 import Testing
 
@@ -29,7 +30,7 @@ struct VAPIDGateTests {
     func unauthenticated() throws {
         let sender = FakeSender()
         let handler = RelayHandler(sender: sender, apps: exampleApps(),
-                                   counters: RelayCounters(maxConnections: 10, maxInFlight: 10),
+                                   counters: InFlightDeliveries(maxInFlight: 10),
                                    logger: CapturedLog().logger)
         let hash = String(repeating: "A", count: 43)
         let response = try #require(handler.handle(webPushRequest(path: "/relay-to/production/\(testToken)?vapid=\(hash)"),

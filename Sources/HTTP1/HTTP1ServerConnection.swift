@@ -1,0 +1,407 @@
+import EventLoop
+import Glibc
+import TLS
+
+/// One sender connection on an event loop: moves bytes between the socket
+/// (plain, or TLS once the non-blocking handshake is done) and the
+/// `HTTP1ConnectionMachine`, and carries out the machine's actions. All
+/// protocol decisions are the machine's; this class only does I/O.
+final class HTTP1ServerConnection: IOHandler {
+    private let socket: Socket
+    private let loop: EventLoop
+    private let handler: HTTP1RequestHandler
+    private let counters: HTTP1ListenerCounters
+    private let owner: ConnectionOwner
+    private var machine: HTTP1ConnectionMachine
+    /// The machine's actions still to carry out, from `nextAction` on. One
+    /// array for the connection's life: the machine appends to it, and it is
+    /// emptied (keeping its capacity) once carried out.
+    private var actions: [HTTP1ConnectionMachine.Action] = []
+    private var nextAction = 0
+    private var performing = false
+    private var input: InputBuffer
+    /// Plain connections write through the queue (one sendmsg for many
+    /// chunks); TLS connections write the same chunks through OpenSSL.
+    private var output = OutputQueue()
+    private var tlsPending: [[UInt8]] = []
+    private var tlsPendingOffset = 0
+    private let tls: TLSConnection?
+    private var handshaking: Bool
+    /// The machine's one timer, kept lazily: `timerDeadline` is when it is
+    /// due (nil: cancelled); `timer` is the loop timer behind it, which may
+    /// be due earlier and then re-arms for the rest. Re-arming and cancelling
+    /// (twice per request: header, then keep-alive) only move the deadline,
+    /// instead of a heap insert, a closure and a cancel each time.
+    private var timer: TimerID?
+    private var timerScheduledAt: UInt64 = 0
+    private var timerDeadline: UInt64?
+    private var timerKind: HTTP1ConnectionMachine.TimerKind = .header
+    private var lingerTimer: TimerID?
+    private var writeTimer: TimerID?
+    private var peerEOF = false
+    /// After the last response: the write side is shut, input is read and
+    /// dropped until EOF, so closing does not reset the connection before
+    /// the peer has read the answer (RFC 9112 §9.6).
+    private var lingering = false
+    private(set) var isClosed = false
+    /// How the closures the loop and the relay hold reach this connection
+    /// without keeping it alive, and the two they get on every request,
+    /// made once (a closure per request cost an allocation).
+    private let reference: ConnectionReference
+    private let answerCallback: (HTTP1Response) -> Void
+    private let timerCallback: () -> Void
+    /// Guards the loop against processing events for one connection forever.
+    private static let readsPerWakeup = 16
+    private static let lingerTime: Duration = .seconds(2)
+
+    init(socket: Socket, loop: EventLoop, tls: TLSConnection?, machine: HTTP1ConnectionMachine,
+         inputLimit: Int, handler: HTTP1RequestHandler, counters: HTTP1ListenerCounters, owner: ConnectionOwner) {
+        self.socket = socket
+        self.loop = loop
+        self.tls = tls
+        self.handshaking = tls != nil
+        self.machine = machine
+        self.input = InputBuffer(initialCapacity: 2048, limit: inputLimit)
+        self.handler = handler
+        self.counters = counters
+        self.owner = owner
+        let reference = ConnectionReference()
+        self.reference = reference
+        answerCallback = { response in reference.connection?.answer(response) }
+        timerCallback = { reference.connection?.loopTimerFired() }
+        actions.reserveCapacity(8)
+        reference.connection = self
+    }
+
+    deinit {
+        reference.connection = nil
+    }
+
+    /// Registers with the loop and starts the header timer. False when the
+    /// loop refused the descriptor (the connection is then closed).
+    func start() -> Bool {
+        do {
+            try loop.register(socket.fileDescriptor, interest: .readable, handler: self)
+        } catch {
+            isClosed = true
+            socket.close()
+            return false
+        }
+        handle { $0.start(into: &$1) }
+        return true
+    }
+
+    var isIdle: Bool { machine.isIdle }
+
+    func handleIO(_ events: IOEvents) {
+        guard !isClosed else { return }
+        if events.contains(.error) || (events.contains(.hangup) && !events.contains(.readable)) {
+            // Both directions are gone: nothing can be delivered any more.
+            close()
+            return
+        }
+        if handshaking {
+            continueHandshake()
+            return
+        }
+        if events.contains(.writable) { flush() }
+        if !isClosed && (events.contains(.readable) || events.contains(.hangup)) { readAvailable() }
+    }
+
+    // MARK: reading
+
+    private func continueHandshake() {
+        guard let tls else { return }
+        switch tls.handshake() {
+        case .complete:
+            handshaking = false
+            updateInterest()
+            readAvailable()
+        case .wantRead: loop.setInterest(socket.fileDescriptor, .readable)
+        case .wantWrite: loop.setInterest(socket.fileDescriptor, .writable)
+        case .closed, .failed: close()
+        }
+    }
+
+    private func readAvailable() {
+        var reads = 0
+        var failed = false
+        while reads < Self.readsPerWakeup && !peerEOF {
+            reads += 1
+            let result: InputBuffer.FillResult
+            if let tls {
+                result = input.fill { buffer in
+                    switch tls.read(into: buffer) {
+                    case .bytes(let count): return .bytes(count)
+                    case .wantRead, .wantWrite: return .wouldBlock
+                    case .closed: return .endOfFile
+                    case .failed: return .failed(EPROTO)
+                    }
+                }
+            } else {
+                result = input.read(from: socket)
+            }
+            switch result {
+            case .bytes:
+                if lingering { input.consume(input.readableCount) }
+                if let tls {
+                    if tls.hasBufferedReadData { continue }
+                    // TLS without buffered bytes: the next read would block.
+                    reads = Self.readsPerWakeup
+                } else if !input.lastReadFilledSpace {
+                    // A short read emptied the socket (level-triggered epoll
+                    // reports anything that arrives later, EOF included).
+                    reads = Self.readsPerWakeup
+                }
+            case .wouldBlock, .full:
+                reads = Self.readsPerWakeup
+            case .endOfFile:
+                peerEOF = true
+            case .failed:
+                failed = true
+                reads = Self.readsPerWakeup
+            }
+        }
+        if failed {
+            close()
+            return
+        }
+        if lingering {
+            if peerEOF { close() }
+            return
+        }
+        if machine.wantsInput {
+            handle { machine, actions in input.withReadableBytes { machine.bytesAvailable($0, into: &actions) } }
+        }
+        if peerEOF && !isClosed { handle { $0.peerClosed(into: &$1) } }
+        if !isClosed { updateInterest() }
+    }
+
+    // MARK: actions
+
+    /// Lets the machine take one event, then carries out what it decided.
+    private func handle(_ event: (inout HTTP1ConnectionMachine, inout [HTTP1ConnectionMachine.Action]) -> Void) {
+        event(&machine, &actions)
+        performActions()
+    }
+
+    /// Carries out the queued actions in order, with those they lead to (an
+    /// answer known at once, the next pipelined request once a write completes).
+    private func performActions() {
+        // Never nested today; were it, the outer loop carries out what was added.
+        guard !performing else { return }
+        performing = true
+        defer {
+            performing = false
+            actions.removeAll(keepingCapacity: true)
+            nextAction = 0
+        }
+        while nextAction < actions.count && !isClosed {
+            // Moved out, not copied: a copy retains (and later releases)
+            // every buffer of a dispatched request.
+            var action = HTTP1ConnectionMachine.Action.cancelTimer
+            swap(&action, &actions[nextAction])
+            nextAction += 1
+            switch action {
+            case .send(let bytes):
+                if tls != nil { tlsPending.append(bytes) } else { output.append(bytes) }
+            case .consume(let count):
+                input.consume(count)
+            case .dispatch(let request):
+                counters.recordAnswer()
+                if let response = handler.handle(request, completion: answerCallback) {
+                    let hasBufferedInput = !input.isEmpty
+                    machine.responseReady(response, hasBufferedInput: hasBufferedInput, into: &actions)
+                }
+            case .armTimer(let kind, let delay):
+                armTimer(kind, after: delay)
+            case .refused(let status, let reason):
+                handler.logRefusal(status: status, reason: reason)
+            case .cancelTimer:
+                // Lazy: a loop timer still pending finds no deadline and stops.
+                timerDeadline = nil
+            case .close:
+                closeGracefully()
+                return
+            }
+            if nextAction == actions.count, hasPendingOutput || machine.isWriting {
+                // Write what is queued; once it is out, the machine may
+                // move on (keep-alive, the next pipelined request, close).
+                if writeOut() {
+                    input.withReadableBytes { machine.writeCompleted(buffered: $0, into: &actions) }
+                }
+            }
+        }
+        if !isClosed { updateInterest() }
+    }
+
+    private func armTimer(_ kind: HTTP1ConnectionMachine.TimerKind, after delay: Duration) {
+        let deadline = EventLoop.deadline(after: delay, from: loop.now)
+        timerKind = kind
+        timerDeadline = deadline
+        // A pending loop timer due no later than the new deadline will
+        // re-arm itself when it fires; an earlier deadline needs a new one.
+        if timer != nil && timerScheduledAt <= deadline { return }
+        scheduleLoopTimer(at: deadline)
+    }
+
+    private func scheduleLoopTimer(at deadline: UInt64) {
+        if let timer { loop.cancel(timer) }
+        timerScheduledAt = deadline
+        timer = loop.schedule(atNanoseconds: deadline, timerCallback)
+    }
+
+    private func loopTimerFired() {
+        timer = nil
+        guard !isClosed, let deadline = timerDeadline else { return }
+        if loop.now < deadline {
+            scheduleLoopTimer(at: deadline)
+            return
+        }
+        timerDeadline = nil
+        // No 408 through a TLS handshake that never finished.
+        if handshaking {
+            close()
+            return
+        }
+        let kind = timerKind
+        handle { $0.timerFired(kind, into: &$1) }
+    }
+
+    private func answer(_ response: HTTP1Response) {
+        guard !isClosed else { return }
+        let hasBufferedInput = !input.isEmpty
+        handle { $0.responseReady(response, hasBufferedInput: hasBufferedInput, into: &$1) }
+    }
+
+    // MARK: writing
+
+    private var hasPendingOutput: Bool { tls != nil ? !tlsPending.isEmpty : !output.isEmpty }
+
+    /// Writes as much as the socket takes; true when everything is out. A
+    /// peer that stops reading gets the body timeout to take the rest, then
+    /// the connection closes (otherwise it would be held forever).
+    private func writeOut() -> Bool {
+        let done = writeSome()
+        if done {
+            if let writeTimer { loop.cancel(writeTimer) }
+            writeTimer = nil
+        } else if writeTimer == nil && !isClosed {
+            writeTimer = loop.schedule(after: machine.timeouts.body) { [reference] in
+                reference.connection?.writeTimer = nil
+                reference.connection?.close()
+            }
+        }
+        return done
+    }
+
+    private func writeSome() -> Bool {
+        if let tls {
+            while let first = tlsPending.first {
+                let result = first.withUnsafeBytes { bytes in
+                    tls.write(UnsafeRawBufferPointer(rebasing: bytes[tlsPendingOffset...]))
+                }
+                switch result {
+                case .bytes(let count):
+                    tlsPendingOffset += count
+                    if tlsPendingOffset >= first.count {
+                        tlsPending.removeFirst()
+                        tlsPendingOffset = 0
+                    }
+                case .wantRead, .wantWrite:
+                    return false
+                case .closed, .failed:
+                    close()
+                    return false
+                }
+            }
+            return true
+        }
+        switch output.write(to: socket) {
+        case .flushed: return true
+        case .wouldBlock: return false
+        case .failed:
+            close()
+            return false
+        }
+    }
+
+    private func flush() {
+        guard hasPendingOutput else { return }
+        if writeOut() && !isClosed {
+            handle { machine, actions in input.withReadableBytes { machine.writeCompleted(buffered: $0, into: &actions) } }
+        }
+    }
+
+    private func updateInterest() {
+        guard !isClosed, !handshaking else { return }
+        var interest: IOEvents = []
+        // Keep reading while waiting for an answer too (a pipelined request
+        // may arrive, and EOF must be seen), until the buffer is full.
+        if !peerEOF && !input.isFull && (!machine.isWriting || lingering) { interest.insert(.readable) }
+        if hasPendingOutput { interest.insert(.writable) }
+        if loop.interest(of: socket.fileDescriptor) != interest {
+            loop.setInterest(socket.fileDescriptor, interest)
+        }
+    }
+
+    // MARK: shutdown and close
+
+    /// Graceful shutdown of the relay: see `HTTP1ConnectionMachine.shutdown`.
+    func shutdown() {
+        guard !isClosed else { return }
+        handle { $0.shutdown(into: &$1) }
+    }
+
+    /// The machine is done with the connection: half-close and linger so
+    /// the last response is not destroyed by a reset, then close.
+    private func closeGracefully() {
+        if let timer { loop.cancel(timer) }
+        timer = nil
+        timerDeadline = nil
+        guard machine.closedAfterResponse && !peerEOF else {
+            close()
+            return
+        }
+        lingering = true
+        tls?.shutdown()
+        try? socket.shutdownWrite()
+        input.consume(input.readableCount)
+        lingerTimer = loop.schedule(after: Self.lingerTime) { [reference] in reference.connection?.close() }
+        updateInterest()
+    }
+
+    /// Closes now. Idempotent.
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        if let timer { loop.cancel(timer) }
+        if let lingerTimer { loop.cancel(lingerTimer) }
+        if let writeTimer { loop.cancel(writeTimer) }
+        timer = nil
+        lingerTimer = nil
+        writeTimer = nil
+        loop.deregister(socket.fileDescriptor)
+        socket.close()
+        owner.connectionClosed(self)
+    }
+}
+
+/// A reference to a connection for the closures the loop and the relay hold
+/// (timers, the answer callback): it neither keeps the connection alive nor,
+/// unlike `weak`, gives the connection a side table. (Once an object has a
+/// weak reference, every retain and release of it takes the runtime's slow
+/// path, and each weak load costs more than the rest of the callback: about
+/// 1 % of the relay's CPU at 512 senders.) The connection sets it in init and
+/// clears it in deinit. Every read is on the connection's loop thread, and
+/// what keeps the connection alive (its registration with the loop, its
+/// owner's table) lets go of it on that thread too, or after the loop has
+/// stopped: a read sees either the live connection or nil, never a freed one.
+final class ConnectionReference {
+    unowned(unsafe) var connection: HTTP1ServerConnection?
+}
+
+/// Who keeps a connection's registration: told once when it closes.
+protocol ConnectionOwner: AnyObject {
+    func connectionClosed(_ connection: HTTP1ServerConnection)
+}

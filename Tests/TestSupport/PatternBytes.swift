@@ -1,0 +1,12 @@
+/// Deterministic pseudo-random bytes (xorshift), so failures reproduce.
+public func patternBytes(count: Int, seed: UInt64) -> [UInt8] {
+    var state = seed | 1
+    var bytes = [UInt8](repeating: 0, count: count)
+    for index in 0..<count {
+        state ^= state << 13
+        state ^= state >> 7
+        state ^= state << 17
+        bytes[index] = UInt8(truncatingIfNeeded: state)
+    }
+    return bytes
+}
