@@ -92,6 +92,9 @@ final class DeliveryPath {
             case .deadTokens:
                 log = dead ? failedPushLog(for: delivery, token: token, app: appID) : nil
             case .everyFailure(let source):
+                // Most deliveries succeed: nothing of the source (a gorush
+                // notification has forty fields) is copied for them.
+                if case .apns(200, _, _) = delivery.outcome { return nil }
                 log = failedPushLog(for: delivery, token: token, app: appID, notification: source.notification,
                                     sentAPNsID: source.sentAPNsID)
             }

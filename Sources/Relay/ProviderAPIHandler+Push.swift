@@ -17,9 +17,10 @@ extension ProviderAPIHandler {
         let counts = gorushCount(of: notifications)
         var failures: [FailedPushLog] = []
         // Each APNs request with the token as the sender wrote it (the logs echo
-        // that, so gorush clients find their own strings), its app and its
-        // notification's failed-push source, shared by its tokens.
-        var sends: [(APNsNotification, String, RelayApp, FailedPushSource)] = []
+        // that, so gorush clients find their own strings) and the index of its
+        // notification's app and failed-push source, which its tokens share.
+        var sends: [(APNsNotification, String, Int)] = []
+        var groups: [(app: RelayApp, source: FailedPushSource)] = []
         sends.reserveCapacity(notifications.reduce(0) { $0 + $1.tokens.count })
         for notification in notifications {
             let mapping = mapGorushNotification(notification)
@@ -44,12 +45,12 @@ extension ProviderAPIHandler {
                 continue
             }
             let apnsID = push.headers.first { $0.name == "apns-id" }?.value ?? ""
-            let source = FailedPushSource(notification: notification)
+            groups.append((app, FailedPushSource(notification: notification)))
             let headers = APNsRequestHeaders(topic: app.topic, push.headers)
             for (token, deviceToken) in zip(push.tokens, push.deviceTokens) {
                 let apns = APNsNotification(to: deviceToken, environment: push.environment, credential: credential,
                                             headers: headers, payload: push.payload, apnsID: apnsID, ttl: 0)
-                sends.append((apns, token, app, source))
+                sends.append((apns, token, groups.count - 1))
             }
         }
         for failure in failures { context.feedback.post(failure) }
@@ -57,11 +58,12 @@ extension ProviderAPIHandler {
         let tokenCount = sends.count + failures.count
         let batch = DeliveryBatch<FailedPushLog>(failures: failures)
         let metrics = self.metrics
-        for (apns, token, app, source) in sends {
+        for (apns, token, group) in sends {
             // The completion holds the two labels it counts with, not the
             // app and the request (each token's completion copied them).
-            let (appID, environment) = (app.id, apns.environment)
-            let start = delivery.deliver(apns, app: app, token: token, posting: .everyFailure(source)) { delivery, log in
+            let (appID, environment) = (groups[group].app.id, apns.environment)
+            let start = delivery.deliver(apns, app: groups[group].app, token: token,
+                                         posting: .everyFailure(groups[group].source)) { delivery, log in
                 metrics?.countNotification(app: appID, environment: environment, outcome: delivery.outcome)
                 batch.complete(log)
             }
