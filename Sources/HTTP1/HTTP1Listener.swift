@@ -110,15 +110,6 @@ public final class HTTP1Listener<Handler: HTTP1RequestHandler>: DrainableListene
 
     fileprivate var configuration: (ListenerOptions, TLSContext?, @Sendable (String) -> Void) { (options, tlsContext, warn) }
 
-    /// Runs `body` with each loop's handler, on that loop; returns once it
-    /// ran on every loop (a reload: what the handlers serve changes before
-    /// this returns). Not from a loop thread.
-    public func withEachHandler(_ body: @escaping (Handler) -> Void) {
-        for server in loopListeners {
-            server.loop.runAndWait { body(server.handler) }
-        }
-    }
-
     /// Stops accepting on every loop; idle connections close, the others
     /// finish their current request and close. Any thread.
     public func beginShutdown() {

@@ -15,13 +15,9 @@ public final class ProviderAPIContext: Sendable {
     /// API_PROVISION_DIR: pyapns' `provision` may name a certificate file
     /// inside it; nil: PEM text only.
     public let provisionDirectory: String?
-    /// With METRICS_PORT.
-    let metrics: ProviderMetrics?
 
     public init(keyring: APIKeyring, provisioned: ProvisionedApps, feedback: FeedbackSink,
-                limits: ProviderLimits, xmlLimits: XMLRPCLimits, provisionDirectory: String?,
-                metrics: ProviderMetrics? = nil) {
-        self.metrics = metrics
+                limits: ProviderLimits, xmlLimits: XMLRPCLimits, provisionDirectory: String?) {
         self.keyring = Locked(keyring)
         self.provisioned = provisioned
         self.feedback = feedback

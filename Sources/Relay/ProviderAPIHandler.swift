@@ -13,8 +13,10 @@ import RelayCore
 ///
 /// Thread-confined to its loop, like the sender it is given.
 public final class ProviderAPIHandler: HTTP1RequestHandler {
-    /// The configured apps; replaced whole by a reload.
-    private(set) var apps: RelayApps
+    /// What this loop's handlers share: the apps, the log, the metrics.
+    public let loopContext: LoopContext
+    /// What every loop's provider API shares: keys, provisioned apps,
+    /// feedback, limits.
     let context: ProviderAPIContext
     let counters: InFlightDeliveries
     /// This loop's request and notification counts (with METRICS_PORT).
@@ -25,20 +27,21 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     let unixTime: () -> Int
     var random = BufferedRandom()
 
-    public init(sender: NotificationSender, apps: RelayApps, context: ProviderAPIContext, counters: InFlightDeliveries,
-                logger: Logger, loop: EventLoop? = nil, unixTime: @escaping () -> Int = RelayHandler.unixTime) {
-        (self.apps, self.context, self.counters) = (apps, context, counters)
-        metrics = context.metrics?.makeRecorder()
-        delivery = DeliveryPath(sender: sender, counters: counters, feedback: context.feedback)
-        output = RelayLog(logger: logger, buffer: loop.map { LoopLogBuffer(logger: logger, loop: $0) })
+    /// The provider API handler of `loopContext`'s loop; its notifications
+    /// count against `counters` (the API listener's `MAX_IN_FLIGHT`).
+    public init(loopContext: LoopContext, context: ProviderAPIContext, counters: InFlightDeliveries,
+                unixTime: @escaping () -> Int = RelayHandler.unixTime) {
+        (self.loopContext, self.context, self.counters) = (loopContext, context, counters)
+        metrics = loopContext.providerMetrics
+        delivery = DeliveryPath(sender: loopContext.sender, counters: counters, feedback: context.feedback)
+        output = loopContext.output
         self.unixTime = unixTime
     }
 
-    public func replaceApps(_ apps: RelayApps) {
-        self.apps = apps
-        metrics?.appsReplaced()
-    }
-    public func flushLog() { output.buffer?.flush() }
+    /// The configured apps now (the loop context's).
+    var apps: RelayApps { loopContext.apps }
+
+    public func flushLog() { loopContext.flushLog() }
     public func logRefusal(status: Int, reason: String) { output.logRefusal(status: status, reason: reason) }
     /// API clients read every error as gorush's JSON, the connection's own too.
     public var refusals: HTTP1Refusals { .gorushJSON }

@@ -11,9 +11,9 @@ import VAPID
 ///
 /// Thread-confined to its loop, like the sender it is given.
 public final class RelayHandler {
+    /// What this loop's handlers share: the apps, the log, the metrics.
+    public let loopContext: LoopContext
     private let delivery: DeliveryPath
-    /// What the URLs' app references resolve to; replaced whole by a reload.
-    public private(set) var apps: RelayApps
     private let counters: InFlightDeliveries
     /// Where lines go; on a loop, they are written once per loop iteration.
     private let output: RelayLog
@@ -26,23 +26,25 @@ public final class RelayHandler {
     private let metrics: RelayMetricsRecorder?
     private var unknownApps = UnknownAppWarnings()
 
-    /// With `loop`, log lines are batched per iteration of that loop (the
-    /// handler must then be used on it only); without, each line is written
-    /// at once.
-    public init(sender: NotificationSender, apps: RelayApps, counters: InFlightDeliveries, logger: Logger,
-                loop: EventLoop? = nil, maxTTL: Int = Configuration.maxTTL,
-                publicURL: String? = nil, listenerIsTLS: Bool = false,
-                unixTime: @escaping () -> Int = RelayHandler.unixTime,
-                metrics: RelayMetrics? = nil, feedback: FeedbackSink? = nil) {
-        self.metrics = metrics?.makeRecorder()
-        delivery = DeliveryPath(sender: sender, counters: counters, feedback: feedback)
-        self.apps = apps
+    /// The Web Push handler of `loopContext`'s loop: its notifications
+    /// count against `counters` (`MAX_IN_FLIGHT`), and dead tokens go to
+    /// `feedback`. `publicURL`: `PUBLIC_URL`, the origin a restricted
+    /// endpoint's VAPID `aud` must name; nil: each request's scheme and `Host`.
+    public init(loopContext: LoopContext, counters: InFlightDeliveries, feedback: FeedbackSink? = nil,
+                maxTTL: Int = Configuration.maxTTL, publicURL: String? = nil, listenerIsTLS: Bool = false,
+                unixTime: @escaping () -> Int = RelayHandler.unixTime) {
+        self.loopContext = loopContext
+        metrics = loopContext.webPushMetrics
+        output = loopContext.output
+        delivery = DeliveryPath(sender: loopContext.sender, counters: counters, feedback: feedback)
         self.counters = counters
-        self.output = RelayLog(logger: logger, buffer: loop.map { LoopLogBuffer(logger: logger, loop: $0) })
         self.maxTTL = maxTTL
         self.vapid = VAPIDGate(publicURL: publicURL, listenerIsTLS: listenerIsTLS)
         self.unixTime = unixTime
     }
+
+    /// The apps served now (the loop context's).
+    var apps: RelayApps { loopContext.apps }
 
     /// CLOCK_REALTIME seconds. Not time(2): glibc serves it from the coarse
     /// clock, which lags up to a tick and would date apns-expiration a second
@@ -51,12 +53,6 @@ public final class RelayHandler {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         return Int(now.tv_sec)
-    }
-
-    /// Serves `apps` from the next request on (a reload). Requests already
-    /// sent finish with the credentials they were sent with.
-    public func replaceApps(_ apps: RelayApps) {
-        self.apps = apps
     }
 
     /// Answers `request`. Returns the response when it is known at once
@@ -259,7 +255,7 @@ public final class RelayHandler {
     /// Writes the lines still waiting in this loop's buffer (shutdown). On
     /// the handler's loop.
     public func flushLog() {
-        output.buffer?.flush()
+        loopContext.flushLog()
     }
 
     /// A request the connection refused before routing (bad framing, over a

@@ -1,21 +1,23 @@
 import APNs
 import EventLoop
-import Locking
 
-/// The APNs client of each loop, touched only on that loop.
+/// The APNs client of each loop, made on its loop before any listener and
+/// touched only there: the loop's context sends through it, shutdown and
+/// the connection gauges reach it.
 final class ClientRegistry: @unchecked Sendable {
-    private let lock = Locked<[UnsafeTransfer<(EventLoop, APNsClient)>]>([])
-    func add(_ client: APNsClient, on loop: EventLoop) {
-        let entry = UnsafeTransfer((loop, client))
-        lock.withLock { $0.append(entry) }
-    }
-    var all: [(EventLoop, APNsClient)] { lock.withLock { $0.map(\.value) } }
-}
+    let all: [(EventLoop, APNsClient)]
 
-extension ClientRegistry {
-    /// The client of `loop` (the provider API sends through the Web Push
-    /// listener's clients, so both share one set of pools per loop).
-    func client(on loop: EventLoop) -> APNsClient? {
-        all.first { $0.0 === loop }?.1
+    init(loops: [EventLoop], configuration: APNsClientConfiguration) {
+        all = loops.map { loop in
+            (loop, loop.runAndWait { UnsafeTransfer(APNsClient(loop: loop, configuration: configuration)) }.value)
+        }
+    }
+
+    /// The client of `loop`, one of the loops the registry was made for.
+    func client(on loop: EventLoop) -> APNsClient {
+        guard let entry = all.first(where: { $0.0 === loop }) else {
+            preconditionFailure("ClientRegistry: a loop it was not made for")
+        }
+        return entry.1
     }
 }

@@ -45,8 +45,8 @@ extension Daemon {
     /// Starts the API listener on every loop, sending through each loop's
     /// APNs client. Returns the listener, its notifications in flight
     /// (`MAX_IN_FLIGHT` of its own) and the port bound.
-    func startAPI(_ configuration: Configuration, port: UInt16, apps: RelayApps, context: ProviderAPIContext,
-                  loops: [EventLoop], clients: ClientRegistry, logger: Logger)
+    func startAPI(_ configuration: Configuration, port: UInt16, context: ProviderAPIContext, loops: [EventLoop],
+                  loopContexts: LoopContexts, logger: Logger)
         throws(StartupFailure) -> (HTTP1Listener<ProviderAPIHandler>, InFlightDeliveries, UInt16) {
         var options = ListenerOptions(configuration: configuration)
         options.bindAddress = configuration.apiBindAddress
@@ -55,11 +55,7 @@ extension Daemon {
         let deliveries = InFlightDeliveries(maxInFlight: configuration.maxInFlight)
         let server = HTTP1Listener(options: options, loops: loops, tlsContext: nil,
                                    warn: { logger.warning($0) }) { loop in
-            guard let client = clients.client(on: loop) else {
-                preconditionFailure("startAPI: loop without an APNs client (the Web Push listener starts first)")
-            }
-            return ProviderAPIHandler(sender: client, apps: apps, context: context, counters: deliveries, logger: logger,
-                                      loop: loop)
+            ProviderAPIHandler(loopContext: loopContexts.context(on: loop), context: context, counters: deliveries)
         }
         do {
             let bound = try server.start()

@@ -72,8 +72,10 @@ struct Daemon {
             throw StartupFailure("cannot start event loops: \(error)")
         }
 
+        // Each loop's APNs client and context first: every listener's
+        // handler on a loop is handed that loop's.
         let clientConfiguration = APNsClientConfiguration(configuration, credentials: catalog)
-        let clients = ClientRegistry()
+        let clients = ClientRegistry(loops: group.loops, configuration: clientConfiguration)
         var options = ListenerOptions(configuration: configuration)
         if demoCertificates != nil && options.bindAddress == nil { options.bindAddress = "127.0.0.1" }
         let connections = HTTP1ListenerCounters(maxConnections: options.maxConnections)
@@ -84,13 +86,14 @@ struct Daemon {
         metrics?.setApps(served.apps)
         let feedback = try makeFeedbackSink(configuration, logger: logger)
         let providerMetrics = metrics.map { ProviderMetrics(registry: $0.registry) }
-        let server = HTTP1Listener(options: options, loops: group.loops, tlsContext: serverTLS, apps: served.apps,
-                                   publicURL: configuration.publicURL, logger: logger, counters: connections,
-                                   deliveries: deliveries, metrics: metrics, feedback: feedback) { loop in
-            let client = APNsClient(loop: loop, configuration: clientConfiguration)
-            clients.add(client, on: loop)
-            return client
+        let apps = served.apps
+        let loopContexts = LoopContexts(loops: group.loops) { loop in
+            LoopContext(sender: clients.client(on: loop), apps: apps, logger: logger, loop: loop, metrics: metrics,
+                        providerMetrics: providerMetrics)
         }
+        let server = HTTP1Listener(options: options, loops: group.loops, tlsContext: serverTLS, loopContexts: loopContexts,
+                                   publicURL: configuration.publicURL, logger: logger, counters: connections,
+                                   deliveries: deliveries, feedback: feedback)
         let port: UInt16
         do { port = try server.start() } catch {
             group.stopAndJoin()
@@ -105,11 +108,11 @@ struct Daemon {
             let context = ProviderAPIContext(
                 keyring: served.apiKeys,
                 provisioned: ProvisionedApps(catalog: catalog), feedback: feedback, limits: limits,
-                xmlLimits: xmlLimits, provisionDirectory: configuration.apiProvisionDirectory, metrics: providerMetrics)
+                xmlLimits: xmlLimits, provisionDirectory: configuration.apiProvisionDirectory)
             do {
                 let (apiServer, apiDeliveries, bound) = try startAPI(
-                    configuration, port: apiPort, apps: served.apps, context: context, loops: group.loops,
-                    clients: clients, logger: logger)
+                    configuration, port: apiPort, context: context, loops: group.loops, loopContexts: loopContexts,
+                    logger: logger)
                 api = (apiServer, apiDeliveries, context, bound)
             } catch let failure {
                 server.beginShutdown()
@@ -143,12 +146,8 @@ struct Daemon {
         } reload: {
             notifySystemd("RELOADING=1", logger: logger)
             defer { notifySystemd("READY=1", logger: logger) }
-            let apiServer = api?.server
             guard let reloaded = reloadApps(loader, configuration, current: current, catalog: catalog,
-                                            serve: { apps in
-                                                server.withEachHandler { $0.replaceApps(apps) }
-                                                apiServer?.withEachHandler { $0.replaceApps(apps) }
-                                            },
+                                            serve: { apps in loopContexts.forEach { $0.replaceApps(apps) } },
                                             provisioned: api?.context.provisioned, logger: logger)
             else { return }
             api?.context.replaceKeyring(reloaded.apiKeys)

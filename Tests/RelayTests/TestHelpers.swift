@@ -149,10 +149,13 @@ final class ServerFixture {
                                       timeouts: timeouts, maxConnections: maxConnections)
         let deliveries = InFlightDeliveries(maxInFlight: maxInFlight)
         self.deliveries = deliveries
-        server = HTTP1Listener(options: options, loops: group.loops, tlsContext: tlsContext, apps: exampleApps(),
-                               logger: log.logger(level: .info), deliveries: deliveries) { loop in
-            FakeSender(loop: loop, delay: delay, onSend: { recorder.record($0) }, outcome: outcome)
+        let logger = log.logger(level: .info)
+        let loopContexts = LoopContexts(loops: group.loops) { loop in
+            LoopContext(sender: FakeSender(loop: loop, delay: delay, onSend: { recorder.record($0) }, outcome: outcome),
+                        apps: exampleApps(), logger: logger, loop: loop)
         }
+        server = HTTP1Listener(options: options, loops: group.loops, tlsContext: tlsContext, loopContexts: loopContexts,
+                               logger: logger, deliveries: deliveries)
         port = try server.start()
     }
 
@@ -173,4 +176,33 @@ final class ServerFixture {
         server.closeAllConnections()
         group.stopAndJoin()
     }
+}
+
+extension RelayHandler {
+    /// A handler over a loop context of its own, as the fixtures make them.
+    convenience init(sender: NotificationSender, apps: RelayApps, counters: InFlightDeliveries, logger: Logger,
+                     loop: EventLoop? = nil, maxTTL: Int = Configuration.maxTTL, publicURL: String? = nil,
+                     listenerIsTLS: Bool = false, unixTime: @escaping () -> Int = RelayHandler.unixTime,
+                     metrics: RelayMetrics? = nil, feedback: FeedbackSink? = nil) {
+        self.init(loopContext: LoopContext(sender: sender, apps: apps, logger: logger, loop: loop, metrics: metrics),
+                  counters: counters, feedback: feedback, maxTTL: maxTTL, publicURL: publicURL,
+                  listenerIsTLS: listenerIsTLS, unixTime: unixTime)
+    }
+
+    /// A reload, as the daemon does it: the loop context's apps.
+    func replaceApps(_ apps: RelayApps) { loopContext.replaceApps(apps) }
+}
+
+extension ProviderAPIHandler {
+    /// A handler over a loop context of its own, as the fixtures make them.
+    convenience init(sender: NotificationSender, apps: RelayApps, context: ProviderAPIContext,
+                     counters: InFlightDeliveries, logger: Logger, loop: EventLoop? = nil,
+                     unixTime: @escaping () -> Int = RelayHandler.unixTime, metrics: ProviderMetrics? = nil) {
+        self.init(loopContext: LoopContext(sender: sender, apps: apps, logger: logger, loop: loop,
+                                           providerMetrics: metrics),
+                  context: context, counters: counters, unixTime: unixTime)
+    }
+
+    /// A reload, as the daemon does it: the loop context's apps.
+    func replaceApps(_ apps: RelayApps) { loopContext.replaceApps(apps) }
 }

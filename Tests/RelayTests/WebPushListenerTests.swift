@@ -190,11 +190,14 @@ struct WebPushListenerAPNsTests {
             catalog.add(.primary, credential.authentication)
             let clientConfiguration = APNsClientConfiguration(configuration, credentials: catalog)
             group = try EventLoopGroup(count: 2, namePrefix: "stack")
-            server = HTTP1Listener(options: ListenerOptions(bindAddress: "127.0.0.1", port: 0), loops: group.loops,
-                                   tlsContext: nil, apps: RelayApps(defaultApp: RelayApp(topic: topic)),
-                                   logger: log.logger, deliveries: InFlightDeliveries(maxInFlight: 1000)) { loop in
-                APNsClient(loop: loop, configuration: clientConfiguration)
+            let logger = log.logger
+            let loopContexts = LoopContexts(loops: group.loops) { loop in
+                LoopContext(sender: APNsClient(loop: loop, configuration: clientConfiguration),
+                            apps: RelayApps(defaultApp: RelayApp(topic: topic)), logger: logger, loop: loop)
             }
+            server = HTTP1Listener(options: ListenerOptions(bindAddress: "127.0.0.1", port: 0), loops: group.loops,
+                                   tlsContext: nil, loopContexts: loopContexts, logger: logger,
+                                   deliveries: InFlightDeliveries(maxInFlight: 1000))
             port = try server.start()
         }
 

@@ -1,0 +1,81 @@
+import EventLoop
+import RelayCore
+
+/// What one event loop's request handlers share, made for the loop before
+/// any listener starts and handed to each listener's handler there: the
+/// loop's APNs client (the sender every route delivers through), its log
+/// buffer (one write per loop iteration), its metrics recorders, and the
+/// apps served, which a reload replaces on every loop at once.
+///
+/// Confined to its loop: made, read and replaced on it.
+public final class LoopContext {
+    /// The loop's APNs client.
+    let sender: NotificationSender
+    /// Where every handler's lines go; with a loop, written once per iteration.
+    let output: RelayLog
+    /// What the URLs' and the API's app references resolve to.
+    public private(set) var apps: RelayApps
+    /// This loop's Web Push and provider API counts (with METRICS_PORT).
+    let webPushMetrics: RelayMetricsRecorder?
+    let providerMetrics: ProviderMetricsRecorder?
+
+    /// With `loop`, log lines are batched per iteration of that loop (the
+    /// context must then be used on it only); without, each line is written
+    /// at once.
+    public init(sender: NotificationSender, apps: RelayApps, logger: Logger, loop: EventLoop? = nil,
+                metrics: RelayMetrics? = nil, providerMetrics: ProviderMetrics? = nil) {
+        self.sender = sender
+        self.apps = apps
+        output = RelayLog(logger: logger, buffer: loop.map { LoopLogBuffer(logger: logger, loop: $0) })
+        webPushMetrics = metrics?.makeRecorder()
+        self.providerMetrics = providerMetrics?.makeRecorder()
+    }
+
+    /// Serves `apps` from the next request on (a reload). Requests already
+    /// sent finish with the credentials they were sent with.
+    public func replaceApps(_ apps: RelayApps) {
+        self.apps = apps
+        providerMetrics?.appsReplaced()
+    }
+
+    /// Writes the lines still waiting in this loop's buffer (shutdown).
+    public func flushLog() {
+        output.buffer?.flush()
+    }
+}
+
+/// Every loop's context, made before the listeners: each listener's handler
+/// on a loop takes that loop's. Read by the listeners on their loops, never
+/// changed after it is made.
+public final class LoopContexts: @unchecked Sendable {
+    private let contexts: [(loop: EventLoop, context: LoopContext)]
+
+    /// One context per loop of `loops`, made on that loop by `make`.
+    public init(loops: [EventLoop], make: @escaping @Sendable (EventLoop) -> LoopContext) {
+        contexts = loops.map { loop in
+            (loop, loop.runAndWait { UncheckedContext(make(loop)) }.context)
+        }
+    }
+
+    /// The context of `loop`, one of the loops it was made for.
+    public func context(on loop: EventLoop) -> LoopContext {
+        guard let entry = contexts.first(where: { $0.loop === loop }) else {
+            preconditionFailure("LoopContexts: a loop it was not made for")
+        }
+        return entry.context
+    }
+
+    /// Runs `body` with each loop's context, on that loop, and waits.
+    public func forEach(_ body: @escaping @Sendable (LoopContext) -> Void) {
+        for (loop, context) in contexts {
+            let box = UncheckedContext(context)
+            loop.runAndWait { body(box.context) }
+        }
+    }
+
+    /// A context crossing to the loop that alone uses it.
+    private struct UncheckedContext: @unchecked Sendable {
+        let context: LoopContext
+        init(_ context: LoopContext) { self.context = context }
+    }
+}
