@@ -23,5 +23,9 @@ extension HTTP1Listener where Handler == RelayHandler {
 }
 
 extension RelayHandler: HTTP1RequestHandler {
-    public var refusals: HTTP1Refusals { .plainText }
+    /// Plain text; a sender too slow to send its request is closed on, not
+    /// answered 408: Pleroma and Akkoma delete a subscription on any 4xx.
+    public var refusals: HTTP1Refusals { Self.refusals }
+
+    private static let refusals = HTTP1Refusals.plainText.closingSilentlyOnTimeouts()
 }

@@ -56,7 +56,7 @@ def open_connections(port, count):
 
 def closed_by_peer(sock):
     """True when the peer has closed (EOF or reset), after reading whatever
-    it sent before (a 408); never blocks."""
+    it sent before; never blocks."""
     sock.setblocking(False)
     try:
         while True:
@@ -113,7 +113,7 @@ def check_slowloris(relay, prepared, baseline, attackers):
           f"during median {median * 1000:.2f} ms p99 {p99 * 1000:.2f} ms over {len(during)} pushes")
     assert median <= 2 * base_median + 0.005
     assert p99 <= 3 * base_p99 + 0.050
-    # The header timeout (8 s) closes every one of them with 408.
+    # The header timeout (8 s) closes every one of them, without an answer.
     deadline = opened + 8 + 4
     open_ones = list(attackers)
     while open_ones and time.monotonic() < deadline:

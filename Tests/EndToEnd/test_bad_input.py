@@ -113,17 +113,18 @@ def test_framing_errors_close(relay, description, data, status):
     client.close()
 
 
-def test_header_and_body_timeouts_are_408(spawn, emulator):
+def test_header_and_body_timeouts_close_without_an_answer(spawn, emulator):
+    # Not a 408: Pleroma and Akkoma delete a subscription on any 4xx.
     relay = spawn.relay("relay-timeouts", emulator.port, HEADER_TIMEOUT=1, BODY_TIMEOUT=1, KEEPALIVE_TIMEOUT=1)
     slow_head = rt.Client(relay.port)
     slow_head.send(b"POST " + PATH.encode() + b" HTTP/1.1\r\nHost: x\r\n")
     slow_body = rt.Client(relay.port)
     slow_body.send(b"POST " + PATH.encode() + b" HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabc")
     started = time.monotonic()
-    assert slow_head.response().status == 408
-    assert slow_body.response().status == 408
-    assert time.monotonic() - started < 5
     assert slow_head.closed_by_peer() and slow_body.closed_by_peer()
+    assert time.monotonic() - started < 5
+    assert relay.log_contains("request head not received in time: closed without an answer")
+    assert relay.log_contains("request body not received in time: closed without an answer")
     idle = rt.Client(relay.port)
     idle.send(rt.health_request())
     assert idle.response().status == 200

@@ -509,12 +509,13 @@ def test_a_body_within_4096_bytes_is_never_refused_for_its_size(stack, sender, p
     assert len(received["payload"].encode()) <= 4096
 
 
-@pytest.mark.parametrize("sender", with_marks(
-    PLEROMAS, "a sender too slow to send its request gets 408 today, and Pleroma and Akkoma delete on any "
-              "4xx; the rule wants the connection closed without an answer"))
+@pytest.mark.parametrize("sender", SENDERS, ids=IDS)
 def test_a_slow_sender_never_loses_its_subscription(slow_relay, sender):
+    # The connection closes without an answer: no 408, on which Pleroma and
+    # Akkoma would delete.
     data = sender.request(rt.Subscriber(), AUDIENCE + f"/relay-to/production/{rt.TOKEN}", sender.notification())
     started = time.monotonic()
     response = exchange(slow_relay.port, data[:-10], timeout=10)
     assert time.monotonic() - started < 5
-    check_rule(sender, None if response is None else response.status, OURS)
+    assert response is None, response
+    check_rule(sender, None, OURS)

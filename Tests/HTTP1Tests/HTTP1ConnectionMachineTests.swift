@@ -482,3 +482,28 @@ struct HTTP1ConnectionMachineTests {
         #expect(collected.first == .consume(-1))
     }
 }
+
+@Suite("A listener that closes on slow requests")
+struct SilentTimeoutTests {
+    static let refusals = HTTP1Refusals.plainText.closingSilentlyOnTimeouts()
+
+    @Test("a head or body that does not arrive in time closes the connection without an answer, logged as a 408",
+          arguments: [("POST /x HTTP/1.1\r\nHost: a\r\n", HTTP1ConnectionMachine.TimerKind.header, "head"),
+                      ("POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nabc", .body, "body")])
+    func slowRequestClosesSilently(_ example: (bytes: String, timer: HTTP1ConnectionMachine.TimerKind, part: String)) {
+        var machine = HTTP1ConnectionMachine(limits: HTTP1Limits(), timeouts: .init(), refusals: Self.refusals)
+        _ = machine.start()
+        _ = Array(example.bytes.utf8).withUnsafeBytes { machine.bytesAvailable($0) }
+        let actions = machine.timerFired(example.timer)
+        #expect(actions == [.refused(status: 408, reason: "request \(example.part) not received in time: closed without an answer"),
+                            .close])
+    }
+
+    @Test("the default still answers 408, for clients that read it")
+    func defaultAnswers408() {
+        var machine = HTTP1ConnectionMachine(limits: HTTP1Limits(), timeouts: .init())
+        _ = machine.start()
+        let actions = machine.timerFired(.header)
+        #expect(actions.contains { if case .send(let bytes) = $0 { String(decoding: bytes, as: UTF8.self).hasPrefix("HTTP/1.1 408") } else { false } })
+    }
+}

@@ -275,9 +275,9 @@ public struct HTTP1ConnectionMachine: Sendable {
             state = .closed(afterResponse: false)
             actions.append(.close)
         case (.idle, .header), (.readingHead, .header):
-            refuse(status: 408, reason: "request head not received in time", into: &actions)
+            timedOut("request head not received in time", into: &actions)
         case (.readingBody, .body), (.readingBody, .header):
-            refuse(status: 408, reason: "request body not received in time", into: &actions)
+            timedOut("request body not received in time", into: &actions)
         case (.idle, .body), (.readingHead, .body), (.readingHead, .keepAlive), (.readingBody, .keepAlive),
              (.awaitingResponse, _), (.writing, _), (.closed, _):
             // A timer of an earlier phase, cancelled lazily by the connection,
@@ -334,6 +334,18 @@ public struct HTTP1ConnectionMachine: Sendable {
     /// dialect, then close (the parser cannot find the next request's start
     /// after a framing error). `Connection: close` makes the request's
     /// version irrelevant.
+    /// A request that did not arrive in time: 408, or a close without an
+    /// answer where the listener's refusals say so (still logged as a 408).
+    private mutating func timedOut(_ reason: String, into actions: inout [Action]) {
+        guard refusals.answersTimeouts else {
+            state = .closed(afterResponse: false)
+            actions.append(.refused(status: 408, reason: reason + ": closed without an answer"))
+            actions.append(.close)
+            return
+        }
+        refuse(status: 408, reason: reason, into: &actions)
+    }
+
     private mutating func refuse(status: Int, reason: String, into actions: inout [Action]) {
         state = .writing(then: .close)
         let response = refusals.response(status: status, reason: reason)

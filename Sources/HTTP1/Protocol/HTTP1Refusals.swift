@@ -6,9 +6,20 @@
 /// `HTTP1Refusals.gorushJSON`).
 public struct HTTP1Refusals: Sendable {
     private let render: @Sendable (_ status: Int, _ reason: String) -> HTTP1Response
+    /// Whether a request that does not arrive in time is answered 408
+    /// (RFC 9110 §15.5.9); false: the connection closes without an answer,
+    /// for clients that would take a 408 as a verdict on what they sent.
+    public let answersTimeouts: Bool
 
-    public init(_ render: @escaping @Sendable (_ status: Int, _ reason: String) -> HTTP1Response) {
+    public init(answersTimeouts: Bool = true,
+                _ render: @escaping @Sendable (_ status: Int, _ reason: String) -> HTTP1Response) {
         self.render = render
+        self.answersTimeouts = answersTimeouts
+    }
+
+    /// The same wording, closing on a timeout without an answer.
+    public func closingSilentlyOnTimeouts() -> HTTP1Refusals {
+        HTTP1Refusals(answersTimeouts: false, render)
     }
 
     /// The answer to a refused request; the machine adds `Connection: close`.
