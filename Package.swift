@@ -65,6 +65,12 @@ let package = Package(
         // Feedback: the tokens APNs refused for good, per app
         // (`FeedbackStore`), and the pull endpoint's JSON.
         .target(name: "Feedback", dependencies: ["Locking", "RelayCore"]),
+        // One delivery, whatever the route (Web Push, gorush, the proxy,
+        // pyapns): a place under MAX_IN_FLIGHT, the send, and what its end
+        // records (app health, a dead token into the feedback list, the
+        // failed-push log to the hook).
+        .target(name: "Delivery", dependencies: ["RelayCore", "ProviderAPI", "Feedback", "FeedbackHook"]),
+        .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "HTTP1", "RelayCore", "ProviderAPI", "Feedback", "TestSupport"]),
         // libcurl, imported by FeedbackHook only.
         .systemLibrary(
             name: "CCurl",
@@ -103,14 +109,14 @@ let package = Package(
         // handlers on HTTP/1 listeners, logs, metrics, the apps' loading.
         .target(name: "Relay", dependencies: [
             "Locking", "HTTP1", "RelayCore", "EventLoop", "TLS", "APNs", "AppsFile", "VAPID",
-            "ProviderAPI", "Feedback", "FeedbackHook", "XMLRPC", "PyAPNs",
+            "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "PyAPNs",
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         // The daemon: flags and environment, start-up, signals, reload,
         // shutdown, the demo.
         .executableTarget(name: "toot-relay", dependencies: [
             "Locking", "HTTP1", "Relay", "APNs", "APNsEmulator", "RelayCore", "EventLoop", "TLS", "AppsFile",
-            "ProviderAPI", "Feedback", "FeedbackHook", "XMLRPC",
+            "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // The emulator as a process (end-to-end tests, the benchmark).
@@ -122,7 +128,7 @@ let package = Package(
         // Shared by the test targets only (throwaway certificates, subprocesses,
         // waiting helpers, an HTTP/1.1 test client and server, seeded bytes,
         // socket pairs): the one home of test helpers used by more than one target.
-        .target(name: "TestSupport", dependencies: ["Locking", "EventLoop"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Locking", "EventLoop", "RelayCore"], path: "Tests/TestSupport"),
 
         // The fuzzers SwiftPM builds (Fuzz/README.md): scripts/fuzz builds
         // them with --sanitize=fuzzer, as they need more than RelayCore (toml++
@@ -152,7 +158,8 @@ let package = Package(
         .testTarget(name: "APNsTests", dependencies: ["APNs", "APNsEmulator", "HTTP1", "TestSupport"]),
         .testTarget(name: "APNsEmulatorTests", dependencies: ["Locking", "APNsEmulator", "HTTP2", "HTTP2Transport", "TLS", "EventLoop", "TestSupport"]),
         .testTarget(name: "RelayTests", dependencies: [
-            "Locking", "HTTP1", "Relay", "APNs", "APNsEmulator", "TestSupport", "ProviderAPI", "Feedback", "XMLRPC",
+            "Locking", "HTTP1", "Relay", "APNs", "APNsEmulator", "TestSupport", "ProviderAPI", "Delivery", "Feedback",
+            "XMLRPC",
         ]),
 
         // libxml2 for the XML-RPC decoder, imported by XMLRPC only.

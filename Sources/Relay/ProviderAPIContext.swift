@@ -1,3 +1,4 @@
+import Delivery
 import ProviderAPI
 import RelayCore
 import Locking

@@ -1,3 +1,4 @@
+import Delivery
 import Glibc
 import HTTP1
 import ProviderAPI

@@ -1,3 +1,4 @@
+import Delivery
 import EventLoop
 import Feedback
 import HTTP1

@@ -1,3 +1,4 @@
+import Delivery
 import EventLoop
 import Glibc
 import HTTP1

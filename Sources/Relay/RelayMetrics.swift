@@ -1,3 +1,4 @@
+import Delivery
 import APNs
 import HTTP1
 import Prometheus

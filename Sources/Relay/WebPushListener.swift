@@ -1,3 +1,4 @@
+import Delivery
 import EventLoop
 import HTTP1
 import RelayCore

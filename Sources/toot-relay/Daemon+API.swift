@@ -1,3 +1,4 @@
+import Delivery
 import APNs
 import EventLoop
 import Feedback

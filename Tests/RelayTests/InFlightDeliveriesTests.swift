@@ -1,3 +1,4 @@
+import Delivery
 import Testing
 
 @testable import Relay

@@ -1,3 +1,4 @@
+import Delivery
 import HTTP1
 import Testing
 @testable import Relay

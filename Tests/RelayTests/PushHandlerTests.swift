@@ -1,6 +1,8 @@
+import Delivery
 import Foundation
 import HTTP1
 import RelayCore
+import TestSupport
 import Testing
 
 @testable import Relay

@@ -1,5 +1,7 @@
+import Delivery
 import HTTP1
 import RelayCore
+import TestSupport
 import Testing
 
 @testable import Relay

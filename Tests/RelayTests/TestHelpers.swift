@@ -1,58 +1,15 @@
+import Delivery
 import EventLoop
 import Glibc
 import HTTP1
 import RelayCore
+import TestSupport
 import Locking
 import Testing
 import TLS
 
 @testable import Relay
 
-/// A sender whose outcomes the test decides. Completions are kept until
-/// `completeAll` (manual mode) or run on the next loop iteration through
-/// `loop.execute`-free scheduling (loop mode), never inside `send`.
-final class FakeSender: NotificationSender {
-    private(set) var sent: [APNsNotification] = []
-    private var pending: [(APNsNotification, (APNsDelivery) -> Void)] = []
-    /// Loop mode: answer after `delay` on `loop` with `outcome(notification)`.
-    private let loop: EventLoop?
-    private let delay: Duration
-    private let outcome: (APNsNotification) -> DeliveryOutcome
-    private let onSend: ((APNsNotification) -> Void)?
-
-    init(loop: EventLoop? = nil, delay: Duration = .zero, onSend: ((APNsNotification) -> Void)? = nil,
-         outcome: @escaping (APNsNotification) -> DeliveryOutcome = { .apns(status: 200, reason: nil, apnsID: $0.apnsID) }) {
-        self.loop = loop
-        self.delay = delay
-        self.outcome = outcome
-        self.onSend = onSend
-    }
-
-    func send(_ notification: APNsNotification, completion: @escaping (APNsDelivery) -> Void) {
-        sent.append(notification)
-        onSend?(notification)
-        if let loop {
-            let answer = APNsDelivery(outcome: outcome(notification))
-            _ = loop.schedule(after: delay) { completion(answer) }
-        } else {
-            pending.append((notification, completion))
-        }
-    }
-
-    var pendingCount: Int { pending.count }
-
-    func completeAll() {
-        let waiting = pending
-        pending = []
-        for (notification, completion) in waiting { completion(APNsDelivery(outcome: outcome(notification))) }
-    }
-
-    func complete(with outcome: DeliveryOutcome) {
-        let waiting = pending
-        pending = []
-        for (_, completion) in waiting { completion(APNsDelivery(outcome: outcome)) }
-    }
-}
 
 /// One default app, `com.example.app`, with a health of its own.
 func exampleApps() -> RelayApps {

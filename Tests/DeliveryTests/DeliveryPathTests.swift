@@ -4,7 +4,8 @@ import HTTP1
 import RelayCore
 import Testing
 
-@testable import Relay
+@testable import Delivery
+import TestSupport
 
 /// The one delivery path every route uses: what the end of a delivery
 /// records, whichever route asked for it.

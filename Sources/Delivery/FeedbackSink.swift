@@ -19,7 +19,7 @@ public struct FeedbackSink: Sendable {
 
     /// Records the token when `delivery` says it is dead; returns whether it did.
     @discardableResult
-    func recordDeadToken(app: String, environment: APNsEnvironment, token: String, delivery: APNsDelivery) -> Bool {
+    public func recordDeadToken(app: String, environment: APNsEnvironment, token: String, delivery: APNsDelivery) -> Bool {
         guard case .apns(let status, let reason, _) = delivery.outcome,
               let entry = FeedbackEntry(app: app, environment: environment, token: token, status: status,
                                         reason: reason, apnsTimestamp: delivery.unregisteredTimestamp,
@@ -31,13 +31,13 @@ public struct FeedbackSink: Sendable {
 
     /// Hands `log` to the hook, when there is one: a full queue drops it
     /// (counted), so a hook that is down never slows a notification.
-    func post(_ log: FailedPushLog) {
+    public func post(_ log: FailedPushLog) {
         guard let hook else { return }
         _ = hook.enqueue(log.json)
     }
 
     /// CLOCK_REALTIME in milliseconds: the time of a 400's entry.
-    static func unixMilliseconds() -> Int64 {
+    public static func unixMilliseconds() -> Int64 {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000

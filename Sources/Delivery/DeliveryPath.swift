@@ -13,9 +13,9 @@ import RelayCore
 /// metrics series and their log line.
 ///
 /// Thread-confined to its loop, like the sender it is given.
-final class DeliveryPath {
+public final class DeliveryPath {
     /// Which failed deliveries the hook hears of.
-    enum HookPosting {
+    public enum HookPosting {
         /// Only a dead token's: the Web Push path's sender (a fediverse
         /// server) has every other answer itself.
         case deadTokens
@@ -25,7 +25,7 @@ final class DeliveryPath {
     }
 
     /// How `deliver` ended at once.
-    enum Start {
+    public enum Start {
         /// Sent: the completion runs later.
         case sent
         /// Over MAX_IN_FLIGHT: nothing was sent and the completion never
@@ -34,12 +34,12 @@ final class DeliveryPath {
         case overloaded(FailedPushLog?)
     }
 
-    private let sender: NotificationSender
-    private let counters: InFlightDeliveries
+    @usableFromInline let sender: NotificationSender
+    @usableFromInline let counters: InFlightDeliveries
     /// Nil: no feedback list (tests of a route alone).
-    private let feedback: FeedbackSink?
+    @usableFromInline let feedback: FeedbackSink?
 
-    init(sender: NotificationSender, counters: InFlightDeliveries, feedback: FeedbackSink?) {
+    public init(sender: NotificationSender, counters: InFlightDeliveries, feedback: FeedbackSink?) {
         (self.sender, self.counters, self.feedback) = (sender, counters, feedback)
     }
 
@@ -49,8 +49,10 @@ final class DeliveryPath {
     /// `.overloaded`, `completion` runs exactly once, on this loop, never
     /// inside this call, with APNs' answer and the token's failed-push log
     /// (nil when APNs accepted it, or when `posting` has none for it).
-    @inline(__always)
-    func deliver(_ notification: APNsNotification, app: RelayApp, token: String, posting: HookPosting,
+    /// Inlinable: the routes call it once per notification from another
+    /// module, and its completion is the one closure the send allocates.
+    @inlinable
+    public func deliver(_ notification: APNsNotification, app: RelayApp, token: String, posting: HookPosting,
                  completion: @escaping (APNsDelivery, FailedPushLog?) -> Void) -> Start {
         let ending = Ending(appID: app.id, health: app.health, environment: notification.environment,
                             deviceToken: notification.deviceToken, token: token, posting: posting)
@@ -71,7 +73,8 @@ final class DeliveryPath {
 
     /// What a delivery's end records, whatever the route: only what that
     /// needs, so the send's completion holds (and retains) little.
-    private struct Ending {
+    @usableFromInline
+    struct Ending {
         let appID: String
         let health: AppHealth
         let environment: APNsEnvironment
@@ -81,8 +84,16 @@ final class DeliveryPath {
         let token: String
         let posting: HookPosting
 
+        @usableFromInline
+        init(appID: String, health: AppHealth, environment: APNsEnvironment, deviceToken: String, token: String,
+             posting: HookPosting) {
+            (self.appID, self.health, self.environment) = (appID, health, environment)
+            (self.deviceToken, self.token, self.posting) = (deviceToken, token, posting)
+        }
+
         /// Records the end of `delivery`; returns the token's failed-push log
         /// (posted to the hook, when there is one).
+        @usableFromInline
         func record(_ delivery: APNsDelivery, feedback: FeedbackSink?) -> FailedPushLog? {
             health.record(delivery.outcome.credentialVerdict)
             let dead = feedback?.recordDeadToken(app: appID, environment: environment, token: deviceToken,
@@ -110,11 +121,11 @@ final class DeliveryPath {
 /// or notification, shared by its tokens' completions: a class, since a
 /// completion that held a gorush notification itself copied its forty
 /// fields per token.
-final class FailedPushSource: Sendable {
-    let notification: ProviderNotification?
-    let sentAPNsID: String?
+public final class FailedPushSource: Sendable {
+    public let notification: ProviderNotification?
+    public let sentAPNsID: String?
 
-    init(notification: ProviderNotification? = nil, sentAPNsID: String? = nil) {
+    public init(notification: ProviderNotification? = nil, sentAPNsID: String? = nil) {
         (self.notification, self.sentAPNsID) = (notification, sentAPNsID)
     }
 }
