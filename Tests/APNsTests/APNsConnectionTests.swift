@@ -310,8 +310,8 @@ final class Nginx {
         directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("apns-nginx-\(getpid())-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        http2Port = try Fixtures.unusedPort()
-        http1Port = try Fixtures.unusedPort()
+        http2Port = try HTTPTestServer.closedPort()
+        http1Port = try HTTPTestServer.closedPort()
         let certificate = try Fixtures.path(TestCertificates.serverCertificate)
         let key = try Fixtures.path(TestCertificates.serverKey)
         let ca = try Fixtures.path(TestCertificates.caCertificate)

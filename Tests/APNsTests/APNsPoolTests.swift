@@ -257,7 +257,7 @@ struct APNsPoolTests {
     /// connect is classed and reported as such, then starts the backoff.
     @Test("server unreachable: connectFailed, then allConnectionsDown during backoff")
     func unreachable() throws {
-        let port = try Fixtures.unusedPort()
+        let port = try HTTPTestServer.closedPort()
         var configuration = Fixtures.configuration(port: port, context: try Fixtures.tlsContext(identity: nil))
         // Backoff between 0.5 and 1 s (half of it random).
         configuration.backoffBase = .seconds(1)

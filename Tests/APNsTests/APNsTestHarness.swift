@@ -82,27 +82,12 @@ enum Fixtures {
     static func notifications(count: Int, first: Int = 0) throws -> [APNsNotification] {
         try (first..<(first + count)).map { try notification(token: deviceToken($0)) }
     }
-
-    /// A 127.0.0.1 port nothing listens on (bound, then closed).
-    static func unusedPort() throws -> UInt16 {
-        let socket = try Socket.listen(host: "127.0.0.1", port: 0)
-        let port = socket.localPort
-        socket.close()
-        return port
-    }
 }
 
-/// Runs `body` on `loop`'s thread and returns its result.
+/// Runs `body` on `loop`'s thread and returns its result (`runAndWait`,
+/// the one way a thread waits for a loop).
 func onLoop<T>(_ loop: EventLoop, _ body: @escaping () -> T) -> T {
-    let box = ResultBox<T>()
-    let done = DispatchSemaphore(value: 0)
-    let work = UncheckedSendable(value: body)
-    loop.execute {
-        box.value = work.value()
-        done.signal()
-    }
-    done.wait()
-    return box.value!
+    loop.runAndWait(body)
 }
 
 /// What one `APNsConnection` reports to its owner, recorded on its loop

@@ -33,12 +33,7 @@ final class CapturedLog: Sendable {
     /// server's loop writes its lines at the end of the loop iteration, just
     /// after the response went out.
     func eventuallyContains(seconds: Double = 2, _ predicate: (String) -> Bool) -> Bool {
-        let deadline = EventLoop.monotonicNanoseconds() + UInt64(seconds * 1e9)
-        repeat {
-            if lines.contains(where: predicate) { return true }
-            usleep(2_000)
-        } while EventLoop.monotonicNanoseconds() < deadline
-        return lines.contains(where: predicate)
+        eventually(timeout: .milliseconds(Int(seconds * 1000))) { lines.contains(where: predicate) }
     }
 }
 
