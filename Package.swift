@@ -182,3 +182,13 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Release builds let the modules on the request path inline and specialise
+// each other's generic code (HTTPHeaders' byte views, the payload sinks):
+// without it, a request's header parsing across the HTTP1/RelayCore
+// boundary ran unspecialised (Slice subscripts, metadata lookups), measured
+// with callgrind at about 300,000 more instructions per Web Push notification.
+for target in package.targets where target.type == .regular || target.type == .executable {
+    target.swiftSettings = (target.swiftSettings ?? [])
+        + [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]
+}
