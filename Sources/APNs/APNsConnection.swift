@@ -85,7 +85,7 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
     var state: APNsConnectionState { machine.state }
 
     /// New requests this connection takes now (0 unless ready).
-    var availableStreams: Int {
+    @inline(__always) var availableStreams: Int {
         guard machine.state == .ready, let session, !session.isGoingAway, session.failure == nil,
               pump.pendingBytes < pump.highWater else { return 0 }
         let limit = Int(min(session.remoteMaxConcurrentStreams, 1_000_000))
