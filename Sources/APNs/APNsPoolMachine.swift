@@ -303,8 +303,9 @@ struct APNsPoolMachine {
         // Late: the answer timeout completed it already.
         guard !request.isCompleted else { return }
         inFlightCount -= 1
-        // The status alone first: a 200 reads nothing more.
-        if case .apns(let status, _, _) = delivery.outcome, status == 403 || status == 429,
+        // The status the connection read decides first: on the 200 path
+        // nothing more is read.
+        if let status = request.status, status == 403 || status == 429,
            resendAfterTokenAnswer(request, delivery, view, into: &actions) {
             return
         }

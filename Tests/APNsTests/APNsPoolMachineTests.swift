@@ -130,6 +130,8 @@ struct PoolHarness {
 
     mutating func finished(_ request: PooledNotification, _ delivery: APNsDelivery? = nil) -> [PoolAction] {
         let delivery = delivery ?? Self.accepted(request)
+        // What the connection read of the answer, as `APNsConnection` keeps it.
+        if case .apns(let status, _, _) = delivery.outcome { request.status = status }
         return run { $0.requestFinished(request, with: delivery, connections: $1, into: &$2) }
     }
 
