@@ -177,6 +177,8 @@ final class APNsPool: APNsConnectionOwner {
             }
         case .shutdownDone:
             handovers.append(.shutdownDone)
+        case .tokenUpdatesRefused(let issuedAt):
+            endpoint.tokenProvider?.tokenUpdatesRefused(issuedAt: issuedAt, now: endpoint.wallClock())
         }
     }
 
@@ -257,7 +259,7 @@ final class APNsPool: APNsConnectionOwner {
     }
 
     func connection(_ connection: APNsConnection, finished request: PooledNotification, with delivery: APNsDelivery) {
-        handle { $0.requestFinished(request, with: delivery, into: &$1) }
+        handle { $0.requestFinished(request, with: delivery, connections: self, into: &$1) }
     }
 
     func connection(_ connection: APNsConnection, returnedUnprocessed requests: [PooledNotification]) {

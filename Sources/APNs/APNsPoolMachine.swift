@@ -78,6 +78,17 @@ extension APNsPoolConnections {
 ///   (REFUSED_STREAM, above a GOAWAY's last-stream-id, frames never handed to
 ///   OpenSSL), at most `maxResends` times each. Any other failure of a request
 ///   on a stream is the connection's answer (`.streamFailed`);
+/// - two answers about the provider token are mended by sending again, not
+///   passed on (for a request that carried a token; each sending again counts
+///   against `maxResends`):
+///   403 UnrelatedKeyIdInToken: APNs binds a connection to the key of its
+///   first token ("To use this token, open a new connection"), so that
+///   connection drains (no new request goes there) and the request goes to
+///   another, one opening if needed;
+///   429 TooManyProviderTokenUpdates: the token was an update too many; the
+///   token provider is told (`tokenUpdatesRefused`: it goes back to the
+///   token before, or holds renewals) and the request goes again once, with
+///   the token then current. A second refusal is the answer (503);
 /// - one answer deadline per request, measured from `send`: every request has
 ///   the same timeout, so deadlines are in send order and one timer, set for
 ///   the front, serves them all;
@@ -137,6 +148,10 @@ struct APNsPoolMachine {
         case completeOnNextPass(PooledNotification, DeliveryOutcome)
         /// Shutdown is over: tell whoever waits.
         case shutdownDone
+        /// APNs refused the provider token issued at `issuedAt` as an update
+        /// too many: tell the token provider (`APNsTokenProvider.tokenUpdatesRefused`)
+        /// before the request goes again.
+        case tokenUpdatesRefused(issuedAt: Int)
 
         static func == (lhs: Action, rhs: Action) -> Bool {
             switch (lhs, rhs) {
@@ -152,6 +167,7 @@ struct APNsPoolMachine {
             case (.complete(let a, let d), .complete(let b, let e)): a === b && d == e
             case (.completeOnNextPass(let a, let o), .completeOnNextPass(let b, let p)): a === b && o == p
             case (.shutdownDone, .shutdownDone): true
+            case (.tokenUpdatesRefused(let s), .tokenUpdatesRefused(let t)): s == t
             default: false
             }
         }
@@ -302,12 +318,49 @@ struct APNsPoolMachine {
 
     /// The connection finished the request: APNs' answer or a stream failure.
     mutating func requestFinished(_ request: PooledNotification, with delivery: APNsDelivery,
-                                  into actions: inout [Action]) {
+                                  connections view: some APNsPoolConnections, into actions: inout [Action]) {
         if case .submitting = state { impossible("requestFinished") }
         // Late: the answer timeout completed it already.
         guard !request.isCompleted else { return }
         inFlightCount -= 1
+        // The status the connection read decides first: on the 200 path
+        // nothing more is read.
+        if let status = request.status, status == 403 || status == 429,
+           resendAfterTokenAnswer(request, delivery, view, into: &actions) {
+            return
+        }
         complete(request, delivery, into: &actions)
+    }
+
+    /// The answers about the provider token that sending again mends
+    /// (403 UnrelatedKeyIdInToken, 429 TooManyProviderTokenUpdates), for a
+    /// request that carried a token: true when the request goes again.
+    private mutating func resendAfterTokenAnswer(_ request: PooledNotification, _ delivery: APNsDelivery,
+                                                 _ view: some APNsPoolConnections, into actions: inout [Action]) -> Bool {
+        guard case .apns(_, let reason?, _) = delivery.outcome, let issuedAt = request.tokenIssuedAt,
+              case .inFlight(let connection, _) = request.phase else { return false }
+        switch reason {
+        case .unrelatedKeyIdInToken:
+            // Bound to another key for good: whatever becomes of this
+            // request, nothing more goes there.
+            if connections.contains(connection), view.state(of: connection) < .draining {
+                actions.append(.drainConnection(connection))
+            }
+        case .tooManyProviderTokenUpdates:
+            actions.append(.tokenUpdatesRefused(issuedAt: issuedAt))
+            guard !request.resentForTokenUpdates else { return false }
+            request.resentForTokenUpdates = true
+        default:
+            return false
+        }
+        guard case .running = state, request.resendCount < Self.maxResends else { return false }
+        request.resendCount += 1
+        request.forgetAnswer()
+        request.phase = .queued
+        resends.append(request)
+        waitingCount += 1
+        scheduleDispatch(into: &actions)
+        return true
     }
 
     /// The server provably never processed `requests` (REFUSED_STREAM, above

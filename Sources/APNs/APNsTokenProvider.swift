@@ -9,17 +9,26 @@ import TLS
 ///
 /// Apple refuses a token older than 60 minutes (`ExpiredProviderToken`) and
 /// one renewed more often than every 20 minutes (`TooManyProviderTokenUpdates`),
-/// so the token is renewed when it is 50 minutes old.
+/// so the token is renewed when it is 50 minutes old. Other signers of the
+/// same key (another instance, a restart) count against those 20 minutes
+/// too, so a renewal can still be refused; then (`tokenUpdatesRefused`) the
+/// token before it serves again while APNs takes it, and no token is signed
+/// for 20 minutes: the refused one is used again when the other runs out.
 public final class APNsTokenProvider: Sendable {
     public static let renewalAge = 50 * 60
     /// Apple: "not more than once every 20 minutes".
     public static let minimumRenewalAge = 20 * 60
+    /// Apple: a token is accepted for 60 minutes from its `iat`.
+    public static let maximumAge = 60 * 60
+    /// A token is not relied on in its last 5 minutes: the relay's clock and
+    /// APNs' differ, and a request takes time to arrive.
+    public static let expiryMargin = 5 * 60
 
     public let keyID: String
     public let teamID: String
     private let signer: ES256Signer
 
-    private struct Current {
+    private struct SignedToken {
         var token: String
         var issuedAt: Int
         /// `bearer <token>`, built once per token rather than per request.
@@ -30,9 +39,33 @@ public final class APNsTokenProvider: Sendable {
             self.issuedAt = issuedAt
             authorization = "bearer " + token
         }
+
+        /// APNs still takes it at `now`, with the margin to spare.
+        func isUsable(now: Int) -> Bool {
+            now - issuedAt < APNsTokenProvider.maximumAge - APNsTokenProvider.expiryMargin
+        }
     }
 
-    private let current: Locked<Current>
+    private struct State {
+        /// The token sent.
+        var current: SignedToken
+        /// The token `current` replaced, kept to go back to if APNs refuses
+        /// `current` as an update too many.
+        var previous: SignedToken?
+        /// A token newer than `current` that APNs refused as an update too
+        /// many: `current` went back to the one before it. Used again, rather
+        /// than signing another, when `current` runs out.
+        var refused: SignedToken?
+        /// No token is signed before this (unix seconds), unless the one in
+        /// use would run out or the clock stepped back.
+        var signingHeldUntil = 0
+
+        init(current: SignedToken) {
+            self.current = current
+        }
+    }
+
+    private let state: Locked<State>
 
     /// Signs the first token at once, so an unusable key fails startup.
     /// `names` say where key id, team id and key came from, for errors.
@@ -49,7 +82,7 @@ public final class APNsTokenProvider: Sendable {
         } catch {
             throw .invalidTokenField(variable: names.p8File, reason: error.description)
         }
-        current = Locked(Current(token: token, issuedAt: now))
+        state = Locked(State(current: SignedToken(token: token, issuedAt: now)))
     }
 
     /// Apple's key and team ids are 10 alphanumerics; anything outside
@@ -77,48 +110,99 @@ public final class APNsTokenProvider: Sendable {
     }
 
     /// The token and when it was issued (to report a rejection of exactly
-    /// that token to `tokenRejected`).
+    /// that token to `tokenRejected` or `tokenUpdatesRefused`).
     public func currentToken(now: Int) -> (token: String, issuedAt: Int) {
-        current.withLock { current in
-            renewIfDue(&current, now: now)
-            return (current.token, current.issuedAt)
+        state.withLock { state in
+            renewIfDue(&state, now: now)
+            return (state.current.token, state.current.issuedAt)
         }
     }
 
     /// The `authorization` field value (`bearer <token>`) to send at unix
     /// time `now`, and when its token was issued; renews as `currentToken` does.
     public func currentAuthorization(now: Int) -> (value: String, issuedAt: Int) {
-        current.withLock { current in
-            renewIfDue(&current, now: now)
-            return (current.authorization, current.issuedAt)
+        state.withLock { state in
+            renewIfDue(&state, now: now)
+            return (state.current.authorization, state.current.issuedAt)
         }
     }
 
     /// APNs refused the token issued at `issuedAt` (ExpiredProviderToken,
     /// InvalidProviderToken): renew it, unless that would break Apple's
-    /// 20-minute minimum or another caller already renewed it.
+    /// 20-minute minimum or another caller already renewed it. A token
+    /// signed and refused as an update too many is taken again instead of
+    /// signing another.
     public func tokenRejected(issuedAt: Int, now: Int) {
-        current.withLock { current in
-            guard current.issuedAt == issuedAt, now - current.issuedAt >= Self.minimumRenewalAge else { return }
-            renew(&current, now: now)
+        state.withLock { state in
+            guard state.current.issuedAt == issuedAt, now - state.current.issuedAt >= Self.minimumRenewalAge else {
+                return
+            }
+            if let refused = state.refused {
+                state.current = refused
+                state.refused = nil
+                state.previous = nil
+                return
+            }
+            guard now >= state.signingHeldUntil else { return }
+            sign(&state, now: now)
+        }
+    }
+
+    /// APNs refused the token issued at `issuedAt` as an update too many
+    /// (429 TooManyProviderTokenUpdates): this key's tokens are renewed more
+    /// often than Apple allows, by this process or another signer of the
+    /// key. No token is signed for 20 minutes from now; the token before it
+    /// is sent again while APNs still takes it (with `expiryMargin` to
+    /// spare), else the refused one stays (APNs takes it once its 20
+    /// minutes are over). A report about a token no longer in use changes
+    /// nothing: another request's report came first.
+    public func tokenUpdatesRefused(issuedAt: Int, now: Int) {
+        state.withLock { state in
+            guard state.current.issuedAt == issuedAt else { return }
+            state.signingHeldUntil = now + Self.minimumRenewalAge
+            if let previous = state.previous, previous.isUsable(now: now) {
+                state.refused = state.current
+                state.current = previous
+                state.previous = nil
+            }
         }
     }
 
     /// When the token in use was issued (unix seconds).
-    public var issuedAt: Int { current.withLock { $0.issuedAt } }
+    public var issuedAt: Int { state.withLock { $0.current.issuedAt } }
 
-    private func renewIfDue(_ current: inout Current, now: Int) {
-        // A clock stepped back by more than a minute also renews: `iat`
+    private func renewIfDue(_ state: inout State, now: Int) {
+        // A clock stepped back by more than a minute renews at once: `iat`
         // in the future is refused by APNs.
-        if now - current.issuedAt >= Self.renewalAge || now < current.issuedAt - 60 {
-            renew(&current, now: now)
+        if now < state.current.issuedAt - 60 {
+            sign(&state, now: now)
+            state.previous = nil
+            return
         }
+        let age = now - state.current.issuedAt
+        guard age >= Self.renewalAge else { return }
+        // While signing is held (an update was refused), the token in use
+        // serves until it runs out; a token refused then is taken next.
+        if now < state.signingHeldUntil {
+            guard !state.current.isUsable(now: now) else { return }
+            if let refused = state.refused {
+                state.current = refused
+                state.refused = nil
+                state.previous = nil
+                return
+            }
+            // Nothing else is left: a token refused as an update too many
+            // may pass, an expired one never does.
+        }
+        sign(&state, now: now)
     }
 
-    private func renew(_ current: inout Current, now: Int) {
-        if let token = try? Self.makeJWT(signer: signer, keyID: keyID, teamID: teamID, issuedAt: now) {
-            current = Current(token: token, issuedAt: now)
-        }
+    /// A new token in use; the one it replaces is kept as `previous`.
+    private func sign(_ state: inout State, now: Int) {
+        guard let token = try? Self.makeJWT(signer: signer, keyID: keyID, teamID: teamID, issuedAt: now) else { return }
+        state.previous = state.current
+        state.current = SignedToken(token: token, issuedAt: now)
+        state.refused = nil
     }
 
     /// `base64url(header).base64url(claims).base64url(r‖s)`, no padding

@@ -29,8 +29,12 @@ final class PooledNotification {
     var body: [UInt8] = []
     /// The provider token the request carried (token auth), for `tokenRejected`.
     var tokenIssuedAt: Int?
-    /// Times it was handed back unprocessed (GOAWAY, REFUSED_STREAM, never written).
+    /// Times it was sent again: handed back unprocessed (GOAWAY,
+    /// REFUSED_STREAM, never written), or answered with what another attempt
+    /// mends (`APNsPoolMachine.requestFinished`).
     var resendCount = 0
+    /// Sent again after 429 TooManyProviderTokenUpdates (that is done once).
+    var resentForTokenUpdates = false
     /// The completion is decided (set once, before it runs).
     var isCompleted = false
     /// Where, in the bytes this connection handed to OpenSSL, the request's
@@ -41,6 +45,14 @@ final class PooledNotification {
     init(notification: APNsNotification, completion: @escaping (APNsDelivery) -> Void) {
         self.notification = notification
         self.completion = completion
+    }
+
+    /// Forgets the answer of an attempt that is sent again, so the next
+    /// answer is read on its own.
+    func forgetAnswer() {
+        status = nil
+        responseAPNsID = nil
+        body.removeAll()
     }
 
     func complete(_ delivery: APNsDelivery) {

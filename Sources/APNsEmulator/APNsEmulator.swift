@@ -95,7 +95,8 @@ public final class APNsEmulator: Sendable {
         boundPort.store(port, ordering: .releasing)
         runtime.withLock { $0 = Runtime(threads: threads, workers: workers) }
         state.log("listening on \(configuration.host):\(port) with \(count) thread(s) as APNs \(configuration.environment.rawValue), "
-            + "checking \(configuration.authentication.checks)")
+            + "checking \(configuration.authentication.checks)"
+            + (state.tokenUpdates.map { ", a key's new token at most every \($0.interval) s" } ?? ""))
     }
 
     /// The listening port (0 before `start()`).

@@ -25,12 +25,17 @@ public struct APNsEmulatorConfiguration: Sendable {
     public var log: Bool
     /// The behaviour at start (and after `reset()`).
     public var behavior: APNsEmulatorBehavior
+    /// Seconds a provider key must wait between two new tokens (a new
+    /// `iat`); one sooner is 429 TooManyProviderTokenUpdates, as APNs
+    /// answers a provider that renews more often than every 20 minutes
+    /// (`ProviderTokenUpdates`). 0: not enforced.
+    public var tokenUpdateInterval: Int
 
     public init(host: String = "127.0.0.1", port: UInt16 = 0, certificateFile: String, privateKeyFile: String,
                 authentication: APNsEmulatorAuthentication, environment: APNsEnvironment = .production,
                 expectedTopic: String? = nil, threads: Int = 1,
                 recordNotifications: Bool = false, log: Bool = false,
-                behavior: APNsEmulatorBehavior = APNsEmulatorBehavior()) {
+                behavior: APNsEmulatorBehavior = APNsEmulatorBehavior(), tokenUpdateInterval: Int = 0) {
         self.host = host
         self.port = port
         self.certificateFile = certificateFile
@@ -42,5 +47,6 @@ public struct APNsEmulatorConfiguration: Sendable {
         self.recordNotifications = recordNotifications
         self.log = log
         self.behavior = behavior
+        self.tokenUpdateInterval = tokenUpdateInterval
     }
 }

@@ -63,6 +63,9 @@ final class EmulatorConnection: IOHandler, HTTP2ServerSessionDelegate {
     private var session: HTTP2ServerSession?
     private var phase = Phase.handshaking
     private var credential = ClientCredential.none
+    /// The key of the first provider token taken here: APNs binds the
+    /// connection to it (a token of another key: 403 UnrelatedKeyIdInToken).
+    private var boundKey: ProviderTokenVerifier.VerifiedKey?
     /// Answers on their way to the client; reading stops while 1 MiB of
     /// them waits for the peer.
     private var pump = HTTP2TLSPump(highWater: 1 << 20, keptCapacity: 1 << 20)
@@ -332,7 +335,8 @@ final class EmulatorConnection: IOHandler, HTTP2ServerSessionDelegate {
                 self?.close(graceful: false)
             }
         }
-        let decision = worker.decide(request, credential: credential, connectionID: id, behavior: behavior)
+        let decision = worker.decide(request, credential: credential, connectionID: id, behavior: behavior,
+                                     boundKey: &boundKey)
         switch decision {
         case .respond(let status, let headers, let body):
             if behavior.responseDelay > .zero {

@@ -13,6 +13,8 @@ final class EmulatorState: Sendable {
     let tlsContext: TLSContext
     /// Token authentication's keys (empty without it).
     let providerKeys: [LoadedProviderKey]
+    /// Each key's token updates, when their interval is enforced.
+    let tokenUpdates: ProviderTokenUpdates?
 
     let received = Atomic<Int>(0)
     let accepted = Atomic<Int>(0)
@@ -41,6 +43,9 @@ final class EmulatorState: Sendable {
     init(configuration: APNsEmulatorConfiguration) throws(APNsEmulatorError) {
         self.configuration = configuration
         guard configuration.threads >= 1 else { throw .invalidConfiguration("threads must be at least 1") }
+        guard configuration.tokenUpdateInterval >= 0 else {
+            throw .invalidConfiguration("the token update interval must not be negative")
+        }
         let identity: TLSIdentity
         do {
             identity = try TLSIdentity.pem(certificateFile: configuration.certificateFile,
@@ -61,6 +66,8 @@ final class EmulatorState: Sendable {
                                                requireClientCertificate: keys.isEmpty)
         } catch { throw .tls(error) }
         providerKeys = keys
+        tokenUpdates = configuration.tokenUpdateInterval > 0 && !keys.isEmpty
+            ? ProviderTokenUpdates(interval: configuration.tokenUpdateInterval) : nil
         behavior = Locked(configuration.behavior)
         forcedRemaining.store(configuration.behavior.forcedCount ?? 0, ordering: .relaxed)
     }

@@ -106,19 +106,28 @@ final class EmulatorWorker {
 
     // MARK: deciding
 
-    /// Validation, then the fault table, then a forced action, else 200.
+    /// Validation, then the key's token updates, then the fault table, then
+    /// a forced action, else 200. `boundKey`: the key the connection is bound
+    /// to, set by its first request whose token is taken.
     func decide(_ request: HTTP2Request, credential: ClientCredential, connectionID: Int,
-                behavior: APNsEmulatorBehavior) -> Decision {
+                behavior: APNsEmulatorBehavior, boundKey: inout ProviderTokenVerifier.VerifiedKey?) -> Decision {
         state.received.wrappingAdd(1, ordering: .relaxed)
         let now = Int(time(nil))
         let notification: ValidatedNotification
         switch APNsRequestValidator.validate(
             method: request.method, path: request.path, headers: request.headers, body: request.body,
-            credential: credential, expectedTopic: state.configuration.expectedTopic, now: now) {
+            credential: credential, expectedTopic: state.configuration.expectedTopic, boundKey: boundKey, now: now) {
         case .failure(let rejection):
             return reject(rejection, apnsID: echoedID(request.header("apns-id")), now: now)
         case .success(let validated):
             notification = validated
+        }
+        if let key = notification.providerKey, let issuedAt = notification.providerTokenIssuedAt {
+            if let updates = state.tokenUpdates, !updates.take(keyID: key.keyID, issuedAt: issuedAt, now: now) {
+                return reject(APNsRejection(.tooManyProviderTokenUpdates), apnsID: echoedID(notification.apnsID),
+                              now: now)
+            }
+            if boundKey == nil { boundKey = key }
         }
         var action = APNsFaultToken.action(forToken: notification.token.utf8)
         if action == nil, let forced = behavior.forcedAction, state.claimForced(behavior) {

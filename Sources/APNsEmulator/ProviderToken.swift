@@ -43,6 +43,12 @@ final class ProviderTokenVerifier {
         }
     }
 
+    /// A token that passed: its key and its `iat`.
+    struct VerifiedToken {
+        let key: VerifiedKey
+        let issuedAt: Int
+    }
+
     private enum Verdict {
         case valid(issuedAt: Int, key: VerifiedKey)
         case rejected(APNsRejection)
@@ -59,8 +65,8 @@ final class ProviderTokenVerifier {
         self.keys = byID
     }
 
-    /// The token's key or the 403 rejection.
-    func verify(authorization: String, now: Int) -> Result<VerifiedKey, APNsRejection> {
+    /// The token's key and `iat`, or the 403 rejection.
+    func verify(authorization: String, now: Int) -> Result<VerifiedToken, APNsRejection> {
         let verdict: Verdict
         if let cached = cache[authorization] {
             verdict = cached
@@ -75,7 +81,7 @@ final class ProviderTokenVerifier {
         case .valid(let issuedAt, let key):
             if issuedAt > now + Self.maximumFutureSkew { return .failure(APNsRejection(.invalidProviderToken)) }
             if now - issuedAt > Self.maximumAge { return .failure(APNsRejection(.expiredProviderToken)) }
-            return .success(key)
+            return .success(VerifiedToken(key: key, issuedAt: issuedAt))
         }
     }
 

@@ -107,6 +107,9 @@ struct ValidatedNotification {
     var authenticatedAs: String?
     /// The provider token's `kid` (token authentication only).
     var providerKeyID: String?
+    /// The provider token's key and `iat` (token authentication only).
+    var providerKey: ProviderTokenVerifier.VerifiedKey?
+    var providerTokenIssuedAt: Int?
 }
 
 /// The rules of Apple's "Sending notification requests to APNs", applied to
@@ -123,8 +126,15 @@ enum APNsRequestValidator {
     static let maximumCollapseIDSize = 64
     static let pathPrefix = "/3/device/"
 
+    /// `boundKey`: the key of the first token this connection accepted
+    /// (nil before it accepted one). APNs binds a connection to it: a token
+    /// of another key is 403 UnrelatedKeyIdInToken ("The key ID in the
+    /// provider token isn't related to the key ID of the token used in the
+    /// first push of this connection. To use this token, open a new
+    /// connection.").
     static func validate(method: String, path: String, headers: [(name: String, value: String)],
                          body: [UInt8], credential: ClientCredential, expectedTopic: String?,
+                         boundKey: ProviderTokenVerifier.VerifiedKey? = nil,
                          now: Int) -> Result<ValidatedNotification, APNsRejection> {
         guard method == "POST" else { return .failure(APNsRejection(.methodNotAllowed)) }
         guard path.hasPrefix(pathPrefix) else { return .failure(APNsRejection(.badPath)) }
@@ -177,11 +187,16 @@ enum APNsRequestValidator {
             guard let authorization else { return .failure(APNsRejection(.missingProviderToken)) }
             let key: ProviderTokenVerifier.VerifiedKey
             switch verifier.verify(authorization: authorization, now: now) {
-            case .success(let verified): key = verified
-            case .failure(let rejection): return .failure(rejection)
+            case .success(let verified):
+                key = verified.key
+                notification.providerTokenIssuedAt = verified.issuedAt
+            case .failure(let rejection):
+                return .failure(rejection)
             }
+            if let boundKey, boundKey !== key { return .failure(APNsRejection(.unrelatedKeyIdInToken)) }
             notification.authenticatedAs = key.teamID
             notification.providerKeyID = key.keyID
+            notification.providerKey = key
             guard let topic = notification.topic else { return .failure(APNsRejection(.missingTopic)) }
             // A topic-specific key used for another topic: Apple's table has
             // 400 TopicDisallowed for a topic the sender may not push to; the

@@ -20,6 +20,11 @@ struct APNsEmulatorCommand: ParsableCommand {
             header on it is ignored, as APNs does; a connection without one needs provider \
             tokens), or --no-client-auth.
 
+            Provider tokens as APNs takes them: a connection is bound to the key of the first \
+            token it takes (a token of another key on it: 403 UnrelatedKeyIdInToken); with \
+            --token-update-interval, a key's new token (a new iat) sooner than that after its \
+            previous new one is 429 TooManyProviderTokenUpdates (tokens taken before stay good).
+
             Fault injection: a device token starting with fa11fa11 followed by a two-digit \
             code gets a chosen failure (see APNsFaultToken in Sources/APNsEmulator/FaultInjection.swift).
             """)
@@ -61,6 +66,12 @@ struct APNsEmulatorCommand: ParsableCommand {
     @Option(name: .customLong("connection-window"),
             help: "Connection flow-control window in bytes announced to clients (default: HTTP/2's 65535).")
     var connectionWindow: Int?
+    @Option(name: .customLong("token-update-interval"),
+            help: ArgumentHelp(
+                "Token auth: seconds a key waits between two new tokens; sooner is 429 TooManyProviderTokenUpdates.",
+                discussion: "Apple allows one new token per key every 20 minutes (1200). 0: not enforced.",
+                valueName: "seconds"))
+    var tokenUpdateInterval = 0
     @Option(help: "Loop threads (one SO_REUSEPORT listener each).") var threads = 1
     @Flag(help: "No connection log on stderr.") var quiet = false
     @Flag(name: .customLong("print"), help: "One JSON line per accepted notification on stdout.") var printNotifications = false
@@ -88,6 +99,7 @@ struct APNsEmulatorCommand: ParsableCommand {
         _ = try keys()
         guard threads >= 1 else { throw ValidationError("--threads must be at least 1") }
         guard delayMilliseconds >= 0 else { throw ValidationError("--delay-ms must not be negative") }
+        guard tokenUpdateInterval >= 0 else { throw ValidationError("--token-update-interval must not be negative") }
         guard (1...Int(Int32.max)).contains(connectionWindow ?? 1) else {
             throw ValidationError("--connection-window must be within 1...2147483647")
         }
@@ -136,7 +148,7 @@ struct APNsEmulatorCommand: ParsableCommand {
             host: host, port: port, certificateFile: certificate, privateKeyFile: key,
             authentication: authentication, environment: APNsEnvironment(rawValue: environment) ?? .production,
             expectedTopic: topic, threads: threads,
-            recordNotifications: false, log: !quiet, behavior: behavior)
+            recordNotifications: false, log: !quiet, behavior: behavior, tokenUpdateInterval: tokenUpdateInterval)
         let emulator = try APNsEmulator(configuration: configuration)
 
         if printNotifications || record != nil {

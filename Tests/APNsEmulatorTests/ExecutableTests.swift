@@ -178,6 +178,36 @@ struct ExecutableTests {
         #expect(stderr.contains("accepted 2, rejected 1"), "\(stderr)")
     }
 
+    @Test("--token-update-interval: a key's new token sooner than that is 429 TooManyProviderTokenUpdates; --help tells")
+    func tokenUpdateIntervalFlag() throws {
+        let emulator = try Running([
+            "--token-key", try TestCertificates.path(TestCertificates.authKeyPublic),
+            "--key-id", Fixture.keyID, "--team-id", Fixture.teamID, "--token-update-interval", "1200",
+        ])
+        let now = Int(time(nil))
+        var answers: [(Int, String?)] = []
+        for issuedAt in [now - 120, now, now - 120] {
+            let result = try Curl.request(port: emulator.port, path: "/3/device/\(Fixture.token())", headers: [
+                "apns-topic: \(Fixture.topic)", "authorization: bearer \(try TestKeys.team.token(issuedAt: issuedAt))",
+            ], clientCertificate: nil)
+            answers.append((result.status, result.reason))
+        }
+        #expect(answers.map(\.0) == [200, 429, 200])
+        #expect(answers.map(\.1) == [nil, "TooManyProviderTokenUpdates", nil])
+        let (status, stderr) = emulator.terminate()
+        #expect(status == 0)
+        #expect(stderr.contains("a key's new token at most every 1200 s"), "\(stderr)")
+        #expect(stderr.contains("accepted 2, rejected 1"), "\(stderr)")
+
+        let help = try Subprocess.run([Self.executable, "--help"])
+        #expect(help.standardOutputText.contains("--token-update-interval <seconds>"))
+        #expect(help.standardOutputText.contains("UnrelatedKeyIdInToken"))
+        let negative = try Subprocess.run([Self.executable, "--certificate", "c", "--key", "k", "--no-client-auth",
+                                           "--token-update-interval=-5"])
+        #expect(negative.status != 0)
+        #expect(negative.standardErrorText.contains("--token-update-interval must not be negative"))
+    }
+
     @Test("--client-ca with --token-key and --provider-key: certificate clients and token clients on one emulator")
     func certificatesAndTokens() throws {
         let topicKey = TestKeys.topicKey

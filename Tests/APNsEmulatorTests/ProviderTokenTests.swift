@@ -14,8 +14,8 @@ struct ProviderTokenTests {
     }
 
     /// The key id a verification gave, or its rejection.
-    static func outcome(_ result: Result<ProviderTokenVerifier.VerifiedKey, APNsRejection>) -> Result<String, APNsRejection> {
-        result.map { $0.keyID }
+    static func outcome(_ result: Result<ProviderTokenVerifier.VerifiedToken, APNsRejection>) -> Result<String, APNsRejection> {
+        result.map { $0.key.keyID }
     }
 
     @Test("a valid token gives its team; its age is re-checked on every use of the cached verdict")
@@ -81,11 +81,11 @@ struct ProviderTokenTests {
         }
         // The verified key carries what the per-request checks need.
         let topicToken = "bearer " + (try TestKeys.topicKey.token(issuedAt: now))
-        let verified = try production.verify(authorization: topicToken, now: now).get()
+        let verified = try production.verify(authorization: topicToken, now: now).get().key
         #expect(verified.teamID == Fixture.teamID)
         #expect(verified.covers(topic: TestKeys.secondTopic))
         #expect(!verified.covers(topic: Fixture.topic))
         let teamToken = "bearer " + (try TestKeys.team.token(issuedAt: now))
-        #expect(try production.verify(authorization: teamToken, now: now).get().covers(topic: "com.example.any"))
+        #expect(try production.verify(authorization: teamToken, now: now).get().key.covers(topic: "com.example.any"))
     }
 }

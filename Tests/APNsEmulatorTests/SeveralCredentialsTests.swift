@@ -88,7 +88,7 @@ struct SeveralCredentialsTests {
         }
     }
 
-    @Test("several keys on one connection: each request is judged by its own token, each verdict cached apart")
+    @Test("several keys on one connection: the first key taken binds it, another key's token is 403 UnrelatedKeyIdInToken, each verdict cached apart")
     func severalTokensOnOneConnection() throws {
         let emulator = try Fixture.emulator(.providerKeys([TestKeys.team, TestKeys.otherTeam, TestKeys.sandbox]))
         defer { emulator.stop() }
@@ -103,9 +103,44 @@ struct SeveralCredentialsTests {
         }
         #expect(client.runUntilClosed(streams))
         let statuses = streams.map { client.responses[$0]?.status }
-        #expect(statuses == [200, 200, 403, 200, 200, 403])
-        #expect(emulator.receivedNotifications().map(\.providerKeyID)
-            == [Fixture.keyID, TestKeys.otherTeam.keyID, Fixture.keyID, TestKeys.otherTeam.keyID])
+        #expect(statuses == [200, 403, 403, 200, 403, 403])
+        let reasons = streams.map { client.responses[$0]?.reason }
+        #expect(reasons == [nil, "UnrelatedKeyIdInToken", "BadEnvironmentKeyInToken",
+                            nil, "UnrelatedKeyIdInToken", "BadEnvironmentKeyInToken"])
+        #expect(emulator.receivedNotifications().map(\.providerKeyID) == [Fixture.keyID, Fixture.keyID])
+    }
+
+    /// One request at a time on each connection, so the order is the one
+    /// the emulator sees.
+    @Test("each connection is bound to the key of the first token it took; a refused token binds nothing",
+          arguments: [
+              // (keys in the order sent, statuses, reasons)
+              ([TestKeys.otherTeam, TestKeys.team, TestKeys.otherTeam], [200, 403, 200],
+               [nil, "UnrelatedKeyIdInToken", nil]),
+              ([TestKeys.team, TestKeys.otherTeam], [200, 403], [nil, "UnrelatedKeyIdInToken"]),
+              ([TestKeys.sandbox, TestKeys.otherTeam, TestKeys.team], [403, 200, 403],
+               ["BadEnvironmentKeyInToken", nil, "UnrelatedKeyIdInToken"]),
+          ] as [([TestKeys.Key], [Int], [String?])])
+    func connectionBoundToFirstKey(keys: [TestKeys.Key], statuses: [Int], reasons: [String?]) throws {
+        let emulator = try Fixture.emulator(.providerKeys([TestKeys.team, TestKeys.otherTeam, TestKeys.sandbox]))
+        defer { emulator.stop() }
+        let client = try TestClient(port: emulator.port, certificate: nil, key: nil)
+        var answers: [(Int?, String?)] = []
+        for key in keys {
+            let stream = try client.submit(headers: [("apns-topic", Fixture.topic),
+                                                     ("authorization", "bearer " + (try key.token()))])
+            #expect(client.runUntilClosed([stream]))
+            answers.append((client.responses[stream]?.status, client.responses[stream]?.reason))
+        }
+        #expect(answers.map(\.0) == statuses)
+        #expect(answers.map(\.1) == reasons)
+        // A new connection is bound to its own first key.
+        let fresh = try TestClient(port: emulator.port, certificate: nil, key: nil)
+        let stream = try fresh.submit(headers: [("apns-topic", Fixture.topic),
+                                                ("authorization", "bearer " + (try keys.last!.token()))])
+        #expect(fresh.runUntilClosed([stream]))
+        #expect(fresh.responses[stream]?.status == 200)
+        #expect(Set(emulator.receivedNotifications().map(\.connectionID)).count == 2)
     }
 
     struct CertificateCase: CustomTestStringConvertible, Sendable {

@@ -28,12 +28,16 @@ enum Fixtures {
     static let keyID = "KEYID12345"
     static let teamID = "TEAMID6789"
 
-    static func tokenEmulator(record: Bool = false) throws -> APNsEmulator {
+    /// A token-auth emulator for the test key; `tokenUpdateInterval` as
+    /// `APNsEmulatorConfiguration` has it (0: not enforced).
+    static func tokenEmulator(record: Bool = false, behavior: APNsEmulatorBehavior = APNsEmulatorBehavior(),
+                              tokenUpdateInterval: Int = 0) throws -> APNsEmulator {
         let emulator = try APNsEmulator(configuration: APNsEmulatorConfiguration(
             certificateFile: path(TestCertificates.serverCertificate), privateKeyFile: path(TestCertificates.serverKey),
             authentication: .token(publicKeyPEM: TestCertificates.bytes(TestCertificates.authKeyPublic),
                                    keyID: keyID, teamID: teamID),
-            expectedTopic: TestCertificates.bundleID, recordNotifications: record))
+            expectedTopic: TestCertificates.bundleID, recordNotifications: record, behavior: behavior,
+            tokenUpdateInterval: tokenUpdateInterval))
         try emulator.start()
         return emulator
     }

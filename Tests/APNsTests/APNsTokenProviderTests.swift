@@ -75,6 +75,83 @@ struct APNsTokenProviderTests {
         #expect(provider.issuedAt == start + 20 * 60)
     }
 
+    // MARK: TooManyProviderTokenUpdates
+
+    @Test("a renewal APNs refuses as an update too many: the token before it serves again, then the refused one, and nothing is signed for 20 minutes")
+    func refusedRenewalGoesBack() throws {
+        let start = 1_700_000_000
+        let provider = try Self.provider(now: start)
+        let first = provider.currentToken(now: start)
+        let renewedAt = start + APNsTokenProvider.renewalAge
+        let renewed = provider.currentToken(now: renewedAt)
+        #expect(renewed.issuedAt == renewedAt)
+        provider.tokenUpdatesRefused(issuedAt: renewed.issuedAt, now: renewedAt + 1)
+        // Back to the first token, 50 minutes old: not renewed while it has
+        // more than the 5-minute margin left.
+        #expect(provider.currentToken(now: renewedAt + 1) == first)
+        #expect(provider.currentToken(now: start + 55 * 60 - 1) == first)
+        // Then the refused token again, rather than a third one.
+        #expect(provider.currentToken(now: start + 55 * 60) == renewed)
+        #expect(provider.currentToken(now: renewedAt + 49 * 60) == renewed)
+        // Renewals resume as usual, 50 minutes after the refused token.
+        #expect(provider.currentToken(now: renewedAt + 50 * 60).issuedAt == renewedAt + 50 * 60)
+    }
+
+    @Test("a token going back to must have more than the 5-minute margin left", arguments: [
+        // (seconds after the renewal that the refusal comes, went back)
+        (0, true), (5 * 60 - 1, true), (5 * 60, false), (9 * 60, false),
+    ])
+    func marginToGoBack(after: Int, wentBack: Bool) throws {
+        let start = 1_700_000_000
+        let provider = try Self.provider(now: start)
+        let renewedAt = start + APNsTokenProvider.renewalAge
+        let renewed = provider.currentToken(now: renewedAt)
+        provider.tokenUpdatesRefused(issuedAt: renewed.issuedAt, now: renewedAt + after)
+        #expect(provider.issuedAt == (wentBack ? start : renewedAt))
+    }
+
+    @Test("with no token to go back to, the refused one stays and nothing is signed for 20 minutes from the refusal")
+    func refusedWithoutPrevious() throws {
+        let start = 1_700_000_000
+        let provider = try Self.provider(now: start)
+        let first = provider.currentToken(now: start)
+        // A restart: the first token is the update too many.
+        provider.tokenUpdatesRefused(issuedAt: start, now: start + 60)
+        #expect(provider.currentToken(now: start + 60) == first)
+        // An expired or invalid token 20 minutes old is renewed as a rule,
+        // but not while signing is held.
+        provider.tokenRejected(issuedAt: start, now: start + 60 + 20 * 60 - 1)
+        #expect(provider.issuedAt == start)
+        provider.tokenRejected(issuedAt: start, now: start + 60 + 20 * 60)
+        #expect(provider.issuedAt == start + 60 + 20 * 60)
+    }
+
+    @Test("a refusal reported for a token no longer in use changes nothing")
+    func staleRefusal() throws {
+        let start = 1_700_000_000
+        let provider = try Self.provider(now: start)
+        let renewedAt = start + APNsTokenProvider.renewalAge
+        _ = provider.currentToken(now: renewedAt)
+        provider.tokenUpdatesRefused(issuedAt: renewedAt, now: renewedAt)
+        #expect(provider.issuedAt == start)
+        // Another loop's request with the refused token reports it too.
+        provider.tokenUpdatesRefused(issuedAt: renewedAt, now: renewedAt + 2)
+        #expect(provider.issuedAt == start)
+        // And one about a token long gone.
+        provider.tokenUpdatesRefused(issuedAt: start - 3000, now: renewedAt + 3)
+        #expect(provider.currentToken(now: renewedAt + 4).issuedAt == start)
+    }
+
+    @Test("while signing is held the 50-minute renewal waits, but a token about to expire with nothing else left is renewed: an expired one never passes")
+    func heldButExpiring() throws {
+        let start = 1_700_000_000
+        let provider = try Self.provider(now: start)
+        provider.tokenUpdatesRefused(issuedAt: start, now: start + 40 * 60)
+        #expect(provider.currentToken(now: start + 50 * 60).issuedAt == start)
+        #expect(provider.currentToken(now: start + 55 * 60 - 1).issuedAt == start)
+        #expect(provider.currentToken(now: start + 55 * 60).issuedAt == start + 55 * 60)
+    }
+
     @Test("a clock stepped back renews rather than sending an iat in the future")
     func clockBack() throws {
         let provider = try Self.provider(now: 1_700_000_000)

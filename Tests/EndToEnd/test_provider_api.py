@@ -644,6 +644,34 @@ def test_the_hook_receives_each_failed_log_exactly_once_with_its_headers(stack):
     assert "hook-secret-value" not in stack["relay"].read_log()
 
 
+def test_an_expired_token_is_dead_like_an_unregistered_one(stack):
+    """APNs' 410 ExpiredToken from a Web Push: 410 to the sender, the token in
+    the app's feedback list under that reason, one failed-push log to the hook."""
+    take_feedback(stack)  # what earlier tests left
+    expired = api.fresh_fault(0x11)
+    body, headers = rt.prepared_push()
+    client = rt.Client(stack["relay"].port)
+    client.send(rt.request_bytes("POST", f"/relay-to/production/{expired}", headers, body))
+    response = client.response()
+    client.close()
+    assert response.status == 410, response
+    assert b"ExpiredToken" in response.body
+
+    entries = take_feedback(stack)
+    assert [(entry["token"], entry["environment"], entry["reason"]) for entry in entries] == \
+        [(expired, "production", "ExpiredToken")], entries
+    assert ISO_MILLISECONDS.fullmatch(entries[0]["time"]), entries
+
+    hook = stack["hook"]
+    assert hook.wait_for([expired])[expired]
+    time.sleep(1.0)  # a second post would come now, if retried after success
+    posts = hook.posts_for(expired)
+    assert len(posts) == 1, posts
+    _, log = posts[0]
+    assert (log["status"], log["reason"], log["error"], log["app"]) == (410, "ExpiredToken", "ExpiredToken", "toot"), log
+    assert isinstance(log["timestamp"], int), log
+
+
 def test_with_the_hook_down_pushes_are_not_slower_and_drops_are_counted(spawn, certs):
     production = spawn.emulator("hook-down-emulator")
     # No key and a loopback API_BIND: everything is allowed.
