@@ -72,6 +72,10 @@ public struct LoadedCredential: Sendable {
     /// Log-safe, no secret: "certificate auth (CN, expires 2027-01-31)" or
     /// "token auth (key id ABC, team DEF)".
     public let summary: String
+    /// A token key's id (`kid`); nil for a certificate.
+    public var keyID: String? {
+        if case .token(let provider) = authentication { provider.keyID } else { nil }
+    }
 }
 
 /// A credential's identity for reloads (holds secrets: never log it).

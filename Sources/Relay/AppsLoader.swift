@@ -86,7 +86,8 @@ public final class AppsLoader {
             }
             let id = register(credential)
             let topic = configuration.effectiveTopic(certificateUID: credential.certificateUID)
-            let app = RelayApp(topic: topic, production: id, development: id, health: health(RelayApp.defaultID))
+            var app = RelayApp(topic: topic, production: id, development: id, health: health(RelayApp.defaultID))
+            if let keyID = credential.keyID { app.keyIDs = [.production: keyID, .development: keyID] }
             apps.append(app)
             defaultAppID = app.id
             for environment in [APNsEnvironment.production, .development] {
@@ -135,9 +136,10 @@ public final class AppsLoader {
                     + "\(topic) is the id or topic of the retired app \"\(other.id)\"")
             }
             let isDefault = definition.isDefault && defaultAppID == nil
-            let app = RelayApp(id: definition.id, topic: topic, alert: definition.alert,
+            var app = RelayApp(id: definition.id, topic: topic, alert: definition.alert,
                                production: credentialIDs[.production], development: credentialIDs[.development],
                                restrictedOnly: definition.restrictedOnly, health: health(definition.id))
+            app.keyIDs = credentials.compactMapValues(\.keyID)
             apps.append(app)
             if isDefault { defaultAppID = app.id }
             for environment in [APNsEnvironment.production, .development] {

@@ -215,6 +215,7 @@ public final class RelayHandler {
         let metrics = self.metrics
         let ttl = message.ttl
         let appID = app.id
+        let keyIDs = app.keyIDs
         let sent = metrics == nil ? 0 : EventLoop.monotonicNanoseconds()
         let start = delivery.deliver(notification, app: app, token: target.deviceToken, posting: .deadTokens) {
             delivery, _ in
@@ -224,7 +225,8 @@ public final class RelayHandler {
                 RelayHandler.countDelivery(metrics, appID, target.environment, outcome: outcome,
                                            status: answer.status, sent: sent, ciphertextDropped: ciphertextDropped)
             }
-            output.logDelivery(target, app: appID, outcome: outcome, answer: answer, apnsID: apnsID, started: started)
+            output.logDelivery(target, app: appID, outcome: outcome, answer: answer, apnsID: apnsID, started: started,
+                               keyID: answer.credentialsRejected ? keyIDs[target.environment] : nil)
             completion(answer.http1Response)
         }
         guard case .sent = start else {

@@ -15,8 +15,10 @@ struct RelayLog {
         if let buffer { buffer.log(level, building: message) } else { logger.log(level, building: message) }
     }
 
+    /// `keyID`: the app's token key for the target's environment, named
+    /// when APNs rejected the credentials.
     func logDelivery(_ target: RelayTarget, app: String, outcome: DeliveryOutcome, answer: RelayResponse, apnsID: String,
-                     started: UInt64) {
+                     started: UInt64, keyID: String? = nil) {
         let level: LogLevel = answer.credentialsRejected ? .error : (answer.status >= 500 ? .warning : .info)
         guard logger.isEnabled(level) else { return }
         log(level) { line in
@@ -42,6 +44,10 @@ struct RelayLog {
             case .overloaded:
                 appendRelayLine(target, app: app, status: answer.status, reason: "overloaded", started: started,
                                 apnsID: apnsID, to: &line)
+            }
+            if answer.credentialsRejected, let keyID {
+                line.append(contentsOf: " key-id=".utf8)
+                line.append(contentsOf: keyID.utf8)
             }
         }
     }

@@ -62,6 +62,9 @@ public struct RelayApp: Sendable, Equatable {
     public var restrictedOnly: Bool
     /// Kept across a reload for an app whose id stays.
     public var health: AppHealth
+    /// The token key's id per environment, for a token credential: a log
+    /// line about a rejected credential names it (never the key).
+    public var keyIDs: [APNsEnvironment: String] = [:]
 
     public init(id: String = RelayApp.defaultID, topic: String, alert: APNsAlert? = nil,
                 production: CredentialID? = .primary, development: CredentialID? = .primary,
@@ -82,6 +85,7 @@ public struct RelayApp: Sendable, Equatable {
     public static func == (a: RelayApp, b: RelayApp) -> Bool {
         a.id == b.id && a.topic == b.topic && a.alert == b.alert && a.production == b.production
             && a.development == b.development && a.restrictedOnly == b.restrictedOnly && a.health === b.health
+            && a.keyIDs == b.keyIDs
     }
 }
 

@@ -152,3 +152,27 @@ struct SeveralAppsHandlerTests {
         #expect(fixture.health("/relay-to/_health") == 503)
     }
 }
+
+@Suite("A token key APNs rejects")
+struct RejectedKeyTests {
+    @Test("a key scoped to the other environment is 502, the app's health, and an error line naming app, environment and key id",
+          arguments: [APNsReason.badEnvironmentKeyInToken, .badEnvironmentKeyIdInToken])
+    func rejectedKeyIsNamed(_ reason: APNsReason) throws {
+        var app = RelayApp(id: "feditext", topic: "com.example.feditext")
+        app.keyIDs = [.production: "PROD456789", .development: "SANDBOX789"]
+        let log = CapturedLog()
+        let sender = FakeSender(outcome: { _ in .apns(status: 403, reason: reason, apnsID: nil) })
+        let handler = RelayHandler(sender: sender, apps: RelayApps([app], defaultAppID: nil),
+                                   counters: InFlightDeliveries(maxInFlight: 10), logger: log.logger)
+        var answer: HTTP1Response?
+        #expect(handler.handle(webPushRequest(path: "/relay-to/feditext/development/" + testToken),
+                               completion: { answer = $0 }) == nil)
+        sender.completeAll()
+        #expect(answer?.status == 502)
+        #expect(app.health.credentialsRejected)
+        let line = try #require(log.lines.last)
+        #expect(line.contains("[error]") || line.lowercased().contains("error"))
+        #expect(line.contains("app=feditext env=development") && line.contains("key-id=SANDBOX789"))
+        #expect(!line.contains("PROD456789"))
+    }
+}
