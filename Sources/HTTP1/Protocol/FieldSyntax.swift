@@ -1,24 +1,26 @@
 // The byte-level syntax of HTTP fields (RFC 9110 §5.5, §5.6): tokens,
 // optional whitespace, comma-separated lists, what a field value may not
 // contain. Shared by the request parser, the header accessors and the Web
-// Push validation.
+// Push validation; inlinable, as ASCII.swift's helpers are, so the modules
+// above get them specialized.
 
 /// Whether `byte` is a `tchar` of RFC 9110 §5.6.2, the bytes allowed in a
 /// token (method, field name): `!#$%&'*+-.^_`|~`, digits and letters. Two
 /// bit masks over ASCII rather than a global table, whose every access paid
 /// a lazy-initialisation check (swift_once).
-@inline(__always)
+@inlinable @inline(__always)
 public func isTokenByte(_ byte: UInt8) -> Bool {
     if byte < 64 { return (0x03FF_6CFA_0000_0000 as UInt64) >> UInt64(byte) & 1 != 0 }
     if byte < 128 { return (0x57FF_FFFF_C7FF_FFFE as UInt64) >> UInt64(byte - 64) & 1 != 0 }
     return false
 }
 
-@inline(__always)
+@inlinable @inline(__always)
 func isOWS(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
 
 /// Calls `body` with each element of a comma-separated list (RFC 9110
 /// §5.6.1), untrimmed, without collecting them into an array.
+@inlinable
 public func forEachListElement(of value: ArraySlice<UInt8>, omittingEmpty: Bool = true,
                         _ body: (ArraySlice<UInt8>) -> Void) {
     var start = value.startIndex
@@ -35,6 +37,7 @@ public func forEachListElement(of value: ArraySlice<UInt8>, omittingEmpty: Bool 
 
 /// The bytes without leading and trailing optional whitespace (SP, HTAB;
 /// RFC 9110 §5.6.3).
+@inlinable
 public func trimmingOWS<C: BidirectionalCollection>(_ bytes: C) -> C.SubSequence where C.Element == UInt8 {
     var start = bytes.startIndex
     var end = bytes.endIndex
@@ -78,7 +81,7 @@ func containsControlCharacter(_ bytes: UnsafeRawBufferPointer) -> Bool {
     return false
 }
 
-@inline(__always)
+@inlinable @inline(__always)
 public func isForbiddenInFieldValue(_ byte: UInt8) -> Bool {
     (byte < 0x20 && byte != UInt8(ascii: "\t")) || byte == 0x7F
 }
@@ -86,6 +89,7 @@ public func isForbiddenInFieldValue(_ byte: UInt8) -> Bool {
 /// Whether two field values are the same text: byte-equal, or (only when
 /// non-ASCII bytes are involved) equal as Strings, which is what comparing
 /// String values did (invalid UTF-8 repaired, canonical equivalence).
+@inlinable
 public func sameFieldValue(_ left: some Collection<UInt8>, _ right: some Collection<UInt8>) -> Bool {
     if left.elementsEqual(right) { return true }
     guard left.contains(where: { $0 >= 0x80 }) || right.contains(where: { $0 >= 0x80 }) else { return false }
