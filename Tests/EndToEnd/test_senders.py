@@ -1,12 +1,10 @@
 """Every fediverse server that pushes to relays like this one, sending as
 it does (senders.py; sources in ARCHITECTURE.md §3.1): each push is delivered through
 both URL families, restricted endpoints included, and decrypts byte for
-byte where the app reads it. For each answer the relay gives today, what
-that server then does with the subscription, held to the relay's first
-promise: a server deletes a subscription only when the token is dead, the
-request is malformed, or the operator said so. Where today's relay breaks
-it, the test says the rule as it must hold and is marked xfail(strict), so
-that it fails the day the relay is fixed and the marker stays behind."""
+byte where the app reads it. For each answer the relay gives, what that
+server then does with the subscription, held to the relay's first promise:
+a server deletes a subscription only when the token is dead, the request is
+malformed, or the operator said so."""
 
 import base64
 import json
@@ -46,13 +44,6 @@ def check_rule(sender, status, cause):
     else:
         assert action != S.DELIVERED, f"{sender} counts {status} as delivered"
     return action
-
-
-def with_marks(names, reason, senders=SENDERS):
-    """The senders as parameters, xfail(strict) for those in `names`: the
-    ones today's answer makes delete a subscription that still works."""
-    mark = pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason)
-    return [pytest.param(sender, id=sender.name, marks=[mark] if sender.name in names else []) for sender in senders]
 
 
 def exchange(port, data, timeout=10):
