@@ -45,37 +45,5 @@ public final class LoopContext {
 }
 
 /// Every loop's context, made before the listeners: each listener's handler
-/// on a loop takes that loop's. Read by the listeners on their loops, never
-/// changed after it is made.
-public final class LoopContexts: @unchecked Sendable {
-    private let contexts: [(loop: EventLoop, context: LoopContext)]
-
-    /// One context per loop of `loops`, made on that loop by `make`.
-    public init(loops: [EventLoop], make: @escaping @Sendable (EventLoop) -> LoopContext) {
-        contexts = loops.map { loop in
-            (loop, loop.runAndWait { UncheckedContext(make(loop)) }.context)
-        }
-    }
-
-    /// The context of `loop`, one of the loops it was made for.
-    public func context(on loop: EventLoop) -> LoopContext {
-        guard let entry = contexts.first(where: { $0.loop === loop }) else {
-            preconditionFailure("LoopContexts: a loop it was not made for")
-        }
-        return entry.context
-    }
-
-    /// Runs `body` with each loop's context, on that loop, and waits.
-    public func forEach(_ body: @escaping @Sendable (LoopContext) -> Void) {
-        for (loop, context) in contexts {
-            let box = UncheckedContext(context)
-            loop.runAndWait { body(box.context) }
-        }
-    }
-
-    /// A context crossing to the loop that alone uses it.
-    private struct UncheckedContext: @unchecked Sendable {
-        let context: LoopContext
-        init(_ context: LoopContext) { self.context = context }
-    }
-}
+/// on a loop takes that loop's.
+public typealias LoopContexts = PerLoop<LoopContext>

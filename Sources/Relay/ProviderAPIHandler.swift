@@ -19,7 +19,6 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     /// What every loop's provider API shares: keys, provisioned apps,
     /// feedback, limits.
     let context: ProviderAPIContext
-    let counters: InFlightDeliveries
     /// This loop's request and notification counts (with METRICS_PORT).
     let metrics: ProviderMetricsRecorder?
     /// Where every route's notifications go.
@@ -32,7 +31,7 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     /// count against `counters` (the API listener's `MAX_IN_FLIGHT`).
     public init(loopContext: LoopContext, context: ProviderAPIContext, counters: InFlightDeliveries,
                 unixTime: @escaping () -> Int = RelayHandler.unixTime) {
-        (self.loopContext, self.context, self.counters) = (loopContext, context, counters)
+        (self.loopContext, self.context) = (loopContext, context)
         metrics = loopContext.providerMetrics
         delivery = DeliveryPath(sender: loopContext.sender, counters: counters, feedback: context.feedback)
         output = loopContext.output

@@ -15,7 +15,6 @@ public final class RelayHandler {
     /// What this loop's handlers share: the apps, the log, the metrics.
     public let loopContext: LoopContext
     private let delivery: DeliveryPath
-    private let counters: InFlightDeliveries
     /// Where lines go; on a loop, they are written once per loop iteration.
     private let output: RelayLog
     private let maxTTL: Int
@@ -38,7 +37,6 @@ public final class RelayHandler {
         metrics = loopContext.webPushMetrics
         output = loopContext.output
         delivery = DeliveryPath(sender: loopContext.sender, counters: counters, feedback: feedback)
-        self.counters = counters
         self.maxTTL = maxTTL
         self.vapid = VAPIDGate(publicURL: publicURL, listenerIsTLS: listenerIsTLS)
         self.unixTime = unixTime

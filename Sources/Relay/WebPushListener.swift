@@ -17,7 +17,7 @@ extension HTTP1Listener where Handler == RelayHandler {
         let listenerIsTLS = tlsContext != nil
         self.init(options: options, loops: loops, tlsContext: tlsContext, counters: counters,
                   warn: { logger.warning($0) }) { loop in
-            RelayHandler(loopContext: loopContexts.context(on: loop), counters: deliveries, feedback: feedback,
+            RelayHandler(loopContext: loopContexts.value(on: loop), counters: deliveries, feedback: feedback,
                          publicURL: publicURL, listenerIsTLS: listenerIsTLS)
         }
     }

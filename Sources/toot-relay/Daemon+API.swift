@@ -56,7 +56,7 @@ extension Daemon {
         let deliveries = InFlightDeliveries(maxInFlight: configuration.maxInFlight)
         let server = HTTP1Listener(options: options, loops: loops, tlsContext: nil,
                                    warn: { logger.warning($0) }) { loop in
-            ProviderAPIHandler(loopContext: loopContexts.context(on: loop), context: context, counters: deliveries)
+            ProviderAPIHandler(loopContext: loopContexts.value(on: loop), context: context, counters: deliveries)
         }
         do {
             let bound = try server.start()

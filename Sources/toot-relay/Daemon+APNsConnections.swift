@@ -5,7 +5,7 @@ import Relay
 extension Daemon {
     /// Sums every loop's APNs connections by state into the gauges (each
     /// client is read on its own loop; the gauges lag by at most a tick).
-    func refreshAPNsConnections(_ metrics: RelayMetrics, clients: ClientRegistry) {
+    func refreshAPNsConnections(_ metrics: RelayMetrics, clients: PerLoop<APNsClient>) {
         let all = clients.all
         let sums = APNsConnectionSums(loops: all.count)
         for (index, (loop, client)) in all.enumerated() {

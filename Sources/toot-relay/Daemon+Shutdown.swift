@@ -1,3 +1,4 @@
+import APNs
 import Delivery
 import Dispatch
 import EventLoop
@@ -10,7 +11,7 @@ extension Daemon {
     /// period), then GOAWAY and close the APNs connections. Each listener
     /// comes with its notifications in flight: a connection may close before
     /// its notification's answer, which is still waited for.
-    func shutDown(servers: [(listener: any DrainableListener, deliveries: InFlightDeliveries)], clients: ClientRegistry,
+    func shutDown(servers: [(listener: any DrainableListener, deliveries: InFlightDeliveries)], clients: PerLoop<APNsClient>,
                   group: EventLoopGroup, grace: Duration, logger: Logger) {
         func isDrained(_ server: (listener: any DrainableListener, deliveries: InFlightDeliveries)) -> Bool {
             server.listener.isDrained && server.deliveries.inFlight == 0

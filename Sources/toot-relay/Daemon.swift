@@ -76,7 +76,7 @@ struct Daemon {
         // Each loop's APNs client and context first: every listener's
         // handler on a loop is handed that loop's.
         let clientConfiguration = APNsClientConfiguration(configuration, credentials: catalog)
-        let clients = ClientRegistry(loops: group.loops, configuration: clientConfiguration)
+        let clients = PerLoop(loops: group.loops) { APNsClient(loop: $0, configuration: clientConfiguration) }
         var options = ListenerOptions(configuration: configuration)
         if demoCertificates != nil && options.bindAddress == nil { options.bindAddress = "127.0.0.1" }
         let connections = HTTP1ListenerCounters(maxConnections: options.maxConnections)
@@ -89,7 +89,7 @@ struct Daemon {
         let providerMetrics = metrics.map { ProviderMetrics(registry: $0.registry) }
         let apps = served.apps
         let loopContexts = LoopContexts(loops: group.loops) { loop in
-            LoopContext(sender: clients.client(on: loop), apps: apps, logger: logger, loop: loop, metrics: metrics,
+            LoopContext(sender: clients.value(on: loop), apps: apps, logger: logger, loop: loop, metrics: metrics,
                         providerMetrics: providerMetrics)
         }
         let server = HTTP1Listener(options: options, loops: group.loops, tlsContext: serverTLS, loopContexts: loopContexts,

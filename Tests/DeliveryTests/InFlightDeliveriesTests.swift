@@ -1,7 +1,6 @@
-import Delivery
 import Testing
 
-@testable import Relay
+@testable import Delivery
 
 @Suite("Notifications in flight")
 struct InFlightDeliveriesTests {
