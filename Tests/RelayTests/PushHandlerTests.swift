@@ -1,3 +1,5 @@
+import APNs
+import Base64URL
 import Delivery
 import Foundation
 import HTTP1

@@ -1,12 +1,14 @@
+import APNs
+import Base64URL
 import Delivery
 import EventLoop
 import Glibc
 import HTTP1
-import RelayCore
-import TestSupport
 import Locking
-import Testing
+import RelayCore
 import TLS
+import TestSupport
+import Testing
 
 @testable import Relay
 

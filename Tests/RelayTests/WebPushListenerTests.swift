@@ -189,7 +189,7 @@ struct WebPushListenerAPNsTests {
             let topic = configuration.effectiveTopic(certificateUID: credential.certificateUID)
             let catalog = APNsCredentialCatalog(caFile: configuration.caFile)
             catalog.add(.primary, credential.authentication)
-            let clientConfiguration = APNsClientConfiguration(configuration, credentials: catalog)
+            let clientConfiguration = APNsClientConfiguration(APNsSettings(configuration: configuration), credentials: catalog)
             group = try EventLoopGroup(count: 2, namePrefix: "stack")
             let logger = log.logger
             let loopContexts = LoopContexts(loops: group.loops) { loop in
