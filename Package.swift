@@ -37,8 +37,13 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
         // The relay's protocol, pure Swift, no I/O: routing, Web Push
-        // parsing, z85, APNs request building, status mapping, configuration.
-        .target(name: "RelayCore", dependencies: ["HTTP1"]),
+        // parsing, the APNs request a Web Push message becomes (payload,
+        // z85), status mapping, configuration.
+        .target(name: "RelayCore", dependencies: ["HTTP1", "Base64URL", "APNs"]),
+        // Base64 (RFC 4648) decoding and base64url encoding: Web Push keys,
+        // VAPID and APNs' JWTs, P12_BASE64.
+        .target(name: "Base64URL"),
+        .testTarget(name: "Base64URLTests", dependencies: ["Base64URL", "TestSupport"]),
         // The one lock type (`Locked`, a pthread mutex that ThreadSanitizer
         // sees), for every module that shares a value between threads.
         .target(name: "Locking"),
@@ -48,29 +53,29 @@ let package = Package(
         // The apps file: TOML text and the environment in,
         // validated app definitions out; no other I/O.
         .target(name: "AppsFile", dependencies: [
-            "RelayCore", .product(name: "TOMLKit", package: "TOMLKit"),
+            "APNs", "RelayCore", .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         // VAPID (RFC 8292): a push's VAPID headers and JWT and the
         // verdict for a restricted endpoint; no I/O, the crypto injected (the
         // relay passes TLS's SHA-256 and ES256), Foundation's JSON decoder.
-        .target(name: "VAPID", dependencies: ["HTTP1", "RelayCore"]),
+        .target(name: "VAPID", dependencies: ["HTTP1", "Base64URL", "RelayCore"]),
         // The provider API's protocol: gorush's /api/push JSON to
         // APNs payloads and headers, its answers, the APNs-shaped proxy
         // request and answer; no I/O, a strict JSON parser of its own.
-        .target(name: "ProviderAPI", dependencies: ["HTTP1", "RelayCore"]),
+        .target(name: "ProviderAPI", dependencies: ["APNs", "HTTP1", "RelayCore"]),
         // The provider API's fuzzer, built by SwiftPM (see FuzzSupport below).
         .executableTarget(name: "provider-api-fuzzer", dependencies: ["ProviderAPI", "HTTP1", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/provider-api"),
-        .testTarget(name: "ProviderAPITests", dependencies: ["ProviderAPI", "HTTP1", "RelayCore"]),
+        .testTarget(name: "ProviderAPITests", dependencies: ["APNs", "ProviderAPI", "HTTP1", "RelayCore"]),
         // Feedback: the tokens APNs refused for good, per app
         // (`FeedbackStore`), and the pull endpoint's JSON.
-        .target(name: "Feedback", dependencies: ["Locking", "RelayCore"]),
+        .target(name: "Feedback", dependencies: ["APNs", "Locking", "RelayCore"]),
         // One delivery, whatever the route (Web Push, gorush, the proxy,
         // pyapns): a place under MAX_IN_FLIGHT, the send, and what its end
         // records (app health, a dead token into the feedback list, the
         // failed-push log to the hook).
-        .target(name: "Delivery", dependencies: ["RelayCore", "ProviderAPI", "Feedback", "FeedbackHook"]),
-        .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "HTTP1", "RelayCore", "ProviderAPI", "Feedback", "TestSupport"]),
+        .target(name: "Delivery", dependencies: ["APNs", "RelayCore", "ProviderAPI", "Feedback", "FeedbackHook"]),
+        .testTarget(name: "DeliveryTests", dependencies: ["APNs", "Delivery", "HTTP1", "RelayCore", "ProviderAPI", "Feedback", "TestSupport"]),
         // libcurl, imported by FeedbackHook only.
         .systemLibrary(
             name: "CCurl",
@@ -81,7 +86,7 @@ let package = Package(
         // posted to FEEDBACK_HOOK_URL by a worker thread through libcurl,
         // with retries and backoff.
         .target(name: "FeedbackHook", dependencies: ["Locking", "CCurl", "HTTP1", "RelayCore"]),
-        .testTarget(name: "FeedbackTests", dependencies: ["Locking", "Feedback", "RelayCore"]),
+        .testTarget(name: "FeedbackTests", dependencies: ["APNs", "Locking", "Feedback", "RelayCore"]),
         .testTarget(name: "FeedbackHookTests", dependencies: ["Locking", "FeedbackHook", "TestSupport"]),
         // epoll, timers, eventfd, POSIX sockets.
         .target(name: "EventLoop", dependencies: ["Locking", "CEventLoop"]),
@@ -101,10 +106,12 @@ let package = Package(
         // and the emulator.
         .target(name: "HTTP2Transport", dependencies: ["HTTP2", "TLS", "EventLoop"]),
 
-        // The APNs client: credentials, JWT, connections, pools.
-        .target(name: "APNs", dependencies: ["Locking", "HTTP1", "RelayCore", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
+        // APNs: its words without I/O (Sources/APNs/Protocol: the
+        // notification, reasons, outcomes, settings; what the RelayCore
+        // fuzzers compile) and the client: credentials, JWT, connections, pools.
+        .target(name: "APNs", dependencies: ["Locking", "HTTP1", "Base64URL", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
         // An APNs-compatible HTTP/2 server for tests, benchmarks and the demo.
-        .target(name: "APNsEmulator", dependencies: ["Locking", "RelayCore", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
+        .target(name: "APNsEmulator", dependencies: ["Locking", "APNs", "Base64URL", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
         // The daemon's server: the Web Push, provider API and metrics
         // handlers on HTTP/1 listeners, logs, metrics, the apps' loading.
         .target(name: "Relay", dependencies: [
@@ -121,14 +128,14 @@ let package = Package(
         ]),
         // The emulator as a process (end-to-end tests, the benchmark).
         .executableTarget(name: "apns-emulator", dependencies: [
-            "Locking", "APNsEmulator", "EventLoop", "RelayCore", "TLS",
+            "APNs", "Locking", "APNsEmulator", "EventLoop", "TLS",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         // Shared by the test targets only (throwaway certificates, subprocesses,
         // waiting helpers, an HTTP/1.1 test client and server, seeded bytes,
         // socket pairs): the one home of test helpers used by more than one target.
-        .target(name: "TestSupport", dependencies: ["Locking", "EventLoop", "RelayCore"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["APNs", "Locking", "EventLoop", "RelayCore"], path: "Tests/TestSupport"),
 
         // The fuzzers SwiftPM builds (Fuzz/README.md): scripts/fuzz builds
         // them with --sanitize=fuzzer, as they need more than RelayCore (toml++
@@ -139,26 +146,26 @@ let package = Package(
         .target(name: "FuzzSupport", path: "Fuzz/Support"),
         .executableTarget(name: "apps-file-fuzzer", dependencies: ["AppsFile", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/apps-file"),
-        .executableTarget(name: "vapid-fuzzer", dependencies: ["VAPID", "HTTP1", "RelayCore", "FuzzSupport"],
+        .executableTarget(name: "vapid-fuzzer", dependencies: ["Base64URL", "VAPID", "HTTP1", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/vapid"),
 
         // What one VAPID signature check costs, run as
         // `swift run -c release es256-verify`: a benchmark, not a test.
         .executableTarget(name: "es256-verify", dependencies: ["TLS"], path: "Benchmarks/es256-verify"),
 
-        .testTarget(name: "RelayCoreTests", dependencies: ["HTTP1", "RelayCore", "TestSupport"]),
-        .testTarget(name: "AppsFileTests", dependencies: ["AppsFile", "RelayCore"]),
-        .testTarget(name: "VAPIDTests", dependencies: ["VAPID", "HTTP1", "RelayCore"]),
+        .testTarget(name: "RelayCoreTests", dependencies: ["Base64URL", "APNs", "HTTP1", "RelayCore", "TestSupport"]),
+        .testTarget(name: "AppsFileTests", dependencies: ["APNs", "AppsFile", "RelayCore"]),
+        .testTarget(name: "VAPIDTests", dependencies: ["Base64URL", "VAPID", "HTTP1", "RelayCore"]),
         .testTarget(name: "EventLoopTests", dependencies: ["Locking", "EventLoop", "TestSupport"]),
         // The TLS tests reach OpenSSL directly for what only they need
         // (Tests/TLSTests/OpenSSLTestHooks.swift): an isolated library
         // context, a TLS 1.2 cap, the linked version.
         .testTarget(name: "TLSTests", dependencies: ["TLS", "COpenSSL", "TestSupport"]),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2"]),
-        .testTarget(name: "APNsTests", dependencies: ["APNs", "APNsEmulator", "HTTP1", "TestSupport"]),
-        .testTarget(name: "APNsEmulatorTests", dependencies: ["Locking", "APNsEmulator", "HTTP2", "HTTP2Transport", "TLS", "EventLoop", "TestSupport"]),
+        .testTarget(name: "APNsTests", dependencies: ["Base64URL", "APNs", "APNsEmulator", "HTTP1", "TestSupport"]),
+        .testTarget(name: "APNsEmulatorTests", dependencies: ["Base64URL", "APNs", "Locking", "APNsEmulator", "HTTP2", "HTTP2Transport", "TLS", "EventLoop", "TestSupport"]),
         .testTarget(name: "RelayTests", dependencies: [
-            "Locking", "HTTP1", "Relay", "APNs", "APNsEmulator", "TestSupport", "ProviderAPI", "Delivery", "Feedback",
+            "Base64URL", "Locking", "HTTP1", "Relay", "APNs", "APNsEmulator", "TestSupport", "ProviderAPI", "Delivery", "Feedback",
             "XMLRPC",
         ]),
 
@@ -173,9 +180,9 @@ let package = Package(
         .target(name: "XMLRPC", dependencies: ["CLibXML2", "RelayCore"]),
         // pyapns' provision / notify / feedback as a pure mapping
         // from an XML-RPC call, and its answers and faults; no I/O.
-        .target(name: "PyAPNs", dependencies: ["XMLRPC", "HTTP1", "RelayCore"]),
+        .target(name: "PyAPNs", dependencies: ["APNs", "XMLRPC", "HTTP1", "RelayCore"]),
         // The XML-RPC and pyapns fuzzer, built by SwiftPM.
-        .executableTarget(name: "xmlrpc-fuzzer", dependencies: ["XMLRPC", "PyAPNs", "RelayCore", "FuzzSupport"],
+        .executableTarget(name: "xmlrpc-fuzzer", dependencies: ["APNs", "XMLRPC", "PyAPNs", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/xmlrpc"),
         .testTarget(name: "XMLRPCTests", dependencies: ["XMLRPC", "RelayCore"]),
         .testTarget(name: "PyAPNsTests", dependencies: ["PyAPNs", "XMLRPC", "HTTP1", "RelayCore"]),

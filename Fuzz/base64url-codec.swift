@@ -1,3 +1,5 @@
+@testable import Base64URL
+
 // Fuzz target: base64url / base64 decoding and encoding (Base64URL.swift).
 //
 // Input: [mode][…]; mode even: the rest is text to decode; mode odd: the rest

@@ -4,6 +4,7 @@
 // Input: [method selector][target…]. Selector % 8 picks the method; 7 takes
 // a length-prefixed method from the input instead.
 
+import Base64URL
 import HTTP1
 
 private let methods = ["POST", "GET", "HEAD", "PUT", "DELETE", "post", "OPTIONS"]

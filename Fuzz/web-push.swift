@@ -12,6 +12,8 @@
 // - 2: `parameters(in:)` on raw text.
 // - 3: a parameter list built from the input, parsed back (round trip).
 
+import APNs
+import Base64URL
 import HTTP1
 
 private let fieldNames = [

@@ -162,3 +162,7 @@ public func quotedContent(_ text: String) -> String {
     }
     return result
 }
+
+/// The base64url digits (RFC 4648 §5), for the targets that build or check
+/// base64url text.
+public let base64URLAlphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)

@@ -28,6 +28,7 @@
 // A plain `swift build` makes a replay tool of it instead:
 // `vapid-fuzzer <input file>…` runs the same checks on each file.
 
+import Base64URL
 import Foundation
 import FuzzSupport
 import HTTP1

@@ -1,57 +1,17 @@
 import EventLoop
 import Glibc
-import RelayCore
 
 /// Everything an `APNsClient` needs; one value can serve every loop.
 public struct APNsClientConfiguration: Sendable {
-    public var productionHost: HostAndPort
-    public var developmentHost: HostAndPort
+    public var settings: APNsSettings
     /// The credentials, by id (one TLS context each, made at first use).
     public var credentials: APNsCredentialCatalog
-    /// Resolve + TCP connect + TLS handshake + the server's first SETTINGS.
-    public var connectTimeout: Duration = .seconds(5)
-    /// From `send` to the answer (ARCHITECTURE.md §6).
-    public var answerTimeout: Duration = .seconds(8)
-    public var pingInterval: Duration = .seconds(60)
-    public var pingTimeout: Duration = .seconds(5)
-    /// Connections per credential and environment (per client, i.e. per loop).
-    public var maxConnectionsPerEnvironment = 4
-    /// Requests waiting for a stream, per credential and environment;
-    /// beyond: `.overloaded`.
-    public var maxQueuedPerEnvironment = 20_000
-    /// A pool (one credential, one environment) that carried nothing for
-    /// this long closes its connections; the next request opens them again.
-    public var idleTimeout: Duration = .seconds(3600)
-    /// How often idle and retired pools are looked for.
-    public var idleSweepInterval: Duration = .seconds(30)
-    /// Backoff after a failed connection attempt: base·2^(n−1), capped,
-    /// with half of it random.
-    public var backoffBase: Duration = .milliseconds(500)
-    public var backoffCap: Duration = .seconds(15)
     /// Unix seconds, for provider tokens.
     public var wallClock: @Sendable () -> Int = { Int(time(nil)) }
 
-    public init(productionHost: HostAndPort, developmentHost: HostAndPort, credentials: APNsCredentialCatalog) {
-        self.productionHost = productionHost
-        self.developmentHost = developmentHost
+    public init(_ settings: APNsSettings, credentials: APNsCredentialCatalog) {
+        self.settings = settings
         self.credentials = credentials
-    }
-
-    /// Hosts, timeouts and limits from the relay's configuration.
-    public init(_ configuration: Configuration, credentials: APNsCredentialCatalog) {
-        self.init(productionHost: configuration.productionHost, developmentHost: configuration.developmentHost,
-                  credentials: credentials)
-        connectTimeout = configuration.apnsConnectTimeout
-        answerTimeout = configuration.apnsAnswerTimeout
-        pingInterval = configuration.apnsPingInterval
-        pingTimeout = configuration.apnsPingTimeout
-        maxConnectionsPerEnvironment = configuration.apnsMaxConnections
-        maxQueuedPerEnvironment = configuration.maxInFlight
-        idleTimeout = configuration.apnsIdleTimeout
-    }
-
-    public func host(for environment: APNsEnvironment) -> HostAndPort {
-        environment == .production ? productionHost : developmentHost
     }
 }
 
@@ -155,19 +115,20 @@ public final class APNsClient: NotificationSender {
     }
 
     private func makePool(_ key: PoolKey, credential: APNsEndpointCredential) -> APNsPool {
-        let host = configuration.host(for: key.environment)
+        let settings = configuration.settings
+        let host = settings.host(for: key.environment)
         let endpoint = APNsEndpoint(
             host: host.host, port: host.port,
             authority: host.port == 443 ? host.host : host.description,
             tlsContext: credential.tlsContext, tokenProvider: credential.tokenProvider,
-            connectTimeout: configuration.connectTimeout, pingInterval: configuration.pingInterval,
-            pingTimeout: configuration.pingTimeout, wallClock: configuration.wallClock)
+            connectTimeout: settings.connectTimeout, pingInterval: settings.pingInterval,
+            pingTimeout: settings.pingTimeout, wallClock: configuration.wallClock)
         let limits = APNsPoolMachine.Limits(
-            maxConnections: max(1, configuration.maxConnectionsPerEnvironment),
-            maxQueued: max(0, configuration.maxQueuedPerEnvironment),
-            answerTimeout: configuration.answerTimeout.saturatingNanoseconds,
-            backoffBase: configuration.backoffBase.saturatingNanoseconds,
-            backoffCap: configuration.backoffCap.saturatingNanoseconds)
+            maxConnections: max(1, settings.maxConnectionsPerEnvironment),
+            maxQueued: max(0, settings.maxQueuedPerEnvironment),
+            answerTimeout: settings.answerTimeout.saturatingNanoseconds,
+            backoffBase: settings.backoffBase.saturatingNanoseconds,
+            backoffCap: settings.backoffCap.saturatingNanoseconds)
         let pool = APNsPool(loop: loop, endpoint: endpoint, limits: limits)
         let environment = key.environment
         pool.onCredentialRejection = { [weak self] status, reason in
@@ -182,7 +143,7 @@ public final class APNsClient: NotificationSender {
 
     private func armSweep() {
         guard sweepTimer == nil, !isShutDown else { return }
-        sweepTimer = loop.schedule(after: configuration.idleSweepInterval) { [weak self] in
+        sweepTimer = loop.schedule(after: configuration.settings.idleSweepInterval) { [weak self] in
             guard let self else { return }
             self.sweepTimer = nil
             self.closeIdlePools()
@@ -193,7 +154,7 @@ public final class APNsClient: NotificationSender {
     /// Closes every pool with nothing queued or in flight whose credential
     /// is retired or that carried nothing for `idleTimeout`.
     func closeIdlePools() {
-        let idleNanoseconds = configuration.idleTimeout.saturatingNanoseconds
+        let idleNanoseconds = configuration.settings.idleTimeout.saturatingNanoseconds
         for (key, pool) in pools where pool.queuedCount == 0 && pool.inFlightCount == 0 {
             let retired = !configuration.credentials.contains(key.credential)
             guard retired || loop.now &- pool.lastSend >= idleNanoseconds else { continue }

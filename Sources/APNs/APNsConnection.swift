@@ -1,7 +1,6 @@
 import EventLoop
 import HTTP2
 import HTTP2Transport
-import RelayCore
 import TLS
 
 // Over 500 lines and still one thing: one connection to APNs. Performing

@@ -1,5 +1,4 @@
 import EventLoop
-import RelayCore
 
 /// Where an APNs connection is in its life (ARCHITECTURE.md §5.4).
 public enum APNsConnectionState: String, Sendable, CaseIterable, Comparable {

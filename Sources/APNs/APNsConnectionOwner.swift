@@ -1,4 +1,3 @@
-import RelayCore
 
 /// What a connection tells its pool. Called on the loop thread, never from
 /// inside an nghttp2 callback.

@@ -1,4 +1,3 @@
-import RelayCore
 import Locking
 import TLS
 

@@ -1,4 +1,4 @@
-import RelayCore
+import Base64URL
 import TLS
 
 /// Why the APNs client cannot start. Each description is one line naming the

@@ -1,5 +1,4 @@
 import EventLoop
-import RelayCore
 
 /// The connections to one APNs environment from one event loop, and the
 /// requests waiting for a stream: performs what `APNsPoolMachine` decides

@@ -1,4 +1,3 @@
-import RelayCore
 
 /// What the pool machine asks of its connections, at the moment it decides.
 ///

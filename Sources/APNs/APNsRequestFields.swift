@@ -1,6 +1,5 @@
 import HTTP1
 import HTTP2
-import RelayCore
 
 /// The regular fields of one APNs request, read from the notification's own
 /// array (no copy), then `authorization` with token auth. apns-id is unique

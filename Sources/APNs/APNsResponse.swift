@@ -1,4 +1,3 @@
-import RelayCore
 
 extension APNsDelivery {
     /// The delivery an answer on a completed stream means: 200 is accepted;

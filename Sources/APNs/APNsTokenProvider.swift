@@ -1,4 +1,4 @@
-import RelayCore
+import Base64URL
 import Locking
 import TLS
 

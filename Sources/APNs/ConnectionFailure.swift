@@ -1,4 +1,3 @@
-import RelayCore
 
 /// Why a connection ended, classed by the phase it died in.
 public enum ConnectionFailure: Error, Equatable, Sendable, CustomStringConvertible {

@@ -1,7 +1,6 @@
 import EventLoop
 import HTTP2
 import HTTP2Transport
-import RelayCore
 import TLS
 
 /// One client connection: TLS handshake, then HTTP/2 through

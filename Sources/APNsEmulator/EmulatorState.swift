@@ -2,7 +2,6 @@ import Dispatch
 import EventLoop
 import Glibc
 import HTTP2
-import RelayCore
 import Locking
 import Synchronization
 import TLS

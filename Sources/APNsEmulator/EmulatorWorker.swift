@@ -1,7 +1,6 @@
 import EventLoop
 import Glibc
 import HTTP2
-import RelayCore
 import Synchronization
 import TLS
 

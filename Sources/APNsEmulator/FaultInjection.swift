@@ -1,4 +1,3 @@
-import RelayCore
 
 /// Fault injection through the device token, so an end-to-end test can make
 /// the emulator produce each row of ARCHITECTURE.md §3 with a real request.

@@ -1,4 +1,4 @@
-import RelayCore
+import APNs
 import TLS
 
 /// One provider token key the emulator accepts (Apple: "Establishing a

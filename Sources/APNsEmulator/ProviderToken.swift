@@ -1,5 +1,6 @@
+import APNs
+import Base64URL
 import Foundation
-import RelayCore
 import TLS
 
 /// Checks APNs provider tokens (Apple: "Establishing a token-based connection

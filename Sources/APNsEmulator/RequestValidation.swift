@@ -1,4 +1,4 @@
-import RelayCore
+import APNs
 
 /// Why a request was refused: the status and the `reason` Apple would send.
 public struct APNsRejection: Error, Sendable, Hashable {

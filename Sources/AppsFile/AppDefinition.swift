@@ -1,3 +1,4 @@
+import APNs
 import RelayCore
 
 /// One `[[app]]` of the apps file (ARCHITECTURE.md §4 "The apps

@@ -1,3 +1,4 @@
+import APNs
 import RelayCore
 
 /// Reads one `[[app]]` table into an `AppDefinition`, checking every key of

@@ -1,3 +1,4 @@
+import APNs
 import RelayCore
 
 // The keys an apps file may hold (each documented in

@@ -1,5 +1,6 @@
-import ProviderAPI
+import APNs
 import HTTP1
+import ProviderAPI
 import RelayCore
 
 /// The one path every route delivers through — Web Push, gorush's

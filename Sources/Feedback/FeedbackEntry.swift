@@ -1,6 +1,7 @@
 // One token APNs refused for good (ARCHITECTURE.md §11, "Feedback"), and the one place
 // that decides which APNs answers are feedback at all.
 
+import APNs
 import RelayCore
 
 /// A device token APNs said will never work again for an app's topic, as

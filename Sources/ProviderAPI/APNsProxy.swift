@@ -5,6 +5,7 @@
 // "Handling notification responses from APNs" (the reasons); a request
 // APNs would refuse is refused here, without a round trip.
 
+import APNs
 import HTTP1
 import RelayCore
 

@@ -3,6 +3,7 @@
 // notify/notification_apns.go) and apns2 (`setHeaders`, client.go) would
 // send, and the failures that must not reach APNs, as gorush log entries.
 
+import APNs
 import HTTP1
 import RelayCore
 

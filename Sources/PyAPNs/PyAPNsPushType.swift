@@ -1,5 +1,4 @@
 import HTTP1
-import RelayCore
 import XMLRPC
 
 /// pyapns sent whatever dictionary it got to APNs' legacy binary interface,

@@ -6,7 +6,7 @@ import Glibc
 /// `SystemRandomNumberGenerator`'s one system call per 8 bytes is two
 /// syscalls per notification.
 ///
-/// Not shared between threads: each loop's `RelayHandler` owns one.
+/// Not shared between threads: each loop's `WebPushHandler` owns one.
 struct BufferedRandom: RandomNumberGenerator {
     private var words: [UInt64]
     private var index: Int

@@ -1,3 +1,4 @@
+import APNs
 import Delivery
 import EventLoop
 import HTTP1

@@ -1,3 +1,4 @@
+import APNs
 import Delivery
 import Glibc
 import HTTP1

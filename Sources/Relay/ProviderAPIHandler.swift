@@ -30,7 +30,7 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     /// The provider API handler of `loopContext`'s loop; its notifications
     /// count against `counters` (the API listener's `MAX_IN_FLIGHT`).
     public init(loopContext: LoopContext, context: ProviderAPIContext, counters: InFlightDeliveries,
-                unixTime: @escaping () -> Int = RelayHandler.unixTime) {
+                unixTime: @escaping () -> Int = WebPushHandler.unixTime) {
         (self.loopContext, self.context) = (loopContext, context)
         metrics = loopContext.providerMetrics
         delivery = DeliveryPath(sender: loopContext.sender, counters: counters, feedback: context.feedback)

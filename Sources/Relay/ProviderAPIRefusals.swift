@@ -1,6 +1,5 @@
 import HTTP1
 import ProviderAPI
-import RelayCore
 
 extension HTTP1Refusals {
     /// The provider API's dialect: gorush's `{"code":…,"message":…}` as

@@ -1,8 +1,9 @@
+import APNs
 import Feedback
 import FeedbackHook
+import Locking
 import Prometheus
 import RelayCore
-import Locking
 
 /// The provider API's metrics, beside the relay's on
 /// METRICS_PORT: requests by route and status, notifications by app and

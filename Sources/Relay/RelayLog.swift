@@ -1,3 +1,4 @@
+import APNs
 import EventLoop
 import HTTP1
 import RelayCore

@@ -4,8 +4,8 @@ import HTTP1
 import RelayCore
 import TLS
 
-extension HTTP1Listener where Handler == RelayHandler {
-    /// The Web Push listener: a `RelayHandler` on each loop, over the loop's
+extension HTTP1Listener where Handler == WebPushHandler {
+    /// The Web Push listener: a `WebPushHandler` on each loop, over the loop's
     /// context `loopContexts` gives (made before any listener), its
     /// notifications counted in `deliveries` (`MAX_IN_FLIGHT`). `publicURL`:
     /// `PUBLIC_URL`, the origin a restricted endpoint's VAPID `aud` must
@@ -17,13 +17,13 @@ extension HTTP1Listener where Handler == RelayHandler {
         let listenerIsTLS = tlsContext != nil
         self.init(options: options, loops: loops, tlsContext: tlsContext, counters: counters,
                   warn: { logger.warning($0) }) { loop in
-            RelayHandler(loopContext: loopContexts.value(on: loop), counters: deliveries, feedback: feedback,
+            WebPushHandler(loopContext: loopContexts.value(on: loop), counters: deliveries, feedback: feedback,
                          publicURL: publicURL, listenerIsTLS: listenerIsTLS)
         }
     }
 }
 
-extension RelayHandler: HTTP1RequestHandler {
+extension WebPushHandler: HTTP1RequestHandler {
     /// Plain text; a sender too slow to send its request is closed on, not
     /// answered 408: Pleroma and Akkoma delete a subscription on any 4xx.
     public var refusals: HTTP1Refusals { Self.refusals }

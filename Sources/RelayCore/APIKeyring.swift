@@ -4,6 +4,7 @@
 // asks, and answers 401 (no key, or a wrong one) or 403 (a key without the
 // app).
 
+import Base64URL
 import HTTP1
 
 /// The apps one key may send for.

@@ -1,3 +1,4 @@
+import APNs
 import HTTP1
 
 /// Everything an operator can set, with its default, in one place.
@@ -41,8 +42,8 @@ public struct Configuration: Sendable, Equatable {
     /// pinned by default: Apple changed its server CA in 2025 and relays that
     /// pinned the old one stopped delivering.
     public var caFile: String? = nil
-    public var productionHost = HostAndPort(host: "api.push.apple.com", port: 443)
-    public var developmentHost = HostAndPort(host: "api.sandbox.push.apple.com", port: 443)
+    public var productionHost = APNsSettings().productionHost
+    public var developmentHost = APNsSettings().developmentHost
 
     /// The apps file (TOML, ARCHITECTURE.md §4); nil: one app, described by the
     /// variables above.
@@ -56,17 +57,15 @@ public struct Configuration: Sendable, Equatable {
     public var keepAliveTimeout = HTTP1ConnectionMachine.Timeouts().keepAlive
     public var maxConnections = ListenerOptions(port: 0).maxConnections
     public var maxInFlight = 20_000
-    public var apnsConnectTimeout: Duration = .seconds(5)
-    /// Mastodon gives up after 10 s; answer before it does.
-    public var apnsAnswerTimeout: Duration = .seconds(8)
-    public var apnsPingInterval: Duration = .seconds(60)
-    public var apnsPingTimeout: Duration = .seconds(5)
+    public var apnsConnectTimeout = APNsSettings().connectTimeout
+    public var apnsAnswerTimeout = APNsSettings().answerTimeout
+    public var apnsPingInterval = APNsSettings().pingInterval
+    public var apnsPingTimeout = APNsSettings().pingTimeout
     /// Connections to each APNs environment, per credential and event loop.
-    public var apnsMaxConnections = 4
+    public var apnsMaxConnections = APNsSettings().maxConnectionsPerEnvironment
     /// A credential's connections to one environment close after this long
-    /// without a notification (pools are opened by the first push
-    /// and closed after a long idle time); the next push opens them again.
-    public var apnsIdleTimeout: Duration = .seconds(3600)
+    /// without a notification; the next push opens them again.
+    public var apnsIdleTimeout = APNsSettings().idleTimeout
     public var shutdownGrace: Duration = .seconds(10)
 
     // MARK: Metrics
@@ -234,7 +233,7 @@ extension Configuration {
             return value
         }
         if let text = value("PORT") {
-            guard let port = parsePort(Substring(text), allowingZero: true) else {
+            guard let port = HostAndPort.port(parsing: Substring(text), allowingZero: true) else {
                 throw ConfigurationError(variable: "PORT", message: "'\(text)' is not a port number (0-65535; 0 picks a free port)")
             }
             self.port = port
@@ -323,14 +322,14 @@ extension Configuration {
             threads = number
         }
         if let text = value("METRICS_PORT") {
-            guard let port = parsePort(Substring(text), allowingZero: true) else {
+            guard let port = HostAndPort.port(parsing: Substring(text), allowingZero: true) else {
                 throw ConfigurationError(variable: "METRICS_PORT", message: "'\(text)' is not a port number (0-65535; 0 picks a free port)")
             }
             metricsPort = port
         }
         if let text = value("METRICS_BIND") { metricsBindAddress = text }
         if let text = value("API_PORT") {
-            guard let port = parsePort(Substring(text), allowingZero: true) else {
+            guard let port = HostAndPort.port(parsing: Substring(text), allowingZero: true) else {
                 throw ConfigurationError(variable: "API_PORT", message: "'\(text)' is not a port number (0-65535; 0 picks a free port)")
             }
             apiPort = port

@@ -5,6 +5,8 @@
 // stored: a struct holding the message would retain its arrays on every
 // request.
 
+import Base64URL
+
 /// The payload written in place into storage of exactly `size` bytes (no
 /// zero-fill, no growth) by `write`; should that not fill it exactly (it
 /// always does when both closures list the same parts as the size was

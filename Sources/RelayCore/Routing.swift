@@ -4,6 +4,8 @@
 // check), with the percent-decoding of `<extra…>`, `<id>` and `<app-or-topic>`,
 // and the query's `vapid=` that makes an endpoint restricted (RFC 8292 §4).
 
+import APNs
+import Base64URL
 import HTTP1
 
 /// Which app a request names, as the URL writes it: routing

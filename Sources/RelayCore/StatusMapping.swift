@@ -7,6 +7,7 @@
 // everything transient, or the relay's own fault, is a 5xx, with
 // `Retry-After` where a wait helps.
 
+import APNs
 import HTTP1
 
 /// The answer to a relay request.

@@ -2,6 +2,7 @@
 // Web Push (RFC 8030) requests (TTL, Urgency, Topic, the aesgcm keys, the
 // aes128gcm header) into a `WebPushMessage`.
 
+import Base64URL
 import HTTP1
 
 public enum ContentEncoding: Sendable, Equatable {

@@ -4,6 +4,7 @@
 // `Authorization: WebPush <JWT>` with the key in `Crypto-Key: p256ecdsa=<key>`
 // (Mastodon's aesgcm path).
 
+import Base64URL
 import HTTP1
 import RelayCore
 

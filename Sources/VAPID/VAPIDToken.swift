@@ -8,6 +8,7 @@
 // what a sender's JWT library writes. FoundationEssentials where it exists:
 // the decoder without ICU.
 #if canImport(FoundationEssentials)
+import Base64URL
 import FoundationEssentials
 #else
 import Foundation

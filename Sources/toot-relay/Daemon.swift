@@ -75,7 +75,7 @@ struct Daemon {
 
         // Each loop's APNs client and context first: every listener's
         // handler on a loop is handed that loop's.
-        let clientConfiguration = APNsClientConfiguration(configuration, credentials: catalog)
+        let clientConfiguration = APNsClientConfiguration(APNsSettings(configuration: configuration), credentials: catalog)
         let clients = PerLoop(loops: group.loops) { APNsClient(loop: $0, configuration: clientConfiguration) }
         var options = ListenerOptions(configuration: configuration)
         if demoCertificates != nil && options.bindAddress == nil { options.bindAddress = "127.0.0.1" }

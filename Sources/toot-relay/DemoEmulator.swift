@@ -1,3 +1,4 @@
+import APNs
 import APNsEmulator
 import EventLoop
 import Relay

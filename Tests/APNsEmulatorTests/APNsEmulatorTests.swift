@@ -1,7 +1,6 @@
 import Foundation
 import Glibc
 import HTTP2
-import RelayCore
 import Locking
 import Testing
 import TestSupport

@@ -1,8 +1,8 @@
-import Foundation
-import RelayCore
-import Testing
-import TestSupport
+import APNs
 @testable import APNsEmulator
+import Foundation
+import TestSupport
+import Testing
 
 @Suite("Emulator configuration")
 struct ConfigurationTests {

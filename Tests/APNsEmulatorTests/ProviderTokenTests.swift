@@ -1,9 +1,10 @@
-import Glibc
-import RelayCore
-import Testing
-import TestSupport
-import TLS
+import APNs
 @testable import APNsEmulator
+import Base64URL
+import Glibc
+import TLS
+import TestSupport
+import Testing
 
 @Suite("Provider token verification")
 struct ProviderTokenTests {

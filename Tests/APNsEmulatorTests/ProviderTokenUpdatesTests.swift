@@ -1,5 +1,4 @@
 import Glibc
-import RelayCore
 import Testing
 import TestSupport
 @testable import APNsEmulator

@@ -1,4 +1,3 @@
-import RelayCore
 import Testing
 @testable import APNsEmulator
 

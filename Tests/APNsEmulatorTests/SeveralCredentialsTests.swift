@@ -1,8 +1,8 @@
-import Glibc
-import RelayCore
-import Testing
-import TestSupport
+import APNs
 @testable import APNsEmulator
+import Glibc
+import TestSupport
+import Testing
 
 /// Several apps, emulator side: one emulator serving several apps checks
 /// every notification against the credential it came with, over TLS with the

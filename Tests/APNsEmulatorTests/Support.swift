@@ -1,12 +1,12 @@
+import APNs
+@testable import APNsEmulator
 import EventLoop
 import Foundation
 import Glibc
 import HTTP2
 import HTTP2Transport
-import RelayCore
-import TestSupport
 import TLS
-@testable import APNsEmulator
+import TestSupport
 
 /// Shared helpers: emulator factories, a curl wrapper and a minimal
 /// blocking HTTP/2 client built from our own TLS and HTTP2 modules.

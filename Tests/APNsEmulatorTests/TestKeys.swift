@@ -1,9 +1,10 @@
+import APNs
+@testable import APNsEmulator
+import Base64URL
 import Foundation
 import Glibc
-import RelayCore
-import TestSupport
 import TLS
-@testable import APNsEmulator
+import TestSupport
 
 /// Several provider keys and client certificates from two CAs (for
 /// several apps, teams and scoped keys), made with the `openssl` CLI once per

@@ -85,8 +85,8 @@ struct APNsClientTests {
         defer { emulator.stop() }
         let catalog = APNsCredentialCatalog(caFile: configuration.caFile)
         catalog.add(.primary, credential.authentication)
-        var clientConfiguration = APNsClientConfiguration(configuration, credentials: catalog)
-        clientConfiguration.developmentHost = HostAndPort(host: "127.0.0.1", port: emulator.port)
+        var clientConfiguration = APNsClientConfiguration(APNsSettings(), credentials: catalog)
+        clientConfiguration.settings.developmentHost = HostAndPort(host: "127.0.0.1", port: emulator.port)
         let client = try LoopClient(clientConfiguration)
         let notification = try Fixtures.notification(token: Fixtures.deviceToken(1), topic: topic)
         let results = try client.send([notification])
@@ -150,7 +150,7 @@ struct APNsClientTests {
         defer { development.stop() }
         var configuration = Fixtures.configuration(
             port: production.port, context: try Fixtures.tlsContext(identity: Fixtures.clientIdentity()))
-        configuration.developmentHost = HostAndPort(host: "localhost", port: development.port)
+        configuration.settings.developmentHost = HostAndPort(host: "localhost", port: development.port)
         let client = try LoopClient(configuration)
         let notifications = [
             try Fixtures.notification(token: Fixtures.deviceToken(1), environment: .production),

@@ -50,7 +50,7 @@ struct APNsConnectionTests {
         let listener = try Socket.listen(host: "127.0.0.1", port: 0)
         defer { listener.close() }
         var configuration = Fixtures.configuration(port: listener.localPort, context: try Fixtures.tlsContext(identity: nil))
-        configuration.connectTimeout = .milliseconds(300)
+        configuration.settings.connectTimeout = .milliseconds(300)
         let client = try LoopClient(configuration)
         let start = Date()
         let outcome = try client.send(Fixtures.notifications(count: 1)).outcomes[0]
@@ -66,8 +66,8 @@ struct APNsConnectionTests {
         defer { emulator.stop() }
         var configuration = Fixtures.configuration(
             port: emulator.port, context: try Fixtures.tlsContext(identity: Fixtures.clientIdentity()))
-        configuration.pingInterval = .milliseconds(100)
-        configuration.pingTimeout = .milliseconds(500)
+        configuration.settings.pingInterval = .milliseconds(100)
+        configuration.settings.pingTimeout = .milliseconds(500)
         let client = try LoopClient(configuration)
         #expect(try client.send(Fixtures.notifications(count: 1)).outcomes.allSatisfy { $0.isAccepted })
         #expect(eventually(timeout: .seconds(5)) { client.status.counters.pingsSent >= 3 })
@@ -86,8 +86,8 @@ struct APNsConnectionTests {
         defer { proxy.stop() }
         var configuration = Fixtures.configuration(
             port: proxy.port, context: try Fixtures.tlsContext(identity: Fixtures.clientIdentity()))
-        configuration.pingInterval = .milliseconds(100)
-        configuration.pingTimeout = .milliseconds(300)
+        configuration.settings.pingInterval = .milliseconds(100)
+        configuration.settings.pingTimeout = .milliseconds(300)
         let client = try LoopClient(configuration)
         #expect(try client.send(Fixtures.notifications(count: 1)).outcomes.allSatisfy { $0.isAccepted })
         proxy.stall()

@@ -22,9 +22,12 @@ struct APNsCredentialPoolsTests {
         catalog.add(second, .certificate(try TLSIdentity.pkcs12(
             file: TestCertificates.path(TestCertificates.clientP12WithoutPassword), password: "")))
         let host = HostAndPort(host: "127.0.0.1", port: emulator.port)
-        var configuration = APNsClientConfiguration(productionHost: host, developmentHost: host, credentials: catalog)
-        configuration.backoffBase = .milliseconds(50)
-        configuration.backoffCap = .milliseconds(200)
+        var settings = APNsSettings()
+        settings.productionHost = host
+        settings.developmentHost = host
+        var configuration = APNsClientConfiguration(settings, credentials: catalog)
+        configuration.settings.backoffBase = .milliseconds(50)
+        configuration.settings.backoffCap = .milliseconds(200)
         adjust(&configuration)
         return (try LoopClient(configuration), catalog)
     }
@@ -76,8 +79,8 @@ struct APNsCredentialPoolsTests {
         let emulator = try Fixtures.certificateEmulator()
         defer { emulator.stop() }
         let (client, _) = try Self.client(emulator) {
-            $0.idleTimeout = .milliseconds(300)
-            $0.idleSweepInterval = .milliseconds(100)
+            $0.settings.idleTimeout = .milliseconds(300)
+            $0.settings.idleSweepInterval = .milliseconds(100)
         }
         _ = try client.send([try Self.notification(1, credential: .primary)])
         #expect(client.status.connections == [.ready: 1])
@@ -93,7 +96,7 @@ struct APNsCredentialPoolsTests {
     func retiredPoolsClose() throws {
         let emulator = try Fixtures.certificateEmulator(behavior: APNsEmulatorBehavior(responseDelay: .milliseconds(400)))
         defer { emulator.stop() }
-        let (client, catalog) = try Self.client(emulator) { $0.idleSweepInterval = .milliseconds(100) }
+        let (client, catalog) = try Self.client(emulator) { $0.settings.idleSweepInterval = .milliseconds(100) }
         _ = try client.send([try Self.notification(1, credential: .primary), try Self.notification(2, credential: Self.second)])
         // A push in flight on the credential that is about to be retired.
         let slow = try Self.notification(3, credential: Self.second)

@@ -175,6 +175,15 @@ struct PoolHarness {
         return run { $0.shutdown(now: now, connections: $1, into: &$2) }
     }
 
+    /// `count` requests, the first sent (its deadline armed, c0 opened) and
+    /// submitted on c0 once it is ready with `streams`: where most tests start.
+    mutating func submitFirst(_ count: Int = 1, streams: Int = 100) -> [PooledNotification] {
+        let requests = Self.requests(count)
+        #expect(send(requests[0]) == [.armDeadlineTimer(at: now + machine.limits.answerTimeout), .openConnection(c0)])
+        #expect(ready(c0, streams: streams) == [.submit(requests[0], on: c0)])
+        return requests
+    }
+
     static func requests(_ count: Int, first: Int = 0) -> [PooledNotification] {
         (first..<(first + count)).map { index in
             // makeNotification fails only for input the fixtures never give.
@@ -219,9 +228,7 @@ struct APNsPoolMachineTests {
     @Test("a send goes straight to a connection that takes it, but never ahead of requests that wait")
     func sendKeepsOrder() {
         var pool = PoolHarness()
-        let r = PoolHarness.requests(3)
-        _ = pool.send(r[0])
-        #expect(pool.ready(c0, streams: 1) == [.submit(r[0], on: c0)])
+        let r = pool.submitFirst(3, streams: 1)
         // c0 is full: r1 waits and a second connection opens.
         #expect(pool.send(r[1]) == [.openConnection(c1)])
         // A stream frees before c0 reports it: r2 still waits behind r1.
@@ -245,9 +252,7 @@ struct APNsPoolMachineTests {
           ])
     func whichConnection(state: APNsConnectionState, streams: Int, window: Int?, otherStreams: Int, takenBy: Int?) {
         var pool = PoolHarness()
-        let r = PoolHarness.requests(3)
-        _ = pool.send(r[0])
-        #expect(pool.ready(c0, streams: 1) == [.submit(r[0], on: c0)])
+        let r = pool.submitFirst(3, streams: 1)
         #expect(pool.send(r[1]) == [.openConnection(c1)])
         #expect(pool.ready(c1, streams: 1) == [.submit(r[1], on: c1)])
         pool.connections.table[c0] = FakeConnection(state: state, freeStreams: streams, windowRoom: window)
@@ -408,9 +413,7 @@ struct APNsPoolMachineTests {
     @Test("a failed attempt while another connection is alive: requests keep waiting, a timer retries after the backoff")
     func backoffWithLiveConnection() {
         var pool = PoolHarness()
-        let r = PoolHarness.requests(3)
-        _ = pool.send(r[0])
-        #expect(pool.ready(c0, streams: 1) == [.submit(r[0], on: c0)])
+        let r = pool.submitFirst(3, streams: 1)
         #expect(pool.send(r[1]) == [.openConnection(c1)])
         #expect(pool.attemptFailed(c1, .tls("handshake failed")) == [.scheduleDispatch])
         #expect(pool.dispatchRan() == [.armBackoffTimer(at: pool.now + 250 * Self.millisecond)])
@@ -427,9 +430,7 @@ struct APNsPoolMachineTests {
     @Test("requests handed back unprocessed go again on the next pass, before those that wait")
     func resendsGoFirst() {
         var pool = PoolHarness()
-        let r = PoolHarness.requests(3)
-        _ = pool.send(r[0])
-        #expect(pool.ready(c0, streams: 2) == [.submit(r[0], on: c0)])
+        let r = pool.submitFirst(3, streams: 2)
         #expect(pool.send(r[1]) == [.submit(r[1], on: c0)])
         #expect(pool.send(r[2]) == [.openConnection(c1)])
         // REFUSED_STREAM for r1 (its stream is free again).
@@ -445,9 +446,7 @@ struct APNsPoolMachineTests {
     @Test("requests handed back by a draining connection go to another one")
     func resendAfterGoAway() {
         var pool = PoolHarness()
-        let r = PoolHarness.requests(3)
-        _ = pool.send(r[0])
-        #expect(pool.ready(c0, streams: 2) == [.submit(r[0], on: c0), ])
+        let r = pool.submitFirst(3, streams: 2)
         #expect(pool.send(r[1]) == [.submit(r[1], on: c0)])
         // GOAWAY with last-stream-id 1: r1 (stream 3) was not processed.
         #expect(pool.goAway(c0) == [.scheduleDispatch])
@@ -459,9 +458,7 @@ struct APNsPoolMachineTests {
     @Test("a request is sent again at most maxResends times, then fails")
     func resendLimit() {
         var pool = PoolHarness()
-        let r = PoolHarness.requests(1)
-        _ = pool.send(r[0])
-        #expect(pool.ready(c0) == [.submit(r[0], on: c0)])
+        let r = pool.submitFirst()
         for _ in 0..<APNsPoolMachine.maxResends {
             #expect(pool.returned([r[0]]) == [.scheduleDispatch])
             #expect(pool.dispatchRan() == [.submit(r[0], on: c0)])
@@ -477,9 +474,7 @@ struct APNsPoolMachineTests {
     @Test("a request handed back during shutdown fails")
     func resendDuringShutdown() {
         var pool = PoolHarness()
-        let r = PoolHarness.requests(1)
-        _ = pool.send(r[0])
-        _ = pool.ready(c0)
+        let r = pool.submitFirst()
         #expect(pool.shutdown() == [.drainConnection(c0)])
         #expect(pool.returned([r[0]]) == [
             .complete(r[0], APNsDelivery(outcome: .streamFailed("refused by APNs during shutdown"))), .scheduleDispatch,
@@ -521,9 +516,7 @@ struct APNsPoolMachineTests {
     func unrelatedKeyMovesToAnotherConnection() {
         var pool = PoolHarness()
         pool.tokenIssuedAt = 1_700_000_000
-        let r = PoolHarness.requests(3)
-        _ = pool.send(r[0])
-        #expect(pool.ready(c0) == [.submit(r[0], on: c0)])
+        let r = pool.submitFirst(3)
         #expect(pool.send(r[1]) == [.submit(r[1], on: c0)])
         #expect(pool.finished(r[0], Self.unrelatedKey(r[0])) == [.drainConnection(c0), .scheduleDispatch])
         #expect(r[0].phase == .queued)
@@ -546,9 +539,7 @@ struct APNsPoolMachineTests {
     func unrelatedKeyResendLimit() {
         var pool = PoolHarness()
         pool.tokenIssuedAt = 1_700_000_000
-        let r = PoolHarness.requests(1)
-        _ = pool.send(r[0])
-        #expect(pool.ready(c0) == [.submit(r[0], on: c0)])
+        let r = pool.submitFirst()
         for attempt in 0..<APNsPoolMachine.maxResends {
             let connection = PoolConnectionID(rawValue: attempt)
             let next = PoolConnectionID(rawValue: attempt + 1)
@@ -569,9 +560,7 @@ struct APNsPoolMachineTests {
     func tooManyTokenUpdatesResendsOnce() {
         var pool = PoolHarness()
         pool.tokenIssuedAt = 1_700_003_000
-        let r = PoolHarness.requests(1)
-        _ = pool.send(r[0])
-        #expect(pool.ready(c0) == [.submit(r[0], on: c0)])
+        let r = pool.submitFirst()
         // What the connection read of the first answer.
         r[0].status = 429
         r[0].body = Array(#"{"reason":"TooManyProviderTokenUpdates"}"#.utf8)
@@ -597,9 +586,7 @@ struct APNsPoolMachineTests {
     func tooManyTokenUpdatesThenAccepted() {
         var pool = PoolHarness()
         pool.tokenIssuedAt = 1_700_003_000
-        let r = PoolHarness.requests(1)
-        _ = pool.send(r[0])
-        _ = pool.ready(c0)
+        let r = pool.submitFirst()
         _ = pool.finished(r[0], Self.tooManyUpdates(r[0]))
         pool.connections.table[c0]!.freeStreams += 1
         #expect(pool.dispatchRan() == [.submit(r[0], on: c0)])
@@ -610,9 +597,7 @@ struct APNsPoolMachineTests {
     func tooManyTokenUpdatesWithinResendLimit() {
         var pool = PoolHarness()
         pool.tokenIssuedAt = 1_700_000_000
-        let r = PoolHarness.requests(1)
-        _ = pool.send(r[0])
-        _ = pool.ready(c0)
+        let r = pool.submitFirst()
         for _ in 0..<APNsPoolMachine.maxResends {
             _ = pool.returned([r[0]])
             #expect(pool.dispatchRan() == [.submit(r[0], on: c0)])
@@ -627,9 +612,7 @@ struct APNsPoolMachineTests {
     ])
     func tokenAnswersWithoutToken(status: Int, reason: APNsReason) {
         var pool = PoolHarness()
-        let r = PoolHarness.requests(1)
-        _ = pool.send(r[0])
-        _ = pool.ready(c0)
+        let r = pool.submitFirst()
         let delivery = Self.answered(r[0], status, reason)
         #expect(pool.finished(r[0], delivery) == [.complete(r[0], delivery)])
     }
@@ -641,9 +624,7 @@ struct APNsPoolMachineTests {
     func otherTokenAnswers(status: Int, reason: APNsReason) {
         var pool = PoolHarness()
         pool.tokenIssuedAt = 1_700_000_000
-        let r = PoolHarness.requests(1)
-        _ = pool.send(r[0])
-        _ = pool.ready(c0)
+        let r = pool.submitFirst()
         let delivery = Self.answered(r[0], status, reason)
         #expect(pool.finished(r[0], delivery) == [.complete(r[0], delivery)])
     }
@@ -652,9 +633,7 @@ struct APNsPoolMachineTests {
     func tokenAnswersDuringShutdown() {
         var pool = PoolHarness()
         pool.tokenIssuedAt = 1_700_000_000
-        let r = PoolHarness.requests(2)
-        _ = pool.send(r[0])
-        _ = pool.ready(c0)
+        let r = pool.submitFirst(2)
         _ = pool.send(r[1])
         #expect(pool.shutdown() == [.drainConnection(c0)])
         #expect(pool.finished(r[0], Self.unrelatedKey(r[0])) == [.complete(r[0], Self.unrelatedKey(r[0]))])
@@ -669,9 +648,7 @@ struct APNsPoolMachineTests {
         var pool = PoolHarness()
         pool.tokenIssuedAt = 1_700_000_000
         let start = pool.now
-        let r = PoolHarness.requests(1)
-        _ = pool.send(r[0])
-        #expect(pool.ready(c0, streams: 1) == [.submit(r[0], on: c0)])
+        let r = pool.submitFirst(1, streams: 1)
         pool.now += Self.second
         _ = pool.finished(r[0], Self.tooManyUpdates(r[0]))
         // No free stream on c0 (not reported yet): another opens, and is slow.
@@ -686,9 +663,7 @@ struct APNsPoolMachineTests {
     @Test("a session that refuses a sent request: it waits, and a connection opens for it")
     func refusedOnSend() {
         var pool = PoolHarness()
-        let r = PoolHarness.requests(2)
-        _ = pool.send(r[0])
-        _ = pool.ready(c0)
+        let r = pool.submitFirst(2)
         pool.answers = [.refuses]
         #expect(pool.send(r[1]) == [.submit(r[1], on: c0), .openConnection(c1)])
         #expect(pool.machine.waitingCount == 1)
@@ -782,9 +757,7 @@ struct APNsPoolMachineTests {
     func lossClearsDeadlines() {
         var pool = PoolHarness(PoolHarness.limits(answerTimeout: 600 * Self.millisecond))
         let start = pool.now
-        let r = PoolHarness.requests(5)
-        _ = pool.send(r[0])
-        _ = pool.ready(c0)
+        let r = pool.submitFirst(5)
         for request in r.dropFirst() { #expect(pool.send(request) == [.submit(request, on: c0)]) }
         let lost = APNsDelivery(outcome: .streamFailed("connection lost: server closed the connection"))
         for request in r { #expect(pool.finished(request, lost) == [.complete(request, lost)]) }
@@ -808,9 +781,7 @@ struct APNsPoolMachineTests {
     @Test("shutdown sends what fits, fails what waits, drains every connection, and is done when the last closes")
     func shutdown() {
         var pool = PoolHarness()
-        let r = PoolHarness.requests(4)
-        _ = pool.send(r[0])
-        #expect(pool.ready(c0, streams: 1) == [.submit(r[0], on: c0)])
+        let r = pool.submitFirst(4, streams: 1)
         #expect(pool.send(r[1]) == [.openConnection(c1)])
         #expect(pool.send(r[2]) == [])
         // A stream freed and not reported yet: shutdown sends r1 there first.
@@ -839,9 +810,7 @@ struct APNsPoolMachineTests {
     @Test("shutdown cancels a pending retry after a backoff")
     func shutdownCancelsBackoff() {
         var pool = PoolHarness()
-        let r = PoolHarness.requests(2)
-        _ = pool.send(r[0])
-        _ = pool.ready(c0, streams: 1)
+        let r = pool.submitFirst(2, streams: 1)
         _ = pool.send(r[1])
         _ = pool.attemptFailed(c1, .connect("refused"))
         #expect(pool.dispatchRan() == [.armBackoffTimer(at: pool.now + 250 * Self.millisecond)])

@@ -32,7 +32,7 @@ struct APNsPoolTests {
         let emulator = try Fixtures.certificateEmulator(
             behavior: APNsEmulatorBehavior(maxConcurrentStreams: 100, goAwayAfterStreams: goAwayAfter), record: true)
         defer { emulator.stop() }
-        let client = try Self.client(emulator) { $0.maxConnectionsPerEnvironment = 4 }
+        let client = try Self.client(emulator) { $0.settings.maxConnectionsPerEnvironment = 4 }
         let notifications = try Fixtures.notifications(count: 2000)
         let results = try client.send(notifications, timeout: 60)
         #expect(results.completionCounts.allSatisfy { $0 == 1 })
@@ -65,7 +65,7 @@ struct APNsPoolTests {
         let emulator = try Fixtures.certificateEmulator(
             behavior: APNsEmulatorBehavior(maxConcurrentStreams: 50, initialMaxConcurrentStreams: 1))
         defer { emulator.stop() }
-        let client = try Self.client(emulator) { $0.maxConnectionsPerEnvironment = 1 }
+        let client = try Self.client(emulator) { $0.settings.maxConnectionsPerEnvironment = 1 }
         let results = try client.send(Fixtures.notifications(count: 200))
         #expect(results.outcomes.allSatisfy { $0.isAccepted })
         #expect(emulator.acceptedCount == 200)
@@ -77,7 +77,7 @@ struct APNsPoolTests {
         let emulator = try Fixtures.certificateEmulator(
             behavior: APNsEmulatorBehavior(responseDelay: .milliseconds(300), maxConcurrentStreams: 10))
         defer { emulator.stop() }
-        let client = try Self.client(emulator) { $0.maxConnectionsPerEnvironment = 3 }
+        let client = try Self.client(emulator) { $0.settings.maxConnectionsPerEnvironment = 3 }
         let results = try client.send(Fixtures.notifications(count: 60))
         #expect(results.outcomes.allSatisfy { $0.isAccepted })
         #expect(emulator.statistics.connections == 3)
@@ -101,7 +101,7 @@ struct APNsPoolTests {
         // 300 bodies of 3.4 KB need it refilled fifteen times.
         let emulator = try Fixtures.certificateEmulator(record: true)
         defer { emulator.stop() }
-        let client = try Self.client(emulator) { $0.maxConnectionsPerEnvironment = 1 }
+        let client = try Self.client(emulator) { $0.settings.maxConnectionsPerEnvironment = 1 }
         let notifications = try Self.largeNotifications(count: 300)
         let results = try client.send(notifications)
         #expect(results.outcomes.allSatisfy { $0.isAccepted })
@@ -114,7 +114,7 @@ struct APNsPoolTests {
         let emulator = try Fixtures.certificateEmulator(
             behavior: APNsEmulatorBehavior(responseDelay: .milliseconds(200)))
         defer { emulator.stop() }
-        let client = try Self.client(emulator) { $0.maxConnectionsPerEnvironment = 3 }
+        let client = try Self.client(emulator) { $0.settings.maxConnectionsPerEnvironment = 3 }
         let results = try client.send(try Self.largeNotifications(count: 300))
         #expect(results.outcomes.allSatisfy { $0.isAccepted })
         #expect(emulator.statistics.connections == 3)
@@ -125,7 +125,7 @@ struct APNsPoolTests {
         let emulator = try Fixtures.certificateEmulator(
             behavior: APNsEmulatorBehavior(responseDelay: .milliseconds(200), connectionWindowSize: 16 << 20))
         defer { emulator.stop() }
-        let client = try Self.client(emulator) { $0.maxConnectionsPerEnvironment = 3 }
+        let client = try Self.client(emulator) { $0.settings.maxConnectionsPerEnvironment = 3 }
         // The first send opens the connection and sees the server's WINDOW_UPDATE.
         #expect(try client.send(try Self.largeNotifications(count: 1)).outcomes.allSatisfy { $0.isAccepted })
         let results = try client.send(try Self.largeNotifications(count: 300))
@@ -138,8 +138,8 @@ struct APNsPoolTests {
         let emulator = try Fixtures.certificateEmulator()
         defer { emulator.stop() }
         let client = try Self.client(emulator) {
-            $0.maxConnectionsPerEnvironment = 1
-            $0.maxQueuedPerEnvironment = 2
+            $0.settings.maxConnectionsPerEnvironment = 1
+            $0.settings.maxQueuedPerEnvironment = 2
         }
         // No connection exists yet: two wait for it, the rest are refused.
         let results = try client.send(Fixtures.notifications(count: 5))
@@ -193,7 +193,7 @@ struct APNsPoolTests {
     func answerTimeout() throws {
         let emulator = try Fixtures.certificateEmulator()
         defer { emulator.stop() }
-        let client = try Self.client(emulator) { $0.answerTimeout = .milliseconds(400) }
+        let client = try Self.client(emulator) { $0.settings.answerTimeout = .milliseconds(400) }
         let silent = try Fixtures.notification(token: APNsFaultToken.token(code: 0x0e))
         let start = DispatchTime.now()
         let results = try client.send([silent] + Fixtures.notifications(count: 2))
@@ -212,8 +212,8 @@ struct APNsPoolTests {
         let listener = try Socket.listen(host: "127.0.0.1", port: 0)
         defer { listener.close() }
         var configuration = Fixtures.configuration(port: listener.localPort, context: try Fixtures.tlsContext(identity: nil))
-        configuration.connectTimeout = .seconds(5)
-        configuration.answerTimeout = .milliseconds(300)
+        configuration.settings.connectTimeout = .seconds(5)
+        configuration.settings.answerTimeout = .milliseconds(300)
         let client = try LoopClient(configuration)
         let results = try client.send(Fixtures.notifications(count: 3))
         #expect(results.outcomes == [.answerTimedOut, .answerTimedOut, .answerTimedOut])
@@ -260,8 +260,8 @@ struct APNsPoolTests {
         let port = try HTTPTestServer.closedPort()
         var configuration = Fixtures.configuration(port: port, context: try Fixtures.tlsContext(identity: nil))
         // Backoff between 0.5 and 1 s (half of it random).
-        configuration.backoffBase = .seconds(1)
-        configuration.backoffCap = .seconds(1)
+        configuration.settings.backoffBase = .seconds(1)
+        configuration.settings.backoffCap = .seconds(1)
         let client = try LoopClient(configuration)
         let first = try client.send(Fixtures.notifications(count: 3))
         for outcome in first.outcomes {

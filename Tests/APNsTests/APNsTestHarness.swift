@@ -53,14 +53,16 @@ enum Fixtures {
 
     static func configuration(port: UInt16, context: TLSContext, tokenProvider: APNsTokenProvider? = nil,
                               host: String = "127.0.0.1") -> APNsClientConfiguration {
+        var settings = APNsSettings()
+        settings.productionHost = HostAndPort(host: host, port: port)
+        settings.developmentHost = settings.productionHost
         var configuration = APNsClientConfiguration(
-            productionHost: HostAndPort(host: host, port: port), developmentHost: HostAndPort(host: host, port: port),
-            credentials: APNsCredentialCatalog(
+            settings, credentials: APNsCredentialCatalog(
                 primary: APNsEndpointCredential(tlsContext: context, tokenProvider: tokenProvider)))
-        configuration.connectTimeout = .seconds(5)
-        configuration.answerTimeout = .seconds(10)
-        configuration.backoffBase = .milliseconds(50)
-        configuration.backoffCap = .milliseconds(200)
+        configuration.settings.connectTimeout = .seconds(5)
+        configuration.settings.answerTimeout = .seconds(10)
+        configuration.settings.backoffBase = .milliseconds(50)
+        configuration.settings.backoffCap = .milliseconds(200)
         return configuration
     }
 

@@ -1,9 +1,10 @@
+@testable import APNs
+import Base64URL
 import Foundation
 import RelayCore
-import Testing
-import TestSupport
 import TLS
-@testable import APNs
+import TestSupport
+import Testing
 
 @Suite("APNs provider tokens")
 struct APNsTokenProviderTests {

@@ -1,7 +1,8 @@
-import Foundation
-import Testing
-import RelayCore
+import APNs
 @testable import AppsFile
+import Foundation
+import RelayCore
+import Testing
 
 /// The apps file specification's example and the shipped config/apps.example.toml.
 struct ExampleTests {

@@ -1,6 +1,7 @@
+import APNs
 import Feedback
-import ProviderAPI
 import HTTP1
+import ProviderAPI
 import RelayCore
 import Testing
 

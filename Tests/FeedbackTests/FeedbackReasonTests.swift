@@ -1,3 +1,4 @@
+import APNs
 import Feedback
 import RelayCore
 import Testing

@@ -1,7 +1,8 @@
+import APNs
 import Feedback
 import Foundation
-import RelayCore
 import Locking
+import RelayCore
 import Testing
 
 private func entry(_ app: String, _ number: Int, _ environment: APNsEnvironment = .production) -> FeedbackEntry {

@@ -2,8 +2,9 @@
 // notification requests to APNs", the curl example and the sample request
 // headers), each refusal as APNs answers it, and the answers.
 
-@testable import ProviderAPI
+import APNs
 import HTTP1
+@testable import ProviderAPI
 import RelayCore
 import Testing
 

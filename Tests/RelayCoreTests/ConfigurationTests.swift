@@ -1,5 +1,6 @@
-import Testing
+import APNs
 @testable import RelayCore
+import Testing
 
 @Suite("Configuration from the environment")
 struct ConfigurationTests {

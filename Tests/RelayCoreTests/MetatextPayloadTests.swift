@@ -1,8 +1,10 @@
+import APNs
+import Base64URL
 import Foundation
 import HTTP1
+@testable import RelayCore
 import TestSupport
 import Testing
-@testable import RelayCore
 
 /// Ruby's `Base64.urlsafe_encode64`, which metatext-apns uses: padded.
 private func rubyURLSafeBase64(_ bytes: [UInt8]) -> String {

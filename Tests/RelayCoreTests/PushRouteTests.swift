@@ -1,5 +1,6 @@
-import Testing
+import APNs
 @testable import RelayCore
+import Testing
 
 /// A `/push/…` route of the metatext dialect.
 func push(_ environment: APNsEnvironment = .production, app: AppReference = .defaultApp,

@@ -1,6 +1,7 @@
+import APNs
 import HTTP1
-import Testing
 @testable import RelayCore
+import Testing
 
 struct OutcomeCase: Sendable, CustomTestStringConvertible {
     var outcome: DeliveryOutcome

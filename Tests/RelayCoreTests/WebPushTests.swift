@@ -1,6 +1,8 @@
+import APNs
+import Base64URL
 import HTTP1
-import Testing
 @testable import RelayCore
+import Testing
 
 let token64 = String(repeating: "0123456789abcdef", count: 4)
 

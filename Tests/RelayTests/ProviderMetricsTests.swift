@@ -1,8 +1,9 @@
+import APNs
 import Delivery
 import HTTP1
-import Testing
 @testable import Relay
 import RelayCore
+import Testing
 
 // The provider API's notification count: each outcome's
 // `result` label, and the per-loop series cache that keeps the registry's

@@ -1,3 +1,4 @@
+import APNs
 import Delivery
 import HTTP1
 import RelayCore
@@ -13,39 +14,22 @@ private struct AppsFixture {
     static let feditextProduction = CredentialID(3)
     static let feditextSandbox = CredentialID(4)
 
-    let apps = RelayApps([
+    static let apps = RelayApps([
         RelayApp(topic: "com.example.app"),
         RelayApp(id: "beta", topic: "com.example.beta", alert: .text("beta"), production: nil,
                  development: AppsFixture.beta),
         RelayApp(id: "feditext", topic: "com.example.feditext", production: AppsFixture.feditextProduction,
                  development: AppsFixture.feditextSandbox),
     ], defaultAppID: RelayApp.defaultID, retired: [RetiredApp(id: "old", topic: "com.example.old")])
-    let sender: FakeSender
-    let handler: RelayHandler
-    let log = CapturedLog()
 
     /// APNs answers 403 for the topics in `rejecting`, else 200.
-    init(rejecting: Set<String> = [], metrics: RelayMetrics? = nil) {
-        sender = FakeSender(outcome: { notification in
+    static func fixture(rejecting: Set<String> = [], metrics: RelayMetrics? = nil) -> WebPushHandlerFixture {
+        WebPushHandlerFixture(apps: apps, metrics: metrics) { notification in
             let topic = notification.headers.first { $0.name == "apns-topic" }?.value ?? ""
             return rejecting.contains(topic)
                 ? .apns(status: 403, reason: .badCertificate, apnsID: nil)
                 : .apns(status: 200, reason: nil, apnsID: notification.apnsID)
-        })
-        handler = RelayHandler(sender: sender, apps: apps, counters: InFlightDeliveries(maxInFlight: 10),
-                               logger: log.logger, unixTime: { 1_000_000 }, metrics: metrics)
-    }
-
-    func answer(_ request: HTTP1Request) -> HTTP1Response? {
-        var delivered: HTTP1Response?
-        if let immediate = handler.handle(request, completion: { delivered = $0 }) { return immediate }
-        sender.completeAll()
-        return delivered
-    }
-
-    func health(_ path: String) -> Int? {
-        answer(HTTP1Request(method: "GET", target: path, version: .http1_1, headers: [:], body: [],
-                            keepAlive: true))?.status
+        }
     }
 }
 
@@ -60,7 +44,7 @@ struct SeveralAppsHandlerTests {
         ("/push/com.example.beta/\(testToken)/7?sandbox=true", "com.example.beta", AppsFixture.beta),
     ])
     func sendsWithTheAppsCredential(path: String, topic: String, credential: CredentialID) throws {
-        let fixture = AppsFixture()
+        let fixture = AppsFixture.fixture()
         #expect(fixture.answer(webPushRequest(path: path))?.status == 201)
         let sent = try #require(fixture.sender.sent.first)
         #expect(sent.headers.contains(HTTPField(name: "apns-topic", value: topic)))
@@ -69,7 +53,7 @@ struct SeveralAppsHandlerTests {
 
     @Test("an app's own alert replaces the dialect's default")
     func appAlert() throws {
-        let fixture = AppsFixture()
+        let fixture = AppsFixture.fixture()
         #expect(fixture.answer(webPushRequest(path: "/relay-to/beta/development/" + testToken))?.status == 201)
         let payload = String(decoding: try #require(fixture.sender.sent.first).payload, as: UTF8.self)
         #expect(payload.hasPrefix(#"{"aps":{"alert":"beta","#))
@@ -80,7 +64,7 @@ struct SeveralAppsHandlerTests {
         "/push/beta/\(testToken)/7",
     ])
     func excludedEnvironmentIs404(path: String) {
-        let fixture = AppsFixture()
+        let fixture = AppsFixture.fixture()
         #expect(fixture.answer(webPushRequest(path: path))?.status == 404)
         #expect(fixture.sender.sent.isEmpty)
         #expect(fixture.log.lines.last?.contains("status=404") == true)
@@ -94,7 +78,7 @@ struct SeveralAppsHandlerTests {
         "/relay-to/com.example.old/production/" + testToken,
     ])
     func unknownAppIs503(path: String) {
-        let fixture = AppsFixture()
+        let fixture = AppsFixture.fixture()
         let response = fixture.answer(webPushRequest(path: path))
         #expect(response?.status == 503)
         #expect(response?.headers.first { $0.name == "Retry-After" }?.value == "300")
@@ -110,7 +94,7 @@ struct SeveralAppsHandlerTests {
         "/push/com.example.old/\(testToken)/7?sandbox=true",
     ])
     func retiredAppIs410(path: String) {
-        let fixture = AppsFixture()
+        let fixture = AppsFixture.fixture()
         #expect(fixture.answer(webPushRequest(path: path))?.status == 410)
         #expect(fixture.sender.sent.isEmpty)
         #expect(fixture.log.lines.last?.contains("status=410") == true)
@@ -118,7 +102,7 @@ struct SeveralAppsHandlerTests {
 
     @Test("without a default app the URLs without an app part are 503, and the apps' own URLs still deliver")
     func noDefaultApp() {
-        let fixture = AppsFixture()
+        let fixture = AppsFixture.fixture()
         fixture.handler.replaceApps(RelayApps(fixture.apps.all.filter { $0.id != "default" }, defaultAppID: nil))
         #expect(fixture.answer(webPushRequest(path: "/relay-to/production/" + testToken))?.status == 503)
         #expect(fixture.answer(webPushRequest(path: "/push/\(testToken)/7"))?.status == 503)
@@ -128,7 +112,7 @@ struct SeveralAppsHandlerTests {
     @Test("pushes for unknown apps warn once a minute per loop, naming the id, and count in one series")
     func unknownAppsWarnOnceAndCount() throws {
         let metrics = RelayMetrics(connections: HTTP1ListenerCounters(maxConnections: 10), deliveries: InFlightDeliveries(maxInFlight: 10))
-        let fixture = AppsFixture(metrics: metrics)
+        let fixture = AppsFixture.fixture(metrics: metrics)
         for id in ["nosuch", "other", "nosuch"] {
             #expect(fixture.answer(webPushRequest(path: "/relay-to/\(id)/production/" + testToken))?.status == 503)
         }
@@ -142,7 +126,7 @@ struct SeveralAppsHandlerTests {
 
     @Test("one app's rejected credentials fail its own health, and the relay's only when every app's are")
     func healthPerApp() {
-        let fixture = AppsFixture(rejecting: ["com.example.beta"])
+        let fixture = AppsFixture.fixture(rejecting: ["com.example.beta"])
         #expect(fixture.answer(webPushRequest(path: "/relay-to/beta/development/" + testToken))?.status == 502)
         #expect(fixture.health("/relay-to/_health/beta") == 503)
         #expect(fixture.health("/relay-to/_health/feditext") == 200)
@@ -162,7 +146,7 @@ struct RejectedKeyTests {
         app.keyIDs = [.production: "PROD456789", .development: "SANDBOX789"]
         let log = CapturedLog()
         let sender = FakeSender(outcome: { _ in .apns(status: 403, reason: reason, apnsID: nil) })
-        let handler = RelayHandler(sender: sender, apps: RelayApps([app], defaultAppID: nil),
+        let handler = WebPushHandler(sender: sender, apps: RelayApps([app], defaultAppID: nil),
                                    counters: InFlightDeliveries(maxInFlight: 10), logger: log.logger)
         var answer: HTTP1Response?
         #expect(handler.handle(webPushRequest(path: "/relay-to/feditext/development/" + testToken),

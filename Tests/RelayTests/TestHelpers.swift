@@ -1,12 +1,14 @@
+import APNs
+import Base64URL
 import Delivery
 import EventLoop
 import Glibc
 import HTTP1
-import RelayCore
-import TestSupport
 import Locking
-import Testing
+import RelayCore
 import TLS
+import TestSupport
+import Testing
 
 @testable import Relay
 
@@ -82,7 +84,7 @@ final class SentRecorder: Sendable {
 /// fake sender that answers `outcome` after `delay`.
 final class ServerFixture {
     let group: EventLoopGroup
-    let server: HTTP1Listener<RelayHandler>
+    let server: HTTP1Listener<WebPushHandler>
     let deliveries: InFlightDeliveries
     let port: UInt16
     let recorder = SentRecorder()
@@ -130,11 +132,52 @@ final class ServerFixture {
     }
 }
 
-extension RelayHandler {
+/// A Web Push handler over a fake APNs, as every handler test makes it:
+/// the apps, APNs' answer, the in-flight limit and the metrics vary.
+struct WebPushHandlerFixture {
+    let apps: RelayApps
+    let sender: FakeSender
+    let counters: InFlightDeliveries
+    let log = CapturedLog()
+    let handler: WebPushHandler
+
+    /// `outcome`: what APNs answers each notification (200 by default).
+    init(apps: RelayApps = exampleApps(), maxInFlight: Int = 10, metrics: RelayMetrics? = nil,
+         outcome: @escaping (APNsNotification) -> DeliveryOutcome = { .apns(status: 200, reason: nil, apnsID: $0.apnsID) }) {
+        self.apps = apps
+        sender = FakeSender(outcome: outcome)
+        counters = InFlightDeliveries(maxInFlight: maxInFlight)
+        handler = WebPushHandler(sender: sender, apps: apps, counters: counters, logger: log.logger,
+                                 unixTime: { 1_000_000 }, metrics: metrics)
+    }
+
+    /// APNs answers every notification with `outcome`.
+    init(maxInFlight: Int = 10, outcome: DeliveryOutcome) {
+        self.init(maxInFlight: maxInFlight, outcome: { _ in outcome })
+    }
+
+    /// Runs the request to its answer: the handler's own, or the one after
+    /// APNs answered (never inside `handle`).
+    func answer(_ request: HTTP1Request) -> HTTP1Response? {
+        var delivered: HTTP1Response?
+        if let immediate = handler.handle(request, completion: { delivered = $0 }) { return immediate }
+        #expect(delivered == nil, "completion must not run inside handle")
+        sender.completeAll()
+        return delivered
+    }
+
+    /// The status of a health check at `path`.
+    func health(_ path: String) -> Int? {
+        answer(HTTP1Request(method: "GET", target: path, version: .http1_1, headers: [:], body: [],
+                            keepAlive: true))?.status
+    }
+}
+
+extension WebPushHandler {
     /// A handler over a loop context of its own, as the fixtures make them.
     convenience init(sender: NotificationSender, apps: RelayApps, counters: InFlightDeliveries, logger: Logger,
                      loop: EventLoop? = nil, maxTTL: Int = Configuration.maxTTL, publicURL: String? = nil,
-                     listenerIsTLS: Bool = false, unixTime: @escaping () -> Int = RelayHandler.unixTime,
+                     listenerIsTLS: Bool = false, unixTime: @escaping () -> Int = WebPushHandler.unixTime,
                      metrics: RelayMetrics? = nil, feedback: FeedbackSink? = nil) {
         self.init(loopContext: LoopContext(sender: sender, apps: apps, logger: logger, loop: loop, metrics: metrics),
                   counters: counters, feedback: feedback, maxTTL: maxTTL, publicURL: publicURL,
@@ -149,7 +192,7 @@ extension ProviderAPIHandler {
     /// A handler over a loop context of its own, as the fixtures make them.
     convenience init(sender: NotificationSender, apps: RelayApps, context: ProviderAPIContext,
                      counters: InFlightDeliveries, logger: Logger, loop: EventLoop? = nil,
-                     unixTime: @escaping () -> Int = RelayHandler.unixTime, metrics: ProviderMetrics? = nil) {
+                     unixTime: @escaping () -> Int = WebPushHandler.unixTime, metrics: ProviderMetrics? = nil) {
         self.init(loopContext: LoopContext(sender: sender, apps: apps, logger: logger, loop: loop,
                                            providerMetrics: metrics),
                   context: context, counters: counters, unixTime: unixTime)

@@ -31,7 +31,7 @@ struct VAPIDGateTests {
     @Test("a restricted endpoint without VAPID is 401 with the scheme's challenge, and nothing is sent")
     func unauthenticated() throws {
         let sender = FakeSender()
-        let handler = RelayHandler(sender: sender, apps: exampleApps(),
+        let handler = WebPushHandler(sender: sender, apps: exampleApps(),
                                    counters: InFlightDeliveries(maxInFlight: 10),
                                    logger: CapturedLog().logger)
         let hash = String(repeating: "A", count: 43)

@@ -167,7 +167,7 @@ struct WebPushListenerAPNsTests {
     final class Stack {
         let emulator: APNsEmulator
         let group: EventLoopGroup
-        let server: HTTP1Listener<RelayHandler>
+        let server: HTTP1Listener<WebPushHandler>
         let port: UInt16
         let log = CapturedLog()
 
@@ -185,11 +185,11 @@ struct WebPushListenerAPNsTests {
             configuration.productionHost = HostAndPort(host: "127.0.0.1", port: emulator.port)
             configuration.developmentHost = configuration.productionHost
             configuration.apnsAnswerTimeout = .seconds(1)
-            let credential = try loadCredential(configuration.credentialSpec, now: RelayHandler.unixTime())
+            let credential = try loadCredential(configuration.credentialSpec, now: WebPushHandler.unixTime())
             let topic = configuration.effectiveTopic(certificateUID: credential.certificateUID)
             let catalog = APNsCredentialCatalog(caFile: configuration.caFile)
             catalog.add(.primary, credential.authentication)
-            let clientConfiguration = APNsClientConfiguration(configuration, credentials: catalog)
+            let clientConfiguration = APNsClientConfiguration(APNsSettings(configuration: configuration), credentials: catalog)
             group = try EventLoopGroup(count: 2, namePrefix: "stack")
             let logger = log.logger
             let loopContexts = LoopContexts(loops: group.loops) { loop in

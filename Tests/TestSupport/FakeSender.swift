@@ -1,5 +1,5 @@
+import APNs
 import EventLoop
-import RelayCore
 
 /// A sender whose outcomes the test decides. Completions are kept until
 /// `completeAll` (manual mode) or run on the next loop iteration through

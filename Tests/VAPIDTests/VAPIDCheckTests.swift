@@ -1,3 +1,4 @@
+import Base64URL
 import HTTP1
 import RelayCore
 import Testing

@@ -2,6 +2,7 @@
 // its key and message (no OpenSSL here: the module takes its crypto
 // injected), JWTs built from parts, and real ones made by py_vapid.
 
+import Base64URL
 import HTTP1
 import RelayCore
 @testable import VAPID

@@ -1,3 +1,4 @@
+import APNs
 import Delivery
 import EventLoop
 import Glibc
@@ -11,7 +12,7 @@ import VAPID
 /// one log line per request.
 ///
 /// Thread-confined to its loop, like the sender it is given.
-public final class RelayHandler {
+public final class WebPushHandler {
     /// What this loop's handlers share: the apps, the log, the metrics.
     public let loopContext: LoopContext
     private let delivery: DeliveryPath
@@ -32,7 +33,7 @@ public final class RelayHandler {
     /// endpoint's VAPID `aud` must name; nil: each request's scheme and `Host`.
     public init(loopContext: LoopContext, counters: InFlightDeliveries, feedback: FeedbackSink? = nil,
                 maxTTL: Int = Configuration.maxTTL, publicURL: String? = nil, listenerIsTLS: Bool = false,
-                unixTime: @escaping () -> Int = RelayHandler.unixTime) {
+                unixTime: @escaping () -> Int = WebPushHandler.unixTime) {
         self.loopContext = loopContext
         metrics = loopContext.webPushMetrics
         output = loopContext.output
@@ -220,7 +221,7 @@ public final class RelayHandler {
             let outcome = delivery.outcome
             let answer = relayResponse(for: outcome, notification: apnsID, ttl: ttl)
             if let metrics {
-                RelayHandler.countDelivery(metrics, appID, target.environment, outcome: outcome,
+                WebPushHandler.countDelivery(metrics, appID, target.environment, outcome: outcome,
                                            status: answer.status, sent: sent, ciphertextDropped: ciphertextDropped)
             }
             output.logDelivery(target, app: appID, outcome: outcome, answer: answer, apnsID: apnsID, started: started,

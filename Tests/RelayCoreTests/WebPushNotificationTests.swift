@@ -1,10 +1,11 @@
+import APNs
 import Foundation
 import HTTP1
+@testable import RelayCore
 import TestSupport
 import Testing
-@testable import RelayCore
 
-struct APNsNotificationTests {
+struct WebPushNotificationTests {
     let target = RelayTarget(environment: .production, deviceToken: token64, extra: nil)
 
     func decodeJSON(_ payload: [UInt8]) throws -> NSDictionary {
@@ -225,22 +226,6 @@ struct APNsNotificationTests {
         #expect(!notification.headers.contains { $0.name == "apns-collapse-id" })
     }
 
-    /// Returns the given words in turn.
-    struct FixedWords: RandomNumberGenerator {
-        var words: [UInt64]
-        mutating func next() -> UInt64 { words.removeFirst() }
-    }
-
-    @Test("an APNs id is the two random words, least significant byte first, with version and variant set")
-    func apnsIDLayout() {
-        var words = FixedWords(words: [0x0123_4567_89AB_CDEF, 0xFEDC_BA98_7654_3210])
-        #expect(makeAPNsID(random: &words) == "EFCDAB89-6745-4301-9032-547698BADCFE")
-        var zeros = FixedWords(words: [0, 0])
-        #expect(makeAPNsID(random: &zeros) == "00000000-0000-4000-8000-000000000000")
-        var ones = FixedWords(words: [.max, .max])
-        #expect(makeAPNsID(random: &ones) == "FFFFFFFF-FFFF-4FFF-BFFF-FFFFFFFFFFFF")
-    }
-
     @Test("decimal text of integers, negative and extreme ones included", arguments: [
         (0, "0"), (7, "7"), (10, "10"), (172_800, "172800"), (1_700_172_800, "1700172800"), (-5, "-5"),
         (-10, "-10"), (Int.max, "9223372036854775807"), (Int.min, "-9223372036854775808"),
@@ -257,22 +242,5 @@ struct APNsNotificationTests {
         #expect(notification.headers.first { $0.name == "apns-expiration" }?.value == String(Int.max))
         #expect(notification.headers.map(\.name) == ["apns-push-type", "apns-topic", "apns-priority",
                                                      "apns-expiration", "apns-id"])
-    }
-
-    @Test("makes uppercase version-4 UUIDs")
-    func apnsIDs() throws {
-        var generator = SeededGenerator(seed: 1)
-        var seen = Set<String>()
-        for _ in 0..<1000 {
-            let id = makeAPNsID(random: &generator)
-            let uuid = try #require(UUID(uuidString: id))
-            #expect(uuid.uuidString == id)
-            let bytes = Array(id.utf8)
-            #expect(bytes.count == 36)
-            #expect(bytes[14] == UInt8(ascii: "4"))
-            #expect([UInt8(ascii: "8"), UInt8(ascii: "9"), UInt8(ascii: "A"), UInt8(ascii: "B")].contains(bytes[19]))
-            seen.insert(id)
-        }
-        #expect(seen.count == 1000)
     }
 }

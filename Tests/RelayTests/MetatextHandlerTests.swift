@@ -1,3 +1,5 @@
+import APNs
+import Base64URL
 import Delivery
 import Foundation
 import HTTP1
@@ -7,29 +9,8 @@ import Testing
 
 @testable import Relay
 
-/// The handler of the default app, `com.example.app`, with a fake APNs.
-private struct PushFixture {
-    let sender: FakeSender
-    let handler: RelayHandler
-
-    init(outcome: DeliveryOutcome? = nil) {
-        sender = FakeSender(outcome: { outcome ?? .apns(status: 200, reason: nil, apnsID: $0.apnsID) })
-        handler = RelayHandler(sender: sender, apps: exampleApps(),
-                               counters: InFlightDeliveries(maxInFlight: 4),
-                               logger: CapturedLog().logger, unixTime: { 1_000_000 })
-    }
-
-    /// Runs the request to its answer.
-    func answer(_ request: HTTP1Request) -> HTTP1Response? {
-        var delivered: HTTP1Response?
-        if let immediate = handler.handle(request, completion: { delivered = $0 }) { return immediate }
-        sender.completeAll()
-        return delivered
-    }
-}
-
-@Suite("Relay handler, metatext dialect")
-struct PushHandlerTests {
+@Suite("Web Push handler, metatext dialect")
+struct MetatextHandlerTests {
     @Test("a /push request reaches APNs with the metatext payload and is answered 201 after APNs said 200",
           arguments: [
               ("/push/\(testToken)/42", APNsEnvironment.production),
@@ -38,7 +19,7 @@ struct PushHandlerTests {
               ("/push/com.example.app/\(testToken)/42", .production),
           ])
     func delivers(path: String, environment: APNsEnvironment) throws {
-        let fixture = PushFixture()
+        let fixture = WebPushHandlerFixture()
         let response = try #require(fixture.answer(webPushRequest(path: path, topic: "abc")))
         #expect(response.status == 201)
         let notification = try #require(fixture.sender.sent.first)
@@ -64,14 +45,14 @@ struct PushHandlerTests {
         (.answerTimedOut, 504),
     ])
     func mapsOutcomes(outcome: DeliveryOutcome, status: Int) throws {
-        let fixture = PushFixture(outcome: outcome)
+        let fixture = WebPushHandlerFixture(outcome: outcome)
         #expect(fixture.answer(webPushRequest(path: "/push/\(testToken)/1"))?.status == status)
         #expect(fixture.sender.sent.count == 1)
     }
 
     @Test("the same 3000-byte body fits the toot-relay payload")
     func tootRelayFits() {
-        let fixture = PushFixture()
+        let fixture = WebPushHandlerFixture()
         #expect(fixture.answer(webPushRequest(body: [UInt8](repeating: 1, count: 3000)))?.status == 201)
     }
 }

@@ -82,14 +82,15 @@ public func base64URLEncode(_ bytes: some Collection<UInt8>) -> String {
 }
 
 /// Length of the base64 of `byteCount` bytes (RFC 4648 §4; §3.2 padding).
-func base64Count(_ byteCount: Int, padded: Bool) -> Int {
+@inlinable
+public func base64Count(_ byteCount: Int, padded: Bool) -> Int {
     padded ? (byteCount + 2) / 3 * 4 : (byteCount * 4 + 2) / 3
 }
 
 /// The one definition of base64url encoding (RFC 4648 §5): hands each digit
 /// to `emit`, then with `padded` the `=` that complete the last group.
-@inline(__always)
-func forEachBase64URLDigit(of bytes: some Sequence<UInt8>, padded: Bool, _ emit: (UInt8) -> Void) {
+@inlinable @inline(__always)
+public func forEachBase64URLDigit(of bytes: some Sequence<UInt8>, padded: Bool, _ emit: (UInt8) -> Void) {
     var accumulator: UInt32 = 0
     var bits = 0
     var digits = 0
@@ -116,8 +117,8 @@ func forEachBase64URLDigit(of bytes: some Sequence<UInt8>, padded: Bool, _ emit:
 }
 
 /// The base64url digit of a 6-bit value. Computed, like `base64DigitValue`.
-@inline(__always)
-private func base64URLDigit(_ value: UInt8) -> UInt8 {
+@inlinable @inline(__always)
+func base64URLDigit(_ value: UInt8) -> UInt8 {
     switch value {
     case 0..<26: UInt8(ascii: "A") + value
     case 26..<52: UInt8(ascii: "a") + value - 26
@@ -129,16 +130,15 @@ private func base64URLDigit(_ value: UInt8) -> UInt8 {
 
 /// True when every byte of `text` is in the base64url alphabet (no padding):
 /// the syntax of an RFC 8030 §5.4 Topic.
-func isBase64URLAlphabet(_ text: some Sequence<UInt8>) -> Bool {
+@inlinable
+public func isBase64URLAlphabet(_ text: some Sequence<UInt8>) -> Bool {
     text.allSatisfy { $0 != UInt8(ascii: "+") && $0 != UInt8(ascii: "/") && base64DigitValue($0) != 0xFF }
 }
-
-let base64URLAlphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
 /// Value of `byte` as a digit of either alphabet, 0xFF otherwise. Computed
 /// rather than looked up: a global table costs a lazy-initialisation check
 /// (swift_once) on every access.
-@inline(__always)
+@inlinable @inline(__always)
 func base64DigitValue(_ byte: UInt8) -> UInt8 {
     switch byte {
     case UInt8(ascii: "A")...UInt8(ascii: "Z"): byte - UInt8(ascii: "A")

@@ -1,7 +1,6 @@
-import HTTP1
+@testable import Base64URL
 import TestSupport
 import Testing
-@testable import RelayCore
 
 struct Base64URLTests {
     /// RFC 4648 §10 vectors, unpadded base64url.

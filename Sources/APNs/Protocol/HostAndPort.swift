@@ -26,7 +26,7 @@ public struct HostAndPort: Sendable, Equatable, CustomStringConvertible {
         guard !host.isEmpty, !host.contains(where: { $0 == " " || $0 == "/" }) else { return nil }
         var port = defaultPort
         if rest.hasPrefix(":") {
-            guard let parsed = parsePort(rest.dropFirst()) else { return nil }
+            guard let parsed = Self.port(parsing: rest.dropFirst()) else { return nil }
             port = parsed
         }
         self.host = String(host)
@@ -36,11 +36,11 @@ public struct HostAndPort: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
-}
 
-/// A decimal port in 1...65535, digits only.
-func parsePort(_ text: Substring, allowingZero: Bool = false) -> UInt16? {
-    guard !text.isEmpty, text.count <= 5, text.allSatisfy({ $0.isASCII && $0.isNumber }),
-          let value = Int(text), ((allowingZero ? 0 : 1)...65535).contains(value) else { return nil }
-    return UInt16(value)
+    /// A decimal port in 1...65535 (0 too with `allowingZero`), digits only.
+    public static func port(parsing text: Substring, allowingZero: Bool = false) -> UInt16? {
+        guard !text.isEmpty, text.count <= 5, text.allSatisfy({ $0.isASCII && $0.isNumber }),
+              let value = Int(text), ((allowingZero ? 0 : 1)...65535).contains(value) else { return nil }
+        return UInt16(value)
+    }
 }

@@ -1,3 +1,4 @@
+import APNs
 import Delivery
 import HTTP1
 import RelayCore
@@ -5,30 +6,6 @@ import TestSupport
 import Testing
 
 @testable import Relay
-
-private struct Fixture {
-    let sender = FakeSender(outcome: { .apns(status: 200, reason: nil, apnsID: $0.apnsID) })
-    let counters = InFlightDeliveries(maxInFlight: 2)
-    let log = CapturedLog()
-    let handler: RelayHandler
-
-    init(outcome: DeliveryOutcome? = nil) {
-        let sender = outcome.map { fixed in FakeSender(outcome: { _ in fixed }) } ?? self.sender
-        self.sender2 = sender
-        handler = RelayHandler(sender: sender, apps: exampleApps(), counters: counters, logger: log.logger,
-                               unixTime: { 1_000_000 })
-    }
-    let sender2: FakeSender
-
-    /// Runs the request to its answer.
-    func answer(_ request: HTTP1Request) -> HTTP1Response? {
-        var delivered: HTTP1Response?
-        if let immediate = handler.handle(request, completion: { delivered = $0 }) { return immediate }
-        #expect(delivered == nil, "completion must not run inside handle")
-        sender2.completeAll()
-        return delivered
-    }
-}
 
 private func header(_ response: HTTP1Response?, _ name: String) -> String? {
     response?.headers.first { $0.name.lowercased() == name.lowercased() }?.value
@@ -38,22 +15,22 @@ private func bodyText(_ response: HTTP1Response?) -> String {
     String(decoding: response?.body ?? [], as: UTF8.self)
 }
 
-@Suite("Relay handler")
-struct RelayHandlerTests {
+@Suite("Web Push handler")
+struct WebPushHandlerTests {
     @Test("a valid Web Push becomes one APNs notification; 201 with Location and TTL only after APNs said 200")
     func deliversAndAnswers201() throws {
-        let fixture = Fixture()
+        let fixture = WebPushHandlerFixture(maxInFlight: 2)
         var delivered: HTTP1Response?
         let immediate = fixture.handler.handle(webPushRequest(topic: "abc"), completion: { delivered = $0 })
         #expect(immediate == nil)
         #expect(delivered == nil)
         #expect(fixture.counters.inFlight == 1)
-        let notification = try #require(fixture.sender2.sent.first)
+        let notification = try #require(fixture.sender.sent.first)
         #expect(notification.path == "/3/device/" + testToken)
         #expect(notification.headers.contains(HTTPField(name: "apns-topic", value: "com.example.app")))
         #expect(notification.headers.contains(HTTPField(name: "apns-expiration", value: "1172800")))
         #expect(notification.headers.contains(HTTPField(name: "apns-collapse-id", value: "abc")))
-        fixture.sender2.completeAll()
+        fixture.sender.completeAll()
         let response = try #require(delivered)
         #expect(response.status == 201)
         #expect(header(response, "Location") == "/relay-to/message/" + notification.apnsID)
@@ -90,7 +67,7 @@ struct RelayHandlerTests {
         (.allConnectionsDown, 503),
     ])
     func statusTable(outcome: DeliveryOutcome, status: Int) throws {
-        let fixture = Fixture(outcome: outcome)
+        let fixture = WebPushHandlerFixture(maxInFlight: 2, outcome: outcome)
         let response = try #require(fixture.answer(webPushRequest()))
         #expect(response.status == status)
         #expect(bodyText(response).hasSuffix("\n"))
@@ -99,7 +76,7 @@ struct RelayHandlerTests {
 
     @Test("a 403 turns the health check 503 until the next 201")
     func healthFollowsCredentials() throws {
-        let rejected = Fixture(outcome: .apns(status: 403, reason: .badCertificate, apnsID: nil))
+        let rejected = WebPushHandlerFixture(maxInFlight: 2, outcome: .apns(status: 403, reason: .badCertificate, apnsID: nil))
         let health = HTTP1Request(method: "GET", target: "/relay-to/_health", version: .http1_1, headers: [:],
                                   body: [], keepAlive: true)
         #expect(rejected.answer(health)?.status == 200)
@@ -141,12 +118,12 @@ struct RelayHandlerTests {
 
     @Test("bad input is answered at once, without APNs traffic", arguments: badRequests)
     func badInput(request: HTTP1Request, status: Int) throws {
-        let fixture = Fixture()
+        let fixture = WebPushHandlerFixture(maxInFlight: 2)
         let response = try #require(fixture.handler.handle(request, completion: { _ in
             Issue.record("no completion expected")
         }))
         #expect(response.status == status)
-        #expect(fixture.sender2.sent.isEmpty)
+        #expect(fixture.sender.sent.isEmpty)
         if status == 405 { #expect(header(response, "Allow") != nil) }
     }
 
@@ -157,7 +134,7 @@ struct RelayHandlerTests {
                       body: [], keepAlive: true), #"GET status=405 reason="method not allowed" latency="#),
     ])
     func localLines(request: HTTP1Request, expected: String) throws {
-        let fixture = Fixture()
+        let fixture = WebPushHandlerFixture(maxInFlight: 2)
         _ = fixture.handler.handle(request, completion: { _ in })
         let line = try #require(fixture.log.lines.last)
         let message = try #require(line.split(separator: " ", maxSplits: 2).last)
@@ -167,13 +144,13 @@ struct RelayHandlerTests {
 
     @Test("an extra path too long for the payload even without the body is 413: that endpoint can never work")
     func extraTooLong() throws {
-        let fixture = Fixture()
+        let fixture = WebPushHandlerFixture(maxInFlight: 2)
         let extra = String(repeating: "x", count: 4000)
         let response = try #require(fixture.handler.handle(
             webPushRequest(path: "/relay-to/production/\(testToken)/\(extra)",
                            body: [UInt8](repeating: 1, count: 1000)), completion: { _ in }))
         #expect(response.status == 413)
-        #expect(fixture.sender2.sent.isEmpty)
+        #expect(fixture.sender.sent.isEmpty)
     }
 
     static let oversizedOnceEncoded: [(path: String, bodyBytes: Int, ciphertextKey: String)] = [
@@ -190,11 +167,11 @@ struct RelayHandlerTests {
     @Test("a body of at most 4096 bytes that does not fit once encoded goes without its ciphertext, 201 once APNs took it",
           arguments: oversizedOnceEncoded)
     func oversizedBodyGoesWithoutCiphertext(_ example: (path: String, bodyBytes: Int, ciphertextKey: String)) throws {
-        let fixture = Fixture()
+        let fixture = WebPushHandlerFixture(maxInFlight: 2)
         let response = fixture.answer(webPushRequest(path: example.path,
                                                      body: [UInt8](repeating: 1, count: example.bodyBytes)))
         #expect(response?.status == 201)
-        let sent = try #require(fixture.sender2.sent.first)
+        let sent = try #require(fixture.sender.sent.first)
         let payload = String(decoding: sent.payload, as: UTF8.self)
         #expect(sent.payload.count <= apnsMaxPayloadBytes)
         #expect(!payload.contains(example.ciphertextKey), "\(payload.prefix(120))")
@@ -204,14 +181,14 @@ struct RelayHandlerTests {
 
     @Test("beyond MAX_IN_FLIGHT the relay answers 503 with Retry-After: 1")
     func overloaded() throws {
-        let fixture = Fixture()
+        let fixture = WebPushHandlerFixture(maxInFlight: 2)
         #expect(fixture.handler.handle(webPushRequest(), completion: { _ in }) == nil)
         #expect(fixture.handler.handle(webPushRequest(), completion: { _ in }) == nil)
         let response = try #require(fixture.handler.handle(webPushRequest(), completion: { _ in }))
         #expect(response.status == 503)
         #expect(header(response, "Retry-After") == "1")
-        #expect(fixture.sender2.sent.count == 2)
-        fixture.sender2.completeAll()
+        #expect(fixture.sender.sent.count == 2)
+        fixture.sender.completeAll()
         #expect(fixture.counters.inFlight == 0)
     }
 }
