@@ -113,19 +113,22 @@ extension APNsConnectionTests {
             port: proxy.port, context: try Fixtures.tlsContext(identity: Fixtures.clientIdentity())))
         #expect(try client.send(Fixtures.notifications(count: 1)).outcomes.allSatisfy { $0.isAccepted })
         // Hold the loop so the send task and the server's close are seen in
-        // one iteration, the send first (it was queued first).
-        client.thread.loop.execute { usleep(400_000) }
-        usleep(20_000)
-        let result = Locked<SendResults?>(nil)
-        let notification = try Fixtures.notification(token: Fixtures.deviceToken(42))
-        DispatchQueue.global().async {
-            let results = try? client.send([notification])
-            result.withLock { $0 = results }
+        // one iteration, the send first (it was queued first): the send is
+        // queued, and the proxy has closed both sides, before the loop runs
+        // again.
+        let held = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        client.thread.loop.execute {
+            held.signal()
+            _ = release.wait(timeout: .now() + 10)
         }
-        usleep(50_000)
-        proxy.closeConnections()
-        #expect(eventually(timeout: .seconds(10)) { result.withLock { $0 } != nil })
-        let outcome = try #require(result.withLock { $0 }).outcomes[0]
+        #expect(held.wait(timeout: .now() + 10) == .success)
+        let notification = try Fixtures.notification(token: Fixtures.deviceToken(42))
+        let pending = client.start([notification])
+        #expect(proxy.closeConnections(), "the proxy closed its connections")
+        release.signal()
+        let results = try pending.wait(timeout: 10)
+        let outcome = results.outcomes[0]
         #expect(outcome == .apns(status: 200, reason: nil, apnsID: notification.apnsID))
         #expect(client.status.counters.resent == 1)
         #expect(client.status.counters.connectionsLost == 1)
@@ -142,6 +145,7 @@ final class StallingProxy: @unchecked Sendable {
     private let stalled = Locked(false)
     private let stopped = Locked(false)
     private let closeRequested = Locked(false)
+    private let closed = DispatchSemaphore(value: 0)
     private let thread: Thread
 
     init(targetPort: UInt16) throws {
@@ -152,8 +156,9 @@ final class StallingProxy: @unchecked Sendable {
         let stalled = self.stalled
         let stopped = self.stopped
         let closeRequested = self.closeRequested
+        let closed = self.closed
         thread = Thread {
-            StallingProxy.run(listenerFD: fd, targetPort: targetPort, stalled: stalled, stopped: stopped,
+            StallingProxy.run(listenerFD: fd, targetPort: targetPort, stalled: stalled, stopped: stopped, closed: closed,
                               closeRequested: closeRequested)
         }
         thread.start()
@@ -162,7 +167,12 @@ final class StallingProxy: @unchecked Sendable {
     func stall() { stalled.withLock { $0 = true } }
 
     /// Closes every relayed connection (both sides) at the next poll round.
-    func closeConnections() { closeRequested.withLock { $0 = true } }
+    /// Closes both sides of every connection; true once the proxy's thread
+    /// did (within 5 s).
+    func closeConnections() -> Bool {
+        closeRequested.withLock { $0 = true }
+        return closed.wait(timeout: .now() + 5) == .success
+    }
 
     func stop() {
         stopped.withLock { $0 = true }
@@ -172,7 +182,7 @@ final class StallingProxy: @unchecked Sendable {
 
     /// poll(2)-driven copy loop; bounded by `stopped`.
     private static func run(listenerFD: Int32, targetPort: UInt16, stalled: Locked<Bool>, stopped: Locked<Bool>,
-                            closeRequested: Locked<Bool>) {
+                            closed: DispatchSemaphore, closeRequested: Locked<Bool>) {
         var pairs: [(Int32, Int32)] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while !stopped.withLock({ $0 }) {
@@ -185,6 +195,7 @@ final class StallingProxy: @unchecked Sendable {
                     close(b)
                 }
                 pairs.removeAll()
+                closed.signal()
             }
             var fds = [pollfd(fd: listenerFD, events: Int16(POLLIN), revents: 0)]
             for (a, b) in pairs {

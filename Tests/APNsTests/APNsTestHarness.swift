@@ -168,11 +168,13 @@ final class LoopClient: @unchecked Sendable {
     /// Sends all, waits (at most `timeout` seconds) until every completion
     /// ran, and reports exactly-once and non-reentrancy.
     func send(_ notifications: [APNsNotification], timeout: Double = 30) throws -> SendResults {
-        let state = Locked(SendResults(
-            deliveries: Array(repeating: APNsDelivery(outcome: .overloaded), count: notifications.count),
-            completionCounts: Array(repeating: 0, count: notifications.count), reentrantCompletions: 0))
-        let remaining = Locked(notifications.count)
-        let done = DispatchSemaphore(value: 0)
+        try start(notifications).wait(timeout: timeout)
+    }
+
+    /// Queues the sends on the loop and returns at once: the loop runs them
+    /// after whatever it was handed before.
+    func start(_ notifications: [APNsNotification]) -> PendingSends {
+        let pending = PendingSends(count: notifications.count)
         let client = UncheckedSendable(value: self.client)
         let batch = notifications
         thread.loop.execute {
@@ -181,36 +183,12 @@ final class LoopClient: @unchecked Sendable {
             for (index, notification) in batch.enumerated() {
                 insideSend = true
                 client.value.send(notification, completion: { delivery in
-                    let reentrant = flag.value()
-                    state.withLock { results in
-                        results.completionCounts[index] += 1
-                        results.deliveries[index] = delivery
-                        if reentrant { results.reentrantCompletions += 1 }
-                    }
-                    let left = remaining.withLock { count in
-                        count -= 1
-                        return count
-                    }
-                    if left == 0 { done.signal() }
+                    pending.complete(index, delivery, reentrant: flag.value())
                 })
                 insideSend = false
             }
         }
-        if done.wait(timeout: .now() + timeout) == .timedOut {
-            let left = remaining.withLock { $0 }
-            throw HarnessError(description: "\(left) of \(notifications.count) sends did not complete within \(timeout) s")
-        }
-        // Give a duplicate completion (a bug) a moment to show up.
-        usleep(20_000)
-        let results = state.withLock { $0 }
-        // The NotificationSender contract, checked on every batch.
-        if let index = results.completionCounts.firstIndex(where: { $0 != 1 }) {
-            Issue.record("send \(index) completed \(results.completionCounts[index]) times")
-        }
-        if results.reentrantCompletions > 0 {
-            Issue.record("\(results.reentrantCompletions) completions ran inside send")
-        }
-        return results
+        return pending
     }
 
     /// Graceful client shutdown, waited for (bounded).
@@ -225,6 +203,55 @@ final class LoopClient: @unchecked Sendable {
 
     deinit {
         thread.stopAndJoin()
+    }
+}
+
+/// Sends queued by `LoopClient.start`, their completions as they come.
+final class PendingSends: Sendable {
+    private let state: Locked<SendResults>
+    private let remaining: Locked<Int>
+    private let done = DispatchSemaphore(value: 0)
+    let count: Int
+
+    init(count: Int) {
+        self.count = count
+        state = Locked(SendResults(
+            deliveries: Array(repeating: APNsDelivery(outcome: .overloaded), count: count),
+            completionCounts: Array(repeating: 0, count: count), reentrantCompletions: 0))
+        remaining = Locked(count)
+    }
+
+    func complete(_ index: Int, _ delivery: APNsDelivery, reentrant: Bool) {
+        state.withLock { results in
+            results.completionCounts[index] += 1
+            results.deliveries[index] = delivery
+            if reentrant { results.reentrantCompletions += 1 }
+        }
+        let left = remaining.withLock { count in
+            count -= 1
+            return count
+        }
+        if left == 0 { done.signal() }
+    }
+
+    /// Waits (at most `timeout` seconds) until every completion ran, and
+    /// reports exactly-once and non-reentrancy.
+    func wait(timeout: Double = 30) throws -> SendResults {
+        if done.wait(timeout: .now() + timeout) == .timedOut {
+            let left = remaining.withLock { $0 }
+            throw HarnessError(description: "\(left) of \(count) sends did not complete within \(timeout) s")
+        }
+        // Give a duplicate completion (a bug) a moment to show up.
+        usleep(20_000)
+        let results = state.withLock { $0 }
+        // The NotificationSender contract, checked on every batch.
+        if let index = results.completionCounts.firstIndex(where: { $0 != 1 }) {
+            Issue.record("send \(index) completed \(results.completionCounts[index]) times")
+        }
+        if results.reentrantCompletions > 0 {
+            Issue.record("\(results.reentrantCompletions) completions ran inside send")
+        }
+        return results
     }
 }
 
