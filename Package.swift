@@ -162,7 +162,7 @@ let package = Package(
         // context, a TLS 1.2 cap, the linked version.
         .testTarget(name: "TLSTests", dependencies: ["TLS", "COpenSSL", "TestSupport"]),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2"]),
-        .testTarget(name: "APNsTests", dependencies: ["Base64URL", "APNs", "APNsEmulator", "HTTP1", "TestSupport"]),
+        .testTarget(name: "APNsTests", dependencies: ["Base64URL", "APNs", "APNsEmulator", "HTTP1", "Locking", "TestSupport"]),
         .testTarget(name: "APNsEmulatorTests", dependencies: ["Base64URL", "APNs", "Locking", "APNsEmulator", "HTTP2", "HTTP2Transport", "TLS", "EventLoop", "TestSupport"]),
         .testTarget(name: "RelayTests", dependencies: [
             "Base64URL", "Locking", "HTTP1", "Relay", "APNs", "APNsEmulator", "TestSupport", "ProviderAPI", "Delivery", "Feedback",

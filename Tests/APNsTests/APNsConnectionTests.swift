@@ -3,6 +3,7 @@ import EventLoop
 import Foundation
 import Glibc
 import RelayCore
+import Locking
 import Testing
 import TestSupport
 import TLS

@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 import RelayCore
+import Locking
 import Testing
 import TestSupport
 import TLS

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import EventLoop
 import Glibc
+import Locking
 import Testing
 import RelayCore
 import TestSupport
@@ -255,16 +256,6 @@ final class PendingSends: Sendable {
     }
 }
 
-final class Locked<T>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: T
-    init(_ value: T) { self.value = value }
-    func withLock<R>(_ body: (inout T) -> R) -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
-    }
-}
 
 final class ResultBox<T>: @unchecked Sendable {
     var value: T?

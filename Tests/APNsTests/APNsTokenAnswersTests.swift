@@ -1,5 +1,6 @@
 import Glibc
 import RelayCore
+import Locking
 import Testing
 import TestSupport
 import TLS
