@@ -422,16 +422,16 @@ extension APNsConnectionTests {
         let loop = thread.loop
         let endpoint = try Fixtures.endpoint(port: emulator.port)
         let owner = RecordingOwner()
-        let connection = onLoop(loop) { () -> APNsConnection in
+        let connection = loop.runAndWait { () -> APNsConnection in
             let connection = APNsConnection(loop: loop, endpoint: endpoint, owner: owner)
             connection.start()
             return connection
         }
-        #expect(eventually { onLoop(loop) { connection.state == .ready } })
+        #expect(eventually { loop.runAndWait { connection.state == .ready } })
         // One of the connection's two streams used.
         let warmUp = try Fixtures.notification(token: Fixtures.deviceToken(0))
-        #expect(onLoop(loop) { connection.submit(PooledNotification(notification: warmUp) { _ in }) } == .submitted(streamID: 1))
-        #expect(eventually { onLoop(loop) { owner.finished.count == 1 } })
+        #expect(loop.runAndWait { connection.submit(PooledNotification(notification: warmUp) { _ in }) } == .submitted(streamID: 1))
+        #expect(eventually { loop.runAndWait { owner.finished.count == 1 } })
         // The second request makes the emulator answer, send GOAWAY and close.
         let last = try Fixtures.notification(token: Fixtures.deviceToken(1))
         // Then several TLS records (16 KB each) of requests, within the
@@ -448,7 +448,7 @@ extension APNsConnectionTests {
         // All in one loop task, so the connection reads nothing in between. A
         // writable event (no readable one) makes the connection write now,
         // as when the server's close lands between a read and the write.
-        let (wroteAfterClose, taken) = onLoop(loop) { () -> (Bool, Int) in
+        let (wroteAfterClose, taken) = loop.runAndWait { () -> (Bool, Int) in
             _ = connection.submit(PooledNotification(notification: last) { _ in })
             connection.handleIO(.writable)
             // Bounded wait for the emulator's answer, GOAWAY and close: they
@@ -469,8 +469,8 @@ extension APNsConnectionTests {
         }
         #expect(wroteAfterClose, "the emulator should have closed before the late writes")
         #expect(taken == late.count, "the window takes every late request")
-        #expect(eventually(timeout: .seconds(20)) { onLoop(loop) { !owner.closes.isEmpty } })
-        let (finished, returned, closes) = onLoop(loop) { (owner.finished, owner.returned, owner.closes) }
+        #expect(eventually(timeout: .seconds(20)) { loop.runAndWait { !owner.closes.isEmpty } })
+        let (finished, returned, closes) = loop.runAndWait { (owner.finished, owner.returned, owner.closes) }
         // The answered request keeps its answer; everything above GOAWAY's
         // last-stream-id comes back unprocessed; the close is the server's
         // orderly one (GOAWAY, every owed answer, then the close), not a loss.
@@ -483,21 +483,21 @@ extension APNsConnectionTests {
         #expect(closes.first?.wasReady == true)
         // Sent again on a new connection, every one is accepted, once.
         let second = RecordingOwner()
-        let again = onLoop(loop) { () -> APNsConnection in
+        let again = loop.runAndWait { () -> APNsConnection in
             let connection = APNsConnection(loop: loop, endpoint: endpoint, owner: second)
             connection.start()
             return connection
         }
-        #expect(eventually { onLoop(loop) { again.state == .ready } })
-        let resent = onLoop(loop) { returned.filter { again.submit($0) != .refused }.count }
+        #expect(eventually { loop.runAndWait { again.state == .ready } })
+        let resent = loop.runAndWait { returned.filter { again.submit($0) != .refused }.count }
         #expect(resent == late.count)
-        #expect(eventually(timeout: .seconds(20)) { onLoop(loop) { second.finished.count == late.count } })
-        let outcomes = onLoop(loop) { second.finished.map(\.delivery.outcome) }
+        #expect(eventually(timeout: .seconds(20)) { loop.runAndWait { second.finished.count == late.count } })
+        let outcomes = loop.runAndWait { second.finished.map(\.delivery.outcome) }
         let failures = outcomes.filter { !$0.isAccepted }
         #expect(failures.isEmpty, "\(failures.count) failed, first: \(String(describing: failures.first))")
         #expect(emulator.statistics.accepted == 1 + all.count)
         #expect(emulator.statistics.duplicateAPNsIDs == 0)
         #expect(Set(emulator.receivedNotifications().map(\.apnsID)).isSuperset(of: all.map(\.apnsID)))
-        onLoop(loop) { again.drain() }
+        loop.runAndWait { again.drain() }
     }
 }

@@ -91,12 +91,6 @@ enum Fixtures {
     }
 }
 
-/// Runs `body` on `loop`'s thread and returns its result (`runAndWait`,
-/// the one way a thread waits for a loop).
-func onLoop<T>(_ loop: EventLoop, _ body: @escaping () -> T) -> T {
-    loop.runAndWait(body)
-}
-
 /// What one `APNsConnection` reports to its owner, recorded on its loop
 /// thread: for tests that drive a connection by hand, without a pool.
 final class RecordingOwner: APNsConnectionOwner {
@@ -163,7 +157,7 @@ final class LoopClient: @unchecked Sendable {
     /// Runs `body` on the loop thread and returns its result.
     func onLoop<T>(_ body: @escaping (APNsClient) -> T) -> T {
         let client = client
-        return APNsTests.onLoop(thread.loop) { body(client) }
+        return thread.loop.runAndWait { body(client) }
     }
 
     /// Sends all, waits (at most `timeout` seconds) until every completion
