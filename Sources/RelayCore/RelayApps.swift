@@ -97,7 +97,7 @@ public struct RelayApps: Sendable, Equatable {
     /// Every app, the default one included, in the file's order.
     public private(set) var all: [RelayApp]
     /// The app of the URLs without an app part; nil when there is none
-    /// (those URLs then answer 404).
+    /// (those URLs then answer 503, `WebPushHandler.noApp`).
     public private(set) var defaultApp: RelayApp?
     /// Index into `all` by id.
     private var byID: [String: Int]

@@ -48,7 +48,7 @@ struct Daemon {
         }
         for line in served.summaries { logger.info(line) }
         if served.apps.defaultApp == nil {
-            logger.info("no default app: /relay-to/<env>/<token> and /push/<token>/<id> answer 404")
+            logger.info("no default app: /relay-to/<env>/<token> and /push/<token>/<id> answer 503")
         }
         logger.info("APNs production \(configuration.productionHost), development \(configuration.developmentHost)")
         var expiryMonitors = AppExpiryMonitors(served, now: Int(Glibc.time(nil)), logger: logger)
@@ -195,7 +195,7 @@ struct Daemon {
         if let app = served.apps.defaultApp {
             lines.append("default app: \(app.id) (/relay-to/<env>/<token>, /push/<token>/<id>)")
         } else {
-            lines.append("no default app: /relay-to/<env>/<token> and /push/<token>/<id> answer 404")
+            lines.append("no default app: /relay-to/<env>/<token> and /push/<token>/<id> answer 503")
         }
         lines.append("APNs production \(configuration.productionHost), development \(configuration.developmentHost)")
         if let origin = configuration.publicURL {

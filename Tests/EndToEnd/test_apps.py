@@ -247,6 +247,18 @@ def test_check_config_prints_one_line_per_app_and_environment_and_no_secret(apps
     assert "secret" not in result.stdout
 
 
+def test_check_config_says_the_urls_without_an_app_answer_503_when_no_app_is_the_default(apps, tmp_path):
+    with open(apps["env"]["APPS_FILE"]) as handle:
+        text = handle.read()
+    assert "default = true\n" in text
+    no_default = tmp_path / "apps-without-default.toml"
+    no_default.write_text(text.replace("default = true\n", ""))
+    result = check_config(apps["env"], {"APPS_FILE": str(no_default)})
+    assert result.returncode == 0, result.stderr
+    assert ("no default app: /relay-to/<env>/<token> and /push/<token>/<id> answer 503"
+            in result.stdout.splitlines())
+
+
 def test_check_config_fails_with_one_line_naming_file_app_and_key(apps):
     result = check_config(apps["env"], {"TOOT_P12_PASSWORD": "wrong-password"})
     assert result.returncode == 1
