@@ -159,7 +159,7 @@ let package = Package(
         .testTarget(name: "APNsEmulatorTests", dependencies: ["Locking", "APNsEmulator", "HTTP2", "HTTP2Transport", "TLS", "EventLoop", "TestSupport"]),
         .testTarget(name: "RelayTests", dependencies: [
             "Locking", "HTTP1", "Relay", "APNs", "APNsEmulator", "TestSupport", "ProviderAPI", "Delivery", "Feedback",
-            "XMLRPC",
+            "FeedbackHook", "XMLRPC",
         ]),
 
         // libxml2 for the XML-RPC decoder, imported by XMLRPC only.

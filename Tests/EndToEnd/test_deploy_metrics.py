@@ -157,6 +157,23 @@ def test_notifications_waiting_for_an_apns_connection_show_against_the_cap(spawn
         silent.close()
 
 
+def test_with_a_hook_its_post_counts_show_at_zero_before_any_post(spawn, emulator):
+    relay = spawn.relay("relay-hook-zero", emulator.port, METRICS_PORT=0, API_PORT=0,
+                        FEEDBACK_HOOK_URL=f"http://127.0.0.1:{providerapi.closed_port()}/feedback")
+    port = metrics_port(relay)
+    series = [f'toot_relay_feedback_hook_posts_total{{result="{result}"}}'
+              for result in ("delivered", "retried", "failed", "dropped")]
+    # Published by the once-a-second tick.
+    deadline = time.monotonic() + 5
+    while True:
+        text = scrape(port)
+        seen = [value(text, name) for name in series]
+        if seen == [0, 0, 0, 0]:
+            break
+        assert time.monotonic() < deadline, seen
+        time.sleep(0.2)
+
+
 def test_metrics_are_off_by_default_and_apart_from_the_relay(relay):
     assert "metrics on" not in relay.read_log()
     client = rt.Client(relay.port)
