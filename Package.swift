@@ -166,7 +166,7 @@ let package = Package(
         .testTarget(name: "APNsEmulatorTests", dependencies: ["Base64URL", "APNs", "Locking", "APNsEmulator", "HTTP2", "HTTP2Transport", "TLS", "EventLoop", "TestSupport"]),
         .testTarget(name: "RelayTests", dependencies: [
             "Base64URL", "Locking", "HTTP1", "Relay", "APNs", "APNsEmulator", "TestSupport", "ProviderAPI", "Delivery", "Feedback",
-            "XMLRPC",
+            "FeedbackHook", "XMLRPC",
         ]),
 
         // libxml2 for the XML-RPC decoder, imported by XMLRPC only.

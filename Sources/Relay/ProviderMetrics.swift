@@ -79,12 +79,16 @@ public final class ProviderMetrics: Sendable {
                 "Feedback entries dropped, oldest first, past FEEDBACK_MAX", app)
         }
         guard let hook else { return }
+        // Every result's series from the first tick on, at 0 until it
+        // happens: a counter that first appears at 89 has no increase a rule
+        // can see (Prometheus' increase() needs two samples of a series).
         for (result, now, before) in [("delivered", hook.delivered, previousHook.delivered),
                                       ("retried", hook.retried, previousHook.retried),
                                       ("failed", hook.failed, previousHook.failed),
-                                      ("dropped", hook.dropped, previousHook.dropped)] where now > before {
-            counter("feedback_hook_posts", "Failed-push logs posted to FEEDBACK_HOOK_URL by result",
-                    [("result", result)]).increment(by: Int64(now - before))
+                                      ("dropped", hook.dropped, previousHook.dropped)] {
+            let series = counter("feedback_hook_posts", "Failed-push logs posted to FEEDBACK_HOOK_URL by result",
+                                 [("result", result)])
+            if now > before { series.increment(by: Int64(now - before)) }
         }
     }
 

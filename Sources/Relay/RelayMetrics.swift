@@ -14,9 +14,9 @@ import VAPID
 /// arrays made at startup (no string building, no dictionary lookup per
 /// request); only an outcome never seen before (an APNs reason outside the
 /// documented list) creates a series, once. Gauges that mirror state kept
-/// elsewhere (in flight, open connections, APNs connections, credential
-/// expiry) are set when scraped or by the daemon's once-a-second tick, not
-/// per request. Measured with callgrind on the release binary (one thread,
+/// elsewhere (in flight, open connections, APNs connections and the
+/// notifications waiting for a stream, credential expiry) are set when
+/// scraped or by the daemon's once-a-second tick, not per request. Measured with callgrind on the release binary (one thread,
 /// 2,000 keep-alive POSTs to the emulator, startup subtracted): 256,775
 /// instructions per notification without METRICS_PORT, 256,968 with it:
 /// +193 (0.08 %).
@@ -31,8 +31,12 @@ public final class RelayMetrics: Sendable {
     private let inFlightGauge: Gauge
     private let openConnectionsGauge: Gauge
     private let apnsConnectionGauges: [Gauge]
+    private let apnsQueuedGauge: Gauge
     private let connections: HTTP1ListenerCounters
     private let deliveries: InFlightDeliveries
+    /// The provider API's notifications in flight (its own `MAX_IN_FLIGHT`),
+    /// with its gauge; nil without `API_PORT`.
+    private let apiDeliveries = Locked<(deliveries: InFlightDeliveries, gauge: Gauge)?>(nil)
     /// The apps served now (their health is read when scraped).
     private let apps = Locked<RelayApps>(RelayApps(defaultApp: nil))
 
@@ -73,11 +77,29 @@ public final class RelayMetrics: Sendable {
                 labels: labels)
         }
         inFlightGauge = gauge("requests_in_flight", "Notifications waiting for APNs")
+        // The cap as a gauge of its own, so that an alert can say "near the
+        // cap" as a ratio whatever MAX_IN_FLIGHT is set to.
+        gauge("max_in_flight", "MAX_IN_FLIGHT: notifications in flight (per listener) beyond which the relay answers 503")
+            .set(to: Double(deliveries.maxInFlight))
         openConnectionsGauge = gauge("sender_connections", "Open connections from Web Push senders")
         apnsConnectionGauges = APNsConnectionState.allCases.map { state in
             gauge("apns_connections", "Connections to APNs by state (all threads, both environments)",
                   labels: [("state", state.rawValue)])
         }
+        apnsQueuedGauge = gauge("apns_queued",
+                                "Notifications waiting for an APNs stream: a connection opening, or every stream busy "
+                                    + "(all threads, both environments)")
+    }
+
+    /// Serves the provider API's notifications in flight from now on
+    /// (`toot_relay_api_notifications_in_flight`, read when scraped).
+    public func setAPIDeliveries(_ deliveries: InFlightDeliveries) {
+        let gauge = registry.makeGauge(
+            descriptor: MetricNameDescriptor(namespace: "toot_relay", metricName: "api_notifications_in_flight",
+                                             unitName: "",
+                                             helpText: "Provider API notifications waiting for APNs"),
+            labels: [])
+        apiDeliveries.withLock { $0 = (deliveries, gauge) }
     }
 
     /// Serves the metrics of `apps` from now on (start and every reload):
@@ -168,11 +190,20 @@ public final class RelayMetrics: Sendable {
         }
     }
 
+    /// Sets the gauge of notifications waiting for an APNs stream from the
+    /// sum over every loop's client.
+    public func setAPNsQueued(_ count: Int) {
+        apnsQueuedGauge.set(to: Double(count))
+    }
+
     /// The exposition (text format 0.0.4), gauges of shared counters
     /// refreshed first.
     public func exposition() -> [UInt8] {
         inFlightGauge.set(to: Double(deliveries.inFlight))
         openConnectionsGauge.set(to: Double(connections.openConnections))
+        if let api = apiDeliveries.withLock({ $0 }) {
+            api.gauge.set(to: Double(api.deliveries.inFlight))
+        }
         for app in apps.withLock({ $0.all }) {
             registry.makeGauge(
                 descriptor: MetricNameDescriptor(

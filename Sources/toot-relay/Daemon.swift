@@ -115,6 +115,7 @@ struct Daemon {
                     configuration, port: apiPort, context: context, loops: group.loops, loopContexts: loopContexts,
                     logger: logger)
                 api = (apiServer, apiDeliveries, context, bound)
+                metrics?.setAPIDeliveries(apiDeliveries)
             } catch let failure {
                 server.beginShutdown()
                 group.stopAndJoin()

@@ -3,10 +3,13 @@ certificate expiry warning in the log."""
 
 import os
 import re
+import socket
 import subprocess
+import threading
 import time
 import urllib.request
 
+import providerapi
 import relaytest as rt
 
 
@@ -35,6 +38,10 @@ def test_metrics_count_what_happened(spawn, emulator):
     before = scrape(port)
     assert value(before, 'toot_relay_notifications_total{app="default",environment="production",status="201",reason=""}') == 0
     assert value(before, 'toot_relay_credential_expiry_timestamp_seconds{app="default",environment="production"}') > time.time()
+    assert value(before, "toot_relay_max_in_flight") == 20000
+    assert value(before, "toot_relay_apns_queued") == 0
+    # Without API_PORT there is no provider API to count.
+    assert "toot_relay_api_notifications_in_flight" not in before
 
     subscriber = rt.Subscriber()
     client = rt.Client(relay.port)
@@ -65,6 +72,105 @@ def test_metrics_count_what_happened(spawn, emulator):
     deadline = time.monotonic() + 5
     while value(scrape(port), 'toot_relay_apns_connections{state="ready"}') in (None, 0):
         assert time.monotonic() < deadline, scrape(port)
+        time.sleep(0.2)
+
+
+class SilentAPNs:
+    """A TCP listener on 127.0.0.1 that accepts and never says a word: a
+    connection to it stays in its TLS handshake until APNS_CONNECT_TIMEOUT."""
+
+    def __init__(self):
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.accepted = []
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self):
+        while True:
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:
+                return
+            self.accepted.append(connection)
+
+    def close(self):
+        self.listener.close()
+        for connection in self.accepted:
+            connection.close()
+
+
+def test_notifications_waiting_for_an_apns_connection_show_against_the_cap(spawn, certs):
+    silent = SilentAPNs()
+    try:
+        relay = spawn.relay("relay-waiting", silent.port, METRICS_PORT=0, API_PORT=0, MAX_IN_FLIGHT=50,
+                            APNS_CONNECT_TIMEOUT=6)
+        api_port = providerapi.api_port(relay)
+        port = metrics_port(relay)
+        fresh = scrape(port)
+        assert value(fresh, "toot_relay_max_in_flight") == 50
+        assert value(fresh, "toot_relay_api_notifications_in_flight") == 0
+
+        answers = {}
+        path = f"/relay-to/production/{rt.TOKEN}"
+        body, headers = rt.mastodon_push(rt.Subscriber(), "https://relay.test" + path, b"waits")
+
+        def web_push():
+            client = rt.Client(relay.port, timeout=20)
+            client.send(rt.request_bytes("POST", path, headers, body))
+            answers["web push"] = client.response().status
+            client.close()
+
+        def provider_push():
+            document = {"notifications": [{"tokens": [rt.plain_token(0x5100)], "platform": 1, "message": "waits"}]}
+            answers["provider"] = providerapi.push(api_port, document, headers=[], timeout=20).status
+
+        senders = [threading.Thread(target=web_push), threading.Thread(target=provider_push)]
+        for sender in senders:
+            sender.start()
+        # Both wait for the one connection, which never gets past its
+        # handshake; the gauges are refreshed once a second.
+        wanted = {"toot_relay_requests_in_flight": 1, "toot_relay_api_notifications_in_flight": 1,
+                  "toot_relay_apns_queued": 2, 'toot_relay_apns_connections{state="ready"}': 0}
+        deadline = time.monotonic() + 4
+        while True:
+            text = scrape(port)
+            seen = {series: value(text, series) for series in wanted}
+            if seen == wanted:
+                break
+            assert time.monotonic() < deadline, seen
+            time.sleep(0.1)
+        assert value(text, 'toot_relay_apns_connections{state="handshaking"}') >= 1, text
+        for sender in senders:
+            sender.join(timeout=20)
+        # The handshake timed out: the sender hears a 5xx, never a 4xx.
+        assert answers.get("web push") == 502, answers
+        assert answers.get("provider") == 200, answers
+        deadline = time.monotonic() + 3
+        while value(scrape(port), "toot_relay_apns_queued") != 0:
+            assert time.monotonic() < deadline, scrape(port)
+            time.sleep(0.1)
+        text = scrape(port)
+        assert value(text, "toot_relay_requests_in_flight") == 0
+        assert value(text, "toot_relay_api_notifications_in_flight") == 0
+    finally:
+        silent.close()
+
+
+def test_with_a_hook_its_post_counts_show_at_zero_before_any_post(spawn, emulator):
+    relay = spawn.relay("relay-hook-zero", emulator.port, METRICS_PORT=0, API_PORT=0,
+                        FEEDBACK_HOOK_URL=f"http://127.0.0.1:{providerapi.closed_port()}/feedback")
+    port = metrics_port(relay)
+    series = [f'toot_relay_feedback_hook_posts_total{{result="{result}"}}'
+              for result in ("delivered", "retried", "failed", "dropped")]
+    # Published by the once-a-second tick.
+    deadline = time.monotonic() + 5
+    while True:
+        text = scrape(port)
+        seen = [value(text, name) for name in series]
+        if seen == [0, 0, 0, 0]:
+            break
+        assert time.monotonic() < deadline, seen
         time.sleep(0.2)
 
 

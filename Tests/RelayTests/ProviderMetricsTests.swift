@@ -1,5 +1,7 @@
 import APNs
 import Delivery
+import Feedback
+import FeedbackHook
 import HTTP1
 @testable import Relay
 import RelayCore
@@ -102,4 +104,35 @@ func providerRecorderForgetsDroppedApps() {
     #expect(recorder.cachedApps == 0)
     recorder.countNotification(app: "a", environment: .development, outcome: .overloaded)
     #expect(recorder.cachedApps == 1)
+}
+
+@Test("with a hook, its four results show at 0 from the first tick and count what each tick adds")
+func hookSeriesFromTheFirstTick() {
+    let (relay, metrics) = providerMetrics()
+    metrics.publish(feedback: [:], hook: nil)
+    #expect(!RelayMetricsTests.exposition(relay).contains("toot_relay_feedback_hook_posts_total"))
+    metrics.publish(feedback: [:], hook: FeedbackHookCounts())
+    let fresh = RelayMetricsTests.exposition(relay)
+    for result in ["delivered", "retried", "failed", "dropped"] {
+        #expect(fresh.contains(#"toot_relay_feedback_hook_posts_total{result="\#(result)"} 0"#))
+    }
+    metrics.publish(feedback: [:], hook: FeedbackHookCounts(delivered: 3, dropped: 89))
+    metrics.publish(feedback: [:], hook: FeedbackHookCounts(delivered: 5, failed: 1, dropped: 89))
+    let text = RelayMetricsTests.exposition(relay)
+    #expect(text.contains(#"toot_relay_feedback_hook_posts_total{result="delivered"} 5"#))
+    #expect(text.contains(#"toot_relay_feedback_hook_posts_total{result="retried"} 0"#))
+    #expect(text.contains(#"toot_relay_feedback_hook_posts_total{result="failed"} 1"#))
+    #expect(text.contains(#"toot_relay_feedback_hook_posts_total{result="dropped"} 89"#))
+}
+
+@Test("the feedback list's counts show per app once they happen, adding what each tick adds")
+func feedbackCountsPerApp() {
+    let (relay, metrics) = providerMetrics()
+    metrics.publish(feedback: ["toot": FeedbackCounts()], hook: nil)
+    #expect(!RelayMetricsTests.exposition(relay).contains("toot_relay_feedback_recorded_total"))
+    metrics.publish(feedback: ["toot": FeedbackCounts(recorded: 4)], hook: nil)
+    metrics.publish(feedback: ["toot": FeedbackCounts(recorded: 6, dropped: 2)], hook: nil)
+    let text = RelayMetricsTests.exposition(relay)
+    #expect(text.contains(#"toot_relay_feedback_recorded_total{app="toot"} 6"#))
+    #expect(text.contains(#"toot_relay_feedback_dropped_total{app="toot"} 2"#))
 }

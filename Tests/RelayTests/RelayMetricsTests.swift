@@ -54,6 +54,7 @@ struct RelayMetricsTests {
         metrics.setApps(apps)
         apps.all[0].health.record(.rejected)
         metrics.setAPNsConnections([.ready: 3, .connecting: 1])
+        metrics.setAPNsQueued(5)
         metrics.setCredentialExpiry(app: "default", environment: .production, unixSeconds: 1_800_000_000)
         let text = Self.exposition(metrics)
         #expect(text.contains(#"toot_relay_apns_latency_seconds_bucket{environment="production",le="0.05"} 1"#))
@@ -64,7 +65,35 @@ struct RelayMetricsTests {
         #expect(text.contains(#"toot_relay_apns_credentials_rejected{app="beta"} 0"#))
         #expect(text.contains(#"toot_relay_apns_connections{state="ready"} 3"#))
         #expect(text.contains(#"toot_relay_apns_connections{state="closed"} 0"#))
+        #expect(text.contains("toot_relay_apns_queued 5"))
+        #expect(text.contains("toot_relay_max_in_flight 10"))
         #expect(text.contains(#"toot_relay_credential_expiry_timestamp_seconds{app="default",environment="production"} 1800000000"#))
+    }
+
+    @Test("the cap and the waiting notifications show from the start, at 0 while nothing waits")
+    func capAndQueueFromTheStart() {
+        let metrics = RelayMetrics(connections: HTTP1ListenerCounters(maxConnections: 10),
+                                   deliveries: InFlightDeliveries(maxInFlight: 250))
+        let text = Self.exposition(metrics)
+        #expect(text.contains("toot_relay_max_in_flight 250"))
+        #expect(text.contains("toot_relay_apns_queued 0"))
+        #expect(text.contains("toot_relay_requests_in_flight 0"))
+    }
+
+    @Test("the provider API's notifications in flight show once its listener is set, read when scraped")
+    func apiInFlight() {
+        let metrics = RelayMetrics(connections: HTTP1ListenerCounters(maxConnections: 10),
+                                   deliveries: InFlightDeliveries(maxInFlight: 10))
+        #expect(!Self.exposition(metrics).contains("toot_relay_api_notifications_in_flight"))
+        let api = InFlightDeliveries(maxInFlight: 10)
+        metrics.setAPIDeliveries(api)
+        #expect(Self.exposition(metrics).contains("toot_relay_api_notifications_in_flight 0"))
+        _ = api.beginDelivery()
+        _ = api.beginDelivery()
+        let text = Self.exposition(metrics)
+        #expect(text.contains("toot_relay_api_notifications_in_flight 2"))
+        // The Web Push listener's count is its own.
+        #expect(text.contains("toot_relay_requests_in_flight 0"))
     }
 
     @Test("each local reason's slot holds its own label value")
