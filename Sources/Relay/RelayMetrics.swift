@@ -39,6 +39,23 @@ public final class RelayMetrics: Sendable {
     private let apiDeliveries = Locked<(deliveries: InFlightDeliveries, gauge: Gauge)?>(nil)
     /// The apps served now (their health is read when scraped).
     private let apps = Locked<RelayApps>(RelayApps(defaultApp: nil))
+    /// The per-app gauges made so far, so a reload that drops an app (or an
+    /// app's environment) takes its series out of the exposition: a gauge
+    /// left at its last value would keep an expiry or rejection alert firing
+    /// for an app the relay no longer serves.
+    private let appGauges = Locked<AppGauges>(AppGauges())
+
+    private struct AppGauges {
+        /// `credential_expiry_timestamp_seconds` by app id and environment.
+        var expiry: [AppEnvironment: Gauge] = [:]
+        /// `apns_credentials_rejected` by app id.
+        var rejected: [String: Gauge] = [:]
+    }
+
+    private struct AppEnvironment: Hashable {
+        var app: String
+        var environment: APNsEnvironment
+    }
 
     /// The relay statuses a notification can end with (other statuses get a
     /// series of their own on first use).
@@ -106,13 +123,30 @@ public final class RelayMetrics: Sendable {
     /// delivered, per app and environment, shows as 0 from the start; the
     /// other outcomes appear when they first happen (so the exposition does
     /// not list hundreds of impossible combinations).
+    /// The gauges of apps, or environments, no longer served leave the
+    /// exposition.
     public func setApps(_ apps: RelayApps) {
+        var served = Set<AppEnvironment>()
         for app in apps.all {
             for environment in Self.environments where app.credential(for: environment) != nil {
                 _ = notificationCounter(app: app.id, environment: environment, status: 201, reason: "")
+                served.insert(AppEnvironment(app: app.id, environment: environment))
             }
         }
-        self.apps.withLock { $0 = apps }
+        let ids = Set(apps.all.map(\.id))
+        // Under the lock a scrape makes the rejection gauges under, so it
+        // cannot make one again for an app this takes away.
+        appGauges.withLock { gauges in
+            for (key, gauge) in gauges.expiry where !served.contains(key) {
+                registry.unregisterGauge(gauge)
+                gauges.expiry[key] = nil
+            }
+            for (id, gauge) in gauges.rejected where !ids.contains(id) {
+                registry.unregisterGauge(gauge)
+                gauges.rejected[id] = nil
+            }
+            self.apps.withLock { $0 = apps }
+        }
     }
 
     /// A recorder for one event loop (its series cache is loop-confined).
@@ -175,12 +209,13 @@ public final class RelayMetrics: Sendable {
     /// Sets an app's credential expiry gauge for one environment (unix
     /// seconds; 0 for token auth).
     public func setCredentialExpiry(app: String, environment: APNsEnvironment, unixSeconds: Int) {
-        registry.makeGauge(
+        let gauge = registry.makeGauge(
             descriptor: MetricNameDescriptor(
                 namespace: "toot_relay", metricName: "credential_expiry_timestamp", unitName: "seconds",
                 helpText: "Unix time when an app's APNs client certificate expires (0 with token auth)"),
-            labels: [("app", app), ("environment", environment.rawValue)]
-        ).set(to: Double(unixSeconds))
+            labels: [("app", app), ("environment", environment.rawValue)])
+        gauge.set(to: Double(unixSeconds))
+        appGauges.withLock { $0.expiry[AppEnvironment(app: app, environment: environment)] = gauge }
     }
 
     /// Sets the APNs connection gauges from the sum over every loop's client.
@@ -204,14 +239,17 @@ public final class RelayMetrics: Sendable {
         if let api = apiDeliveries.withLock({ $0 }) {
             api.gauge.set(to: Double(api.deliveries.inFlight))
         }
-        for app in apps.withLock({ $0.all }) {
-            registry.makeGauge(
-                descriptor: MetricNameDescriptor(
-                    // A 0/1 gauge has no unit; an empty one adds nothing to the name.
-                    namespace: "toot_relay", metricName: "apns_credentials_rejected", unitName: "",
-                    helpText: "1 while APNs rejects an app's credentials (403, or an expired certificate), else 0"),
-                labels: [("app", app.id)]
-            ).set(to: app.health.credentialsRejected ? 1 : 0)
+        appGauges.withLock { gauges in
+            for app in apps.withLock({ $0.all }) {
+                let gauge = gauges.rejected[app.id] ?? registry.makeGauge(
+                    descriptor: MetricNameDescriptor(
+                        // A 0/1 gauge has no unit; an empty one adds nothing to the name.
+                        namespace: "toot_relay", metricName: "apns_credentials_rejected", unitName: "",
+                        helpText: "1 while APNs rejects an app's credentials (403, or an expired certificate), else 0"),
+                    labels: [("app", app.id)])
+                gauge.set(to: app.health.credentialsRejected ? 1 : 0)
+                gauges.rejected[app.id] = gauge
+            }
         }
         var buffer: [UInt8] = []
         buffer.reserveCapacity(64 * 1024)

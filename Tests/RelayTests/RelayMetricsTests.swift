@@ -70,6 +70,42 @@ struct RelayMetricsTests {
         #expect(text.contains(#"toot_relay_credential_expiry_timestamp_seconds{app="default",environment="production"} 1800000000"#))
     }
 
+    @Test("a reload that drops an app, or an app's environment, takes its expiry and rejection gauges out of the exposition")
+    func reloadDropsGaugesOfAppsNoLongerServed() {
+        let metrics = RelayMetrics(connections: HTTP1ListenerCounters(maxConnections: 10),
+                                   deliveries: InFlightDeliveries(maxInFlight: 10))
+        let beta = RelayApp(id: "beta", topic: "com.example.beta", production: CredentialID(2),
+                            development: CredentialID(3))
+        metrics.setApps(RelayApps([RelayApp(topic: "com.example.app"), beta], defaultAppID: "default"))
+        for environment in [APNsEnvironment.production, .development] {
+            metrics.setCredentialExpiry(app: "default", environment: environment, unixSeconds: 1_800_000_000)
+            metrics.setCredentialExpiry(app: "beta", environment: environment, unixSeconds: 1_700_000_000)
+        }
+        beta.health.record(.rejected)
+        let before = Self.exposition(metrics)
+        #expect(before.contains(#"toot_relay_credential_expiry_timestamp_seconds{app="beta",environment="development"} 1700000000"#))
+        #expect(before.contains(#"toot_relay_apns_credentials_rejected{app="beta"} 1"#))
+
+        // beta is gone; the default app keeps production only.
+        let defaultOnly = RelayApp(topic: "com.example.app", production: .primary, development: nil)
+        metrics.setApps(RelayApps([defaultOnly], defaultAppID: "default"))
+        let after = Self.exposition(metrics)
+        #expect(!after.contains(#"toot_relay_credential_expiry_timestamp_seconds{app="beta""#))
+        #expect(!after.contains(#"toot_relay_apns_credentials_rejected{app="beta"}"#))
+        #expect(!after.contains(#"toot_relay_credential_expiry_timestamp_seconds{app="default",environment="development"}"#))
+        // Its counters stay: a counter's history is not a state that alerts.
+        #expect(after.contains(#"toot_relay_notifications_total{app="beta",environment="production",status="201",reason=""} 0"#))
+        #expect(after.contains(#"toot_relay_credential_expiry_timestamp_seconds{app="default",environment="production"} 1800000000"#))
+        #expect(after.contains(#"toot_relay_apns_credentials_rejected{app="default"} 0"#))
+
+        // Back again: its gauges return with what the reload publishes.
+        metrics.setApps(RelayApps([RelayApp(topic: "com.example.app"), beta], defaultAppID: "default"))
+        metrics.setCredentialExpiry(app: "beta", environment: .production, unixSeconds: 1_700_000_001)
+        let again = Self.exposition(metrics)
+        #expect(again.contains(#"toot_relay_credential_expiry_timestamp_seconds{app="beta",environment="production"} 1700000001"#))
+        #expect(again.contains(#"toot_relay_apns_credentials_rejected{app="beta"} 1"#))
+    }
+
     @Test("the cap and the waiting notifications show from the start, at 0 while nothing waits")
     func capAndQueueFromTheStart() {
         let metrics = RelayMetrics(connections: HTTP1ListenerCounters(maxConnections: 10),
