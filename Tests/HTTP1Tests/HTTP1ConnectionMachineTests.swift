@@ -329,10 +329,13 @@ struct HTTP1ConnectionMachineTests {
         #expect(machine.phase == .closed)
     }
 
-    @Test("shutdown: idle closes now, a request in progress is answered with Connection: close")
+    @Test("shutdown: idle keep-alive closes now, a request in progress is answered with Connection: close")
     func shutdown() throws {
         var idle = makeMachine()
         _ = idle.start()
+        _ = idle.feed(simpleGet)
+        _ = idle.responseReady(HTTP1Response(status: 200))
+        #expect(idle.written() == [.armTimer(.keepAlive, .seconds(75))])
         #expect(idle.shutdown() == [.cancelTimer, .close])
 
         var busy = makeMachine()
@@ -349,6 +352,28 @@ struct HTTP1ConnectionMachineTests {
         _ = writing.responseReady(HTTP1Response(status: 200))
         #expect(writing.shutdown() == [])
         #expect(writing.written() == [.close])
+    }
+
+    @Test("shutdown before a new connection's first request waits for it, answers it with Connection: close")
+    func shutdownBeforeTheFirstRequest() throws {
+        var fresh = makeMachine()
+        #expect(fresh.start() == [.armTimer(.header, .seconds(10))])
+        // Accepted from the backlog: its request is on its way.
+        #expect(fresh.shutdown() == [])
+        #expect(fresh.phase == .readingHead)
+        let request = try #require(dispatched(fresh.feed(simpleGet)))
+        #expect(request.target == "/relay-to/_health")
+        let sent = try #require(sentText(fresh.responseReady(HTTP1Response(status: 201))))
+        #expect(sent.contains("Connection: close"))
+        #expect(fresh.written() == [.close])
+
+        // A sender that never sends is still bounded by the header timer
+        // armed at the start.
+        var silent = makeMachine()
+        _ = silent.start()
+        _ = silent.shutdown()
+        #expect(sentText(silent.timerFired(.header))?.hasPrefix("HTTP/1.1 408 ") == true)
+        #expect(silent.written() == [.close])
     }
 
     @Test("a completed write that is not a response's changes nothing",
@@ -444,6 +469,8 @@ struct HTTP1ConnectionMachineTests {
         [Event.start, .bytes("BAD\r\n\r\n"), .written("")],
         [Event.start, .bytes(simpleGet), .peerClosed, .response(200), .written("")],
         [Event.start, .shutdown],
+        [Event.start, .shutdown, .bytes(simpleGet), .response(200), .written("")],
+        [Event.start, .bytes(simpleGet), .response(200), .written(""), .shutdown],
     ])
     func intoFormsMatch(events: [Event]) {
         var returning = makeMachine()

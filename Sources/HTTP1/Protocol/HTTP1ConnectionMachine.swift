@@ -306,10 +306,16 @@ public struct HTTP1ConnectionMachine: Sendable {
         }
     }
 
-    /// Graceful shutdown: idle connections close now; a request being read
-    /// or answered finishes, and its response says `Connection: close`.
+    /// Graceful shutdown: idle keep-alive connections close now; a request
+    /// being read or answered finishes, and its response says
+    /// `Connection: close`. So does the first request of a connection that
+    /// has sent none yet: it was accepted from the backlog, so its sender
+    /// has sent or is sending a request, and closing would reset a request
+    /// nobody else will answer (its header timer still bounds the wait).
     public mutating func shutdown(into actions: inout [Action]) {
         switch state {
+        case .idle where requestsServed == 0:
+            state = .readingHead(HeadProgress(shuttingDown: true))
         case .idle:
             state = .closed(afterResponse: false)
             actions.append(.cancelTimer)
