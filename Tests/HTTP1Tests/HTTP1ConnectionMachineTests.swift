@@ -50,6 +50,7 @@ extension Machine {
     var phase: Phase {
         switch state {
         case .idle: .idle
+        case .lastCall: .lastCall
         case .readingHead: .readingHead
         case .readingBody: .readingBody
         case .awaitingResponse: .awaitingResponse
@@ -58,7 +59,7 @@ extension Machine {
         }
     }
 
-    enum Phase: Equatable { case idle, readingHead, readingBody, awaitingResponse, writing, closed }
+    enum Phase: Equatable { case idle, lastCall, readingHead, readingBody, awaitingResponse, writing, closed }
 }
 
 private func sentText(_ actions: [Machine.Action]) -> String? {
@@ -329,15 +330,8 @@ struct HTTP1ConnectionMachineTests {
         #expect(machine.phase == .closed)
     }
 
-    @Test("shutdown: idle keep-alive closes now, a request in progress is answered with Connection: close")
+    @Test("shutdown: a request in progress is answered with Connection: close")
     func shutdown() throws {
-        var idle = makeMachine()
-        _ = idle.start()
-        _ = idle.feed(simpleGet)
-        _ = idle.responseReady(HTTP1Response(status: 200))
-        #expect(idle.written() == [.armTimer(.keepAlive, .seconds(75))])
-        #expect(idle.shutdown() == [.cancelTimer, .close])
-
         var busy = makeMachine()
         _ = busy.start()
         _ = busy.feed(simpleGet)
@@ -352,6 +346,53 @@ struct HTTP1ConnectionMachineTests {
         _ = writing.responseReady(HTTP1Response(status: 200))
         #expect(writing.shutdown() == [])
         #expect(writing.written() == [.close])
+    }
+
+    @Test("shutdown: an idle keep-alive connection takes a last request, answered with Connection: close, then closes")
+    func shutdownLastCall() throws {
+        func idle() -> Machine {
+            var machine = makeMachine()
+            _ = machine.start()
+            _ = machine.feed(simpleGet)
+            _ = machine.responseReady(HTTP1Response(status: 200))
+            #expect(machine.written() == [.armTimer(.keepAlive, .seconds(75))])
+            return machine
+        }
+        var quiet = idle()
+        #expect(quiet.shutdown() == [.armTimer(.keepAlive, .seconds(1))])
+        #expect(quiet.phase == .lastCall)
+        #expect(quiet.shutdown() == [])
+        // Nothing came: a silent close, as a keep-alive timeout.
+        #expect(quiet.timerFired(.keepAlive) == [.close])
+        #expect(quiet.state == .closed(afterResponse: false))
+
+        var busy = idle()
+        _ = busy.shutdown()
+        let actions = busy.feed(simpleGet)
+        #expect(actions.first == .armTimer(.header, .seconds(10)))
+        #expect(dispatched(actions) != nil)
+        let sent = try #require(sentText(busy.responseReady(HTTP1Response(status: 201))))
+        #expect(sent.contains("Connection: close"))
+        #expect(busy.written() == [.close])
+
+        // A head that arrives in pieces has the header timer, not the last call's.
+        var slow = idle()
+        _ = slow.shutdown()
+        #expect(slow.feed("GET / HT") == [.armTimer(.header, .seconds(10))])
+        #expect(slow.timerFired(.keepAlive) == [])
+        #expect(slow.phase == .readingHead)
+
+        var gone = idle()
+        _ = gone.shutdown()
+        #expect(gone.peerClosed() == [.cancelTimer, .close])
+
+        // Never longer than the keep-alive timeout itself.
+        var short = Machine(limits: HTTP1Limits(), timeouts: .init(keepAlive: .milliseconds(300)))
+        _ = short.start()
+        _ = short.feed(simpleGet)
+        _ = short.responseReady(HTTP1Response(status: 200))
+        _ = short.written()
+        #expect(short.shutdown() == [.armTimer(.keepAlive, .milliseconds(300))])
     }
 
     @Test("shutdown before a new connection's first request waits for it, answers it with Connection: close")
@@ -470,7 +511,9 @@ struct HTTP1ConnectionMachineTests {
         [Event.start, .bytes(simpleGet), .peerClosed, .response(200), .written("")],
         [Event.start, .shutdown],
         [Event.start, .shutdown, .bytes(simpleGet), .response(200), .written("")],
-        [Event.start, .bytes(simpleGet), .response(200), .written(""), .shutdown],
+        [Event.start, .bytes(simpleGet), .response(200), .written(""), .shutdown, .timer(.keepAlive)],
+        [Event.start, .bytes(simpleGet), .response(200), .written(""), .shutdown, .bytes(simpleGet), .response(200),
+         .written("")],
     ])
     func intoFormsMatch(events: [Event]) {
         var returning = makeMachine()
