@@ -38,8 +38,9 @@ struct TootRelayCommand: ParsableCommand {
 
     func run() throws {
         do {
-            try Daemon(environment: ProcessInfo.processInfo.environment, flags: options.flagValues,
-                       demoCertificates: options.demoCertificates).run()
+            let (passed, environment) = try takePassedSockets(ProcessInfo.processInfo.environment)
+            try Daemon(environment: environment, flags: options.flagValues, demoCertificates: options.demoCertificates,
+                       passedSockets: passed).run()
         } catch {
             writeAll(2, "toot-relay: \(error.message)\n")
             throw ExitCode(1)
