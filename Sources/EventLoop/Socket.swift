@@ -173,6 +173,13 @@ public final class Socket {
         fileDescriptor = -1
     }
 
+    /// Gives the descriptor up without closing it: the caller owns it now.
+    public func releaseDescriptor() -> Int32 {
+        let released = fileDescriptor
+        fileDescriptor = -1
+        return released
+    }
+
     private static func makeTCP(_ family: SocketAddress.Family) throws(SocketError) -> Socket {
         let domain = family == .ipv4 ? AF_INET : AF_INET6
         let fd = Glibc.socket(domain, Int32(SOCK_STREAM.rawValue) | shim_SOCK_NONBLOCK_CLOEXEC(), 0)

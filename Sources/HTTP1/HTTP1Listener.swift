@@ -45,15 +45,10 @@ public final class HTTP1Listener<Handler: HTTP1RequestHandler>: DrainableListene
     }
 
     /// Creates the handler on each loop, binds and starts accepting.
-    /// Returns the port bound. Call once, from a thread that is not one of
-    /// the loops.
+    /// Returns the port bound. Call once (this or `start(acceptingOn:)`),
+    /// from a thread that is not one of the loops.
     public func start() throws(HTTP1ListenerError) -> UInt16 {
-        for loop in loops {
-            let server = loop.runAndWait {
-                LoopListener(loop: loop, handler: self.makeHandler(loop), server: self)
-            }
-            loopListeners.append(server)
-        }
+        makeLoopListeners()
         let hosts = options.bindAddress.map { [$0] } ?? ["::", "0.0.0.0"]
         var lastError: SocketError?
         for host in hosts {
@@ -69,6 +64,49 @@ public final class HTTP1Listener<Handler: HTTP1RequestHandler>: DrainableListene
         }
         let shown = options.bindAddress ?? "all interfaces"
         throw HTTP1ListenerError("cannot listen on \(shown) port \(options.port): \(lastError.map { String(describing: $0) } ?? "unknown error")")
+    }
+
+    /// Creates the handler on each loop and accepts on `socket`, a listening
+    /// socket made by another process (systemd's socket activation), instead
+    /// of binding `options`' address. Every loop accepts on a descriptor of
+    /// its own for the one socket (the kernel wakes each loop that waits;
+    /// one takes the connection, the others find none), and shutdown closes
+    /// those descriptors without shutting the socket down: connections that
+    /// arrive meanwhile wait in its backlog for the next process. Returns
+    /// the socket's port. Call once, from a thread that is not one of the loops.
+    public func start(acceptingOn socket: Socket) throws(HTTP1ListenerError) -> UInt16 {
+        makeLoopListeners()
+        let port = socket.localPort
+        var descriptors: [Int32] = []
+        for _ in loopListeners.dropLast() {
+            do { descriptors.append(try socket.duplicate().releaseDescriptor()) } catch {
+                for descriptor in descriptors { Glibc.close(descriptor) }
+                throw HTTP1ListenerError("cannot share the listening socket on port \(port) between loops: \(error)")
+            }
+        }
+        descriptors.append(socket.releaseDescriptor())
+        for (index, server) in loopListeners.enumerated() {
+            let descriptor = descriptors[index]
+            let started: Result<Void, SocketError> = server.loop.runAndWait {
+                Result { () throws(SocketError) in try server.accept(on: Socket(adopting: descriptor), distributing: false) }
+            }
+            if case .failure(let started) = started {
+                for earlier in loopListeners[..<index] { earlier.loop.runAndWait { earlier.stopAccepting() } }
+                for later in descriptors[(index + 1)...] { Glibc.close(later) }
+                throw HTTP1ListenerError("cannot accept on the listening socket on port \(port): \(started)")
+            }
+        }
+        return port
+    }
+
+    private func makeLoopListeners() {
+        precondition(loopListeners.isEmpty, "HTTP1Listener started twice")
+        for loop in loops {
+            let server = loop.runAndWait {
+                LoopListener(loop: loop, handler: self.makeHandler(loop), server: self)
+            }
+            loopListeners.append(server)
+        }
     }
 
     private func listen(host: String) throws(SocketError) -> UInt16 {
@@ -125,6 +163,18 @@ public final class HTTP1Listener<Handler: HTTP1RequestHandler>: DrainableListene
         }
     }
 
+    /// New connections handshake with `context` from now on (a renewed
+    /// certificate); those already open keep the one they began with.
+    /// Returns once every loop has it. Only for a listener started with a
+    /// TLS context: HTTPS stays HTTPS. Call from a thread that is not one
+    /// of the loops.
+    public func replaceTLSContext(_ context: TLSContext) {
+        precondition(tlsContext != nil, "HTTP1Listener: a TLS context for a listener without TLS")
+        for server in loopListeners {
+            server.loop.runAndWait { server.tlsContext = context }
+        }
+    }
+
     /// Writes the log lines every loop still buffers; returns once done.
     /// Call from a thread that is not one of the loops, before they stop.
     public func flushLogs() {
@@ -146,7 +196,8 @@ final class LoopListener<Handler: HTTP1RequestHandler>: ConnectionOwner, @unchec
     private var connections: [ObjectIdentifier: HTTP1ServerConnection] = [:]
     private var shuttingDown = false
     private let options: ListenerOptions
-    private let tlsContext: TLSContext?
+    /// Replaced by `HTTP1Listener.replaceTLSContext`, on this loop.
+    var tlsContext: TLSContext?
     private let warn: @Sendable (String) -> Void
     private let counters: HTTP1ListenerCounters
     private let inputLimit: Int
@@ -165,17 +216,23 @@ final class LoopListener<Handler: HTTP1RequestHandler>: ConnectionOwner, @unchec
     func listen(host: String, port: UInt16, reusePort: Bool) throws(SocketError) -> UInt16 {
         let socket = try Socket.listen(host: host, port: port, reusePort: reusePort, backlog: 4096)
         let boundPort = socket.localPort
+        try accept(on: socket, distributing: !reusePort)
+        return boundPort
+    }
+
+    /// Accepts on `socket` (listening) from now on; `distributing`: hands
+    /// each connection to the loops in turn, else keeps it on this loop.
+    func accept(on socket: Socket, distributing: Bool) throws(SocketError) {
         do {
             acceptor = try Acceptor(listener: socket, on: loop, maxPerWakeup: 64, onAccept: { [weak self] accepted in
                 guard let self else { return }
-                if self.options.reusePort { self.adopt(accepted) } else { self.server.distribute(accepted, from: self) }
+                if distributing { self.server.distribute(accepted, from: self) } else { self.adopt(accepted) }
             }, onError: { [weak self] error in
                 self?.warn("accept failed: \(error)")
             })
         } catch {
             throw SocketError(.listen, errno: error.errno)
         }
-        return boundPort
     }
 
     func adopt(_ socket: Socket) {

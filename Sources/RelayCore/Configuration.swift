@@ -173,7 +173,7 @@ extension Configuration {
         .init(name: "PORT", defaultText: String(defaults.port), help: "listen port of the Web Push listener (0: any free port)"),
         .init(name: "BIND", defaultText: "all interfaces", help: "address to listen on, e.g. 127.0.0.1 behind nginx"),
         .init(name: "PUBLIC_URL", defaultText: "unset (scheme and Host of each request)", help: "the origin senders address, e.g. https://relay.example.com: the aud a restricted endpoint's VAPID token must name"),
-        .init(name: "CRT_FILENAME", defaultText: defaults.tlsCertificateFile, help: "serve HTTPS with this certificate when the file exists"),
+        .init(name: "CRT_FILENAME", defaultText: defaults.tlsCertificateFile, help: "serve HTTPS with this certificate when the file exists; SIGHUP reloads it"),
         .init(name: "KEY_FILENAME", defaultText: defaults.tlsKeyFile, help: "private key for CRT_FILENAME"),
         .init(name: "P12_FILENAME", defaultText: defaults.p12File, help: "APNs client certificate and key (PKCS#12)"),
         .init(name: "P12_BASE64", defaultText: "unset", help: "the same PKCS#12, base64, in the environment (wins over P12_FILENAME)"),

@@ -43,10 +43,12 @@ extension Daemon {
                       maxStringBytes: configuration.apiMaxBodyBytes))
     }
 
-    /// Starts the API listener on every loop, sending through each loop's
-    /// APNs client. Returns the listener, its notifications in flight
-    /// (`MAX_IN_FLIGHT` of its own) and the port bound.
-    func startAPI(_ configuration: Configuration, port: UInt16, context: ProviderAPIContext, loops: [EventLoop],
+    /// Starts the API listener on every loop (on `socket` when systemd
+    /// passed one), sending through each loop's APNs client. Returns the
+    /// listener, its notifications in flight (`MAX_IN_FLIGHT` of its own)
+    /// and the port bound.
+    func startAPI(_ configuration: Configuration, port: UInt16, socket: Socket?, context: ProviderAPIContext,
+                  loops: [EventLoop],
                   loopContexts: LoopContexts, logger: Logger)
         throws(StartupFailure) -> (HTTP1Listener<ProviderAPIHandler>, InFlightDeliveries, UInt16) {
         var options = ListenerOptions(configuration: configuration)
@@ -59,7 +61,7 @@ extension Daemon {
             ProviderAPIHandler(loopContext: loopContexts.value(on: loop), context: context, counters: deliveries)
         }
         do {
-            let bound = try server.start()
+            let bound = if let socket { try server.start(acceptingOn: socket) } else { try server.start() }
             return (server, deliveries, bound)
         } catch {
             throw StartupFailure("API_PORT: \(error.description)")

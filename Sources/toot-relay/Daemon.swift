@@ -12,6 +12,8 @@ struct Daemon {
     let environment: [String: String]
     let flags: [String: String]
     let demoCertificates: String?
+    /// The listening sockets systemd passed (LISTEN_FDS), if any.
+    var passedSockets: SocketActivation.Passed = .none
 
     func run() throws(StartupFailure) {
         ignoreSIGPIPE()
@@ -21,6 +23,7 @@ struct Daemon {
         let values = variableValues
         var configuration = try makeConfiguration(values)
         let logger = Logger(level: configuration.logLevel)
+        let sockets = try PassedListeners(passedSockets, configuration: &configuration, logger: logger)
 
         var emulator: APNsEmulator?
         if let directory = demoCertificates {
@@ -54,17 +57,9 @@ struct Daemon {
         var expiryMonitors = AppExpiryMonitors(served, now: Int(Glibc.time(nil)), logger: logger)
 
         // HTTPS when the certificate file exists, as the Go relay does (but
-        // with the configured name).
-        var serverTLS: TLSContext?
-        if FileManager.default.fileExists(atPath: configuration.tlsCertificateFile) {
-            do {
-                let identity = try TLSIdentity.pem(certificateFile: configuration.tlsCertificateFile,
-                                                   privateKeyFile: configuration.tlsKeyFile)
-                serverTLS = try TLSContext.server(identity: identity, alpn: ["http/1.1"], clientCAFile: nil)
-            } catch {
-                throw StartupFailure("CRT_FILENAME/KEY_FILENAME (\(configuration.tlsCertificateFile), \(configuration.tlsKeyFile)): \(error)")
-            }
-        }
+        // with the configured name); SIGHUP loads it again.
+        var serverCertificate = try loadServerCertificate(configuration)
+        let serverTLS = serverCertificate?.context
 
         let descriptorLimit = (try? raiseFileDescriptorLimit()) ?? 0
         let threadCount = configuration.threads ?? max(1, ProcessInfo.processInfo.activeProcessorCount)
@@ -96,7 +91,9 @@ struct Daemon {
                                    publicURL: configuration.publicURL, logger: logger, counters: connections,
                                    deliveries: deliveries, feedback: feedback)
         let port: UInt16
-        do { port = try server.start() } catch {
+        do {
+            if let socket = sockets.webPush { port = try server.start(acceptingOn: socket) } else { port = try server.start() }
+        } catch {
             group.stopAndJoin()
             throw StartupFailure(error.description)
         }
@@ -112,8 +109,8 @@ struct Daemon {
                 xmlLimits: xmlLimits, provisionDirectory: configuration.apiProvisionDirectory)
             do {
                 let (apiServer, apiDeliveries, bound) = try startAPI(
-                    configuration, port: apiPort, context: context, loops: group.loops, loopContexts: loopContexts,
-                    logger: logger)
+                    configuration, port: apiPort, socket: sockets.api, context: context, loops: group.loops,
+                    loopContexts: loopContexts, logger: logger)
                 api = (apiServer, apiDeliveries, context, bound)
                 metrics?.setAPIDeliveries(apiDeliveries)
             } catch let failure {
@@ -125,7 +122,7 @@ struct Daemon {
         var metricsListener: HTTP1Listener<MetricsHandler>?
         if let metrics, let metricsPort {
             metricsListener = try startMetrics(metrics, host: configuration.metricsBindAddress, port: metricsPort,
-                                             loop: group.loops[0], logger: logger)
+                                             socket: sockets.metrics, loop: group.loops[0], logger: logger)
         }
         writeAll(1, "listening on \(shownHost):\(port)\n")
         if let api {
@@ -136,8 +133,10 @@ struct Daemon {
             logger.info("provider API on \(shown):\(api.port) (/api/push, /3/device/<token>, XML-RPC at /, "
                 + "/api/feedback/<app>), " + keys)
         }
+        let accepting = sockets.webPush != nil ? "every thread accepting on systemd's socket `webpush`"
+            : "SO_REUSEPORT \(configuration.reusePort ? "on" : "off")"
         logger.info("listening on \(shownHost):\(port) (\(serverTLS == nil ? "HTTP" : "HTTPS")), \(threadCount) threads, "
-            + "SO_REUSEPORT \(configuration.reusePort ? "on" : "off"), file descriptor limit \(descriptorLimit)")
+            + "\(accepting), file descriptor limit \(descriptorLimit)")
         notifySystemd("READY=1", logger: logger)
 
         var current = served
@@ -148,6 +147,7 @@ struct Daemon {
         } reload: {
             notifySystemd("RELOADING=1", logger: logger)
             defer { notifySystemd("READY=1", logger: logger) }
+            reloadServerCertificate(&serverCertificate, serving: server, logger: logger)
             guard let reloaded = reloadApps(loader, configuration, current: current, catalog: catalog,
                                             serve: { apps in loopContexts.forEach { $0.replaceApps(apps) } },
                                             provisioned: api?.context.provisioned, logger: logger)
@@ -241,13 +241,13 @@ struct Daemon {
         }
     }
 
-    private func startMetrics(_ metrics: RelayMetrics, host: String, port: UInt16, loop: EventLoop,
+    private func startMetrics(_ metrics: RelayMetrics, host: String, port: UInt16, socket: Socket?, loop: EventLoop,
                               logger: Logger) throws(StartupFailure) -> HTTP1Listener<MetricsHandler> {
         let listener = HTTP1Listener(metricsOn: host, port: port, loop: loop, warn: { logger.warning($0) }) {
             metrics.exposition()
         }
         do {
-            let boundPort = try listener.start()
+            let boundPort = if let socket { try listener.start(acceptingOn: socket) } else { try listener.start() }
             let shown = host.contains(":") ? "[\(host)]" : host
             logger.info("metrics on \(shown):\(boundPort) (GET /metrics)")
             return listener

@@ -27,8 +27,12 @@ struct TootRelayCommand: ParsableCommand {
             adds apps. GET /relay-to/_health answers 200 OK (503 while APNs rejects the \
             credentials of every app); GET /relay-to/_health/<app> answers for one app. \
             The first line on stdout is `listening on HOST:PORT`; PORT=0 picks a free port. \
-            SIGHUP: reload APPS_FILE and every credential file (a file that does not load \
-            leaves the running apps in place). \
+            Under systemd socket activation (LISTEN_FDS; config/toot-relay.socket) a listener \
+            whose socket is passed, named webpush, api or metrics (FileDescriptorName=), \
+            accepts on it instead of binding PORT and BIND (API_PORT and API_BIND, METRICS_PORT \
+            and METRICS_BIND), so restarts queue connections instead of refusing them. \
+            SIGHUP: reload APPS_FILE, every credential file and CRT_FILENAME/KEY_FILENAME (a \
+            file that does not load leaves the running apps, or certificate, in place). \
             SIGTERM/SIGINT: stop accepting, finish in-flight requests within SHUTDOWN_GRACE, \
             exit 0 (a second signal skips the wait).
             """,
@@ -38,8 +42,9 @@ struct TootRelayCommand: ParsableCommand {
 
     func run() throws {
         do {
-            try Daemon(environment: ProcessInfo.processInfo.environment, flags: options.flagValues,
-                       demoCertificates: options.demoCertificates).run()
+            let (passed, environment) = try takePassedSockets(ProcessInfo.processInfo.environment)
+            try Daemon(environment: environment, flags: options.flagValues, demoCertificates: options.demoCertificates,
+                       passedSockets: passed).run()
         } catch {
             writeAll(2, "toot-relay: \(error.message)\n")
             throw ExitCode(1)

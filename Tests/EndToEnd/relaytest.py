@@ -30,10 +30,10 @@ TOPIC = "com.example.tootrelay.test"
 class Process:
     """A child process whose first stdout line is `listening on HOST:PORT`."""
 
-    def __init__(self, argv, env=None, log_path=None, start_timeout=20):
+    def __init__(self, argv, env=None, log_path=None, start_timeout=20, pass_fds=()):
         self.log_path = log_path
         self.log = open(log_path, "wb") if log_path else subprocess.DEVNULL
-        self.popen = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=self.log)
+        self.popen = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=self.log, pass_fds=pass_fds)
         self.port = None
         # Bounded: wait for the first line with select, never in a bare
         # readline on a process that might print nothing.
@@ -152,10 +152,17 @@ class Response:
 
 
 class Client:
-    """One keep-alive connection; reads Content-Length framed responses."""
+    """One keep-alive connection; reads Content-Length framed responses.
+    `tls`: an `ssl.SSLContext` to speak HTTPS with (server name localhost)."""
 
-    def __init__(self, port, timeout=10):
+    def __init__(self, port, timeout=10, tls=None):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        if tls is not None:
+            try:
+                self.sock = tls.wrap_socket(self.sock, server_hostname="localhost")
+            except BaseException:
+                self.sock.close()
+                raise
         self.buffer = b""
 
     def close(self):

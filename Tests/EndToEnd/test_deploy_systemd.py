@@ -1,6 +1,7 @@
-"""The systemd home: the unit verifies with systemd-analyze, the relay speaks
-sd_notify (READY=1, STOPPING=1) over $NOTIFY_SOCKET, and the environment
-example and README document every variable the relay reads."""
+"""The systemd home: the service and its socket unit verify with
+systemd-analyze, the relay speaks sd_notify (READY=1, STOPPING=1) over
+$NOTIFY_SOCKET, and the environment example and README document every
+variable the relay reads. Restarts on the socket: test_socket_activation.py."""
 
 import os
 import re
@@ -14,12 +15,14 @@ import pytest
 import relaytest as rt
 
 UNIT = os.path.join(rt.ROOT, "config", "toot-relay.service")
+SOCKET_UNIT = os.path.join(rt.ROOT, "config", "toot-relay.socket")
 ENV_EXAMPLE = os.path.join(rt.ROOT, "config", "toot-relay.env.example")
+NGINX_SITE = os.path.join(rt.ROOT, "config", "nginx-toot-relay.conf")
 
 
-def unit_settings():
+def unit_settings(path=UNIT):
     settings = {}
-    with open(UNIT, encoding="utf-8") as handle:
+    with open(path, encoding="utf-8") as handle:
         for line in handle:
             line = line.strip()
             if line and not line.startswith(("#", "[")):
@@ -29,18 +32,41 @@ def unit_settings():
 
 
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze missing (scripts/setup installs systemd)")
-def test_unit_passes_systemd_analyze_verify(tmp_path):
+def test_units_pass_systemd_analyze_verify(tmp_path):
     # verify needs ExecStart to exist: the built binary stands in for
     # /usr/local/bin/toot-relay in a copy of the unit, nothing else changes.
+    # Both units together: the socket's Service= must name a unit verify loads.
     with open(UNIT, encoding="utf-8") as handle:
         text = handle.read()
     assert "ExecStart=/usr/local/bin/toot-relay\n" in text
     copy = tmp_path / "toot-relay.service"
     copy.write_text(text.replace("ExecStart=/usr/local/bin/toot-relay", f"ExecStart={rt.RELAY}"))
-    result = subprocess.run(["systemd-analyze", "verify", str(copy)], capture_output=True, text=True, timeout=60)
+    shutil.copy(SOCKET_UNIT, tmp_path / "toot-relay.socket")
+    result = subprocess.run(["systemd-analyze", "verify", str(tmp_path / "toot-relay.socket"), str(copy)],
+                            capture_output=True, text=True, timeout=60)
     # verify exits 0 on unknown keys and bad values but prints them: any
     # output is a finding.
     assert result.returncode == 0 and result.stdout == "" and result.stderr == "", result
+
+
+def test_the_service_takes_its_web_push_socket_from_toot_relay_socket():
+    service = unit_settings()
+    assert service["Sockets"] == ["toot-relay.socket"]
+    assert "toot-relay.socket" in service["Requires"] and "toot-relay.socket" in service["After"]
+    socket_unit = unit_settings(SOCKET_UNIT)
+    # The name the relay looks for (ListenerSocketName.webPush).
+    assert socket_unit["FileDescriptorName"] == ["webpush"]
+    assert socket_unit["Service"] == ["toot-relay.service"]
+    assert socket_unit["WantedBy"] == ["sockets.target"]
+    # Connections queue here during a restart: as deep as the relay's own backlog.
+    assert socket_unit["Backlog"] == ["4096"]
+    # Where nginx's upstream and the environment example say the relay listens.
+    assert socket_unit["ListenStream"] == ["127.0.0.1:42069"]
+    with open(NGINX_SITE, encoding="utf-8") as handle:
+        assert "server 127.0.0.1:42069;" in handle.read()
+    with open(ENV_EXAMPLE, encoding="utf-8") as handle:
+        example = handle.read()
+    assert "\nPORT=42069\n" in example and "\nBIND=127.0.0.1\n" in example
 
 
 def test_unit_has_the_required_hardening():

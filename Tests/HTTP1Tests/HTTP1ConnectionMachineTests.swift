@@ -50,6 +50,7 @@ extension Machine {
     var phase: Phase {
         switch state {
         case .idle: .idle
+        case .lastCall: .lastCall
         case .readingHead: .readingHead
         case .readingBody: .readingBody
         case .awaitingResponse: .awaitingResponse
@@ -58,7 +59,7 @@ extension Machine {
         }
     }
 
-    enum Phase: Equatable { case idle, readingHead, readingBody, awaitingResponse, writing, closed }
+    enum Phase: Equatable { case idle, lastCall, readingHead, readingBody, awaitingResponse, writing, closed }
 }
 
 private func sentText(_ actions: [Machine.Action]) -> String? {
@@ -329,12 +330,8 @@ struct HTTP1ConnectionMachineTests {
         #expect(machine.phase == .closed)
     }
 
-    @Test("shutdown: idle closes now, a request in progress is answered with Connection: close")
+    @Test("shutdown: a request in progress is answered with Connection: close")
     func shutdown() throws {
-        var idle = makeMachine()
-        _ = idle.start()
-        #expect(idle.shutdown() == [.cancelTimer, .close])
-
         var busy = makeMachine()
         _ = busy.start()
         _ = busy.feed(simpleGet)
@@ -349,6 +346,75 @@ struct HTTP1ConnectionMachineTests {
         _ = writing.responseReady(HTTP1Response(status: 200))
         #expect(writing.shutdown() == [])
         #expect(writing.written() == [.close])
+    }
+
+    @Test("shutdown: an idle keep-alive connection takes a last request, answered with Connection: close, then closes")
+    func shutdownLastCall() throws {
+        func idle() -> Machine {
+            var machine = makeMachine()
+            _ = machine.start()
+            _ = machine.feed(simpleGet)
+            _ = machine.responseReady(HTTP1Response(status: 200))
+            #expect(machine.written() == [.armTimer(.keepAlive, .seconds(75))])
+            return machine
+        }
+        var quiet = idle()
+        #expect(quiet.shutdown() == [.armTimer(.keepAlive, .seconds(1))])
+        #expect(quiet.phase == .lastCall)
+        #expect(quiet.shutdown() == [])
+        // Nothing came: a silent close, as a keep-alive timeout.
+        #expect(quiet.timerFired(.keepAlive) == [.close])
+        #expect(quiet.state == .closed(afterResponse: false))
+
+        var busy = idle()
+        _ = busy.shutdown()
+        let actions = busy.feed(simpleGet)
+        #expect(actions.first == .armTimer(.header, .seconds(10)))
+        #expect(dispatched(actions) != nil)
+        let sent = try #require(sentText(busy.responseReady(HTTP1Response(status: 201))))
+        #expect(sent.contains("Connection: close"))
+        #expect(busy.written() == [.close])
+
+        // A head that arrives in pieces has the header timer, not the last call's.
+        var slow = idle()
+        _ = slow.shutdown()
+        #expect(slow.feed("GET / HT") == [.armTimer(.header, .seconds(10))])
+        #expect(slow.timerFired(.keepAlive) == [])
+        #expect(slow.phase == .readingHead)
+
+        var gone = idle()
+        _ = gone.shutdown()
+        #expect(gone.peerClosed() == [.cancelTimer, .close])
+
+        // Never longer than the keep-alive timeout itself.
+        var short = Machine(limits: HTTP1Limits(), timeouts: .init(keepAlive: .milliseconds(300)))
+        _ = short.start()
+        _ = short.feed(simpleGet)
+        _ = short.responseReady(HTTP1Response(status: 200))
+        _ = short.written()
+        #expect(short.shutdown() == [.armTimer(.keepAlive, .milliseconds(300))])
+    }
+
+    @Test("shutdown before a new connection's first request waits for it, answers it with Connection: close")
+    func shutdownBeforeTheFirstRequest() throws {
+        var fresh = makeMachine()
+        #expect(fresh.start() == [.armTimer(.header, .seconds(10))])
+        // Accepted from the backlog: its request is on its way.
+        #expect(fresh.shutdown() == [])
+        #expect(fresh.phase == .readingHead)
+        let request = try #require(dispatched(fresh.feed(simpleGet)))
+        #expect(request.target == "/relay-to/_health")
+        let sent = try #require(sentText(fresh.responseReady(HTTP1Response(status: 201))))
+        #expect(sent.contains("Connection: close"))
+        #expect(fresh.written() == [.close])
+
+        // A sender that never sends is still bounded by the header timer
+        // armed at the start.
+        var silent = makeMachine()
+        _ = silent.start()
+        _ = silent.shutdown()
+        #expect(sentText(silent.timerFired(.header))?.hasPrefix("HTTP/1.1 408 ") == true)
+        #expect(silent.written() == [.close])
     }
 
     @Test("a completed write that is not a response's changes nothing",
@@ -444,6 +510,10 @@ struct HTTP1ConnectionMachineTests {
         [Event.start, .bytes("BAD\r\n\r\n"), .written("")],
         [Event.start, .bytes(simpleGet), .peerClosed, .response(200), .written("")],
         [Event.start, .shutdown],
+        [Event.start, .shutdown, .bytes(simpleGet), .response(200), .written("")],
+        [Event.start, .bytes(simpleGet), .response(200), .written(""), .shutdown, .timer(.keepAlive)],
+        [Event.start, .bytes(simpleGet), .response(200), .written(""), .shutdown, .bytes(simpleGet), .response(200),
+         .written("")],
     ])
     func intoFormsMatch(events: [Event]) {
         var returning = makeMachine()

@@ -1,7 +1,10 @@
+import Dispatch
 import EventLoop
+import Glibc
 import HTTP1
 import TestSupport
 import Testing
+import TLS
 
 @Suite("HTTP/1 listener", .timeLimit(.minutes(1)))
 struct HTTP1ListenerTests {
@@ -29,6 +32,77 @@ struct HTTP1ListenerTests {
         for client in clients { try client.send(postBytes()) }
         for client in clients { #expect(try client.readResponse().status == 201) }
         #expect(fixture.record.all.count == 50)
+    }
+
+    @Test("on a socket another process made, every loop accepts", arguments: [0, 1])
+    func passedSocketEveryLoopAccepts(blockedLoop: Int) throws {
+        let socket = try Socket.listen(host: "127.0.0.1", port: 0)
+        let fixture = try ListenerFixture(threads: 2, acceptingOn: socket)
+        defer { fixture.stop() }
+        // One loop busy: the other alone accepts and answers.
+        let release = DispatchSemaphore(value: 0)
+        fixture.group.loops[blockedLoop].execute { release.wait() }
+        defer { release.signal() }
+        for _ in 0..<5 {
+            let client = try TestClient(port: fixture.port, timeoutSeconds: 5)
+            try client.send(postBytes(connectionClose: true))
+            #expect(try client.readResponse().status == 201)
+        }
+    }
+
+    @Test("a stopped listener leaves the socket to the next, with the connections that queued meanwhile")
+    func passedSocketOutlivesItsListener() throws {
+        let socket = try Socket.listen(host: "127.0.0.1", port: 0)
+        // The service manager's own descriptor, which keeps the socket open.
+        let managers = try socket.duplicate()
+        let first = try ListenerFixture(threads: 2, acceptingOn: socket)
+        #expect(first.port == managers.localPort)
+        let served = try TestClient(port: first.port)
+        try served.send(postBytes())
+        #expect(try served.readResponse().status == 201)
+        // Accepted but silent until after the shutdown began: still answered.
+        let early = try TestClient(port: first.port)
+        try #require(eventually { first.listener.counters.openConnections == 2 })
+        first.listener.beginShutdown()
+        #expect(try served.readsEOF())
+        try early.send(postBytes())
+        let answer = try early.readResponse()
+        #expect(answer.status == 201)
+        #expect(answer.header("Connection") == "close")
+        try #require(eventually { first.listener.isDrained })
+        first.stop()
+
+        // No process accepts now: the kernel queues the connection.
+        let queued = try TestClient(port: managers.localPort)
+        try queued.send(postBytes())
+        let second = try ListenerFixture(threads: 2, acceptingOn: managers.duplicate())
+        defer { second.stop() }
+        #expect(try queued.readResponse().status == 201)
+        #expect(first.record.all.count == 2 && second.record.all.count == 1)
+    }
+
+    @Test("a replaced TLS context is what the next handshakes get")
+    func replacedTLSContext() throws {
+        func context(_ certificate: String, _ key: String) throws -> TLSContext {
+            let identity = try TLSIdentity.pem(certificateFile: TestCertificates.path(certificate),
+                                               privateKeyFile: TestCertificates.path(key))
+            return try TLSContext.server(identity: identity, alpn: ["http/1.1"], clientCAFile: nil)
+        }
+        let fixture = try ListenerFixture(tlsContext: context(TestCertificates.serverCertificate, TestCertificates.serverKey))
+        defer { fixture.stop() }
+        func post(trusting ca: String) throws -> String {
+            try Subprocess.run([
+                "curl", "-sS", "--max-time", "10", "--cacert", TestCertificates.path(ca), "-o", "/dev/null",
+                "-w", "%{http_code}", "--data-binary", "q", "https://127.0.0.1:\(fixture.port)/x",
+            ]).standardOutputText
+        }
+        #expect(try post(trusting: TestCertificates.caCertificate) == "201")
+        fixture.listener.replaceTLSContext(try context(TestCertificates.otherServerCertificate,
+                                                       TestCertificates.otherServerKey))
+        #expect(try post(trusting: TestCertificates.otherCACertificate) == "201")
+        // curl prints 000 when the handshake fails: the old certificate is gone.
+        #expect(try post(trusting: TestCertificates.caCertificate) == "000")
+        #expect(fixture.record.all.count == 2)
     }
 
     @Test("a port in use is one clear error")

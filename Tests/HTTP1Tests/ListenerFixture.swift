@@ -55,7 +55,7 @@ final class ListenerFixture {
 
     init(threads: Int = 2, reusePort: Bool = true, status: Int = 201, delay: Duration = .milliseconds(1),
          limits: HTTP1Limits = HTTP1Limits(), timeouts: HTTP1ConnectionMachine.Timeouts = .init(),
-         maxConnections: Int = 1000, tlsContext: TLSContext? = nil) throws {
+         maxConnections: Int = 1000, tlsContext: TLSContext? = nil, acceptingOn socket: Socket? = nil) throws {
         group = try EventLoopGroup(count: threads, namePrefix: "http1-test")
         let record = self.record
         let options = ListenerOptions(bindAddress: "127.0.0.1", port: 0, reusePort: reusePort, limits: limits,
@@ -63,7 +63,7 @@ final class ListenerFixture {
         listener = HTTP1Listener(options: options, loops: group.loops, tlsContext: tlsContext, warn: { _ in }) { loop in
             AnsweringHandler(loop: loop, status: status, delay: delay, record: record)
         }
-        port = try listener.start()
+        if let socket { port = try listener.start(acceptingOn: socket) } else { port = try listener.start() }
     }
 
     func stop() {

@@ -27,12 +27,20 @@ public struct HTTP1ConnectionMachine: Sendable {
         public var body: Duration
         /// An idle connection between requests: beyond, a silent close.
         public var keepAlive: Duration
+        /// Once shutdown begins, how long an idle keep-alive connection still
+        /// takes a request (answered with `Connection: close`) before it
+        /// closes silently: a sender that is sending on it moves to a new
+        /// connection, which waits in the backlog for the next process,
+        /// instead of having its request closed under it (a sender learns of
+        /// a close only when it writes). At most `keepAlive`.
+        public var lastCall: Duration
 
         public init(header: Duration = .seconds(10), body: Duration = .seconds(10),
-                    keepAlive: Duration = .seconds(75)) {
+                    keepAlive: Duration = .seconds(75), lastCall: Duration = .seconds(1)) {
             self.header = header
             self.body = body
             self.keepAlive = keepAlive
+            self.lastCall = lastCall
         }
     }
 
@@ -46,6 +54,10 @@ public struct HTTP1ConnectionMachine: Sendable {
     public enum State: Sendable, Equatable {
         /// Between requests (or before the first): nothing of a request yet.
         case idle
+        /// Between requests once shutdown began: a request that arrives
+        /// within `Timeouts.lastCall` is answered with `Connection: close`;
+        /// none, and the connection closes silently.
+        case lastCall
         case readingHead(HeadProgress)
         case readingBody(BodyProgress)
         /// The request went to the handler; its answer is pending.
@@ -126,7 +138,7 @@ public struct HTTP1ConnectionMachine: Sendable {
     /// True while the connection should read and parse what the peer sends.
     public var wantsInput: Bool {
         switch state {
-        case .idle, .readingHead, .readingBody: true
+        case .idle, .lastCall, .readingHead, .readingBody: true
         case .awaitingResponse, .writing, .closed: false
         }
     }
@@ -153,11 +165,11 @@ public struct HTTP1ConnectionMachine: Sendable {
         let head: HeadProgress
         var body: BodyProgress?
         switch state {
-        case .idle:
+        case .idle, .lastCall:
             guard !buffer.isEmpty else { return }
-            head = HeadProgress()
-            // The keep-alive timer gives way to this request's header timer;
-            // the first request's header timer has run since `start`.
+            head = HeadProgress(shuttingDown: state == .lastCall)
+            // The keep-alive (or last-call) timer gives way to this request's
+            // header timer; the first request's header timer has run since `start`.
             if requestsServed > 0 { actions.append(.armTimer(.header, timeouts.header)) }
         case .readingHead(let progress):
             head = progress
@@ -228,7 +240,7 @@ public struct HTTP1ConnectionMachine: Sendable {
         switch state {
         case .writing(let then):
             next = then
-        case .idle, .readingHead, .readingBody, .awaitingResponse, .closed:
+        case .idle, .lastCall, .readingHead, .readingBody, .awaitingResponse, .closed:
             // Not a response's end: an interim `100 Continue` went out while
             // the request is read or answered, or output queued before the
             // close finished. Nothing changes.
@@ -248,7 +260,7 @@ public struct HTTP1ConnectionMachine: Sendable {
             case .awaitingResponse(var pending):
                 pending.peerClosed = true
                 state = .awaitingResponse(pending)
-            case .idle, .readingHead, .readingBody:
+            case .idle, .lastCall, .readingHead, .readingBody:
                 state = .closed(afterResponse: false)
                 actions.append(.cancelTimer)
                 actions.append(.close)
@@ -268,7 +280,7 @@ public struct HTTP1ConnectionMachine: Sendable {
 
     public mutating func timerFired(_ kind: TimerKind, into actions: inout [Action]) {
         switch (state, kind) {
-        case (.idle, .keepAlive):
+        case (.idle, .keepAlive), (.lastCall, .keepAlive):
             // An idle keep-alive connection closes silently: a 408 nobody
             // asked for would be read as the answer to the sender's next
             // request (RFC 9112 §9.5 allows closing idle connections).
@@ -278,7 +290,8 @@ public struct HTTP1ConnectionMachine: Sendable {
             timedOut("request head not received in time", into: &actions)
         case (.readingBody, .body), (.readingBody, .header):
             timedOut("request body not received in time", into: &actions)
-        case (.idle, .body), (.readingHead, .body), (.readingHead, .keepAlive), (.readingBody, .keepAlive),
+        case (.idle, .body), (.lastCall, .header), (.lastCall, .body), (.readingHead, .body), (.readingHead, .keepAlive),
+             (.readingBody, .keepAlive),
              (.awaitingResponse, _), (.writing, _), (.closed, _):
             // A timer of an earlier phase, cancelled lazily by the connection,
             // firing late: the current phase has its own (or none).
@@ -290,7 +303,7 @@ public struct HTTP1ConnectionMachine: Sendable {
     /// its answer (the peer may only have shut down its sending half).
     public mutating func peerClosed(into actions: inout [Action]) {
         switch state {
-        case .idle, .readingHead, .readingBody:
+        case .idle, .lastCall, .readingHead, .readingBody:
             state = .closed(afterResponse: false)
             actions.append(.cancelTimer)
             actions.append(.close)
@@ -306,14 +319,22 @@ public struct HTTP1ConnectionMachine: Sendable {
         }
     }
 
-    /// Graceful shutdown: idle connections close now; a request being read
-    /// or answered finishes, and its response says `Connection: close`.
+    /// Graceful shutdown: a request being read or answered finishes, and
+    /// its response says `Connection: close`. So does the first request of
+    /// a connection that has sent none yet: it was accepted from the
+    /// backlog, so its sender has sent or is sending a request, and closing
+    /// would reset a request nobody else will answer (its header timer
+    /// still bounds the wait). An idle keep-alive connection takes a
+    /// request for `Timeouts.lastCall` more, then closes.
     public mutating func shutdown(into actions: inout [Action]) {
         switch state {
+        case .idle where requestsServed == 0:
+            state = .readingHead(HeadProgress(shuttingDown: true))
         case .idle:
-            state = .closed(afterResponse: false)
-            actions.append(.cancelTimer)
-            actions.append(.close)
+            state = .lastCall
+            actions.append(.armTimer(.keepAlive, min(timeouts.lastCall, timeouts.keepAlive)))
+        case .lastCall:
+            break  // asked again
         case .readingHead(var progress):
             progress.shuttingDown = true
             state = .readingHead(progress)
