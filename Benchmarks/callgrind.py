@@ -27,6 +27,12 @@ notification counts differ.
 Paths: webpush (wrk -c 16, Benchmarks/mastodon-aesgcm.lua) and provider
 (wrk -c 8, Benchmarks/provider-push.lua, 100 tokens per /api/push, an API key).
 
+For figures per function: --keep DIR keeps each run's callgrind output
+(callgrind.PATH.RUN.out) in DIR, and with --symbols the copy keeps its
+symbol table (`strip --strip-debug`: function names, no DWARF), so
+`callgrind_annotate --inclusive=yes DIR/callgrind.provider.run1.out` names
+the relay's functions. The counts are the same either way.
+
 Builds nothing: --bin is a release build directory (`swift build -c release
 --product toot-relay`, `--product apns-emulator`). Every step has a time
 limit; on overrun this script kills the processes it started (its own
@@ -36,6 +42,7 @@ import argparse
 import os
 import re
 import shlex
+import shutil
 import signal
 import statistics
 import subprocess
@@ -181,6 +188,8 @@ def measure(path, args, scratch, run_name, emulator_binary, relay_binary, relay_
     if relay_status != 0:
         raise SystemExit(f"callgrind: the relay exited with {relay_status}; its log: {bench.WORK}/relay.log, "
                          f"valgrind's: {valgrind_log}")
+    if args.keep:
+        shutil.copy(out_file, args.keep)
     return {
         "instructions": callgrind_instructions(out_file),
         "handshakes": handshake_instructions(out_file),
@@ -222,6 +231,9 @@ def main():
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--relay-env", action="append", default=[], metavar="NAME=VALUE",
                         help="extra relay environment (e.g. METRICS_PORT=0)")
+    parser.add_argument("--keep", metavar="DIR", help="keep each run's callgrind output file in DIR")
+    parser.add_argument("--symbols", action="store_true", help="keep the copy's symbol table (strip --strip-debug), "
+                                                               "for callgrind_annotate")
     args = parser.parse_args()
     if args.runs < 1 or args.seconds < 1:
         parser.error("--runs and --seconds must be at least 1")
@@ -231,6 +243,8 @@ def main():
         if not os.access(binary, os.X_OK):
             raise SystemExit(f"callgrind: no executable {binary}")
     relay_env = dict(item.split("=", 1) for item in args.relay_env)
+    if args.keep:
+        os.makedirs(args.keep, exist_ok=True)
     paths = ["webpush", "provider"] if args.path == "both" else [args.path]
 
     os.makedirs(bench.WORK, exist_ok=True)
@@ -260,7 +274,8 @@ def main():
     failed = False
     with tempfile.TemporaryDirectory(prefix="callgrind-", dir=bench.WORK) as scratch:
         relay_binary = os.path.join(scratch, "toot-relay")
-        subprocess.run(["strip", "-o", relay_binary, relay_source], check=True, timeout=TOOL_LIMIT)
+        strip = ["strip", "--strip-debug"] if args.symbols else ["strip"]
+        subprocess.run([*strip, "-o", relay_binary, relay_source], check=True, timeout=TOOL_LIMIT)
         summaries = []
         for path in paths:
             spec = PATHS[path]
