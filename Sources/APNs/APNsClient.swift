@@ -15,16 +15,8 @@ public struct APNsClientConfiguration: Sendable {
     }
 }
 
-/// APNs refused our credentials (HTTP 403): the relay's health turns 503.
-public struct APNsCredentialRejection: Sendable, Equatable {
-    public var environment: APNsEnvironment
-    public var status: Int
-    public var reason: APNsReason?
-    /// Unix seconds.
-    public var time: Int
-}
-
-/// A snapshot for health checks and metrics.
+/// A snapshot of one loop's client, for the metrics and the log's
+/// connection lines (`APNsConnectionReport` in Relay, each tick).
 public struct APNsClientStatus: Sendable, Equatable {
     /// Connections of both environments by state (closed ones are gone).
     public var connections: [APNsConnectionState: Int]
@@ -33,10 +25,6 @@ public struct APNsClientStatus: Sendable, Equatable {
     /// Requests waiting for a stream.
     public var queued: Int
     public var counters: APNsCounters
-    public var lastCredentialRejection: APNsCredentialRejection?
-    /// True while the latest 200-or-403 answer of either environment was a
-    /// 403: the health check answers 503 (ARCHITECTURE.md §1).
-    public var credentialsRejected: Bool
     /// The last failed connection attempt, either environment.
     public var lastConnectFailure: ConnectionFailure?
     /// The last ready connection that died, either environment.
@@ -70,7 +58,6 @@ public final class APNsClient: NotificationSender {
     @exclusivity(unchecked) private var closedCounters = APNsCounters()
     @exclusivity(unchecked) private var sweepTimer: TimerID?
     @exclusivity(unchecked) private var isShutDown = false
-    @exclusivity(unchecked) public private(set) var lastCredentialRejection: APNsCredentialRejection?
     @exclusivity(unchecked) private var lastConnectFailure: ConnectionFailure?
     @exclusivity(unchecked) private var lastConnectionLoss: ConnectionFailure?
 
@@ -132,14 +119,7 @@ public final class APNsClient: NotificationSender {
             answerTimeout: settings.answerTimeout.saturatingNanoseconds,
             backoffBase: settings.backoffBase.saturatingNanoseconds,
             backoffCap: settings.backoffCap.saturatingNanoseconds)
-        let pool = APNsPool(loop: loop, endpoint: endpoint, limits: limits)
-        let environment = key.environment
-        pool.onCredentialRejection = { [weak self] status, reason in
-            guard let self else { return }
-            self.lastCredentialRejection = APNsCredentialRejection(
-                environment: environment, status: status, reason: reason, time: self.configuration.wallClock())
-        }
-        return pool
+        return APNsPool(loop: loop, endpoint: endpoint, limits: limits)
     }
 
     // MARK: Idle and retired pools
@@ -207,7 +187,6 @@ public final class APNsClient: NotificationSender {
         var counters = closedCounters
         var inFlight = 0
         var queued = 0
-        var rejected = false
         var connectFailure: ConnectionFailure?
         var connectionLoss: ConnectionFailure?
         for pool in Array(pools.values) + Array(closingPools.values) {
@@ -215,13 +194,11 @@ public final class APNsClient: NotificationSender {
             counters = counters + pool.counters
             inFlight += pool.inFlightCount
             queued += pool.queuedCount
-            rejected = rejected || pool.credentialsRejected
             connectFailure = connectFailure ?? pool.lastConnectFailure
             connectionLoss = connectionLoss ?? pool.lastConnectionLoss
         }
         return APNsClientStatus(
             connections: connections, inFlight: inFlight, queued: queued, counters: counters,
-            lastCredentialRejection: lastCredentialRejection, credentialsRejected: rejected,
             lastConnectFailure: connectFailure ?? lastConnectFailure,
             lastConnectionLoss: connectionLoss ?? lastConnectionLoss)
     }

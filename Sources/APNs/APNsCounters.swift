@@ -18,7 +18,7 @@ public struct APNsCounters: Sendable, Equatable {
 
     public init() {}
 
-    static func + (lhs: APNsCounters, rhs: APNsCounters) -> APNsCounters {
+    public static func + (lhs: APNsCounters, rhs: APNsCounters) -> APNsCounters {
         var sum = lhs
         sum.sent += rhs.sent
         sum.completed += rhs.completed

@@ -17,8 +17,6 @@ import EventLoop
 final class APNsPool: APNsConnectionOwner {
     private let loop: EventLoop
     private let endpoint: APNsEndpoint
-    /// APNs answered 403 (credentials refused): status, reason.
-    @exclusivity(unchecked) var onCredentialRejection: ((Int, APNsReason?) -> Void)?
 
     @exclusivity(unchecked) private var machine: APNsPoolMachine
     /// Open connections with the ids the machine gave them, oldest first:
@@ -53,8 +51,6 @@ final class APNsPool: APNsConnectionOwner {
     /// idle for its idle timeout.
     @exclusivity(unchecked) private(set) var lastSend: UInt64 = 0
     @exclusivity(unchecked) private(set) var counters = APNsCounters()
-    /// The latest answer about our credentials was 403 (a 200 clears it).
-    @exclusivity(unchecked) private(set) var credentialsRejected = false
     @exclusivity(unchecked) private(set) var lastConnectFailure: ConnectionFailure?
     /// The last ready connection that died (EOF, reset, PING timeout…).
     @exclusivity(unchecked) private(set) var lastConnectionLoss: ConnectionFailure?
@@ -225,15 +221,10 @@ final class APNsPool: APNsConnectionOwner {
     private func deliver(_ request: PooledNotification, _ delivery: APNsDelivery) {
         counters.completed += 1
         if case .answerTimedOut = delivery.outcome { counters.answerTimeouts += 1 }
-        if let verdict = delivery.outcome.credentialVerdict {
-            credentialsRejected = verdict == .rejected
-        }
-        if delivery.outcome.credentialVerdict == .rejected, case .apns(let status, let reason, _) = delivery.outcome {
-            onCredentialRejection?(status, reason)
-            if reason == .expiredProviderToken || reason == .invalidProviderToken,
-               let provider = endpoint.tokenProvider, let issuedAt = request.tokenIssuedAt {
-                provider.tokenRejected(issuedAt: issuedAt, now: endpoint.wallClock())
-            }
+        if delivery.outcome.credentialVerdict == .rejected, case .apns(_, let reason, _) = delivery.outcome,
+           reason == .expiredProviderToken || reason == .invalidProviderToken,
+           let provider = endpoint.tokenProvider, let issuedAt = request.tokenIssuedAt {
+            provider.tokenRejected(issuedAt: issuedAt, now: endpoint.wallClock())
         }
         request.complete(delivery)
     }

@@ -32,6 +32,10 @@ public final class RelayMetrics: Sendable {
     private let openConnectionsGauge: Gauge
     private let apnsConnectionGauges: [Gauge]
     private let apnsQueuedGauge: Gauge
+    /// `apns_connection_events_total` by event, and `apns_resends_total`,
+    /// with the totals they were last set to (the clients' counters are
+    /// sums; a Prometheus counter only adds).
+    private let apnsEvents: Locked<(counters: [Counter], resends: Counter, last: APNsCounters)>
     private let connections: HTTP1ListenerCounters
     private let deliveries: InFlightDeliveries
     /// The provider API's notifications in flight (its own `MAX_IN_FLIGHT`),
@@ -99,6 +103,19 @@ public final class RelayMetrics: Sendable {
         gauge("max_in_flight", "MAX_IN_FLIGHT: notifications in flight (per listener) beyond which the relay answers 503")
             .set(to: Double(deliveries.maxInFlight))
         openConnectionsGauge = gauge("sender_connections", "Open connections from Web Push senders")
+        apnsEvents = Locked((
+            counters: Self.apnsConnectionEvents.map { event, _ in
+                registry.makeCounter(
+                    descriptor: MetricNameDescriptor(
+                        namespace: "toot_relay", metricName: "apns_connection_events", unitName: "total",
+                        helpText: "APNs connection attempts, attempts that failed, ready connections lost, GOAWAYs received"),
+                    labels: [("event", event)])
+            },
+            resends: registry.makeCounter(
+                descriptor: MetricNameDescriptor(
+                    namespace: "toot_relay", metricName: "apns_resends", unitName: "total",
+                    helpText: "Notifications sent to APNs again on another stream (APNs provably never processed them)")),
+            last: APNsCounters()))
         apnsConnectionGauges = APNsConnectionState.allCases.map { state in
             gauge("apns_connections", "Connections to APNs by state (all threads, both environments)",
                   labels: [("state", state.rawValue)])
@@ -222,6 +239,27 @@ public final class RelayMetrics: Sendable {
     public func setAPNsConnections(_ byState: [APNsConnectionState: Int]) {
         for (index, state) in APNsConnectionState.allCases.enumerated() {
             apnsConnectionGauges[index].set(to: Double(byState[state] ?? 0))
+        }
+    }
+
+    /// The `event` label of `toot_relay_apns_connection_events_total`, each
+    /// with its count in the clients' counters.
+    static let apnsConnectionEvents: [(String, KeyPath<APNsCounters, Int> & Sendable)] = [
+        ("attempted", \.connectionsOpened), ("connect_failed", \.connectFailures), ("lost", \.connectionsLost),
+        ("goaway", \.goAwaysReceived),
+    ]
+
+    /// Adds to the APNs event counters what the sum over every loop's
+    /// client counted since the last call.
+    public func setAPNsCounters(_ counters: APNsCounters) {
+        apnsEvents.withLock { events in
+            for (index, (_, path)) in Self.apnsConnectionEvents.enumerated() {
+                let added = counters[keyPath: path] - events.last[keyPath: path]
+                if added > 0 { events.counters[index].increment(by: Int64(added)) }
+            }
+            let resent = counters.resent - events.last.resent
+            if resent > 0 { events.resends.increment(by: Int64(resent)) }
+            events.last = counters
         }
     }
 

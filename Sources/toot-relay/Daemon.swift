@@ -4,6 +4,7 @@ import APNsEmulator
 import EventLoop
 import Foundation
 import HTTP1
+import Locking
 import Relay
 import RelayCore
 import TLS
@@ -140,8 +141,9 @@ struct Daemon {
         notifySystemd("READY=1", logger: logger)
 
         var current = served
+        let connectionReport = Locked(APNsConnectionReport())
         let signal = waitForSignal(every: .seconds(1)) { now in
-            if let metrics { refreshAPNsConnections(metrics, clients: clients) }
+            refreshAPNsStatus(metrics, clients: clients, report: connectionReport, logger: logger)
             providerMetrics?.publish(feedback: feedback.store.allCounts(), hook: feedback.hook?.counts)
             expiryMonitors.tick(now: now, apps: current.apps)
         } reload: {

@@ -69,7 +69,6 @@ struct APNsClientTests {
         let outcome = try client.send([expired]).outcomes[0]
         #expect(outcome == .apns(status: 403, reason: .expiredProviderToken, apnsID: expired.apnsID))
         #expect(provider.issuedAt == issued + 25 * 60)
-        #expect(client.status.lastCredentialRejection?.reason == .expiredProviderToken)
     }
 
     @Test("the topic from the certificate UID is what APNs receives")
@@ -130,17 +129,15 @@ struct APNsClientTests {
             return
         }
         #expect(reason == .topicDisallowed || reason == .deviceTokenNotForTopic)
-        // 403 answers are remembered for the health check; a 200 clears
-        // the alarm, not the record.
-        let rejection = try #require(client.status.lastCredentialRejection)
-        #expect(rejection.status == 403)
+        // A 403 is the sender's to judge (credentialVerdict); the
+        // connection carries on, and the next push is accepted.
         let forbidden = try Fixtures.notification(token: APNsFaultToken.token(code: 0x14))
-        #expect(try client.send([forbidden]).outcomes[0] == .apns(status: 403, reason: .forbidden, apnsID: forbidden.apnsID))
-        #expect(client.status.credentialsRejected)
-        #expect(client.status.lastCredentialRejection?.reason == .forbidden)
-        _ = try client.send(Fixtures.notifications(count: 1))
-        #expect(!client.status.credentialsRejected)
-        #expect(client.status.lastCredentialRejection?.reason == .forbidden)
+        let refused = try client.send([forbidden]).outcomes[0]
+        #expect(refused == .apns(status: 403, reason: .forbidden, apnsID: forbidden.apnsID))
+        #expect(refused.credentialVerdict == .rejected)
+        let accepted = try client.send(Fixtures.notifications(count: 1)).outcomes[0]
+        #expect(accepted.credentialVerdict == .accepted)
+        #expect(client.status.counters.connectionsLost == 0)
     }
 
     @Test("production and development go to their own hosts")

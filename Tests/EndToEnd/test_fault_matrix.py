@@ -4,12 +4,14 @@ by APNs exactly once, nothing APNs did not accept got a 2xx, and no
 fault produced a 4xx other than 410 for a dead token."""
 
 import os
+import re
 import signal
 import socket
 import threading
 import time
 
 import relaytest as rt
+from test_deploy_metrics import metrics_port, scrape, value
 
 # Emulator fault code → the relay's answer (ARCHITECTURE.md §3). A 4xx only where
 # APNs said this subscription can never work (410).
@@ -90,9 +92,19 @@ def test_goaway_under_load_loses_nothing(spawn):
 
 def test_apns_unreachable_then_back(spawn):
     port = free_port()
-    relay = spawn.relay("fm-unreachable-relay", port, APNS_CONNECT_TIMEOUT=1, APNS_TIMEOUT=2)
+    relay = spawn.relay("fm-unreachable-relay", port, APNS_CONNECT_TIMEOUT=1, APNS_TIMEOUT=2, METRICS_PORT=0)
     down = rt.send_all(relay.port, [rt.plain_token(index) for index in range(20)], threads=4)
     assert {outcome.status for outcome in down} <= {502, 503}, rt.status_histogram(down)
+    # The operator hears of it in a warning line per tick, with the
+    # system's words, and the metrics count the failed attempts.
+    assert relay.log_contains("warning APNs: ", timeout=5), relay.read_log()[-2000:]
+    line = next(line for line in relay.read_log().splitlines() if "warning APNs: " in line)
+    assert re.search(r"APNs: \d+ connection attempts? failed: ", line), line
+    assert "refused" in line.lower(), line
+    text = scrape(metrics_port(relay))
+    failed = value(text, 'toot_relay_apns_connection_events_total{event="connect_failed"}')
+    assert failed >= 1
+    assert value(text, 'toot_relay_apns_connection_events_total{event="attempted"}') >= failed
     emulator = spawn.emulator("fm-unreachable", "--port", str(port))
     # Each loop thread's pool backs off while down (at most 15 s plus
     # jitter, answering 503 + Retry-After meanwhile); the first request after
@@ -110,6 +122,11 @@ def test_apns_unreachable_then_back(spawn):
     assert all(outcome.status == 201 for outcome in back[-16:]), rt.status_histogram(back)
     after = rt.send_all(relay.port, [rt.plain_token(index) for index in range(2000, 2200)], threads=8)
     assert rt.status_histogram(after) == {201: 200}
+    # The gauges follow within a tick.
+    ready_by = time.monotonic() + 5
+    while value(scrape(metrics_port(relay)), 'toot_relay_apns_connections{state="ready"}') < 1:
+        assert time.monotonic() < ready_by, "no ready APNs connection in the metrics"
+        time.sleep(0.2)
     all_outcomes = down + back + after
     assert not transient_only(all_outcomes)
     rt.check_ledger(all_outcomes, rt.recorded(emulator))

@@ -106,6 +106,33 @@ struct RelayMetricsTests {
         #expect(again.contains(#"toot_relay_apns_credentials_rejected{app="beta"} 1"#))
     }
 
+    @Test("the APNs event counters show from the start at 0 and add what the clients' sums counted since the last tick")
+    func apnsEventCounters() {
+        let metrics = RelayMetrics(connections: HTTP1ListenerCounters(maxConnections: 10),
+                                   deliveries: InFlightDeliveries(maxInFlight: 10))
+        let fresh = Self.exposition(metrics)
+        for event in ["attempted", "connect_failed", "lost", "goaway"] {
+            #expect(fresh.contains("toot_relay_apns_connection_events_total{event=\"\(event)\"} 0"), "\(event)")
+        }
+        #expect(fresh.contains("toot_relay_apns_resends_total 0"))
+        var counters = APNsCounters()
+        counters.connectionsOpened = 4
+        counters.connectFailures = 2
+        counters.resent = 1
+        metrics.setAPNsCounters(counters)
+        counters.connectionsOpened = 6
+        counters.connectionsLost = 1
+        counters.goAwaysReceived = 3
+        metrics.setAPNsCounters(counters)
+        metrics.setAPNsCounters(counters)
+        let text = Self.exposition(metrics)
+        #expect(text.contains(#"toot_relay_apns_connection_events_total{event="attempted"} 6"#))
+        #expect(text.contains(#"toot_relay_apns_connection_events_total{event="connect_failed"} 2"#))
+        #expect(text.contains(#"toot_relay_apns_connection_events_total{event="lost"} 1"#))
+        #expect(text.contains(#"toot_relay_apns_connection_events_total{event="goaway"} 3"#))
+        #expect(text.contains("toot_relay_apns_resends_total 1"))
+    }
+
     @Test("the cap and the waiting notifications show from the start, at 0 while nothing waits")
     func capAndQueueFromTheStart() {
         let metrics = RelayMetrics(connections: HTTP1ListenerCounters(maxConnections: 10),
