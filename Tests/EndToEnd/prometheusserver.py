@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import time
 import urllib.error
@@ -36,15 +35,6 @@ def tool(name):
     return path
 
 
-def free_port():
-    """A 127.0.0.1 port nothing listens on now (Prometheus takes no port 0)."""
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    return port
-
-
 class PrometheusServer:
     """`prometheus` scraping `targets` (host:port) as the job `toot-relay`
     every second, evaluating `rule_files` every second."""
@@ -60,7 +50,7 @@ class PrometheusServer:
                 "rule_files": list(rule_files),
                 "scrape_configs": [{"job_name": "toot-relay", "static_configs": [{"targets": list(targets)}]}],
             }, handle)
-        self.port = free_port()
+        self.port = rt.free_port()
         self.log_path = os.path.join(directory, "prometheus.log")
         self.log = open(self.log_path, "wb")
         self.popen = subprocess.Popen(

@@ -7,7 +7,6 @@ import base64
 import http.server
 import json
 import os
-import socket
 import threading
 import time
 
@@ -133,15 +132,6 @@ def apns_headers(entry):
 
 def total_recorded(*emulators):
     return sum(len(rt.recorded(emulator)) for emulator in emulators)
-
-
-def closed_port():
-    """A 127.0.0.1 port nothing listens on (bound, then closed)."""
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    return port
 
 
 def metric(text, prefix):

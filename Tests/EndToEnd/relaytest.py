@@ -4,11 +4,13 @@ Web Push sender shaped like Mastodon's, and an extended-z85 decoder."""
 import base64
 import json
 import os
+import re
 import select
 import signal
 import socket
 import subprocess
 import time
+import urllib.request
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -78,6 +80,36 @@ class Process:
             self.popen.stdout.close()
         if self.log is not subprocess.DEVNULL:
             self.log.close()
+
+
+def free_port():
+    """A 127.0.0.1 port nothing listens on now (bound, then closed): for
+    servers that take no port 0, and for an address nothing answers on."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def metrics_port(relay):
+    """The port of a relay started with METRICS_PORT=0, from its log."""
+    assert relay.log_contains("metrics on 127.0.0.1:"), relay.read_log()
+    return int(re.search(r"metrics on 127\.0\.0\.1:(\d+)", relay.read_log()).group(1))
+
+
+def scrape(port):
+    """The exposition text of the metrics listener on `port`."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        assert response.status == 200
+        assert response.headers["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8"
+        return response.read().decode()
+
+
+def metric_value(text, series):
+    """The value of `series` (name and labels as exposed) in `text`, or None."""
+    for line in text.splitlines():
+        if line.startswith(series + " "):
+            return float(line.rsplit(" ", 1)[1])
+    return None
 
 
 def start_emulator(certs, workdir, name="emulator", extra=()):

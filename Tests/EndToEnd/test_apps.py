@@ -239,7 +239,7 @@ def test_check_config_prints_one_line_per_app_and_environment_and_no_secret(apps
     assert retired.startswith("app oldclient: retired (its URLs answer 410") and f"/push/{OLD_TOPIC}/" in retired
     toot = next(line for line in described if line.startswith("app toot production"))
     assert "(default app)" in toot and f"topic {rt.TOPIC}" in toot and "certificate auth (Apple Push Services" in toot
-    assert f"/relay-to/toot/production/<token>" in toot and "/push/<token>/<id>" in toot
+    assert "/relay-to/toot/production/<token>" in toot and "/push/<token>/<id>" in toot
     feditext = next(line for line in described if line.startswith("app feditext production"))
     assert f"token auth (key id {PRODUCTION_KEY}, team {TEAM})" in feditext
     assert lines[-1] == "configuration OK: 3 apps, 4 credentials"

@@ -2,7 +2,6 @@
 usable where HTTP allows (relay-level refusals), and is closed after framing
 errors (the next request's start is unknown)."""
 
-import socket
 import time
 
 import pytest

@@ -7,39 +7,19 @@ import socket
 import subprocess
 import threading
 import time
-import urllib.request
 
 import providerapi
 import relaytest as rt
 
 
-def metrics_port(relay):
-    assert relay.log_contains("metrics on 127.0.0.1:"), relay.read_log()
-    return int(re.search(r"metrics on 127\.0\.0\.1:(\d+)", relay.read_log()).group(1))
-
-
-def scrape(port):
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
-        assert response.status == 200
-        assert response.headers["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8"
-        return response.read().decode()
-
-
-def value(text, series):
-    for line in text.splitlines():
-        if line.startswith(series + " "):
-            return float(line.rsplit(" ", 1)[1])
-    return None
-
-
 def test_metrics_count_what_happened(spawn, emulator):
     relay = spawn.relay("relay-metrics", emulator.port, METRICS_PORT=0)
-    port = metrics_port(relay)
-    before = scrape(port)
-    assert value(before, 'toot_relay_notifications_total{app="default",environment="production",status="201",reason=""}') == 0
-    assert value(before, 'toot_relay_credential_expiry_timestamp_seconds{app="default",environment="production"}') > time.time()
-    assert value(before, "toot_relay_max_in_flight") == 20000
-    assert value(before, "toot_relay_apns_queued") == 0
+    port = rt.metrics_port(relay)
+    before = rt.scrape(port)
+    assert rt.metric_value(before, 'toot_relay_notifications_total{app="default",environment="production",status="201",reason=""}') == 0
+    assert rt.metric_value(before, 'toot_relay_credential_expiry_timestamp_seconds{app="default",environment="production"}') > time.time()
+    assert rt.metric_value(before, "toot_relay_max_in_flight") == 20000
+    assert rt.metric_value(before, "toot_relay_apns_queued") == 0
     # Without API_PORT there is no provider API to count.
     assert "toot_relay_api_notifications_in_flight" not in before
 
@@ -57,21 +37,21 @@ def test_metrics_count_what_happened(spawn, emulator):
     client.send(rt.request_bytes("POST", f"/relay-to/development/{rt.TOKEN}", [("TTL", "60")], b"x"))
     assert client.response().status == 415
 
-    text = scrape(port)
-    assert value(text, 'toot_relay_notifications_total{app="default",environment="production",status="201",reason=""}') == 2
-    assert value(text, 'toot_relay_notifications_total{app="default",environment="development",status="201",reason=""}') == 1
-    assert value(text, 'toot_relay_notifications_total{app="default",environment="production",status="410",reason="Unregistered"}') == 1
-    assert value(text, 'toot_relay_notifications_total{app="default",environment="development",status="415",reason="invalid_request"}') == 1
-    assert value(text, 'toot_relay_apns_latency_seconds_count{environment="production"}') == 3
-    assert value(text, 'toot_relay_apns_latency_seconds_count{environment="development"}') == 1
-    assert value(text, "toot_relay_sender_connections") == 1
-    assert value(text, "toot_relay_requests_in_flight") == 0
-    assert value(text, 'toot_relay_apns_credentials_rejected{app="default"}') == 0
+    text = rt.scrape(port)
+    assert rt.metric_value(text, 'toot_relay_notifications_total{app="default",environment="production",status="201",reason=""}') == 2
+    assert rt.metric_value(text, 'toot_relay_notifications_total{app="default",environment="development",status="201",reason=""}') == 1
+    assert rt.metric_value(text, 'toot_relay_notifications_total{app="default",environment="production",status="410",reason="Unregistered"}') == 1
+    assert rt.metric_value(text, 'toot_relay_notifications_total{app="default",environment="development",status="415",reason="invalid_request"}') == 1
+    assert rt.metric_value(text, 'toot_relay_apns_latency_seconds_count{environment="production"}') == 3
+    assert rt.metric_value(text, 'toot_relay_apns_latency_seconds_count{environment="development"}') == 1
+    assert rt.metric_value(text, "toot_relay_sender_connections") == 1
+    assert rt.metric_value(text, "toot_relay_requests_in_flight") == 0
+    assert rt.metric_value(text, 'toot_relay_apns_credentials_rejected{app="default"}') == 0
     client.close()
     # The APNs connection gauges are refreshed once a second.
     deadline = time.monotonic() + 5
-    while value(scrape(port), 'toot_relay_apns_connections{state="ready"}') in (None, 0):
-        assert time.monotonic() < deadline, scrape(port)
+    while rt.metric_value(rt.scrape(port), 'toot_relay_apns_connections{state="ready"}') in (None, 0):
+        assert time.monotonic() < deadline, rt.scrape(port)
         time.sleep(0.2)
 
 
@@ -106,10 +86,10 @@ def test_notifications_waiting_for_an_apns_connection_show_against_the_cap(spawn
         relay = spawn.relay("relay-waiting", silent.port, METRICS_PORT=0, API_PORT=0, MAX_IN_FLIGHT=50,
                             APNS_CONNECT_TIMEOUT=6)
         api_port = providerapi.api_port(relay)
-        port = metrics_port(relay)
-        fresh = scrape(port)
-        assert value(fresh, "toot_relay_max_in_flight") == 50
-        assert value(fresh, "toot_relay_api_notifications_in_flight") == 0
+        port = rt.metrics_port(relay)
+        fresh = rt.scrape(port)
+        assert rt.metric_value(fresh, "toot_relay_max_in_flight") == 50
+        assert rt.metric_value(fresh, "toot_relay_api_notifications_in_flight") == 0
 
         answers = {}
         path = f"/relay-to/production/{rt.TOKEN}"
@@ -134,40 +114,40 @@ def test_notifications_waiting_for_an_apns_connection_show_against_the_cap(spawn
                   "toot_relay_apns_queued": 2, 'toot_relay_apns_connections{state="ready"}': 0}
         deadline = time.monotonic() + 4
         while True:
-            text = scrape(port)
-            seen = {series: value(text, series) for series in wanted}
+            text = rt.scrape(port)
+            seen = {series: rt.metric_value(text, series) for series in wanted}
             if seen == wanted:
                 break
             assert time.monotonic() < deadline, seen
             time.sleep(0.1)
-        assert value(text, 'toot_relay_apns_connections{state="handshaking"}') >= 1, text
+        assert rt.metric_value(text, 'toot_relay_apns_connections{state="handshaking"}') >= 1, text
         for sender in senders:
             sender.join(timeout=20)
         # The handshake timed out: the sender hears a 5xx, never a 4xx.
         assert answers.get("web push") == 502, answers
         assert answers.get("provider") == 200, answers
         deadline = time.monotonic() + 3
-        while value(scrape(port), "toot_relay_apns_queued") != 0:
-            assert time.monotonic() < deadline, scrape(port)
+        while rt.metric_value(rt.scrape(port), "toot_relay_apns_queued") != 0:
+            assert time.monotonic() < deadline, rt.scrape(port)
             time.sleep(0.1)
-        text = scrape(port)
-        assert value(text, "toot_relay_requests_in_flight") == 0
-        assert value(text, "toot_relay_api_notifications_in_flight") == 0
+        text = rt.scrape(port)
+        assert rt.metric_value(text, "toot_relay_requests_in_flight") == 0
+        assert rt.metric_value(text, "toot_relay_api_notifications_in_flight") == 0
     finally:
         silent.close()
 
 
 def test_with_a_hook_its_post_counts_show_at_zero_before_any_post(spawn, emulator):
     relay = spawn.relay("relay-hook-zero", emulator.port, METRICS_PORT=0, API_PORT=0,
-                        FEEDBACK_HOOK_URL=f"http://127.0.0.1:{providerapi.closed_port()}/feedback")
-    port = metrics_port(relay)
+                        FEEDBACK_HOOK_URL=f"http://127.0.0.1:{rt.free_port()}/feedback")
+    port = rt.metrics_port(relay)
     series = [f'toot_relay_feedback_hook_posts_total{{result="{result}"}}'
               for result in ("delivered", "retried", "failed", "dropped")]
     # Published by the once-a-second tick.
     deadline = time.monotonic() + 5
     while True:
-        text = scrape(port)
-        seen = [value(text, name) for name in series]
+        text = rt.scrape(port)
+        seen = [rt.metric_value(text, name) for name in series]
         if seen == [0, 0, 0, 0]:
             break
         assert time.monotonic() < deadline, seen

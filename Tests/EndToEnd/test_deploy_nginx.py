@@ -26,12 +26,6 @@ NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 pytestmark = pytest.mark.skipif(not os.path.exists(NGINX), reason="nginx missing (scripts/setup installs it)")
 
 
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def render_site(certs, directory, upstream_port, https_port, http_port):
     """The site file with only addresses, certificate and log path replaced;
     each replaced line must occur exactly once, so the file's logic is what runs."""
@@ -56,7 +50,7 @@ def render_site(certs, directory, upstream_port, https_port, http_port):
 class Nginx:
     def __init__(self, certs, directory, upstream_port):
         self.directory = directory
-        self.https_port, self.http_port = free_port(), free_port()
+        self.https_port, self.http_port = rt.free_port(), rt.free_port()
         site = os.path.join(directory, "site.conf")
         with open(site, "w", encoding="utf-8") as handle:
             handle.write(render_site(certs, directory, upstream_port, self.https_port, self.http_port))

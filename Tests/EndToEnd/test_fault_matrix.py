@@ -6,12 +6,10 @@ fault produced a 4xx other than 410 for a dead token."""
 import os
 import re
 import signal
-import socket
 import threading
 import time
 
 import relaytest as rt
-from test_deploy_metrics import metrics_port, scrape, value
 
 # Emulator fault code → the relay's answer (ARCHITECTURE.md §3). A 4xx only where
 # APNs said this subscription can never work (410).
@@ -25,12 +23,6 @@ ERROR_ROWS = {
     0x0e: 504,                                     # no answer
     0x0f: 502,                                     # RST_STREAM
 }
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def transient_only(outcomes):
@@ -91,7 +83,7 @@ def test_goaway_under_load_loses_nothing(spawn):
 
 
 def test_apns_unreachable_then_back(spawn):
-    port = free_port()
+    port = rt.free_port()
     relay = spawn.relay("fm-unreachable-relay", port, APNS_CONNECT_TIMEOUT=1, APNS_TIMEOUT=2, METRICS_PORT=0)
     down = rt.send_all(relay.port, [rt.plain_token(index) for index in range(20)], threads=4)
     assert {outcome.status for outcome in down} <= {502, 503}, rt.status_histogram(down)
@@ -101,10 +93,10 @@ def test_apns_unreachable_then_back(spawn):
     line = next(line for line in relay.read_log().splitlines() if "warning APNs: " in line)
     assert re.search(r"APNs: \d+ connection attempts? failed: ", line), line
     assert "refused" in line.lower(), line
-    text = scrape(metrics_port(relay))
-    failed = value(text, 'toot_relay_apns_connection_events_total{event="connect_failed"}')
+    text = rt.scrape(rt.metrics_port(relay))
+    failed = rt.metric_value(text, 'toot_relay_apns_connection_events_total{event="connect_failed"}')
     assert failed >= 1
-    assert value(text, 'toot_relay_apns_connection_events_total{event="attempted"}') >= failed
+    assert rt.metric_value(text, 'toot_relay_apns_connection_events_total{event="attempted"}') >= failed
     emulator = spawn.emulator("fm-unreachable", "--port", str(port))
     # Each loop thread's pool backs off while down (at most 15 s plus
     # jitter, answering 503 + Retry-After meanwhile); the first request after
@@ -124,7 +116,7 @@ def test_apns_unreachable_then_back(spawn):
     assert rt.status_histogram(after) == {201: 200}
     # The gauges follow within a tick.
     ready_by = time.monotonic() + 5
-    while value(scrape(metrics_port(relay)), 'toot_relay_apns_connections{state="ready"}') < 1:
+    while rt.metric_value(rt.scrape(rt.metrics_port(relay)), 'toot_relay_apns_connections{state="ready"}') < 1:
         assert time.monotonic() < ready_by, "no ready APNs connection in the metrics"
         time.sleep(0.2)
     all_outcomes = down + back + after

@@ -8,7 +8,6 @@ real series, and none fires on a healthy relay."""
 import hashlib
 import json
 import math
-import os
 import re
 import time
 

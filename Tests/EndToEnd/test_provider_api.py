@@ -8,7 +8,6 @@ import json
 import os
 import re
 import subprocess
-import threading
 import time
 
 import pytest
@@ -676,7 +675,7 @@ def test_with_the_hook_down_pushes_are_not_slower_and_drops_are_counted(spawn, c
     production = spawn.emulator("hook-down-emulator")
     # No key and a loopback API_BIND: everything is allowed.
     relay = spawn.relay("hook-down-relay", production.port, API_PORT=0, METRICS_PORT=0,
-                        FEEDBACK_HOOK_URL=f"http://127.0.0.1:{api.closed_port()}/feedback", FEEDBACK_HOOK_QUEUE=10,
+                        FEEDBACK_HOOK_URL=f"http://127.0.0.1:{rt.free_port()}/feedback", FEEDBACK_HOOK_QUEUE=10,
                         FEEDBACK_HOOK_TIMEOUT=1)
     port = api.api_port(relay)
 

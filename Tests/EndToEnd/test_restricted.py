@@ -3,7 +3,6 @@
 that key only. A real sender (py_vapid, pywebpush/http_ece) in both
 encodings and both header forms; every refused push reaches no APNs."""
 
-import base64
 import hashlib
 import json
 import os

@@ -9,7 +9,6 @@ malformed, or the operator said so."""
 import base64
 import json
 import os
-import socket
 import time
 from collections import namedtuple
 
@@ -133,15 +132,9 @@ def slow_relay(certs, workdir, stack):
     relay.kill()
 
 
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def unreachable_relay(certs, workdir):
-    relay = rt.start_relay(rt.relay_environment(certs, free_port(), APNS_CONNECT_TIMEOUT=1, APNS_TIMEOUT=2,
+    relay = rt.start_relay(rt.relay_environment(certs, rt.free_port(), APNS_CONNECT_TIMEOUT=1, APNS_TIMEOUT=2,
                                                 THREADS=1), workdir, name="senders-unreachable-relay")
     yield relay
     relay.kill()

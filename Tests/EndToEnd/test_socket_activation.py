@@ -37,12 +37,6 @@ ACTIVATE = shutil.which("systemd-socket-activate")
 needs_activate = pytest.mark.skipif(ACTIVATE is None, reason="systemd-socket-activate missing (scripts/setup installs systemd)")
 
 
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 class SocketHolder:
     """systemd's part for a .socket unit: the listening sockets, bound once
     and kept while processes come and go; each start hands them to a new
@@ -177,7 +171,7 @@ def check_nothing_dropped(outcomes, emulator):
 
 @needs_activate
 def test_the_relay_serves_on_the_sockets_systemd_socket_activate_binds(certs, workdir, emulator):
-    ports = [free_port() for _ in range(3)]
+    ports = [rt.free_port() for _ in range(3)]
     env = rt.relay_environment(certs, emulator.port, API_PORT=ports[1], METRICS_PORT=ports[2])
     flags = [f"--listen=127.0.0.1:{port}" for port in ports] + ["--fdname=webpush:api:metrics"]
     flags += [f"--setenv={key}={value}" for key, value in env.items()]

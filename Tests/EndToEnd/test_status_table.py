@@ -1,6 +1,5 @@
 """Every row of ARCHITECTURE.md §3, produced for real through emulator faults."""
 
-import socket
 import time
 
 import pytest
@@ -81,12 +80,6 @@ def test_201_only_after_apns_said_200(relay, emulator):
     assert rt.recorded(emulator, apns_id)["apns_id"] == apns_id
 
 
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def assert_502_then_503_while_down(relay, detail):
     first = push(relay.port, rt.TOKEN)
     assert first.status == 502, first
@@ -98,7 +91,7 @@ def assert_502_then_503_while_down(relay, detail):
 
 
 def test_cannot_connect_is_502_then_503_with_retry_after(spawn):
-    relay = spawn.relay("relay-noapns", free_port(), APNS_CONNECT_TIMEOUT=1, APNS_TIMEOUT=2, THREADS=1)
+    relay = spawn.relay("relay-noapns", rt.free_port(), APNS_CONNECT_TIMEOUT=1, APNS_TIMEOUT=2, THREADS=1)
     assert_502_then_503_while_down(relay, b"cannot connect")
 
 
