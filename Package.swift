@@ -186,6 +186,13 @@ let package = Package(
                           path: "Fuzz/xmlrpc"),
         .testTarget(name: "XMLRPCTests", dependencies: ["XMLRPC", "RelayCore"]),
         .testTarget(name: "PyAPNsTests", dependencies: ["PyAPNs", "XMLRPC", "HTTP1", "RelayCore"]),
+
+        // Redis: its URL, its replies as values, and a connection on the
+        // relay's event loop (the loop's own socket; hiredis parses and
+        // formats, with the relay's limits on what it reads).
+        .target(name: "Redis", dependencies: ["EventLoop"]),
+        // Reaches a real redis-server (TestSupport's RedisServer starts one).
+        .testTarget(name: "RedisTests", dependencies: ["Redis", "EventLoop", "Locking", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
