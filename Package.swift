@@ -204,6 +204,9 @@ let package = Package(
         .target(name: "Redis", dependencies: ["CHiredis", "EventLoop"]),
         // Reaches a real redis-server (TestSupport's RedisServer starts one).
         .testTarget(name: "RedisTests", dependencies: ["Redis", "EventLoop", "Locking", "TestSupport"]),
+        // hiredis' reader with the relay's limits, fed in random pieces; built by SwiftPM.
+        .executableTarget(name: "redis-reply-fuzzer", dependencies: ["Redis", "FuzzSupport"],
+                          path: "Fuzz/redis-reply"),
     ],
     swiftLanguageModes: [.v6]
 )
