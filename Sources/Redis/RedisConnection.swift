@@ -138,7 +138,7 @@ public final class RedisConnection: IOHandler {
     /// Commands sent and not yet completed.
     public var pendingCount: Int { machine.pendingCount }
 
-    /// Starts connecting.
+    /// Starts connecting; once (a closed connection stays closed).
     public func start() {
         batch { handle { [loop] in $0.start(now: loop.now, into: &$1) } }
     }
@@ -220,7 +220,8 @@ public final class RedisConnection: IOHandler {
                 scheduleFlush()
             case .write(let ids):
                 for id in ids {
-                    guard let encoded = commands[id]?.encoded else { continue }
+                    // The machine writes each command once, after `send` stored it.
+                    guard let encoded = commands[id]?.encoded else { preconditionFailure("RedisConnection: \(id) written twice") }
                     output += encoded
                     commands[id]?.encoded = nil
                 }
