@@ -22,8 +22,10 @@ public struct RedisReplyLimits: Equatable, Sendable {
     /// 64 MiB and 1,048,576 elements: a whole feedback list of
     /// FEEDBACK_MAX's largest setting (1,000,000 tokens) fits, and so do
     /// Redis' own limits for what the relay stores (a provisioned app's
-    /// certificate and key are a few KB). At the limits, hiredis' tree and
-    /// its copy take a few hundred MB for the moment of one reply.
+    /// certificate and key are a few KB). At the element limit, hiredis'
+    /// tree and its copy cost about 170 bytes an element for the moment of
+    /// one reply (measured: 1,048,576 bulk strings of 8 bytes, 14 MiB on
+    /// the wire, raised the peak RSS by 170 MB in a debug build).
     public static let `default` = RedisReplyLimits(maxBytes: 64 << 20, maxElements: 1 << 20)
 
     public init(maxBytes: Int, maxElements: Int) {
