@@ -4,8 +4,9 @@ import PackageDescription
 // toot-relay: a Web Push (RFC 8030) to APNs relay.
 // C libraries enter only through the system-library targets; each is
 // imported by exactly one Swift module (TLS for OpenSSL, HTTP2 for nghttp2,
-// XMLRPC for libxml2, FeedbackHook for libcurl, EventLoop for the Linux
-// headers; ARCHITECTURE.md §5.2), and by that module's tests where they need it.
+// XMLRPC for libxml2, FeedbackHook for libcurl, Redis for hiredis, EventLoop
+// for the Linux headers; ARCHITECTURE.md §5.2), and by that module's tests
+// where they need it.
 let package = Package(
     name: "toot-relay",
     products: [
@@ -186,6 +187,26 @@ let package = Package(
                           path: "Fuzz/xmlrpc"),
         .testTarget(name: "XMLRPCTests", dependencies: ["XMLRPC", "RelayCore"]),
         .testTarget(name: "PyAPNsTests", dependencies: ["PyAPNs", "XMLRPC", "HTTP1", "RelayCore"]),
+
+        // hiredis 0.14.1 (its RESP reader and command formatter), imported by
+        // Redis only. No pkgConfig: hiredis.pc's Cflags carry
+        // -D_FILE_OFFSET_BITS=64, which SwiftPM drops with a "prohibited
+        // flag" warning on every build of the module; the headers are
+        // <hiredis/…> in /usr/include, and the flag changes nothing on 64-bit
+        // Linux, where off_t has 64 bits anyway.
+        .systemLibrary(
+            name: "CHiredis",
+            providers: [.apt(["libhiredis-dev"])]
+        ),
+        // Redis: its URL, its replies as values, and a connection on the
+        // relay's event loop (the loop's own socket; hiredis parses and
+        // formats, with the relay's limits on what it reads).
+        .target(name: "Redis", dependencies: ["CHiredis", "EventLoop"]),
+        // Reaches a real redis-server (TestSupport's RedisServer starts one).
+        .testTarget(name: "RedisTests", dependencies: ["Redis", "EventLoop", "Locking", "TestSupport"]),
+        // hiredis' reader with the relay's limits, fed in random pieces; built by SwiftPM.
+        .executableTarget(name: "redis-reply-fuzzer", dependencies: ["Redis", "FuzzSupport"],
+                          path: "Fuzz/redis-reply"),
     ],
     swiftLanguageModes: [.v6]
 )

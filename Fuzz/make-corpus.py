@@ -443,6 +443,51 @@ api_authorization("bearer", "Bearer toot-key-0123456789abcdef")
 api_authorization("basic-user", "basic " + base64.b64encode(b"every-app-key-0123456789").decode())
 api_authorization("basic-password", "Basic " + base64.b64encode(b"x:toot-key-0123456789abcdef").decode())
 
+# ---- redis-reply: [mode][limits][seed: 8 bytes][rest] (see
+#      Fuzz/redis-reply/RedisReplyFuzzer.swift). Mode 0: what a server sent,
+#      fed whole and in pieces the seed draws; mode 1: a command's arguments,
+#      each [length][bytes], formatted and read back. limits 1: 64 bytes and
+#      8 elements, else 64 KiB and 4,096.
+def redis_reply(name, stream, limits=0, seed=0):
+    write("redis-reply", name, bytes([0, limits]) + struct.pack(">Q", seed) + stream)
+
+
+def redis_command(name, *arguments):
+    body = b"".join(bytes([len(argument)]) + argument for argument in arguments)
+    write("redis-reply", name, bytes([1, 0]) + struct.pack(">Q", 0) + body)
+
+
+def bulk(data):
+    return b"$%d\r\n" % len(data) + data + b"\r\n"
+
+
+def array(*items):
+    return b"*%d\r\n" % len(items) + b"".join(items)
+
+
+redis_reply("every-type", b"+OK\r\n-ERR unknown command\r\n:42\r\n:-9223372036854775808\r\n" + bulk(b"hello")
+            + b"$0\r\n\r\n$-1\r\n*-1\r\n*0\r\n" + array(bulk(b"a"), b":1\r\n", b"$-1\r\n"))
+redis_reply("xreadgroup", array(array(bulk(b"pushes"), array(array(bulk(b"1700000000000-0"),
+                                                                   array(bulk(b"token"), bulk(b"ab12"), bulk(b"payload"), bulk(b"{}")))))),
+            seed=1)
+redis_reply("xautoclaim", array(bulk(b"0-0"), array(array(bulk(b"1-0"), array(bulk(b"f"), bulk(b"v")))), array()), seed=2)
+redis_reply("binary-bulk", bulk(b"\x00\r\n\xff\xfe$*\r\n") + bulk(rand(300)), seed=3)
+redis_reply("pipelined-integers", b"".join(b":%d\r\n" % n for n in range(1, 200)), seed=4)
+redis_reply("incomplete", b"+OK\r\n$10\r\nhel", seed=5)
+redis_reply("negative-bulk-length", b"$-5\r\n")
+redis_reply("huge-array-count", b"*99999999999\r\n")
+redis_reply("int-max-array-count", b"*2147483647\r\n")
+redis_reply("bad-type-byte", b"+OK\r\n!oops\r\n")
+redis_reply("bad-integer", b":12ab\r\n")
+redis_reply("deep-nesting", b"*1\r\n" * 12 + b":1\r\n")
+redis_reply("nesting-at-the-limit", b"*1\r\n" * 7 + b":1\r\n")
+redis_reply("line-without-end", b"+OK" + b"K" * 2000)
+redis_reply("long-error", b"-ERR " + b"x" * 4000 + b"\r\n")
+redis_reply("small-limits", array(bulk(b"a" * 40), b":1\r\n") + array(*[b":1\r\n"] * 9), limits=1, seed=6)
+redis_reply("small-limits-bytes", bulk(b"b" * 70), limits=1, seed=7)
+redis_command("command-set", b"SET", b"key", b"value")
+redis_command("command-binary", b"SET", b"k\x00\r\n", rand(200), b"")
+
 if __name__ == "__main__":
     for target in sorted(os.listdir(ROOT)):
         print(target, len(os.listdir(os.path.join(ROOT, target))), "seeds")
