@@ -114,9 +114,10 @@ extension APNsConnectionTests {
             port: proxy.port, context: try Fixtures.tlsContext(identity: Fixtures.clientIdentity())))
         #expect(try client.send(Fixtures.notifications(count: 1)).outcomes.allSatisfy { $0.isAccepted })
         // Hold the loop so the send task and the server's close are seen in
-        // one iteration, the send first (it was queued first): the send is
+        // one iteration, the send first (its wake-up came first): the send is
         // queued, and the proxy has closed both sides, before the loop runs
-        // again.
+        // again; the frames the send made are still in the process when the
+        // close is read.
         let held = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         client.thread.loop.execute {
@@ -127,6 +128,11 @@ extension APNsConnectionTests {
         let notification = try Fixtures.notification(token: Fixtures.deviceToken(42))
         let pending = client.start([notification])
         #expect(proxy.closeConnections(), "the proxy closed its connections")
+        // close(2) returns before loopback delivers the FIN to the client's
+        // socket (the softirq may run later on a loaded machine): let it land
+        // before the loop runs again, so one epoll_wait sees the send's
+        // wake-up and the close together.
+        usleep(200_000)
         release.signal()
         let results = try pending.wait(timeout: 10)
         let outcome = results.outcomes[0]
