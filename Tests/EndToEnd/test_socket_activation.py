@@ -388,6 +388,12 @@ def test_sighup_reloads_the_relays_own_certificate_under_load(spawn, certs, work
             while served_serial(relay.port, certs) != serial:
                 assert time.monotonic() < deadline, "the renewed certificate is not served"
                 time.sleep(0.05)
+            # The loops may serve the new context before the main thread has
+            # written its line: wait for the line (bounded), then count.
+            line_by = time.monotonic() + 5
+            while relay.read_log().count("reloaded: new connections get the certificate") < index + 1:
+                assert time.monotonic() < line_by, "no reload line"
+                time.sleep(0.05)
             assert relay.read_log().count("reloaded: new connections get the certificate") == index + 1
         # A broken renewal: the error line, and the last good certificate stays.
         time.sleep(0.5)
