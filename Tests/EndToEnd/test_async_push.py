@@ -1,6 +1,7 @@
 """The asynchronous /api/push (API_ASYNC, a request's "async"), end to end:
 gorush's async answer at once, then every token at the emulator; a 503
-retried until API_ASYNC_MAX_TRIES, then one hook post; a dead token to the
+answered twice then accepted, delivered by the third try; a 503 retried
+until API_ASYNC_MAX_TRIES, then one hook post; a dead token to the
 feedback list and the hook; the bound refusing a request whole with 503 and
 Retry-After; "async": false answered after APNs; SIGTERM draining within
 SHUTDOWN_GRACE and logging what was left."""
@@ -76,6 +77,35 @@ def test_a_503_is_retried_until_the_tries_are_spent_then_the_hook_hears_once(sta
     assert after['toot_relay_api_async_total{result="retried"}'] - before['toot_relay_api_async_total{result="retried"}'] == 1
     assert after['toot_relay_api_async_total{result="failed"}'] - before['toot_relay_api_async_total{result="failed"}'] == 1
     assert after["toot_relay_api_async_queued"] == 0
+
+
+def test_a_token_refused_503_twice_is_retried_and_delivered_once_accepted(certs, workdir):
+    emulator = rt.start_emulator(certs, workdir, name="async-recovering-emulator", extra=("--unavailable-first", "2"))
+    hook = api.HookServer()
+    relay, port = start(certs, workdir, "async-recovering-relay", emulator, hook, API_ASYNC=1)
+    try:
+        token = api.fresh_token()
+        started = time.monotonic()
+        response = api.push(port, {"notifications": [{"platform": 1, "tokens": [token], "message": "m"}]})
+        assert response.status == 200 and response.body == b'{"counts":1,"logs":[],"success":"ok"}'
+        assert time.monotonic() - started < 0.5, "answered before the retries"
+        # Retries after 0.5-1 s and 1-2 s: the third try is accepted.
+        assert len(api.received_for(emulator, token, timeout=8)) == 1
+        assert 1.4 < time.monotonic() - started < 8
+        values = async_metrics(relay)
+        deadline = time.monotonic() + 3
+        while values.get('toot_relay_api_async_total{result="delivered"}') != 1 and time.monotonic() < deadline:
+            time.sleep(0.2)
+            values = async_metrics(relay)
+        assert values['toot_relay_api_async_total{result="delivered"}'] == 1
+        assert values['toot_relay_api_async_total{result="retried"}'] == 2
+        assert values['toot_relay_api_async_total{result="failed"}'] == 0
+        assert values["toot_relay_api_async_queued"] == 0
+        assert hook.posts_for(token) == [], "a notification delivered in the end is no failure"
+    finally:
+        relay.kill()
+        emulator.kill()
+        hook.close()
 
 
 def test_a_dead_token_goes_to_the_feedback_list_and_the_hook_without_a_retry(stack):
