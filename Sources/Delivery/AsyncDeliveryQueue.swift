@@ -71,6 +71,9 @@ public final class AsyncDeliveryCounts: Sendable {
 public final class AsyncDeliveryQueue {
     /// Runs `action` on this loop after `milliseconds`.
     public typealias Schedule = (_ milliseconds: Int64, _ action: @escaping () -> Void) -> Void
+    /// Told of each notification done, with its last try's outcome (the
+    /// route's metrics: one count per notification, as in sync mode).
+    public typealias Done = (_ item: AsyncNotification, _ outcome: DeliveryOutcome) -> Void
 
     let path: DeliveryPath
     let policy: AsyncRetryPolicy
@@ -79,6 +82,7 @@ public final class AsyncDeliveryQueue {
     let feedback: FeedbackSink?
     let schedule: Schedule
     let now: () -> Int64
+    let done: Done?
     var random: any RandomNumberGenerator
     /// Retries waiting for their time, by a key of this queue's.
     private var waiting: [Int: AsyncNotification] = [:]
@@ -86,9 +90,10 @@ public final class AsyncDeliveryQueue {
 
     public init(path: DeliveryPath, policy: AsyncRetryPolicy, bound: AsyncPendingBound, counts: AsyncDeliveryCounts,
                 feedback: FeedbackSink?, random: any RandomNumberGenerator = SystemRandomNumberGenerator(),
-                now: @escaping () -> Int64 = FeedbackSink.unixMilliseconds, schedule: @escaping Schedule) {
+                now: @escaping () -> Int64 = FeedbackSink.unixMilliseconds, done: Done? = nil,
+                schedule: @escaping Schedule) {
         (self.path, self.policy, self.bound, self.counts, self.feedback) = (path, policy, bound, counts, feedback)
-        (self.random, self.now, self.schedule) = (random, now, schedule)
+        (self.random, self.now, self.done, self.schedule) = (random, now, done, schedule)
     }
 
     /// Retries waiting on this loop.
@@ -148,10 +153,12 @@ public final class AsyncDeliveryQueue {
         case .done(.accepted):
             counts.countDelivered()
             bound.release()
+            done?(item, delivery.outcome)
         case .done:
             counts.countFailed()
             bound.release()
             if let log { feedback?.post(log) }
+            done?(item, delivery.outcome)
         case .retry(let at):
             counts.countRetried()
             let key = nextKey

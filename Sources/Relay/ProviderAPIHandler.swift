@@ -40,9 +40,13 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
         metrics = loopContext.providerMetrics
         let delivery = DeliveryPath(sender: loopContext.sender, counters: counters, feedback: context.feedback)
         self.delivery = delivery
+        let metrics = self.metrics
         asyncQueue = loop.map { loop in
             AsyncDeliveryQueue(path: delivery, policy: context.async.policy, bound: context.async.bound,
-                               counts: context.async.counts, feedback: context.feedback) { milliseconds, action in
+                               counts: context.async.counts, feedback: context.feedback, done: { item, outcome in
+                metrics?.countNotification(app: item.app.id, environment: item.notification.environment,
+                                           outcome: outcome)
+            }) { milliseconds, action in
                 _ = loop.schedule(after: .milliseconds(milliseconds), action)
             }
         }

@@ -29,6 +29,8 @@ struct AsyncDeliveryQueueTests {
         /// Timers waiting: (due time, action).
         var timers: [(Int64, () -> Void)] = []
         var queue: AsyncDeliveryQueue!
+        /// The outcomes the queue reported done, in order.
+        var doneOutcomes: [DeliveryOutcome] = []
 
         init(maxTries: Int = 3, maxInFlight: Int = 10) throws {
             // A hook already shut down counts each post as dropped: the
@@ -41,7 +43,9 @@ struct AsyncDeliveryQueueTests {
                                     feedback: sink)
             queue = AsyncDeliveryQueue(path: path, policy: AsyncRetryPolicy(maxTries: maxTries), bound: bound,
                                        counts: counts, feedback: sink, random: LowestJitter(),
-                                       now: { [unowned self] in self.time }) { [unowned self] delay, action in
+                                       now: { [unowned self] in self.time },
+                                       done: { [unowned self] _, outcome in self.doneOutcomes.append(outcome) }) {
+                [unowned self] delay, action in
                 self.timers.append((self.time + delay, action))
             }
         }
@@ -109,6 +113,7 @@ struct AsyncDeliveryQueueTests {
         #expect(fixture.counts.failed == 0)
         #expect(fixture.bound.pending == 0)
         #expect(fixture.hookPosts == 0)
+        #expect(fixture.doneOutcomes == [Self.accepted], "done once, with the last try's outcome")
     }
 
     @Test("a notification whose tries are spent fails once: one hook post, its place given back")
@@ -123,6 +128,7 @@ struct AsyncDeliveryQueueTests {
         #expect(fixture.sender.sent.count == 3)
         #expect(fixture.counts.retried == 2)
         #expect(fixture.counts.failed == 1)
+        #expect(fixture.doneOutcomes == [Self.unavailable])
         #expect(fixture.hookPosts == 1)
         #expect(fixture.bound.pending == 0)
         #expect(fixture.timers.isEmpty)

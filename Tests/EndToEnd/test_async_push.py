@@ -61,6 +61,12 @@ def test_an_async_request_is_answered_at_once_then_every_token_reaches_apns(stac
     for token in tokens:
         assert len(api.received_for(stack["emulator"], token)) == 1, token
     assert stack["relay"].log_contains("async notifications=1 tokens=5 queued=5 failed=0")
+    # Each notification is counted once when done, as a synchronous one is.
+    series = 'toot_relay_api_notifications_total{app="default",environment="production",result="accepted"}'
+    deadline = time.monotonic() + 5
+    while api.metric(api.scrape(api.metrics_port(stack["relay"])), series).get(series, 0) < 5:
+        assert time.monotonic() < deadline, api.scrape(api.metrics_port(stack["relay"]))
+        time.sleep(0.1)
 
 
 def test_a_503_is_retried_until_the_tries_are_spent_then_the_hook_hears_once(stack):
