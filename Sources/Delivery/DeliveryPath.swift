@@ -23,6 +23,16 @@ public final class DeliveryPath {
         /// Every failed token's (gorush's feedback hook), named as
         /// `source` says.
         case everyFailure(FailedPushSource)
+        /// Every failed token's log, as `.everyFailure` makes it, handed to
+        /// the completion and not posted: the caller posts the one that is
+        /// final (an asynchronous push tries a 5xx again, and only its last
+        /// try's failure is the token's).
+        case everyFailureToCaller(FailedPushSource)
+
+        /// Whether the end of a delivery posts its log to the hook itself.
+        @usableFromInline var postsLog: Bool {
+            if case .everyFailureToCaller = self { false } else { true }
+        }
     }
 
     /// How `deliver` ended at once.
@@ -103,14 +113,14 @@ public final class DeliveryPath {
             switch posting {
             case .deadTokens:
                 log = dead ? failedPushLog(for: delivery, token: token, app: appID) : nil
-            case .everyFailure(let source):
+            case .everyFailure(let source), .everyFailureToCaller(let source):
                 // Most deliveries succeed: nothing of the source (a gorush
                 // notification has forty fields) is copied for them.
                 if case .apns(200, _, _) = delivery.outcome { return nil }
                 log = failedPushLog(for: delivery, token: token, app: appID, notification: source.notification,
                                     sentAPNsID: source.sentAPNsID)
             }
-            if let log { feedback?.post(log) }
+            if let log, posting.postsLog { feedback?.post(log) }
             return log
         }
     }

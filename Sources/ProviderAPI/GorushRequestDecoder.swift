@@ -27,6 +27,22 @@ public struct ProviderRequestError: Error, Sendable, Equatable, CustomStringConv
 /// `null` stands for a field not given, as in Go.
 public func decodeGorushRequest(_ body: some Collection<UInt8>, limits: ProviderLimits)
     throws(ProviderRequestError) -> [ProviderNotification] {
+    try decodeGorushPushRequest(body, limits: limits).notifications
+}
+
+/// A gorush request with the relay's extension field: a top-level
+/// `"async": true|false` chooses the asynchronous answer or the synchronous
+/// one (nil: not given, or `null`; the relay's `API_ASYNC` decides).
+public struct GorushPushRequest: Sendable {
+    public var notifications: [ProviderNotification]
+    public var async: Bool?
+}
+
+/// `decodeGorushRequest` with the top-level `async` (checked after the
+/// body is a JSON object, before `notifications`: anything but a boolean or
+/// `null` is refused).
+public func decodeGorushPushRequest(_ body: some Collection<UInt8>, limits: ProviderLimits)
+    throws(ProviderRequestError) -> GorushPushRequest {
     guard body.count <= limits.maxBodyBytes else {
         throw ProviderRequestError("Request body of \(body.count) bytes is over the limit of \(limits.maxBodyBytes) bytes.")
     }
@@ -38,6 +54,12 @@ public func decodeGorushRequest(_ body: some Collection<UInt8>, limits: Provider
     }
     guard case .object = document else {
         throw ProviderRequestError("The body must be a JSON object with a notifications array, not \(document.kindDescription).")
+    }
+    let async: Bool?
+    switch document["async"] {
+    case nil, .null?: async = nil
+    case .bool(let flag)?: async = flag
+    case let other?: throw wrongType("async", "true or false", other)
     }
     let elements: [JSONValue]
     switch document["notifications"] {
@@ -60,7 +82,7 @@ public func decodeGorushRequest(_ body: some Collection<UInt8>, limits: Provider
         }
         notifications.append(notification)
     }
-    return notifications
+    return GorushPushRequest(notifications: notifications, async: async)
 }
 
 /// The tokens of every element, for the over-limit message.

@@ -16,9 +16,13 @@ public final class ProviderAPIContext: Sendable {
     /// API_PROVISION_DIR: pyapns' `provision` may name a certificate file
     /// inside it; nil: PEM text only.
     public let provisionDirectory: String?
+    /// The asynchronous `/api/push`'s settings and counts.
+    public let async: AsyncPushes
 
     public init(keyring: APIKeyring, provisioned: ProvisionedApps, feedback: FeedbackSink,
-                limits: ProviderLimits, xmlLimits: XMLRPCLimits, provisionDirectory: String?) {
+                limits: ProviderLimits, xmlLimits: XMLRPCLimits, provisionDirectory: String?,
+                async: AsyncPushes = AsyncPushes(byDefault: false, maxTries: 5, maxPending: 1_000_000)) {
+        self.async = async
         self.keyring = Locked(keyring)
         self.provisioned = provisioned
         self.feedback = feedback

@@ -8,14 +8,16 @@ import RelayCore
 // gorush's `/api/push` and Apple's `/3/device/<token>`.
 extension ProviderAPIHandler {
     /// `POST /api/push`: every token of every notification sent at once
-    /// over the loop's pools; the answer once APNs answered them all.
+    /// over the loop's pools; the answer once APNs answered them all, or,
+    /// asynchronous (`"async": true`, or `API_ASYNC`), once they are queued.
     func push(_ request: HTTP1Request, _ call: APICall,
               completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
-        let notifications: [ProviderNotification]
-        do { notifications = try decodeGorushRequest(request.body, limits: context.limits) } catch {
+        let decoded: GorushPushRequest
+        do { decoded = try decodeGorushPushRequest(request.body, limits: context.limits) } catch {
             logAPI(call, status: 400, detail: "refused: \(error.message)")
             return jsonError(400, error.message)
         }
+        let notifications = decoded.notifications
         let counts = gorushCount(of: notifications)
         var failures: [FailedPushLog] = []
         // Each APNs request with the token as the sender wrote it (the logs echo
@@ -55,9 +57,14 @@ extension ProviderAPIHandler {
                 sends.append((apns, token, groups.count - 1))
             }
         }
+        let tokenCount = sends.count + failures.count
+        if let asyncQueue, decoded.async ?? context.async.byDefault {
+            return pushAsync(sends: sends, groups: groups, failures: failures, counts: counts,
+                             summary: "notifications=\(notifications.count) tokens=\(tokenCount)", queue: asyncQueue,
+                             call)
+        }
         for failure in failures { context.feedback.post(failure) }
 
-        let tokenCount = sends.count + failures.count
         let batch = DeliveryBatch<FailedPushLog>(failures: failures)
         let metrics = self.metrics
         for (apns, token, group) in sends {
@@ -87,6 +94,34 @@ extension ProviderAPIHandler {
             completion(Self.pushResponse(counts: counts, logs: batch.failures))
         }
         return nil
+    }
+
+    /// The asynchronous `/api/push`: every token queued, or none (a request
+    /// whose tokens do not all fit under `API_ASYNC_MAX_PENDING` is refused
+    /// whole, 503 with `Retry-After`, so a 200 never names a token that was
+    /// not queued); then gorush's async answer, `{"counts":N,"logs":[],
+    /// "success":"ok"}`. Tokens that failed before APNs (no app, …) go to
+    /// the hook, as in sync mode, but are not in the answer, as in gorush's.
+    private func pushAsync(sends: [(APNsNotification, String, Int)], groups: [(app: RelayApp, source: FailedPushSource)],
+                           failures: [FailedPushLog], counts: Int, summary: String, queue: AsyncDeliveryQueue,
+                           _ call: APICall) -> HTTP1Response {
+        let bound = context.async.bound
+        guard bound.reserve(sends.count) else {
+            logAPI(call, status: 503, detail: "async \(summary) refused: \(bound.pending) pending, "
+                + "API_ASYNC_MAX_PENDING \(bound.maxPending)")
+            var response = jsonError(503, "The queue is full: \(sends.count) tokens would pass API_ASYNC_MAX_PENDING "
+                + "(\(bound.maxPending)). Nothing was queued; try again later.")
+            response.headers.append(HTTPField(name: "Retry-After", value: String(AsyncPushes.retryAfterSeconds)))
+            return response
+        }
+        for failure in failures { context.feedback.post(failure) }
+        let now = FeedbackSink.unixMilliseconds()
+        for (apns, token, group) in sends {
+            queue.enqueue(AsyncNotification(notification: apns, app: groups[group].app, token: token,
+                                            source: groups[group].source, acceptedAt: now))
+        }
+        logAPI(call, status: 200, detail: "async \(summary) queued=\(sends.count) failed=\(failures.count)")
+        return Self.pushResponse(counts: counts, logs: [])
     }
 
     static func pushResponse(counts: Int, logs: [FailedPushLog]) -> HTTP1Response {

@@ -23,17 +23,33 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     let metrics: ProviderMetricsRecorder?
     /// Where every route's notifications go.
     let delivery: DeliveryPath
+    /// This loop's queue of asynchronous notifications; nil: every request
+    /// is answered after APNs (a handler without a loop to time retries on).
+    public let asyncQueue: AsyncDeliveryQueue?
     let output: RelayLog
     let unixTime: () -> Int
     var random = BufferedRandom()
 
     /// The provider API handler of `loopContext`'s loop; its notifications
     /// count against `counters` (the API listener's `MAX_IN_FLIGHT`).
+    /// With `loop`, asynchronous requests are queued on it
+    /// (`AsyncDeliveryQueue`, its retries on the loop's timers).
     public init(loopContext: LoopContext, context: ProviderAPIContext, counters: InFlightDeliveries,
-                unixTime: @escaping () -> Int = WebPushHandler.unixTime) {
+                loop: EventLoop? = nil, unixTime: @escaping () -> Int = WebPushHandler.unixTime) {
         (self.loopContext, self.context) = (loopContext, context)
         metrics = loopContext.providerMetrics
-        delivery = DeliveryPath(sender: loopContext.sender, counters: counters, feedback: context.feedback)
+        let delivery = DeliveryPath(sender: loopContext.sender, counters: counters, feedback: context.feedback)
+        self.delivery = delivery
+        let metrics = self.metrics
+        asyncQueue = loop.map { loop in
+            AsyncDeliveryQueue(path: delivery, policy: context.async.policy, bound: context.async.bound,
+                               counts: context.async.counts, feedback: context.feedback, done: { item, outcome in
+                metrics?.countNotification(app: item.app.id, environment: item.notification.environment,
+                                           outcome: outcome)
+            }) { milliseconds, action in
+                _ = loop.schedule(after: .milliseconds(milliseconds), action)
+            }
+        }
         output = loopContext.output
         self.unixTime = unixTime
     }

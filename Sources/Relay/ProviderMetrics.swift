@@ -1,4 +1,5 @@
 import APNs
+import Delivery
 import Feedback
 import FeedbackHook
 import Locking
@@ -20,6 +21,11 @@ public final class ProviderMetrics: Sendable {
     private struct Published {
         var feedback: [String: FeedbackCounts] = [:]
         var hook = FeedbackHookCounts()
+        var async = AsyncCountsSnapshot()
+    }
+
+    private struct AsyncCountsSnapshot {
+        var delivered = 0, failed = 0, retried = 0
     }
 
     public init(registry: PrometheusCollectorRegistry) {
@@ -90,6 +96,36 @@ public final class ProviderMetrics: Sendable {
                                  [("result", result)])
             if now > before { series.increment(by: Int64(now - before)) }
         }
+    }
+
+    /// The asynchronous `/api/push`'s gauges and counters (the daemon's
+    /// tick): `toot_relay_api_async_queued` (accepted and not done, per
+    /// token), `toot_relay_api_async_in_flight` (tries waiting for APNs)
+    /// and `toot_relay_api_async_total{result}` (`delivered`, `failed`,
+    /// `retried`), every series from the first tick on.
+    public func publish(async: AsyncPushes) {
+        let counts = async.counts
+        let current = AsyncCountsSnapshot(delivered: counts.delivered, failed: counts.failed, retried: counts.retried)
+        let previous = published.withLock { state in
+            defer { state.async = current }
+            return state.async
+        }
+        gauge("api_async_queued", "Asynchronous notifications accepted and not done, per device token")
+            .set(to: Double(async.bound.pending))
+        gauge("api_async_in_flight", "Asynchronous notifications' tries waiting for APNs").set(to: Double(counts.inFlight))
+        for (result, now, before) in [("delivered", current.delivered, previous.delivered),
+                                      ("failed", current.failed, previous.failed),
+                                      ("retried", current.retried, previous.retried)] {
+            let series = counter("api_async", "Asynchronous notifications by result: delivered, failed, or a try retried",
+                                 [("result", result)])
+            if now > before { series.increment(by: Int64(now - before)) }
+        }
+    }
+
+    private func gauge(_ name: String, _ help: String) -> Gauge {
+        registry.makeGauge(
+            descriptor: MetricNameDescriptor(namespace: "toot_relay", metricName: name, unitName: "", helpText: help),
+            labels: [])
     }
 
     private func add(_ delta: Int, _ name: String, _ help: String, _ app: String) {

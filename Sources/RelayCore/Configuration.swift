@@ -96,6 +96,14 @@ public struct Configuration: Sendable, Equatable {
     /// A directory pyapns' `provision` may name certificate files in; nil:
     /// `provision` takes PEM text only.
     public var apiProvisionDirectory: String? = nil
+    /// `/api/push` answers once its notifications are queued (gorush's
+    /// default mode), not after APNs answered; a request's `"async"` chooses.
+    public var apiAsync = false
+    /// Tries in all of one asynchronous notification (the first included).
+    public var apiAsyncMaxTries = 5
+    /// Asynchronous notifications accepted and not done, per device token
+    /// across the process (beyond: 503 with Retry-After).
+    public var apiAsyncMaxPending = 1_000_000
 
     // MARK: Feedback
     /// Refused tokens kept per app until fetched (beyond: the oldest go).
@@ -211,6 +219,9 @@ extension Configuration {
         .init(name: "API_MAX_BODY_BYTES", defaultText: String(defaults.apiMaxBodyBytes), help: "largest API request body read"),
         .init(name: "API_MAX_NOTIFICATIONS", defaultText: String(defaults.apiMaxNotifications), help: "notifications in one /api/push request (gorush's max_notification)"),
         .init(name: "API_MAX_TOKENS", defaultText: String(defaults.apiMaxTokens), help: "device tokens in one API request, over all its notifications"),
+        .init(name: "API_ASYNC", defaultText: defaults.apiAsync ? "1" : "0", help: "answer /api/push once its notifications are queued, as gorush does by default (1), or after APNs answered (0); a request's \"async\": true|false chooses"),
+        .init(name: "API_ASYNC_MAX_TRIES", defaultText: String(defaults.apiAsyncMaxTries), help: "tries of one asynchronous notification after APNs 429, 5xx or no answer, the first included"),
+        .init(name: "API_ASYNC_MAX_PENDING", defaultText: String(defaults.apiAsyncMaxPending), help: "asynchronous notifications queued and not done, per device token (beyond: 503 with Retry-After)"),
         .init(name: "API_PROVISION_DIR", defaultText: "unset (PEM text only)", help: "absolute directory pyapns' provision may name certificate files in"),
         .init(name: "FEEDBACK_MAX", defaultText: String(defaults.feedbackMax), help: "refused tokens kept per app until fetched (beyond: the oldest dropped)"),
         .init(name: "FEEDBACK_HOOK_URL", defaultText: "unset (off)", help: "http(s) URL each failed push is POSTed to as JSON (gorush's feedback_hook_url)"),
@@ -243,6 +254,13 @@ extension Configuration {
             case "1", "true", "yes", "on": reusePort = true
             case "0", "false", "no", "off": reusePort = false
             default: throw ConfigurationError(variable: "REUSE_PORT", message: "'\(text)' is not 1 or 0")
+            }
+        }
+        if let text = value("API_ASYNC") {
+            switch text.lowercased() {
+            case "1", "true", "yes", "on": apiAsync = true
+            case "0", "false", "no", "off": apiAsync = false
+            default: throw ConfigurationError(variable: "API_ASYNC", message: "'\(text)' is not 1 or 0")
             }
         }
         if let text = value("BIND") { bindAddress = text }
@@ -284,6 +302,8 @@ extension Configuration {
             ("API_MAX_BODY_BYTES", \.apiMaxBodyBytes, 1024...67_108_864),
             ("API_MAX_NOTIFICATIONS", \.apiMaxNotifications, 1...100_000),
             ("API_MAX_TOKENS", \.apiMaxTokens, 1...1_000_000),
+            ("API_ASYNC_MAX_TRIES", \.apiAsyncMaxTries, 1...100),
+            ("API_ASYNC_MAX_PENDING", \.apiAsyncMaxPending, 1...100_000_000),
             ("FEEDBACK_MAX", \.feedbackMax, 1...1_000_000),
             ("FEEDBACK_HOOK_QUEUE", \.feedbackHookQueue, 1...1_000_000),
         ]

@@ -72,6 +72,9 @@ struct APNsEmulatorCommand: ParsableCommand {
                 discussion: "Apple allows one new token per key every 20 minutes (1200). 0: not enforced.",
                 valueName: "seconds"))
     var tokenUpdateInterval = 0
+    @Option(name: .customLong("unavailable-first"),
+            help: "The first N valid requests (tokens outside the fault table), across all connections, are answered 503 ServiceUnavailable; later ones as usual.")
+    var unavailableFirst: Int?
     @Option(help: "Loop threads (one SO_REUSEPORT listener each).") var threads = 1
     @Flag(help: "No connection log on stderr.") var quiet = false
     @Flag(name: .customLong("print"), help: "One JSON line per accepted notification on stdout.") var printNotifications = false
@@ -103,6 +106,7 @@ struct APNsEmulatorCommand: ParsableCommand {
         guard (1...Int(Int32.max)).contains(connectionWindow ?? 1) else {
             throw ValidationError("--connection-window must be within 1...2147483647")
         }
+        guard (unavailableFirst ?? 1) >= 1 else { throw ValidationError("--unavailable-first must be at least 1") }
         guard (goAwayAfter ?? 1) >= 1, (dropAfter ?? 1) >= 1 else {
             throw ValidationError("--goaway-after and --drop-after must be at least 1")
         }
@@ -141,6 +145,7 @@ struct APNsEmulatorCommand: ParsableCommand {
         case (nil, true): authentication = .none
         }
         let behavior = APNsEmulatorBehavior(
+            forcedAction: unavailableFirst.map { _ in .reject(.serviceUnavailable) }, forcedCount: unavailableFirst,
             responseDelay: .milliseconds(delayMilliseconds), maxConcurrentStreams: maxStreams,
             initialMaxConcurrentStreams: initialMaxStreams, goAwayAfterStreams: goAwayAfter,
             dropAfterStreams: dropAfter, connectionWindowSize: connectionWindow)

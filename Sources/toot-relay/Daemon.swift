@@ -102,16 +102,19 @@ struct Daemon {
         // The provider API: on its own port, never the Web Push one.
         var api: (server: HTTP1Listener<ProviderAPIHandler>, deliveries: InFlightDeliveries, context: ProviderAPIContext,
                   port: UInt16)?
+        let asyncQueues = AsyncQueues()
         if let apiPort = configuration.apiPort {
             let (limits, xmlLimits) = providerLimits(configuration)
             let context = ProviderAPIContext(
                 keyring: served.apiKeys,
                 provisioned: ProvisionedApps(catalog: catalog), feedback: feedback, limits: limits,
-                xmlLimits: xmlLimits, provisionDirectory: configuration.apiProvisionDirectory)
+                xmlLimits: xmlLimits, provisionDirectory: configuration.apiProvisionDirectory,
+                async: AsyncPushes(byDefault: configuration.apiAsync, maxTries: configuration.apiAsyncMaxTries,
+                                   maxPending: configuration.apiAsyncMaxPending))
             do {
                 let (apiServer, apiDeliveries, bound) = try startAPI(
                     configuration, port: apiPort, socket: sockets.api, context: context, loops: group.loops,
-                    loopContexts: loopContexts, logger: logger)
+                    loopContexts: loopContexts, asyncQueues: asyncQueues, logger: logger)
                 api = (apiServer, apiDeliveries, context, bound)
                 metrics?.setAPIDeliveries(apiDeliveries)
             } catch let failure {
@@ -145,6 +148,7 @@ struct Daemon {
         let signal = waitForSignal(every: .seconds(1)) { now in
             refreshAPNsStatus(metrics, clients: clients, report: connectionReport, logger: logger)
             providerMetrics?.publish(feedback: feedback.store.allCounts(), hook: feedback.hook?.counts)
+            if let async = api?.context.async { providerMetrics?.publish(async: async) }
             expiryMonitors.tick(now: now, apps: current.apps)
         } reload: {
             notifySystemd("RELOADING=1", logger: logger)
@@ -170,7 +174,7 @@ struct Daemon {
         logger.info("\(signal == SIGTERM ? "SIGTERM" : "SIGINT"): stopping; in flight \(deliveries.inFlight), "
             + "open connections \(server.counters.openConnections), grace \(configuration.shutdownGrace)")
         shutDown(servers: [(server, deliveries)] + (api.map { [($0.server, $0.deliveries)] } ?? []), clients: clients, group: group,
-                 grace: configuration.shutdownGrace, logger: logger)
+                 async: api.map { ($0.context.async, asyncQueues) }, grace: configuration.shutdownGrace, logger: logger)
         // Queued hook posts get a little time; the rest are counted dropped.
         feedback.hook?.shutdown(within: .seconds(2))
         emulator?.stop()

@@ -132,6 +132,9 @@ struct RelayOptions: ParsableArguments {
     @Option(name: .customLong("api-max-body-bytes"), help: help("API_MAX_BODY_BYTES")) var apiMaxBodyBytes: String?
     @Option(name: .customLong("api-max-notifications"), help: help("API_MAX_NOTIFICATIONS")) var apiMaxNotifications: String?
     @Option(name: .customLong("api-max-tokens"), help: help("API_MAX_TOKENS")) var apiMaxTokens: String?
+    @Option(name: .customLong("api-async"), help: help("API_ASYNC")) var apiAsync: String?
+    @Option(name: .customLong("api-async-max-tries"), help: help("API_ASYNC_MAX_TRIES")) var apiAsyncMaxTries: String?
+    @Option(name: .customLong("api-async-max-pending"), help: help("API_ASYNC_MAX_PENDING")) var apiAsyncMaxPending: String?
     @Option(name: .customLong("api-provision-dir"), help: help("API_PROVISION_DIR")) var apiProvisionDir: String?
     @Option(name: .customLong("feedback-max"), help: help("FEEDBACK_MAX")) var feedbackMax: String?
     @Option(name: .customLong("feedback-hook-url"), help: help("FEEDBACK_HOOK_URL")) var feedbackHookURL: String?
@@ -160,6 +163,7 @@ struct RelayOptions: ParsableArguments {
             ("METRICS_BIND", metricsBind),
             ("API_PORT", apiPort), ("API_BIND", apiBind), ("API_KEYS", apiKeys), ("API_MAX_BODY_BYTES", apiMaxBodyBytes),
             ("API_MAX_NOTIFICATIONS", apiMaxNotifications), ("API_MAX_TOKENS", apiMaxTokens),
+            ("API_ASYNC", apiAsync), ("API_ASYNC_MAX_TRIES", apiAsyncMaxTries), ("API_ASYNC_MAX_PENDING", apiAsyncMaxPending),
             ("API_PROVISION_DIR", apiProvisionDir), ("FEEDBACK_MAX", feedbackMax), ("FEEDBACK_HOOK_URL", feedbackHookURL),
             ("FEEDBACK_HOOK_HEADERS", feedbackHookHeaders), ("FEEDBACK_HOOK_QUEUE", feedbackHookQueue),
             ("FEEDBACK_HOOK_TIMEOUT", feedbackHookTimeout),

@@ -1,5 +1,6 @@
 import APNs
 import Feedback
+import FeedbackHook
 import HTTP1
 import ProviderAPI
 import RelayCore
@@ -118,6 +119,38 @@ struct DeliveryPathTests {
         #expect((log == nil) == accepted)
         #expect(log == failedPushLog(for: delivery, token: Fixture.token, app: "toot", sentAPNsID: "SENT"))
         #expect(fixture.store.take(app: "toot").count == (example.dead ? 1 : 0))
+    }
+
+    @Test("a log for the caller is the provider route's log, the dead token still goes to the feedback list, and the hook hears nothing",
+          arguments: feedbackCases)
+    func everyFailureToCallerPostsNothing(_ example: (outcome: DeliveryOutcome, dead: Bool)) throws {
+        // A hook already shut down counts every post as dropped: the count
+        // is the number of posts, with no server and no wait.
+        let hook = try FeedbackHook(url: "http://127.0.0.1:9/hook", headers: [], queueCapacity: 10,
+                                    timeout: .seconds(1), maxAttempts: 1, backoff: .zero)
+        hook.shutdown(within: .zero)
+        let store = FeedbackStore(maxPerApp: 10)
+        let sender = FakeSender()
+        let path = DeliveryPath(sender: sender, counters: InFlightDeliveries(maxInFlight: 10),
+                                feedback: FeedbackSink(store: store, hook: hook))
+        let app = RelayApp(id: "toot", topic: "cx.c3.toot")
+        var got: (APNsDelivery, FailedPushLog?)?
+        _ = path.deliver(Fixture().notification(), app: app, token: Fixture.token,
+                         posting: .everyFailureToCaller(Self.gorushSource)) { got = ($0, $1) }
+        sender.complete(with: example.outcome)
+        let (delivery, log) = try #require(got)
+        let accepted = example.outcome == .apns(status: 200, reason: nil, apnsID: nil)
+        #expect((log == nil) == accepted)
+        #expect(log == failedPushLog(for: delivery, token: Fixture.token, app: "toot", sentAPNsID: "SENT"))
+        #expect(store.take(app: "toot").count == (example.dead ? 1 : 0))
+        #expect(hook.counts == FeedbackHookCounts())
+
+        // The same failure with `.everyFailure` is posted: the count above
+        // would have seen it.
+        _ = path.deliver(Fixture().notification(), app: app, token: Fixture.token,
+                         posting: .everyFailure(Self.gorushSource)) { _, _ in }
+        sender.complete(with: example.outcome)
+        #expect(hook.counts.dropped == (accepted ? 0 : 1))
     }
 
     @Test("over MAX_IN_FLIGHT nothing is sent, no completion runs, and the refusal is an ended delivery")

@@ -30,6 +30,11 @@ let refusedBodies: [RefusedBody] = [
     RefusedBody("a notification that is a string", #"{"notifications":["x"]}"#.utf8, "notifications[0] must be an object, not a string."),
     RefusedBody("duplicate key", #"{"notifications":[{"badge":1,"badge":2}]}"#.utf8,
                 #"Malformed JSON: invalid JSON at byte 29: the name "badge" appears twice in one object."#),
+    RefusedBody("async a string", #"{"async":"true","notifications":[{}]}"#.utf8, "async must be true or false, not a string."),
+    RefusedBody("async a number", #"{"async":1,"notifications":[{}]}"#.utf8, "async must be true or false, not a number."),
+    RefusedBody("async an object", #"{"async":{},"notifications":[{}]}"#.utf8, "async must be true or false, not an object."),
+    RefusedBody("async twice", #"{"async":true,"async":false,"notifications":[{}]}"#.utf8,
+                #"Malformed JSON: invalid JSON at byte 14: the name "async" appears twice in one object."#),
     RefusedBody("tokens a string", #"{"notifications":[{"tokens":"abc"}]}"#.utf8,
                 "notifications[0].tokens must be an array of strings, not a string."),
     RefusedBody("a token a number", #"{"notifications":[{"tokens":[1]}]}"#.utf8,
@@ -138,4 +143,13 @@ func hostileBodyIsRefusedQuickly(_ kind: String) throws {
     // the benchmark's): under AddressSanitizer on a loaded CI machine the
     // million-element array once took 5.1 s.
     #expect(ContinuousClock.now - start < .seconds(30))
+}
+
+@Test("a top-level async of true, false or null is the request's choice; absent, none",
+      arguments: [(#"{"async":true,"notifications":[{}]}"#, true as Bool?), (#"{"async":false,"notifications":[{}]}"#, false),
+                  (#"{"async":null,"notifications":[{}]}"#, nil), (#"{"notifications":[{}]}"#, nil)])
+func asyncChoice(_ example: (body: String, async: Bool?)) throws {
+    let request = try decodeGorushPushRequest(Array(example.body.utf8), limits: ProviderLimits(maxBodyBytes: 1 << 20, maxNotifications: 100, maxTokens: 10_000))
+    #expect(request.async == example.async)
+    #expect(request.notifications.count == 1)
 }

@@ -101,6 +101,7 @@ struct ConfigurationTests {
             "METRICS_BIND": "127.0.0.1", "REUSE_PORT": "1",
             "API_PORT": "unset (off)", "API_BIND": "127.0.0.1", "API_KEYS": "unset (none)",
             "API_MAX_BODY_BYTES": "1048576", "API_MAX_NOTIFICATIONS": "100", "API_MAX_TOKENS": "10000",
+            "API_ASYNC": "0", "API_ASYNC_MAX_TRIES": "5", "API_ASYNC_MAX_PENDING": "1000000",
             "API_PROVISION_DIR": "unset (PEM text only)", "FEEDBACK_MAX": "10000", "FEEDBACK_HOOK_URL": "unset (off)",
             "FEEDBACK_HOOK_HEADERS": "none", "FEEDBACK_HOOK_QUEUE": "10000", "FEEDBACK_HOOK_TIMEOUT": "10",
         ])
@@ -115,6 +116,8 @@ struct ConfigurationTests {
         ("APNS_DEVELOPMENT_HOST", "host:99999"), ("MAX_BODY_BYTES", "10"), ("MAX_IN_FLIGHT", "many"),
         ("APNS_TIMEOUT", "0"), ("APNS_TIMEOUT", "-3"), ("APNS_TIMEOUT", "nan"), ("THREADS", "0"),
         ("LOG_LEVEL", "loud"), ("METRICS_PORT", "metrics"), ("METRICS_PORT", "70000"),
+        ("API_ASYNC", "maybe"), ("API_ASYNC", "2"), ("API_ASYNC_MAX_TRIES", "0"), ("API_ASYNC_MAX_TRIES", "101"),
+        ("API_ASYNC_MAX_PENDING", "0"), ("API_ASYNC_MAX_PENDING", "100000001"), ("API_ASYNC_MAX_PENDING", "1e6"),
     ])
     func refusesBadValue(name: String, value: String) {
         #expect {
@@ -122,6 +125,17 @@ struct ConfigurationTests {
         } throws: { error in
             (error as? ConfigurationError)?.variable == name
         }
+    }
+
+    @Test("the asynchronous /api/push's variables are read within their ranges")
+    func asyncVariables() throws {
+        let defaults = try Configuration(environment: [:])
+        #expect(!defaults.apiAsync && defaults.apiAsyncMaxTries == 5 && defaults.apiAsyncMaxPending == 1_000_000)
+        let set = try Configuration(environment: ["API_ASYNC": "true", "API_ASYNC_MAX_TRIES": "100",
+                                                  "API_ASYNC_MAX_PENDING": "100000000"])
+        #expect(set.apiAsync && set.apiAsyncMaxTries == 100 && set.apiAsyncMaxPending == 100_000_000)
+        #expect(try !Configuration(environment: ["API_ASYNC": "off"]).apiAsync)
+        #expect(try Configuration(environment: ["API_ASYNC_MAX_TRIES": "1"]).apiAsyncMaxTries == 1)
     }
 
     @Test("port 0 asks for any free port, for the listener and for metrics; REUSE_PORT is 1 or 0")

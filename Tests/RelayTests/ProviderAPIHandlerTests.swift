@@ -1,4 +1,5 @@
 import Delivery
+import EventLoop
 import APNs
 import Feedback
 import Foundation
@@ -31,7 +32,13 @@ private struct APIFixture {
 
     /// APNs answers each token by its first two hex digits: `41` → 410
     /// Unregistered, `40` → 400 BadDeviceToken, else 200.
-    init(keys: [APIKeyEntry]? = nil) throws {
+    /// A loop that never runs: the asynchronous queue's retry timers wait
+    /// on it, and its first tries need none.
+    let loop: EventLoop
+
+    init(keys: [APIKeyEntry]? = nil, async: AsyncPushes = AsyncPushes(byDefault: false, maxTries: 5, maxPending: 100))
+        throws {
+        loop = try EventLoop()
         sender = FakeSender(outcome: { notification in
             switch notification.deviceToken.prefix(2) {
             case "41": .apns(status: 410, reason: .unregistered, apnsID: "A-410")
@@ -49,10 +56,10 @@ private struct APIFixture {
             feedback: FeedbackSink(store: FeedbackStore(maxPerApp: 100), hook: nil),
             limits: ProviderLimits(maxBodyBytes: 1 << 20, maxNotifications: 100, maxTokens: 10_000),
             xmlLimits: XMLRPCLimits(maxBodyBytes: 1 << 20, maxDepth: 32, maxElements: 100_000, maxStringBytes: 1 << 20),
-            provisionDirectory: nil)
+            provisionDirectory: nil, async: async)
         handler = ProviderAPIHandler(sender: sender, apps: apps, context: context,
                                      counters: InFlightDeliveries(maxInFlight: 10_000),
-                                     logger: log.logger)
+                                     logger: log.logger, loop: loop)
     }
 
     /// The answer, after the fake APNs answered everything sent.
@@ -232,5 +239,83 @@ struct ProviderAPIHandlerTests {
         #expect(fixture.sender.sent.count == 2)
         #expect(fixture.sender.sent.allSatisfy { $0.credential == credential && $0.environment == .development })
         #expect(fixture.context.feedback.store.take(app: "toot-sandbox").map(\.token) == [token("41")])
+    }
+}
+
+@Suite("The provider API's asynchronous /api/push")
+struct ProviderAPIAsyncPushTests {
+    static func body(async: Bool?, _ tokens: [String]) -> String {
+        let list = tokens.map { "\"\($0)\"" }.joined(separator: ",")
+        let choice = async.map { "\"async\":\($0)," } ?? ""
+        return "{\(choice)\"notifications\":[{\"platform\":1,\"tokens\":[\(list)],\"message\":\"hi\"}]}"
+    }
+
+    /// Sends without letting the fake APNs answer: an asynchronous answer
+    /// must come before it.
+    fileprivate static func send(_ fixture: APIFixture, _ body: String) -> HTTP1Response? {
+        var fields = HTTPHeaders()
+        fields.append(name: "Authorization", value: "Bearer " + APIFixture.allKey)
+        let request = HTTP1Request(method: "POST", target: "/api/push", version: .http1_1, headers: fields,
+                                   body: Array(body.utf8), keepAlive: true)
+        return fixture.handler.handle(request) { _ in Issue.record("an asynchronous request completed later") }
+    }
+
+    @Test("async true is answered with gorush's async body before APNs answers, then every token is delivered")
+    func answeredAtOnce() throws {
+        let fixture = try APIFixture()
+        let response = try #require(Self.send(fixture, Self.body(async: true, [token("aa", 1), token("41", 2)])))
+        #expect(response.status == 200)
+        #expect(String(decoding: response.body, as: UTF8.self) == #"{"counts":2,"logs":[],"success":"ok"}"#)
+        #expect(fixture.sender.sent.count == 2)
+        #expect(fixture.context.async.bound.pending == 2)
+        fixture.sender.completeAll()
+        #expect(fixture.context.async.bound.pending == 0)
+        #expect(fixture.context.async.counts.delivered == 1)
+        #expect(fixture.context.async.counts.failed == 1)
+        #expect(fixture.context.feedback.store.take(app: "default").map(\.token) == [token("41", 2)])
+        fixture.handler.flushLog()
+        #expect(fixture.log.lines.contains { $0.contains("async notifications=1 tokens=2 queued=2 failed=0") })
+    }
+
+    @Test("API_ASYNC makes a request that does not choose asynchronous, and async false synchronous")
+    func defaultAndChoice() throws {
+        let fixture = try APIFixture(async: AsyncPushes(byDefault: true, maxTries: 5, maxPending: 100))
+        let queued = try #require(Self.send(fixture, Self.body(async: nil, [token("aa", 3)])))
+        #expect(String(decoding: queued.body, as: UTF8.self) == #"{"counts":1,"logs":[],"success":"ok"}"#)
+        fixture.sender.completeAll()
+        let sync = try json(fixture.answer("/api/push", body: Self.body(async: false, [token("40", 4)])))
+        #expect(sync["counts"] as? Int == 1)
+        let logs = try #require(sync["logs"] as? [[String: Any]])
+        #expect(logs.map { $0["error"] as? String } == ["BadDeviceToken"])
+        #expect(fixture.context.async.counts.delivered == 1)
+        #expect(fixture.context.async.bound.pending == 0)
+    }
+
+    @Test("a request whose tokens do not all fit under API_ASYNC_MAX_PENDING is refused whole: 503, Retry-After, nothing sent")
+    func overTheBound() throws {
+        let fixture = try APIFixture(async: AsyncPushes(byDefault: true, maxTries: 5, maxPending: 2))
+        let first = try #require(Self.send(fixture, Self.body(async: nil, [token("aa", 5)])))
+        #expect(first.status == 200)
+        let refused = try #require(Self.send(fixture, Self.body(async: nil, [token("aa", 6), token("aa", 7)])))
+        #expect(refused.status == 503)
+        #expect(refused.headers.first { $0.name == "Retry-After" }?.value == "5")
+        let body = try json(refused)
+        #expect(body["code"] as? Int == 503)
+        #expect((body["message"] as? String)?.contains("API_ASYNC_MAX_PENDING") == true)
+        #expect(fixture.sender.sent.count == 1, "nothing of the refused request is sent")
+        #expect(fixture.context.async.bound.pending == 1)
+        fixture.sender.completeAll()
+        #expect(fixture.context.async.bound.pending == 0)
+    }
+
+    @Test("an async that is not a boolean is 400 in gorush's error JSON, nothing sent",
+          arguments: [#""true""#, "1", "{}", "[]"])
+    func hostileAsync(_ value: String) throws {
+        let fixture = try APIFixture()
+        let response = fixture.answer("/api/push",
+                                      body: #"{"async":"# + value + #","notifications":[{"platform":1,"tokens":[""# + token("aa") + #""]}]}"#)
+        #expect(response?.status == 400)
+        #expect((try json(response)["message"] as? String)?.hasPrefix("async must be true or false") == true)
+        #expect(fixture.sender.sent.isEmpty)
     }
 }

@@ -195,7 +195,7 @@ extension ProviderAPIHandler {
                      unixTime: @escaping () -> Int = WebPushHandler.unixTime, metrics: ProviderMetrics? = nil) {
         self.init(loopContext: LoopContext(sender: sender, apps: apps, logger: logger, loop: loop,
                                            providerMetrics: metrics),
-                  context: context, counters: counters, unixTime: unixTime)
+                  context: context, counters: counters, loop: loop, unixTime: unixTime)
     }
 
     /// A reload, as the daemon does it: the loop context's apps.

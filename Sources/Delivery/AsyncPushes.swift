@@ -1,0 +1,21 @@
+/// What every loop's asynchronous `/api/push` shares: whether a request
+/// that does not choose is asynchronous (`API_ASYNC`), the retry policy
+/// (`API_ASYNC_MAX_TRIES`), the bound on what is pending
+/// (`API_ASYNC_MAX_PENDING`) and the counts. Each loop has its own
+/// `AsyncDeliveryQueue`.
+public final class AsyncPushes: Sendable {
+    public let byDefault: Bool
+    public let policy: AsyncRetryPolicy
+    public let bound: AsyncPendingBound
+    public let counts = AsyncDeliveryCounts()
+
+    /// A full queue's 503 asks for this wait: about the time a queue of
+    /// the default bound takes to drain a second's worth of requests.
+    public static let retryAfterSeconds = 5
+
+    public init(byDefault: Bool, maxTries: Int, maxPending: Int) {
+        self.byDefault = byDefault
+        policy = AsyncRetryPolicy(maxTries: maxTries)
+        bound = AsyncPendingBound(maxPending: maxPending)
+    }
+}
