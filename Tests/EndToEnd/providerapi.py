@@ -144,20 +144,6 @@ def metric(text, prefix):
     return values
 
 
-def metrics_port(process, timeout=10):
-    assert process.log_contains("metrics on ", timeout=timeout), process.read_log()[-2000:]
-    for line in process.read_log().splitlines():
-        if "metrics on " in line:
-            return int(line.split("metrics on ", 1)[1].split(" ", 1)[0].rsplit(":", 1)[1])
-    raise AssertionError("no metrics port in the log")
-
-
-def scrape(port):
-    response = request(port, "GET", "/metrics")
-    assert response.status == 200, response
-    return response.body.decode()
-
-
 class HookServer:
     """Python's http.server on 127.0.0.1 port 0 in a thread: records every
     POST (path, headers, body) and answers 200."""

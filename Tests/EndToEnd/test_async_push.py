@@ -46,7 +46,7 @@ def async_metrics(relay):
     """The toot_relay_api_async_* series, after a tick has published them."""
     deadline = time.monotonic() + 5
     while True:
-        values = api.metric(api.scrape(api.metrics_port(relay)), "toot_relay_api_async")
+        values = api.metric(rt.scrape(rt.metrics_port(relay)), "toot_relay_api_async")
         if 'toot_relay_api_async_total{result="retried"}' in values or time.monotonic() > deadline:
             return values
         time.sleep(0.1)
@@ -64,8 +64,8 @@ def test_an_async_request_is_answered_at_once_then_every_token_reaches_apns(stac
     # Each notification is counted once when done, as a synchronous one is.
     series = 'toot_relay_api_notifications_total{app="default",environment="production",result="accepted"}'
     deadline = time.monotonic() + 5
-    while api.metric(api.scrape(api.metrics_port(stack["relay"])), series).get(series, 0) < 5:
-        assert time.monotonic() < deadline, api.scrape(api.metrics_port(stack["relay"]))
+    while api.metric(rt.scrape(rt.metrics_port(stack["relay"])), series).get(series, 0) < 5:
+        assert time.monotonic() < deadline, rt.scrape(rt.metrics_port(stack["relay"]))
         time.sleep(0.1)
 
 

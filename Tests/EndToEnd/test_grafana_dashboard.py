@@ -132,7 +132,7 @@ def stack(spawn, emulator, tmp_path):
         relay = spawn.relay("relay-dashboard", emulator.port, METRICS_PORT=0, API_PORT=0, FEEDBACK_MAX=1,
                             FEEDBACK_HOOK_URL=hook.url)
         api_port = api.api_port(relay)
-        metrics_port = api.metrics_port(relay)
+        metrics_port = rt.metrics_port(relay)
         server = prom.PrometheusServer(str(tmp_path), [f"127.0.0.1:{metrics_port}"], rule_files=[prom.RULES])
         yield {"relay": relay, "api_port": api_port, "metrics_port": metrics_port, "prometheus": server}
     finally:

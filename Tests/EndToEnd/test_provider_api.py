@@ -692,11 +692,11 @@ def test_with_the_hook_down_pushes_are_not_slower_and_drops_are_counted(spawn, c
     assert len(failing["logs"]) == 100
     assert failing_time < 5 and failing_time < 3 * fine_time + 1, (fine_time, failing_time)
 
-    metrics = api.metrics_port(relay)
+    metrics = rt.metrics_port(relay)
     dropped_series = 'toot_relay_feedback_hook_posts_total{result="dropped"}'
     deadline = time.monotonic() + 10
     while True:
-        series = api.metric(api.scrape(metrics), "toot_relay_feedback_hook_")
+        series = api.metric(rt.scrape(metrics), "toot_relay_feedback_hook_")
         if series.get(dropped_series, 0) >= 89 or time.monotonic() > deadline:
             break
         time.sleep(0.2)
