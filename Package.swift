@@ -117,14 +117,14 @@ let package = Package(
         // handlers on HTTP/1 listeners, logs, metrics, the apps' loading.
         .target(name: "Relay", dependencies: [
             "Locking", "HTTP1", "RelayCore", "EventLoop", "TLS", "APNs", "AppsFile", "VAPID",
-            "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "PyAPNs",
+            "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "PyAPNs", "Fleet",
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         // The daemon: flags and environment, start-up, signals, reload,
         // shutdown, the demo.
         .executableTarget(name: "toot-relay", dependencies: [
             "Locking", "HTTP1", "Relay", "APNs", "APNsEmulator", "RelayCore", "EventLoop", "TLS", "AppsFile",
-            "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC",
+            "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "Fleet", "Redis",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // The emulator as a process (end-to-end tests, the benchmark).
@@ -204,6 +204,11 @@ let package = Package(
         .target(name: "Redis", dependencies: ["CHiredis", "EventLoop"]),
         // Reaches a real redis-server (TestSupport's RedisServer starts one).
         .testTarget(name: "RedisTests", dependencies: ["Redis", "EventLoop", "Locking", "TestSupport"]),
+        // What the instances of a fleet share through Redis: the links to it
+        // (a thread of their own each), its keys, and the shared state
+        // built on them.
+        .target(name: "Fleet", dependencies: ["Redis", "EventLoop", "Locking"]),
+        .testTarget(name: "FleetTests", dependencies: ["Fleet", "Redis", "EventLoop", "Locking", "TestSupport"]),
         // hiredis' reader with the relay's limits, fed in random pieces; built by SwiftPM.
         .executableTarget(name: "redis-reply-fuzzer", dependencies: ["Redis", "FuzzSupport"],
                           path: "Fuzz/redis-reply"),

@@ -118,6 +118,17 @@ public struct Configuration: Sendable, Equatable {
     /// How long one hook request may take (gorush's `feedback_timeout`).
     public var feedbackHookTimeout: Duration = .seconds(10)
 
+    // MARK: Several instances
+    /// Redis, where instances share feedback, hook posts, provisioned apps,
+    /// provider tokens and the asynchronous queue: `redis://…` or
+    /// `unix://…`, checked by the daemon (`RedisURL`); nil: each instance
+    /// keeps its own, in memory.
+    public var redisURL: String? = nil
+    /// How long an asynchronous notification or hook post may sit unanswered
+    /// with an instance that stopped renewing it before another instance
+    /// takes it over.
+    public var redisClaimIdle: Duration = .seconds(30)
+
     // MARK: Process
     /// Event loops (threads); nil means one per core.
     public var threads: Int? = nil
@@ -228,6 +239,8 @@ extension Configuration {
         .init(name: "FEEDBACK_HOOK_HEADERS", defaultText: "none", help: "comma-separated Name: value headers for the hook (gorush's feedback_header; needs FEEDBACK_HOOK_URL)"),
         .init(name: "FEEDBACK_HOOK_QUEUE", defaultText: String(defaults.feedbackHookQueue), help: "hook requests waiting to be sent (beyond: dropped and counted; needs FEEDBACK_HOOK_URL)"),
         .init(name: "FEEDBACK_HOOK_TIMEOUT", defaultText: secondsText(defaults.feedbackHookTimeout), help: "seconds one hook request may take (gorush's feedback_timeout; needs FEEDBACK_HOOK_URL)"),
+        .init(name: "REDIS_URL", defaultText: "unset (state per instance)", help: "redis://[[user]:password@]host[:port][/db] or unix:///path?db=N: feedback, hook posts, provisioned apps, provider tokens and the asynchronous queue shared by every instance"),
+        .init(name: "REDIS_CLAIM_IDLE", defaultText: secondsText(defaults.redisClaimIdle), help: "seconds after which an instance takes over the asynchronous notifications and hook posts another instance stopped renewing (needs REDIS_URL)"),
     ]
 
     /// Reads the configuration from environment-style variables. Empty values
@@ -284,6 +297,7 @@ extension Configuration {
         if let text = value("TOPIC") { topic = text }
         if let text = value("CA_FILENAME") { caFile = text }
         if let text = value("APPS_FILE") { appsFile = text }
+        if let text = value("REDIS_URL") { redisURL = text }
         for (name, keyPath) in [("APNS_PRODUCTION_HOST", \Configuration.productionHost),
                                 ("APNS_DEVELOPMENT_HOST", \Configuration.developmentHost)] {
             if let text = value(name) {
@@ -326,6 +340,7 @@ extension Configuration {
             ("APNS_IDLE_TIMEOUT", \.apnsIdleTimeout),
             ("SHUTDOWN_GRACE", \.shutdownGrace),
             ("FEEDBACK_HOOK_TIMEOUT", \.feedbackHookTimeout),
+            ("REDIS_CLAIM_IDLE", \.redisClaimIdle),
         ]
         for (name, keyPath) in durations {
             if let text = value(name) {
@@ -403,6 +418,13 @@ extension Configuration {
                     variable: name,
                     message: "is set but FEEDBACK_HOOK_URL is not; without its URL there is no hook (set FEEDBACK_HOOK_URL, or unset \(name))")
             }
+        }
+        // The same for Redis: a misspelt REDIS_URL must not leave each
+        // instance on its own state while the fleet's settings look set.
+        if redisURL == nil, value("REDIS_CLAIM_IDLE") != nil {
+            throw ConfigurationError(
+                variable: "REDIS_CLAIM_IDLE",
+                message: "is set but REDIS_URL is not; without Redis nothing is claimed (set REDIS_URL, or unset REDIS_CLAIM_IDLE)")
         }
     }
 

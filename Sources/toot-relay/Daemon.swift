@@ -2,6 +2,7 @@ import Delivery
 import APNs
 import APNsEmulator
 import EventLoop
+import Fleet
 import Foundation
 import HTTP1
 import Locking
@@ -81,6 +82,8 @@ struct Daemon {
         let metrics = metricsPort == nil ? nil : RelayMetrics(connections: connections, deliveries: deliveries)
         metrics.map { expiryMonitors.publish(to: $0) }
         metrics?.setApps(served.apps)
+        let fleet = try startFleet(configuration, logger: logger)
+        let fleetMetrics = metrics.map { FleetMetrics(registry: $0.registry) }
         let feedback = try makeFeedbackSink(configuration, logger: logger)
         let providerMetrics = metrics.map { ProviderMetrics(registry: $0.registry) }
         let apps = served.apps
@@ -149,6 +152,7 @@ struct Daemon {
             refreshAPNsStatus(metrics, clients: clients, report: connectionReport, logger: logger)
             providerMetrics?.publish(feedback: feedback.store.allCounts(), hook: feedback.hook?.counts)
             if let async = api?.context.async { providerMetrics?.publish(async: async) }
+            if let fleet { fleetMetrics?.publish(links: fleet.links) }
             expiryMonitors.tick(now: now, apps: current.apps)
         } reload: {
             notifySystemd("RELOADING=1", logger: logger)
@@ -177,6 +181,7 @@ struct Daemon {
                  async: api.map { ($0.context.async, asyncQueues) }, grace: configuration.shutdownGrace, logger: logger)
         // Queued hook posts get a little time; the rest are counted dropped.
         feedback.hook?.shutdown(within: .seconds(2))
+        fleet?.close()
         emulator?.stop()
         logger.info("stopped after \(server.counters.requestsAnswered) requests")
     }

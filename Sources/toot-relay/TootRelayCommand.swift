@@ -141,6 +141,8 @@ struct RelayOptions: ParsableArguments {
     @Option(name: .customLong("feedback-hook-headers"), help: help("FEEDBACK_HOOK_HEADERS")) var feedbackHookHeaders: String?
     @Option(name: .customLong("feedback-hook-queue"), help: help("FEEDBACK_HOOK_QUEUE")) var feedbackHookQueue: String?
     @Option(name: .customLong("feedback-hook-timeout"), help: help("FEEDBACK_HOOK_TIMEOUT")) var feedbackHookTimeout: String?
+    @Option(name: .customLong("redis-url"), help: help("REDIS_URL")) var redisURL: String?
+    @Option(name: .customLong("redis-claim-idle"), help: help("REDIS_CLAIM_IDLE")) var redisClaimIdle: String?
     @Option(name: .customLong("demo"), help: ArgumentHelp(
         "demo: run an embedded APNs emulator on 127.0.0.1 with the throwaway certificates of scripts/make-test-certs in DIR, and print each notification it receives as a JSON line",
         valueName: "dir"))
@@ -166,7 +168,7 @@ struct RelayOptions: ParsableArguments {
             ("API_ASYNC", apiAsync), ("API_ASYNC_MAX_TRIES", apiAsyncMaxTries), ("API_ASYNC_MAX_PENDING", apiAsyncMaxPending),
             ("API_PROVISION_DIR", apiProvisionDir), ("FEEDBACK_MAX", feedbackMax), ("FEEDBACK_HOOK_URL", feedbackHookURL),
             ("FEEDBACK_HOOK_HEADERS", feedbackHookHeaders), ("FEEDBACK_HOOK_QUEUE", feedbackHookQueue),
-            ("FEEDBACK_HOOK_TIMEOUT", feedbackHookTimeout),
+            ("FEEDBACK_HOOK_TIMEOUT", feedbackHookTimeout), ("REDIS_URL", redisURL), ("REDIS_CLAIM_IDLE", redisClaimIdle),
         ]
         var values: [String: String] = [:]
         for (name, value) in pairs { if let value { values[name] = value } }

@@ -74,6 +74,20 @@ struct ConfigurationTests {
         #expect(try Configuration(environment: ["METRICS_PORT": ""]).metricsPort == nil)
     }
 
+    @Test("REDIS_URL is kept as given for the daemon to parse; REDIS_CLAIM_IDLE needs it")
+    func redisSettings() throws {
+        let unset = try Configuration(environment: [:])
+        #expect(unset.redisURL == nil)
+        #expect(unset.redisClaimIdle == .seconds(30))
+        let set = try Configuration(environment: ["REDIS_URL": "redis://:pw@10.0.0.5:6380/2", "REDIS_CLAIM_IDLE": "7.5"])
+        #expect(set.redisURL == "redis://:pw@10.0.0.5:6380/2")
+        #expect(set.redisClaimIdle == .milliseconds(7500))
+        #expect(throws: ConfigurationError.self) { try Configuration(environment: ["REDIS_CLAIM_IDLE": "30"]) }
+        #expect(throws: ConfigurationError.self) {
+            try Configuration(environment: ["REDIS_URL": "redis://127.0.0.1", "REDIS_CLAIM_IDLE": "0"])
+        }
+    }
+
     @Test("every variable in the table has a flag named after it")
     func variableTable() {
         let names = Configuration.variables.map(\.name)
@@ -104,6 +118,7 @@ struct ConfigurationTests {
             "API_ASYNC": "0", "API_ASYNC_MAX_TRIES": "5", "API_ASYNC_MAX_PENDING": "1000000",
             "API_PROVISION_DIR": "unset (PEM text only)", "FEEDBACK_MAX": "10000", "FEEDBACK_HOOK_URL": "unset (off)",
             "FEEDBACK_HOOK_HEADERS": "none", "FEEDBACK_HOOK_QUEUE": "10000", "FEEDBACK_HOOK_TIMEOUT": "10",
+            "REDIS_URL": "unset (state per instance)", "REDIS_CLAIM_IDLE": "30",
         ])
     }
 
