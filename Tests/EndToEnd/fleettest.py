@@ -1,0 +1,287 @@
+"""Helpers for the tests of several instances sharing one Redis: a real
+`redis-server` of the test's own (127.0.0.1, a free port, append-only,
+killed by PID), a fake Redis that answers what a test tells it to, Debian's
+nginx running config/nginx-toot-relay-fleet.conf in front of the
+instances, and the instances themselves."""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+
+import relaytest as rt
+
+REDIS_SERVER = "/usr/bin/redis-server"
+REDIS_CLI = "/usr/bin/redis-cli"
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+FLEET_SITE = os.path.join(rt.ROOT, "config", "nginx-toot-relay-fleet.conf")
+
+
+def require(path, package):
+    """Skips without `path` on a developer's machine; fails in CI (CI=true),
+    where scripts/setup has installed `package`."""
+    if os.path.exists(path):
+        return
+    message = f"{path} missing (scripts/setup installs Debian's {package})"
+    if os.environ.get("CI") == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def wait_for_port(port, process=None, timeout=10, what="server"):
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if process is not None and process.poll() is not None:
+                raise RuntimeError(f"{what} exited with {process.returncode}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{what} did not listen on {port} within {timeout} s")
+            time.sleep(0.02)
+
+
+class RedisProcess:
+    """`redis-server` on 127.0.0.1 at a free port, its files in `directory`,
+    `appendonly yes` with `appendfsync always` (what is acknowledged is on
+    disk), no snapshots. `restart()` brings it back on the same port and
+    files; `stop()` and `kill()` signal only the process it started."""
+
+    def __init__(self, directory, password=None):
+        require(REDIS_SERVER, "redis-server")
+        self.directory = directory
+        os.makedirs(directory, exist_ok=True)
+        self.port = rt.free_port()
+        self.password = password
+        self.process = None
+        self.start()
+
+    @property
+    def url(self):
+        userinfo = f":{self.password}@" if self.password else ""
+        return f"redis://{userinfo}127.0.0.1:{self.port}/0"
+
+    def start(self):
+        argv = [REDIS_SERVER, "--bind", "127.0.0.1", "--port", str(self.port), "--dir", self.directory,
+                "--save", "", "--appendonly", "yes", "--appendfsync", "always",
+                "--logfile", os.path.join(self.directory, "redis.log"), "--daemonize", "no"]
+        if self.password:
+            argv += ["--requirepass", self.password]
+        self.process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_for_port(self.port, self.process, what="redis-server")
+
+    def cli(self, *arguments, timeout=10):
+        """One command through redis-cli; its output, stripped."""
+        argv = [REDIS_CLI, "-h", "127.0.0.1", "-p", str(self.port), "--no-auth-warning"]
+        if self.password:
+            argv += ["-a", self.password]
+        done = subprocess.run(argv + [str(a) for a in arguments], capture_output=True, text=True, timeout=timeout)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+    def kill(self):
+        if self.process and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+    def restart(self):
+        self.stop()
+        self.start()
+
+
+class FakeRedis:
+    """A TCP server on 127.0.0.1 that answers every connection with
+    `answer(received_bytes) -> bytes | None` (None: say nothing), for the
+    relay's side of a Redis that answers garbage, errors or nothing."""
+
+    def __init__(self, answer):
+        self.answer = answer
+        self.listener = socket.socket()
+        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(64)
+        self.port = self.listener.getsockname()[1]
+        self.connections = 0
+        self.stopping = False
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self):
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def _serve(self):
+        self.listener.settimeout(0.2)
+        while not self.stopping:
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            threading.Thread(target=self._talk, args=(connection,), daemon=True).start()
+
+    def _talk(self, connection):
+        connection.settimeout(0.5)
+        with connection:
+            while not self.stopping:
+                try:
+                    data = connection.recv(65536)
+                except socket.timeout:
+                    continue
+                except OSError:
+                    return
+                if not data:
+                    return
+                reply = self.answer(data)
+                if reply:
+                    try:
+                        connection.sendall(reply)
+                    except OSError:
+                        return
+
+    def stop(self):
+        self.stopping = True
+        self.listener.close()
+        self.thread.join(timeout=5)
+
+
+def render_fleet_site(certs, directory, webpush_ports, api_ports, https_port, api_https_port):
+    """The fleet site with only addresses, certificate and log paths
+    replaced; each replaced text must occur as often as expected, so the
+    file's logic is what runs."""
+    with open(FLEET_SITE, encoding="utf-8") as handle:
+        text = handle.read()
+
+    def servers(ports):
+        return "".join(f"    server 127.0.0.1:{port} max_fails=0;\n" for port in ports)
+
+    substitutions = [
+        ("    server 10.0.0.11:42069 max_fails=0;\n    server 10.0.0.12:42069 max_fails=0;\n"
+         "    server 10.0.0.13:42069 max_fails=0;\n", servers(webpush_ports), 1),
+        ("    server 10.0.0.11:8080 max_fails=0;\n    server 10.0.0.12:8080 max_fails=0;\n"
+         "    server 10.0.0.13:8080 max_fails=0;\n", servers(api_ports), 1),
+        ("    listen 443 ssl;\n", f"    listen 127.0.0.1:{https_port} ssl;\n", 1),
+        ("    listen [::]:443 ssl;\n", "", 1),
+        ("    listen 8443 ssl;\n", f"    listen 127.0.0.1:{api_https_port} ssl;\n", 1),
+        ("    listen [::]:8443 ssl;\n", "", 1),
+        ("/etc/letsencrypt/live/relay.example.com/fullchain.pem", os.path.join(certs, "server-chain.pem"), 2),
+        ("/etc/letsencrypt/live/relay.example.com/privkey.pem", os.path.join(certs, "server.key"), 2),
+        ("/var/log/nginx/toot-relay.access.log", os.path.join(directory, "access.log"), 1),
+        ("/var/log/nginx/toot-relay-api.access.log", os.path.join(directory, "api-access.log"), 1),
+    ]
+    for old, new, count in substitutions:
+        assert text.count(old) == count, f"{old!r} is not in the fleet site {count} times"
+        text = text.replace(old, new)
+    return text
+
+
+class FleetNginx:
+    """Debian's nginx in front of the instances with the fleet site: HTTPS
+    for Web Push on `https_port`, for the provider API on `api_port`."""
+
+    def __init__(self, certs, directory, webpush_ports, api_ports):
+        require(NGINX, "nginx")
+        self.directory = directory
+        os.makedirs(directory, exist_ok=True)
+        self.https_port, self.api_port = rt.free_port(), rt.free_port()
+        site = os.path.join(directory, "site.conf")
+        with open(site, "w", encoding="utf-8") as handle:
+            handle.write(render_fleet_site(certs, directory, webpush_ports, api_ports, self.https_port, self.api_port))
+        temp = lambda name: os.path.join(directory, name)  # noqa: E731
+        conf = temp("nginx.conf")
+        with open(conf, "w", encoding="utf-8") as handle:
+            handle.write(f"""
+daemon off;
+worker_processes 1;
+{"user root;" if os.geteuid() == 0 else ""}
+pid {temp("nginx.pid")};
+error_log {temp("error.log")} info;
+events {{ worker_connections 1024; }}
+http {{
+    access_log off;
+    client_body_temp_path {temp("client_body")};
+    proxy_temp_path {temp("proxy")};
+    fastcgi_temp_path {temp("fastcgi")};
+    uwsgi_temp_path {temp("uwsgi")};
+    scgi_temp_path {temp("scgi")};
+    include {site};
+}}
+""")
+        checked = subprocess.run([NGINX, "-t", "-c", conf, "-p", directory, "-e", temp("error.log")],
+                                 capture_output=True, text=True, timeout=30)
+        assert checked.returncode == 0, checked.stderr
+        self.process = subprocess.Popen([NGINX, "-c", conf, "-p", directory, "-e", temp("error.log")],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_for_port(self.https_port, self.process, what="nginx")
+        wait_for_port(self.api_port, self.process, what="nginx")
+
+    def error_log(self):
+        with open(os.path.join(self.directory, "error.log"), encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+
+class Instance:
+    """One relay of a fleet: its Web Push and API ports stay the same
+    across restarts (nginx's upstreams name them)."""
+
+    def __init__(self, certs, workdir, apns_port, name, redis_url, **overrides):
+        self.certs, self.workdir, self.name = certs, workdir, name
+        self.port, self.api_port = rt.free_port(), rt.free_port()
+        self.environment = rt.relay_environment(
+            certs, apns_port, PORT=self.port, API_PORT=self.api_port, METRICS_PORT=0, **overrides)
+        if redis_url is not None:
+            self.environment["REDIS_URL"] = redis_url
+        self.starts = 0
+        self.process = None
+        self.start()
+
+    def start(self):
+        self.starts += 1
+        self.process = rt.start_relay(self.environment, self.workdir, name=f"{self.name}-{self.starts}")
+        assert self.process.port == self.port
+        wait_for_port(self.api_port, self.process.popen, what=self.name)
+
+    def metrics(self):
+        return rt.scrape(rt.metrics_port(self.process))
+
+    def stop(self, timeout=30):
+        """SIGTERM, and wait for the exit."""
+        self.process.signal(signal.SIGTERM)
+        code = self.process.wait(timeout)
+        self.process.kill()
+        return code
+
+    def kill(self):
+        self.process.kill()
+
+    def restart(self):
+        self.stop()
+        self.start()
+
+
+def start_instances(certs, workdir, apns_port, redis_url, count=3, **overrides):
+    return [Instance(certs, workdir, apns_port, f"relay-{index}", redis_url, **overrides) for index in range(count)]
