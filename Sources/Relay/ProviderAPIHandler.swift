@@ -26,6 +26,9 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     /// This loop's queue of asynchronous notifications; nil: every request
     /// is answered after APNs (a handler without a loop to time retries on).
     public let asyncQueue: AsyncDeliveryQueue?
+    /// The loop this handler runs on (answers that wait for Redis come back
+    /// to it).
+    let loop: EventLoop?
     let output: RelayLog
     let unixTime: () -> Int
     var random = BufferedRandom()
@@ -51,6 +54,7 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
             }
         }
         output = loopContext.output
+        self.loop = loop
         self.unixTime = unixTime
     }
 
