@@ -15,11 +15,11 @@ extension Daemon {
 
     /// What one instance holds of the fleet's stream at most (tries in
     /// flight and retries waiting): no more than MAX_IN_FLIGHT, and at
-    /// most 2,048, so an instance that dies leaves little to claim (each
+    /// most 1,024, so an instance that dies leaves little to claim (each
     /// held entry may be delivered twice) while the reads, 500 entries
     /// each, keep the APNs connections busy.
     static func fleetAsyncCapacity(_ configuration: Configuration) -> Int {
-        max(1, min(configuration.maxInFlight, 2_048))
+        max(1, min(configuration.maxInFlight, 1_024))
     }
 
     /// The end of shutdown: acknowledgements answered (at most 2 s), then

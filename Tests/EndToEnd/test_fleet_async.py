@@ -110,3 +110,131 @@ def test_an_async_request_is_answered_once_redis_holds_it_then_delivered(certs, 
         relay.kill()
         emulator.kill()
         hook.close()
+
+
+class NginxClient:
+    """POST /api/push through nginx's API port (HTTPS), one keep-alive
+    connection per thread, a new one after any failure."""
+
+    def __init__(self, certs, port):
+        self.port = port
+        self.context = ssl.create_default_context(cafile=os.path.join(certs, "ca.pem"))
+        self.local = threading.local()
+
+    def push(self, document, timeout=30):
+        import http.client
+        body = json.dumps(document).encode()
+        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {api.ALL_APPS_KEY}"}
+        connection = getattr(self.local, "connection", None)
+        if connection is None:
+            connection = http.client.HTTPSConnection("localhost", self.port, context=self.context, timeout=timeout)
+            self.local.connection = connection
+        try:
+            connection.request("POST", "/api/push", body=body, headers=headers)
+            response = connection.getresponse()
+            return response.status, response.read()
+        except (OSError, http.client.HTTPException) as error:
+            connection.close()
+            self.local.connection = None
+            return None, repr(error).encode()
+
+
+def consumer_pending(redis):
+    """{consumer: entries pending} of the async stream's group."""
+    text = redis.cli("XINFO", "CONSUMERS", "toot-relay:async", "relays")
+    fields = text.split("\n")
+    pending = {}
+    for index, field in enumerate(fields):
+        if field == "name":
+            name = fields[index + 1]
+        if field == "pending":
+            pending[name] = int(fields[index + 1])
+    return pending
+
+
+def instance_name(instance):
+    assert instance.process.log_contains("fleet: instance ")
+    log = instance.process.read_log()
+    return log.split("fleet: instance ", 1)[1].split(",", 1)[0]
+
+
+def test_a_hundred_thousand_through_three_instances_one_killed_none_lost(certs, workdir, redis):
+    total, per_request = 100_000, 1_000
+    emulator = rt.start_emulator(certs, workdir, name="fleet-async-big-emulator", extra=("--quiet", "--threads", "2"))
+    instances = ft.start_instances(certs, workdir, emulator.port, redis.url, count=3, API_KEYS=api.ALL_APPS_KEY,
+                                   REDIS_CLAIM_IDLE=4)
+    nginx = ft.FleetNginx(certs, os.path.join(workdir, "fleet-async-nginx"), [i.port for i in instances],
+                          [i.api_port for i in instances])
+    victim = instances[1]
+    try:
+        for instance in instances:
+            wait_connected(instance)
+        victim_name = instance_name(victim)
+        client = NginxClient(certs, nginx.api_port)
+        batches = [tokens_of(0x100000 + index, per_request) for index in range(total // per_request)]
+        # Tokens of a request not answered 200 were sent again: each may
+        # arrive twice (accepted by an instance that died before answering).
+        resent = []
+        accepted_at = []
+        killed = {}
+        started = time.monotonic()
+
+        def send(index):
+            tokens = batches[index]
+            for _ in range(50):
+                status, body = client.push(async_document(tokens))
+                if status == 200:
+                    assert body == ASYNC_OK % len(tokens), body
+                    accepted_at.append(time.monotonic())
+                    return
+                resent.append(index)
+                time.sleep(0.2)
+            raise AssertionError(f"request {index} never accepted: {status} {body[:200]!r}")
+
+        def kill_in_the_middle():
+            deadline = time.monotonic() + 60
+            while len(accepted_at) < len(batches) // 2 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            victim.kill()
+            killed["pending"] = consumer_pending(redis).get(victim_name, 0)
+            killed["at"] = time.monotonic()
+
+        killer = threading.Thread(target=kill_in_the_middle)
+        killer.start()
+        with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+            list(pool.map(send, range(len(batches))))
+        accepted_done = time.monotonic()
+        killer.join()
+        everything = [token for batch in batches for token in batch]
+        counts = wait_for_tokens(emulator, everything, timeout=60)
+        drained = time.monotonic()
+
+        duplicates = sum(count - 1 for count in counts.values())
+        allowed = killed["pending"] + len(set(resent)) * per_request
+        print(f"\nfleet async, 3 instances (one killed at {killed['at'] - started:.1f} s holding "
+              f"{killed['pending']}): {total} accepted in {accepted_done - started:.1f} s "
+              f"({total / (accepted_done - started):,.0f}/s), delivered in {drained - started:.1f} s "
+              f"({total / (drained - started):,.0f}/s); duplicates {duplicates}, requests resent {len(set(resent))}")
+        assert len(counts) == total
+        assert duplicates <= allowed, (duplicates, allowed)
+        # What the killed instance held was claimed by the others.
+        survivors = [instances[0], instances[2]]
+        deadline = time.monotonic() + 15
+        while True:
+            claimed = sum(async_values(i).get('toot_relay_api_async_total{result="claimed"}', 0) for i in survivors)
+            if claimed >= killed["pending"] and consumer_pending(redis).get(victim_name, 0) == 0:
+                break
+            assert time.monotonic() < deadline, (claimed, killed, consumer_pending(redis))
+            time.sleep(0.2)
+        assert killed["pending"] > 0, "the kill came when the victim held nothing: the test proved no claim"
+        deadline = time.monotonic() + 10
+        while redis.cli("XLEN", "toot-relay:async") != "0":
+            assert time.monotonic() < deadline, redis.cli("XLEN", "toot-relay:async")
+            time.sleep(0.2)
+        for instance in survivors:
+            assert instance.process.popen.poll() is None
+    finally:
+        nginx.stop()
+        for instance in instances:
+            instance.kill()
+        emulator.kill()
