@@ -238,3 +238,86 @@ def test_a_hundred_thousand_through_three_instances_one_killed_none_lost(certs, 
         for instance in instances:
             instance.kill()
         emulator.kill()
+
+
+def test_redis_restarted_in_the_middle_of_an_async_run_loses_nothing_accepted(certs, workdir, redis):
+    emulator = rt.start_emulator(certs, workdir, name="fleet-async-restart-emulator", extra=("--quiet",))
+    instances = ft.start_instances(certs, workdir, emulator.port, redis.url, count=2, API_KEYS=api.ALL_APPS_KEY,
+                                   REDIS_CLAIM_IDLE=3)
+    try:
+        for instance in instances:
+            wait_connected(instance)
+        accepted, refused = [], 0
+        restarted = False
+        deadline = time.monotonic() + 60
+        index = 0
+        # Requests go on while Redis restarts: those answered 200 must all
+        # arrive; those refused (503, never a false 200) are not counted.
+        while len(accepted) < 40 and time.monotonic() < deadline:
+            tokens = tokens_of(0x300000 + index, 250)
+            index += 1
+            response = api.push(instances[index % 2].api_port, async_document(tokens), timeout=15)
+            if response.status == 200:
+                assert response.body == ASYNC_OK % len(tokens)
+                accepted.append(tokens)
+            else:
+                assert response.status == 503 and response.header("Retry-After") == "5", response
+                refused += 1
+                time.sleep(0.1)
+            if len(accepted) == 15 and not restarted:
+                redis.restart()
+                restarted = True
+        assert restarted and len(accepted) == 40
+        everything = [token for batch in accepted for token in batch]
+        counts = wait_for_tokens(emulator, everything, timeout=60)
+        assert len(counts.keys() & set(everything)) == len(everything)
+        print(f"\nRedis restarted in the middle: {len(everything)} accepted tokens all delivered, "
+              f"{refused} requests refused 503 meanwhile")
+        for instance in instances:
+            assert instance.process.popen.poll() is None
+            assert instance.process.log_contains("redis (commands): connected to")
+    finally:
+        for instance in instances:
+            instance.kill()
+        emulator.kill()
+
+
+GARBAGE = {
+    "garbage": lambda data: b"\x00\xffthis is not RESP\r\n",
+    "errors": lambda data: b"-ERR the fake refuses everything\r\n" * max(1, data.count(b"*")),
+    "nothing": lambda data: None,
+}
+
+
+@pytest.mark.parametrize("kind", sorted(GARBAGE))
+def test_a_fake_redis_leaves_the_relay_up_and_async_requests_refused(certs, workdir, kind):
+    fake = ft.FakeRedis(GARBAGE[kind])
+    emulator = rt.start_emulator(certs, workdir, name=f"fleet-fake-{kind}-emulator", extra=("--quiet",))
+    [relay] = ft.start_instances(certs, workdir, emulator.port, fake.url, count=1, API_KEYS=api.ALL_APPS_KEY)
+    try:
+        token = tokens_of(0x400000, 1)[0]
+        started = time.monotonic()
+        response = api.push(relay.api_port, async_document([token]), timeout=20)
+        assert response.status == 503 and response.header("Retry-After") == "5", response
+        assert time.monotonic() - started < 7, "refused within the command timeout"
+        assert b'"success":"ok"' not in response.body
+        # Sync pushes and Web Push do not need Redis.
+        sync_token = tokens_of(0x400001, 1)[0]
+        response = api.push(relay.api_port, {"notifications": [{"platform": 1, "tokens": [sync_token],
+                                                                "message": "m"}], "async": False})
+        assert response.status == 200 and json.loads(response.body)["logs"] == [], response
+        web = rt.send_all(relay.port, [tokens_of(0x400002, 1)[0]], threads=1)
+        assert [outcome.status for outcome in web] == [201], web
+        wait_for_tokens(emulator, [sync_token], timeout=5)
+        assert token not in recorded_tokens(emulator)
+        # Why, in one line.
+        log = relay.process.read_log()
+        why = {"garbage": "protocol error", "errors": "error reply", "nothing": "timed out"}[kind]
+        assert why in log, log[-3000:]
+        assert relay.process.popen.poll() is None
+        health = api.request(relay.port, "GET", "/relay-to/_health", headers=[])
+        assert health.status == 200
+    finally:
+        relay.kill()
+        emulator.kill()
+        fake.stop()
