@@ -321,3 +321,47 @@ def test_a_fake_redis_leaves_the_relay_up_and_async_requests_refused(certs, work
         relay.kill()
         emulator.kill()
         fake.stop()
+
+
+def test_sigterm_finishes_what_is_in_flight_and_leaves_the_rest_to_the_others(certs, workdir, redis):
+    # Answers take 300 ms: a SIGTERM right after a request finds tries in flight.
+    emulator = rt.start_emulator(certs, workdir, name="fleet-async-sigterm-emulator",
+                                 extra=("--quiet", "--delay-ms", "300"))
+    leaving, staying = ft.start_instances(certs, workdir, emulator.port, redis.url, count=2,
+                                          API_KEYS=api.ALL_APPS_KEY, REDIS_CLAIM_IDLE=2, SHUTDOWN_GRACE=5,
+                                          API_ASYNC_MAX_TRIES=3)
+    try:
+        for instance in (leaving, staying):
+            wait_connected(instance)
+        # The staying instance reads nothing until the leaving one has its share.
+        staying.process.signal(signal.SIGSTOP)
+        tokens = tokens_of(0x500000, 3000)
+        # Refused 503 every time: waiting for a retry's backoff at the SIGTERM.
+        unavailable = [api.fresh_fault(0x0d) for _ in range(5)]
+        response = api.push(leaving.api_port, async_document(unavailable + tokens))
+        assert response.status == 200, response
+        time.sleep(0.5)
+        assert leaving.stop() == 0
+        held_after = consumer_pending(redis)
+        staying.process.signal(signal.SIGCONT)
+        counts = wait_for_tokens(emulator, tokens, timeout=30)
+        # Whatever the leaving instance did not finish stayed pending in
+        # Redis and was claimed; what it finished was acknowledged first.
+        left = held_after.get(instance_name(leaving), 0)
+        assert left >= len(unavailable), held_after
+        assert leaving.process.log_contains(f"{left} asynchronous notifications not done stay pending in Redis")
+        duplicates = sum(counts[token] - 1 for token in tokens)
+        assert duplicates == 0, (duplicates, held_after)
+        # The refused ones: tried again by the other instance until their tries are spent.
+        deadline = time.monotonic() + 20
+        while redis.cli("XLEN", "toot-relay:async") != "0":
+            assert time.monotonic() < deadline, redis.cli("XLEN", "toot-relay:async")
+            time.sleep(0.2)
+        claimed = async_values(staying).get('toot_relay_api_async_total{result="claimed"}', 0)
+        assert claimed == left, (claimed, left)
+        print(f"\nSIGTERM: {left} left pending and claimed by the other instance, no duplicates")
+    finally:
+        staying.process.signal(signal.SIGCONT)
+        for instance in (leaving, staying):
+            instance.kill()
+        emulator.kill()
