@@ -5,16 +5,18 @@ and one instance SIGKILLed in the middle (none lost, duplicates no more than
 the killed instance held, its entries claimed by the others); Redis
 restarted in the middle of a run (nothing accepted is lost); a fake Redis
 answering garbage, errors or nothing (the relay stays up, says why, answers
-async requests 503 while sync pushes and Web Push still work)."""
+async requests 503 while sync pushes and Web Push still work); SIGTERM
+(what is in flight finishes, what waits for a retry is left to the
+others)."""
 
 import concurrent.futures
+import http.client
 import json
 import os
 import signal
 import ssl
 import threading
 import time
-import urllib.request
 
 import pytest
 
@@ -122,7 +124,6 @@ class NginxClient:
         self.local = threading.local()
 
     def push(self, document, timeout=30):
-        import http.client
         body = json.dumps(document).encode()
         headers = {"Content-Type": "application/json", "Authorization": f"Bearer {api.ALL_APPS_KEY}"}
         connection = getattr(self.local, "connection", None)
