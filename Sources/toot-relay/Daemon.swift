@@ -110,7 +110,7 @@ struct Daemon {
             let (limits, xmlLimits) = providerLimits(configuration)
             let context = ProviderAPIContext(
                 keyring: served.apiKeys,
-                provisioned: ProvisionedApps(catalog: catalog), feedback: feedback, limits: limits,
+                provisioned: makeProvisionedApps(catalog, fleet: fleet, logger: logger), feedback: feedback, limits: limits,
                 xmlLimits: xmlLimits, provisionDirectory: configuration.apiProvisionDirectory,
                 async: AsyncPushes(byDefault: configuration.apiAsync, maxTries: configuration.apiAsyncMaxTries,
                                    maxPending: configuration.apiAsyncMaxPending))

@@ -1,0 +1,93 @@
+"""A fleet's shared state beyond the queues: pyapns' provisioned apps kept in
+Redis (provision through one instance, notify through the others at once,
+and again after every instance restarted), and one provider token per key
+across the fleet (three instances with token auth, sending at once: the
+emulator sees one token for the key)."""
+
+import json
+import os
+import threading
+import xmlrpc.client
+
+import pytest
+
+import fleettest as ft
+import providerapi as api
+import relaytest as rt
+
+
+def pyapns(instance):
+    return xmlrpc.client.ServerProxy(f"http://127.0.0.1:{instance.api_port}/", allow_none=True)
+
+
+@pytest.fixture
+def fleet_dir(workdir, request):
+    directory = os.path.join(workdir, request.node.name)
+    os.makedirs(directory, exist_ok=True)
+    return directory
+
+
+def test_an_app_provisioned_through_one_instance_notifies_through_every_one_and_after_a_restart(
+        certs, fleet_dir, emulator):
+    redis = ft.RedisProcess(os.path.join(fleet_dir, "redis"))
+    instances = []
+    try:
+        instances = ft.start_instances(certs, fleet_dir, emulator.port, redis.url, count=3)
+        with open(os.path.join(certs, "client.pem")) as pem, open(os.path.join(certs, "client.key")) as key:
+            certificate = pem.read() + key.read()
+        assert pyapns(instances[0]).provision("fleet-app", certificate, "production", 15) is None
+        # In Redis: the environment, then the PEM (what the README warns of).
+        stored = redis.cli("HGET", "toot-relay:provisioned", "fleet-app")
+        assert stored.startswith("production\n") and "PRIVATE KEY" in stored
+
+        # Notified through the two others at once: each asks Redis on its miss.
+        for instance in instances[1:]:
+            token = api.fresh_token()
+            assert pyapns(instance).notify("fleet-app", token, {"aps": {"alert": instance.name}}) is None
+            [entry] = api.received_for(emulator, token)
+            assert entry["topic"] == rt.TOPIC and json.loads(entry["payload"]) == {"aps": {"alert": instance.name}}
+
+        for instance in instances:
+            instance.stop()
+        for instance in instances:
+            instance.start()
+        for instance in instances:
+            token = api.fresh_token()
+            assert pyapns(instance).notify("fleet-app", token, {"aps": {"alert": "again"}}) is None
+            assert len(api.received_for(emulator, token)) == 1
+
+        # An id nobody provisioned is still pyapns' fault 404 on every instance.
+        with pytest.raises(xmlrpc.client.Fault) as fault:
+            pyapns(instances[2]).notify("never-provisioned", api.fresh_token(), {"aps": {"alert": "x"}})
+        assert fault.value.faultCode == 404
+
+        # No instance logged the private key, in either run.
+        logs = [name for name in os.listdir(fleet_dir) if name.startswith("relay-") and name.endswith(".log")]
+        assert len(logs) == 6
+        for name in logs:
+            with open(os.path.join(fleet_dir, name), encoding="utf-8", errors="replace") as log:
+                assert "PRIVATE KEY" not in log.read()
+    finally:
+        for instance in instances:
+            instance.kill()
+        redis.stop()
+
+
+def test_with_redis_down_a_provision_is_a_fault_and_no_instance_knows_the_app(certs, fleet_dir, emulator):
+    redis = ft.RedisProcess(os.path.join(fleet_dir, "redis"))
+    instances = []
+    try:
+        instances = ft.start_instances(certs, fleet_dir, emulator.port, redis.url, count=1)
+        with open(os.path.join(certs, "client.pem")) as pem, open(os.path.join(certs, "client.key")) as key:
+            certificate = pem.read() + key.read()
+        redis.stop()
+        with pytest.raises(xmlrpc.client.Fault) as fault:
+            pyapns(instances[0]).provision("fleet-down", certificate, "production", 15)
+        assert "nothing was provisioned" in fault.value.faultString
+        with pytest.raises(xmlrpc.client.Fault) as fault:
+            pyapns(instances[0]).notify("fleet-down", api.fresh_token(), {"aps": {"alert": "x"}})
+        assert fault.value.faultCode == 404
+    finally:
+        for instance in instances:
+            instance.kill()
+        redis.stop()
