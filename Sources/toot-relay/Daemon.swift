@@ -83,6 +83,7 @@ struct Daemon {
         metrics.map { expiryMonitors.publish(to: $0) }
         metrics?.setApps(served.apps)
         let fleet = try startFleet(configuration, logger: logger)
+        shareProviderTokens(catalog, fleet: fleet, logger: logger)
         let fleetMetrics = metrics.map { FleetMetrics(registry: $0.registry) }
         let feedback = try makeFeedbackSink(configuration, logger: logger)
         let providerMetrics = metrics.map { ProviderMetrics(registry: $0.registry) }

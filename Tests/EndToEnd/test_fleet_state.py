@@ -91,3 +91,50 @@ def test_with_redis_down_a_provision_is_a_fault_and_no_instance_knows_the_app(ce
         for instance in instances:
             instance.kill()
         redis.stop()
+
+
+KEY_ID = "KEYID12345"
+TEAM_ID = "TEAMID6789"
+
+
+def test_three_instances_sending_at_once_with_token_auth_send_one_token_for_the_key(certs, fleet_dir, spawn):
+    # The emulator enforces Apple's 20 minutes between a key's new tokens:
+    # a second token from any instance would be 429 TooManyProviderTokenUpdates.
+    emulator = spawn.emulator(
+        "fleet-token-emulator", "--provider-key",
+        f"key-id={KEY_ID},team-id={TEAM_ID},public-key={os.path.join(certs, 'authkey-public.pem')},"
+        "environment=production", "--token-update-interval", "1200")
+    redis = ft.RedisProcess(os.path.join(fleet_dir, "redis"))
+    instances = []
+    try:
+        instances = ft.start_instances(
+            certs, fleet_dir, emulator.port, redis.url, count=3,
+            TOKEN_AUTH_KEY_FILENAME=os.path.join(certs, "authkey.p8"), TOKEN_KEY_ID=KEY_ID, TOKEN_TEAM_ID=TEAM_ID,
+            TOPIC=rt.TOPIC)
+        outcomes = {}
+
+        def send(instance):
+            outcomes[instance.name] = rt.send_all(instance.port, [api.fresh_token() for _ in range(40)], threads=4)
+
+        senders = [threading.Thread(target=send, args=(instance,)) for instance in instances]
+        for thread in senders:
+            thread.start()
+        for thread in senders:
+            thread.join(timeout=90)
+        statuses = [outcome.status for name in outcomes for outcome in outcomes[name]]
+        assert len(statuses) == 120 and set(statuses) == {201}, statuses
+
+        records = rt.recorded(emulator)
+        assert len(records) == 120
+        assert {record["key_id"] for record in records} == {KEY_ID}
+        assert len({record["token_fingerprint"] for record in records}) == 1
+        # The one token is the one in Redis, with its iat.
+        issued_at, token = redis.cli("GET", f"toot-relay:provider-token:{TEAM_ID}:{KEY_ID}").split(" ", 1)
+        assert int(issued_at) > 0 and token.count(".") == 2
+        for instance in instances:
+            with open(instance.process.log_path, encoding="utf-8", errors="replace") as log:
+                assert token not in log.read()
+    finally:
+        for instance in instances:
+            instance.kill()
+        redis.stop()
