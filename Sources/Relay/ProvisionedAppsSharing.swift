@@ -70,7 +70,12 @@ public final class ProvisionedAppsSharing: Sendable {
             case .success(.integer(0)):
                 // Another instance provisioned the id first: its app is the
                 // fleet's, and pyapns ignores a second provision of an id.
-                self.lookUp(appID, into: apps) { _ in completion(.success(.alreadyKnown)) }
+                // Should its value not be usable here, that is no success.
+                self.lookUp(appID, into: apps) { found in
+                    completion(found != nil ? .success(.alreadyKnown) : .failure(.init(description:
+                        "\(appID) is provisioned in the fleet's Redis with a value this instance cannot use "
+                            + "(its log says why)")))
+                }
             case .success(let other):
                 completion(.failure(.init(description: "the fleet's Redis answered HSETNX with \(other): "
                     + "nothing was provisioned, try again")))

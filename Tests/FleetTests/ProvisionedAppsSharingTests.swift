@@ -106,6 +106,21 @@ struct ProvisionedAppsSharingTests {
         #expect(adopted.development != nil && adopted.production == nil)
     }
 
+    @Test("a provision of an id the hash holds with an unusable value is a fault, not a success")
+    func provisionOverAnUnusableValueFaults() throws {
+        let server = try RedisServer()
+        let instance = try Instance(server)
+        defer { instance.link.close() }
+        _ = instance.link.run("HSET", FleetKeys.provisionedApps, "toot", "staging\nnot a PEM")
+        guard case .failure(let refusal) = instance.provision("toot", try clientPEM()) else {
+            Issue.record("a provision over an unusable value succeeded")
+            return
+        }
+        #expect(refusal.description.contains("cannot use"))
+        #expect(instance.apps.app(id: "toot") == nil)
+        #expect(instance.warnings.withLock { $0 }.count == 1)
+    }
+
     @Test("a restarted fleet loads every app back, and values that fail the checks are one line each, without the PEM")
     func loadSkipsBadValues() throws {
         let server = try RedisServer()
