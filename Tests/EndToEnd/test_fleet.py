@@ -11,6 +11,7 @@ import pytest
 import requests
 
 import fleettest as ft
+import nginxserver as ns
 import relaytest as rt
 
 
@@ -42,13 +43,6 @@ def fleet(certs, workdir, emulator, redis, request):
         instance.kill()
 
 
-def https_session(certs):
-    session = requests.Session()
-    session.trust_env = False
-    session.verify = os.path.join(certs, "ca.pem")
-    return session
-
-
 class WebPushLoad:
     """Senders posting one encrypted Web Push after another through nginx,
     each to a token of its own, until stopped (bounded by `limit_seconds`):
@@ -63,7 +57,7 @@ class WebPushLoad:
         self.stopping = threading.Event()
         self.deadline = time.monotonic() + limit_seconds
         self.serial = 0
-        self.threads = [threading.Thread(target=self._send, args=(https_session(certs),)) for _ in range(senders)]
+        self.threads = [threading.Thread(target=self._send, args=(ns.https_session(certs),)) for _ in range(senders)]
         for thread in self.threads:
             thread.start()
 
@@ -138,7 +132,7 @@ def test_a_rolling_restart_behind_nginx_under_web_push_load_answers_every_reques
 
 def test_redis_stopped_for_ten_seconds_fails_no_web_push_and_no_synchronous_push(fleet, certs, redis):
     instances, nginx = fleet(count=3)
-    session = https_session(certs)
+    session = ns.https_session(certs)
     for instance in instances:
         assert instance.process.log_contains("redis (commands): connected to"), instance.process.read_log()
     redis.stop()
