@@ -4,6 +4,7 @@ stopped for ten seconds fails no Web Push and no synchronous push."""
 
 import json
 import os
+import subprocess
 import threading
 import time
 
@@ -172,3 +173,34 @@ def test_redis_stopped_for_ten_seconds_fails_no_web_push_and_no_synchronous_push
     for instance in instances:
         log = instance.process.read_log()
         assert rt.TOKEN not in log and "redis is away" not in log
+
+
+@pytest.mark.parametrize("url, says", [
+    ("rediss://:hunter2@redis.example.com:6380", "TLS"),
+    ("http://:hunter2@127.0.0.1:6379", "http"),
+    ("redis://:hunter2@127.0.0.1:99999", "port"),
+    ("redis://:hunter2@127.0.0.1:6379/abc", "database"),
+])
+def test_a_redis_url_that_does_not_parse_stops_start_up_with_one_line_and_no_password(certs, emulator, url, says):
+    env = rt.relay_environment(certs, emulator.port, REDIS_URL=url)
+    result = subprocess.run([rt.RELAY], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1, result
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "REDIS_URL" in lines[0] and says in lines[0], lines
+    assert "hunter2" not in result.stderr + result.stdout
+
+
+def test_redis_claim_idle_without_redis_url_stops_start_up(certs, emulator):
+    env = rt.relay_environment(certs, emulator.port, REDIS_CLAIM_IDLE=5)
+    result = subprocess.run([rt.RELAY], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1 and "REDIS_CLAIM_IDLE" in result.stderr and "REDIS_URL" in result.stderr, result
+
+
+def test_check_config_names_the_redis_it_would_use_without_its_password(certs, emulator):
+    env = rt.relay_environment(certs, emulator.port, REDIS_URL="redis://relay:hunter2@10.0.0.5:6380/2",
+                               REDIS_CLAIM_IDLE=12)
+    result = subprocess.run([rt.RELAY, "check-config"], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result
+    assert "several instances: Redis redis://relay:" in result.stdout and "@10.0.0.5:6380/2" in result.stdout
+    assert "claim after 12.0 seconds idle" in result.stdout, result.stdout
+    assert "hunter2" not in result.stdout + result.stderr
