@@ -138,3 +138,26 @@ def test_three_instances_sending_at_once_with_token_auth_send_one_token_for_the_
         for instance in instances:
             instance.kill()
         redis.stop()
+
+
+def test_an_instance_that_cannot_reach_redis_signs_its_own_token_and_every_push_succeeds(certs, fleet_dir, spawn):
+    emulator = spawn.emulator(
+        "fleet-token-alone-emulator", "--provider-key",
+        f"key-id={KEY_ID},team-id={TEAM_ID},public-key={os.path.join(certs, 'authkey-public.pem')},"
+        "environment=production")
+    redis = ft.RedisProcess(os.path.join(fleet_dir, "redis"))
+    url = redis.url
+    redis.stop()
+    instances = []
+    try:
+        instances = ft.start_instances(
+            certs, fleet_dir, emulator.port, url, count=1,
+            TOKEN_AUTH_KEY_FILENAME=os.path.join(certs, "authkey.p8"), TOKEN_KEY_ID=KEY_ID, TOKEN_TEAM_ID=TEAM_ID,
+            TOPIC=rt.TOPIC)
+        outcomes = rt.send_all(instances[0].port, [api.fresh_token() for _ in range(10)], threads=2)
+        assert [outcome.status for outcome in outcomes] == [201] * 10
+        assert len({record["token_fingerprint"] for record in rt.recorded(emulator)}) == 1
+        assert instances[0].process.log_contains("provider tokens signed here until it does")
+    finally:
+        for instance in instances:
+            instance.kill()
