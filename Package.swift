@@ -75,7 +75,7 @@ let package = Package(
         // pyapns): a place under MAX_IN_FLIGHT, the send, and what its end
         // records (app health, a dead token into the feedback list, the
         // failed-push log to the hook).
-        .target(name: "Delivery", dependencies: ["APNs", "RelayCore", "ProviderAPI", "Feedback", "FeedbackHook"]),
+        .target(name: "Delivery", dependencies: ["APNs", "RelayCore", "ProviderAPI", "Feedback", "FeedbackHook", "Fleet"]),
         .testTarget(name: "DeliveryTests", dependencies: ["APNs", "Delivery", "HTTP1", "RelayCore", "ProviderAPI", "Feedback", "FeedbackHook", "TestSupport"]),
         // libcurl, imported by FeedbackHook only.
         .systemLibrary(
@@ -207,8 +207,8 @@ let package = Package(
         // What the instances of a fleet share through Redis: the links to it
         // (a thread of their own each), its keys, and the shared state
         // built on them.
-        .target(name: "Fleet", dependencies: ["Redis", "EventLoop", "Locking"]),
-        .testTarget(name: "FleetTests", dependencies: ["Fleet", "Redis", "EventLoop", "Locking", "TestSupport"]),
+        .target(name: "Fleet", dependencies: ["Redis", "EventLoop", "Locking", "Feedback", "APNs"]),
+        .testTarget(name: "FleetTests", dependencies: ["Fleet", "Redis", "EventLoop", "Locking", "TestSupport", "Feedback", "APNs"]),
         // hiredis' reader with the relay's limits, fed in random pieces; built by SwiftPM.
         .executableTarget(name: "redis-reply-fuzzer", dependencies: ["Redis", "FuzzSupport"],
                           path: "Fuzz/redis-reply"),

@@ -1,6 +1,7 @@
 import APNs
 import Feedback
 import FeedbackHook
+import Fleet
 import Glibc
 import ProviderAPI
 import RelayCore
@@ -12,10 +13,14 @@ import RelayCore
 public struct FeedbackSink: Sendable {
     public let store: FeedbackStore
     public let hook: FeedbackHook?
+    /// With REDIS_URL: the fleet's lists in Redis, which `store` is then
+    /// this instance's buffer for; a pull goes through it.
+    public let shared: FleetFeedback?
 
-    public init(store: FeedbackStore, hook: FeedbackHook?) {
+    public init(store: FeedbackStore, hook: FeedbackHook?, shared: FleetFeedback? = nil) {
         self.store = store
         self.hook = hook
+        self.shared = shared
     }
 
     /// Records the token when `delivery` says it is dead; returns whether it did.
