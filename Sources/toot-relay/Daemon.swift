@@ -24,6 +24,7 @@ struct Daemon {
 
         let values = variableValues
         var configuration = try makeConfiguration(values)
+        let redisURL = try redisURL(configuration)
         let logger = Logger(level: configuration.logLevel)
         let sockets = try PassedListeners(passedSockets, configuration: &configuration, logger: logger)
 
@@ -82,7 +83,7 @@ struct Daemon {
         let metrics = metricsPort == nil ? nil : RelayMetrics(connections: connections, deliveries: deliveries)
         metrics.map { expiryMonitors.publish(to: $0) }
         metrics?.setApps(served.apps)
-        let fleet = try startFleet(configuration, logger: logger)
+        let fleet = try startFleet(redisURL, configuration: configuration, logger: logger)
         let fleetMetrics = metrics.map { FleetMetrics(registry: $0.registry) }
         let feedback = shareFeedback(try makeFeedbackSink(configuration, logger: logger), fleet: fleet, logger: logger)
         let providerMetrics = metrics.map { ProviderMetrics(registry: $0.registry) }
@@ -203,6 +204,7 @@ struct Daemon {
     /// lines that describe it (no secrets).
     func checkConfig() throws(StartupFailure) -> [String] {
         let configuration = try makeConfiguration(variableValues)
+        let redis = try redisURL(configuration)
         let served = try loadApps(AppsLoader(), configuration, previous: nil)
         try checkTrustedRoots(configuration)
         var lines = served.summaries
@@ -227,6 +229,9 @@ struct Daemon {
             }
             lines.append("provider API on \(configuration.apiBindAddress) port \(apiPort): "
                 + (keys.isEmpty ? "no API keys (loopback only)" : "API keys " + keys.joined(separator: "; ")))
+        }
+        if let redis {
+            lines.append("several instances: Redis \(redis), claim after \(configuration.redisClaimIdle) idle (REDIS_URL)")
         }
         lines.append("configuration OK: \(served.apps.all.count) app\(served.apps.all.count == 1 ? "" : "s"), "
             + "\(served.credentials.count) credential\(served.credentials.count == 1 ? "" : "s")")
