@@ -75,7 +75,7 @@ let package = Package(
         // pyapns): a place under MAX_IN_FLIGHT, the send, and what its end
         // records (app health, a dead token into the feedback list, the
         // failed-push log to the hook).
-        .target(name: "Delivery", dependencies: ["APNs", "RelayCore", "ProviderAPI", "Feedback", "FeedbackHook", "Fleet"]),
+        .target(name: "Delivery", dependencies: ["APNs", "RelayCore", "ProviderAPI", "Feedback", "FeedbackHook"]),
         .testTarget(name: "DeliveryTests", dependencies: ["APNs", "Delivery", "HTTP1", "RelayCore", "ProviderAPI", "Feedback", "FeedbackHook", "TestSupport"]),
         // libcurl, imported by FeedbackHook only.
         .systemLibrary(

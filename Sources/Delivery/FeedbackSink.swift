@@ -1,7 +1,6 @@
 import APNs
 import Feedback
 import FeedbackHook
-import Fleet
 import Glibc
 import ProviderAPI
 import RelayCore
@@ -15,9 +14,9 @@ public struct FeedbackSink: Sendable {
     public let hook: FeedbackHook?
     /// With REDIS_URL: the fleet's lists in Redis, which `store` is then
     /// this instance's buffer for; a pull goes through it.
-    public let shared: FleetFeedback?
+    public let shared: (any SharedFeedbackList)?
 
-    public init(store: FeedbackStore, hook: FeedbackHook?, shared: FleetFeedback? = nil) {
+    public init(store: FeedbackStore, hook: FeedbackHook?, shared: (any SharedFeedbackList)? = nil) {
         self.store = store
         self.hook = hook
         self.shared = shared

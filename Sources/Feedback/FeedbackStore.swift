@@ -56,10 +56,15 @@ public final class FeedbackStore: Sendable {
     }
 
     /// Returns and clears the oldest `limit` entries held for `app` (all of
-    /// them when it holds fewer), oldest first.
-    public func take(app: String, limit: Int) -> [FeedbackEntry] {
+    /// them when it holds fewer), oldest first. `counted` is told how many,
+    /// under the store's lock: a holder that counts them elsewhere (entries
+    /// on their way to Redis) is never seen by a `heldCount` reader to hold
+    /// fewer than it does.
+    public func take(app: String, limit: Int, counted: (Int) -> Void = { _ in }) -> [FeedbackEntry] {
         apps.withLock { apps in
-            apps[app]?.take(limit: limit) ?? []
+            let taken = apps[app]?.take(limit: limit) ?? []
+            counted(taken.count)
+            return taken
         }
     }
 

@@ -5,18 +5,6 @@ import Glibc
 import Redis
 import Synchronization
 
-/// What one pull of an app's feedback got: the entries, oldest first as
-/// each instance wrote them, and, when Redis could not be asked, why (the
-/// entries are then only those this instance had not sent to Redis).
-public struct FeedbackPull: Sendable {
-    public var entries: [FeedbackEntry]
-    public var redisFailure: String?
-
-    public init(entries: [FeedbackEntry], redisFailure: String? = nil) {
-        (self.entries, self.redisFailure) = (entries, redisFailure)
-    }
-}
-
 /// The fleet's feedback lists (`REDIS_URL`): one list per app in Redis,
 /// `FleetKeys.feedback(app:)`, capped at `FEEDBACK_MAX`, which a pull on any
 /// instance returns and clears.
@@ -44,7 +32,7 @@ public struct FeedbackPull: Sendable {
 /// (`FeedbackPull.redisFailure`). A take whose reply is lost (the
 /// connection dropped after Redis ran it) loses what it took, as an
 /// answer lost on its way to the caller would.
-public final class FleetFeedback: Sendable {
+public final class FleetFeedback: SharedFeedbackList {
     public let store: FeedbackStore
     public let link: RedisLink
     /// The hash of this instance's last written batch per app (the write
@@ -53,7 +41,9 @@ public final class FleetFeedback: Sendable {
     private let tick: Duration
     private let log: @Sendable (String) -> Void
     private let state: LoopConfined<Box>
-    /// `machine.entriesOut`, for the metrics thread.
+    /// The entries of batches out (`FeedbackFlushMachine.entriesOut`),
+    /// for the metrics thread: added under the store's lock as they leave
+    /// it, so `unflushed` never reads 0 while a batch is on its way.
     private let entriesOut = Atomic<Int>(0)
 
     /// A batch holds at most this many entries (about 1 MB on the wire):
@@ -104,8 +94,15 @@ public final class FleetFeedback: Sendable {
         stopped.wait()
     }
 
-    /// Shutdown: one round now, then waits up to `within` for every entry to
-    /// be written. Returns how many were not (lost with this process).
+    /// Shutdown: `flush`, then `stop`.
+    public func finish(within: Duration) -> Int {
+        let left = flush(within: within)
+        stop()
+        return left
+    }
+
+    /// One round now, then waits up to `within` for every entry to be
+    /// written. Returns how many were not.
     public func flush(within: Duration) -> Int {
         link.loop.execute { [self] in self.round(force: true) }
         let clock = ContinuousClock()
@@ -156,7 +153,10 @@ public final class FleetFeedback: Sendable {
             case .take(let skipping):
                 var more: [FeedbackFlushMachine.Action] = []
                 for app in store.appsHolding() where !skipping.contains(app) {
-                    box.machine.taken(app: app, entries: store.take(app: app, limit: Self.batchLimit), into: &more)
+                    let entries = store.take(app: app, limit: Self.batchLimit) { count in
+                        self.entriesOut.add(count, ordering: .relaxed)
+                    }
+                    box.machine.taken(app: app, entries: entries, into: &more)
                 }
                 perform(more)
             case .countDropped(let app, let count):
@@ -168,7 +168,6 @@ public final class FleetFeedback: Sendable {
                 log("feedback: \(entries) entries of app \(app) written to Redis after \(failures) failed tries")
             }
         }
-        entriesOut.store(box.machine.entriesOut, ordering: .relaxed)
     }
 
     private func send(_ batch: FeedbackBatch) {
@@ -182,6 +181,7 @@ public final class FleetFeedback: Sendable {
             var actions: [FeedbackFlushMachine.Action] = []
             switch reply {
             case .success(.integer(let dropped)):
+                self.entriesOut.subtract(batch.entries.count, ordering: .relaxed)
                 self.state.value.machine.written(app: batch.app, sequence: batch.sequence, dropped: max(0, Int(dropped)),
                                                  into: &actions)
             case .success(let other):

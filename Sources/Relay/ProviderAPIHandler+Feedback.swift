@@ -1,6 +1,5 @@
 import EventLoop
 import Feedback
-import Fleet
 import HTTP1
 
 // The feedback pulls (`GET /api/feedback/<app>`, pyapns' `feedback`): the

@@ -22,8 +22,7 @@ extension Daemon {
     /// stops; what Redis did not take is counted in a log line.
     func stopSharedFeedback(_ sink: FeedbackSink, logger: Logger) {
         guard let shared = sink.shared else { return }
-        let left = shared.flush(within: Self.feedbackFlushGrace)
-        shared.stop()
+        let left = shared.finish(within: Self.feedbackFlushGrace)
         if left > 0 {
             logger.warning("feedback: \(left) entries not written to Redis within \(Self.feedbackFlushGrace): lost with this process")
         }
