@@ -26,7 +26,8 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     /// This loop's queue of asynchronous notifications; nil: every request
     /// is answered after APNs (a handler without a loop to time retries on).
     public let asyncQueue: AsyncDeliveryQueue?
-    /// The handler's loop, where a feedback pull from Redis is answered.
+    /// The loop the handler is confined to: answers that waited for Redis
+    /// come back to it.
     let loop: EventLoop?
     let output: RelayLog
     let unixTime: () -> Int
@@ -39,6 +40,7 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     public init(loopContext: LoopContext, context: ProviderAPIContext, counters: InFlightDeliveries,
                 loop: EventLoop? = nil, unixTime: @escaping () -> Int = WebPushHandler.unixTime) {
         (self.loopContext, self.context) = (loopContext, context)
+        self.loop = loop
         metrics = loopContext.providerMetrics
         let delivery = DeliveryPath(sender: loopContext.sender, counters: counters, feedback: context.feedback)
         self.delivery = delivery
@@ -52,7 +54,6 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
                 _ = loop.schedule(after: .milliseconds(milliseconds), action)
             }
         }
-        self.loop = loop
         output = loopContext.output
         self.unixTime = unixTime
     }

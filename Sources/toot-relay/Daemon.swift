@@ -84,6 +84,7 @@ struct Daemon {
         metrics.map { expiryMonitors.publish(to: $0) }
         metrics?.setApps(served.apps)
         let fleet = try startFleet(redisURL, configuration: configuration, logger: logger)
+        shareProviderTokens(catalog, fleet: fleet, logger: logger)
         let fleetMetrics = metrics.map { FleetMetrics(registry: $0.registry) }
         let feedback = shareFeedback(try makeFeedbackSink(configuration, logger: logger), fleet: fleet, logger: logger)
         let providerMetrics = metrics.map { ProviderMetrics(registry: $0.registry) }
@@ -111,7 +112,7 @@ struct Daemon {
             let (limits, xmlLimits) = providerLimits(configuration)
             let context = ProviderAPIContext(
                 keyring: served.apiKeys,
-                provisioned: ProvisionedApps(catalog: catalog), feedback: feedback, limits: limits,
+                provisioned: makeProvisionedApps(catalog, fleet: fleet, logger: logger), feedback: feedback, limits: limits,
                 xmlLimits: xmlLimits, provisionDirectory: configuration.apiProvisionDirectory,
                 async: AsyncPushes(byDefault: configuration.apiAsync, maxTries: configuration.apiAsyncMaxTries,
                                    maxPending: configuration.apiAsyncMaxPending))

@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import threading
+import time
 
 
 import nginxserver as ns
@@ -47,6 +48,12 @@ class RedisProcess:
             argv += ["--requirepass", self.password]
         self.process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         rt.wait_for_port(self.port, self.process, what="redis-server")
+        # Accepting is not serving: while it loads its append-only file
+        # Redis answers -LOADING; INFO is answered meanwhile.
+        deadline = time.monotonic() + 30
+        while "loading:0" not in self.cli("INFO", "persistence"):
+            assert time.monotonic() < deadline, "redis-server still loading after 30 s"
+            time.sleep(0.02)
 
     def cli(self, *arguments, timeout=10):
         """One command through redis-cli; its output, stripped."""
