@@ -29,7 +29,7 @@ extension ProviderAPIHandler {
         switch decoded {
         case .provision(let provision): return self.provision(provision, call, completion: completion)
         case .notify(let notify): return self.notify(notify, call, completion: completion)
-        case .feedback(let appID): return pyAPNsFeedback(appID, call)
+        case .feedback(let appID): return pyAPNsFeedback(appID, call, completion: completion)
         }
     }
 
@@ -176,12 +176,15 @@ extension ProviderAPIHandler {
         return xmlAnswer(pyAPNsNilResponse)
     }
 
-    private func pyAPNsFeedback(_ appID: String, _ call: APICall) -> HTTP1Response {
+    private func pyAPNsFeedback(_ appID: String, _ call: APICall,
+                                completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
         guard app(id: appID) != nil else { return fault(call, .notProvisioned) }
         guard call.authorization.allows(app: appID) else { return forbidden(call, app: appID) }
-        let entries = context.feedback.store.take(app: appID)
-        logAPI(call, status: 200, detail: "feedback app=\(appID) entries=\(entries.count)")
-        return xmlAnswer(pyAPNsFeedbackResponse(entries.map { (unixSeconds: Int($0.time / 1000), token: $0.token) }))
+        return takeFeedback(app: appID, completion: completion) { handler, entries, redisFailure in
+            handler.logAPI(call, status: 200, detail: "feedback app=\(appID) entries=\(entries.count)"
+                + Self.onlyThisInstance(redisFailure), warning: redisFailure != nil)
+            return handler.xmlAnswer(pyAPNsFeedbackResponse(entries.map { (unixSeconds: Int($0.time / 1000), token: $0.token) }))
+        }
     }
 
     private func fault(_ call: APICall, _ fault: PyAPNsFault) -> HTTP1Response {
@@ -189,7 +192,7 @@ extension ProviderAPIHandler {
         return xmlAnswer(fault.response)
     }
 
-    private func xmlAnswer(_ body: [UInt8]) -> HTTP1Response {
+    func xmlAnswer(_ body: [UInt8]) -> HTTP1Response {
         HTTP1Response(status: 200, headers: [HTTPField(name: "Content-Type", value: "text/xml")], body: body)
     }
 }

@@ -86,7 +86,7 @@ struct Daemon {
         let fleet = try startFleet(redisURL, configuration: configuration, logger: logger)
         shareProviderTokens(catalog, fleet: fleet, logger: logger)
         let fleetMetrics = metrics.map { FleetMetrics(registry: $0.registry) }
-        let feedback = try makeFeedbackSink(configuration, logger: logger)
+        let feedback = shareFeedback(try makeFeedbackSink(configuration, logger: logger), fleet: fleet, logger: logger)
         let providerMetrics = metrics.map { ProviderMetrics(registry: $0.registry) }
         let apps = served.apps
         let loopContexts = LoopContexts(loops: group.loops) { loop in
@@ -155,6 +155,7 @@ struct Daemon {
             providerMetrics?.publish(feedback: feedback.store.allCounts(), hook: feedback.hook?.counts)
             if let async = api?.context.async { providerMetrics?.publish(async: async) }
             if let fleet { fleetMetrics?.publish(links: fleet.links) }
+            if let shared = feedback.shared { providerMetrics?.publish(feedbackUnflushed: shared.unflushed) }
             expiryMonitors.tick(now: now, apps: current.apps)
         } reload: {
             notifySystemd("RELOADING=1", logger: logger)
@@ -183,6 +184,7 @@ struct Daemon {
                  async: api.map { ($0.context.async, asyncQueues) }, grace: configuration.shutdownGrace, logger: logger)
         // Queued hook posts get a little time; the rest are counted dropped.
         feedback.hook?.shutdown(within: .seconds(2))
+        stopSharedFeedback(feedback, logger: logger)
         fleet?.close()
         emulator?.stop()
         logger.info("stopped after \(server.counters.requestsAnswered) requests")
