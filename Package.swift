@@ -207,8 +207,9 @@ let package = Package(
         // What the instances of a fleet share through Redis: the links to it
         // (a thread of their own each), its keys, and the shared state
         // built on them.
-        .target(name: "Fleet", dependencies: ["Redis", "EventLoop", "Locking"]),
-        .testTarget(name: "FleetTests", dependencies: ["Fleet", "Redis", "EventLoop", "Locking", "TestSupport"]),
+        .target(name: "Fleet", dependencies: ["Redis", "EventLoop", "Locking", "Feedback", "APNs"]),
+        .testTarget(name: "FleetTests", dependencies: ["Fleet", "Redis", "EventLoop", "Locking", "TestSupport",
+                                                     "Relay", "RelayCore", "APNs", "TLS", "Feedback"]),
         // hiredis' reader with the relay's limits, fed in random pieces; built by SwiftPM.
         .executableTarget(name: "redis-reply-fuzzer", dependencies: ["Redis", "FuzzSupport"],
                           path: "Fuzz/redis-reply"),

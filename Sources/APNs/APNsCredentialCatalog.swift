@@ -66,6 +66,25 @@ public final class APNsCredentialCatalog: Sendable {
         state.withLock { $0.entries[id] != nil }
     }
 
+    /// Every token credential's provider, each once (a fleet keeps their
+    /// tokens shared).
+    public var tokenProviders: [APNsTokenProvider] {
+        state.withLock { state in
+            var seen = Set<ObjectIdentifier>()
+            var providers: [APNsTokenProvider] = []
+            for id in state.entries.keys.sorted() {
+                let provider: APNsTokenProvider?
+                switch state.entries[id] {
+                case .token(let token): provider = token
+                case .ready(let ready): provider = ready.tokenProvider
+                case .certificate, nil: provider = nil
+                }
+                if let provider, seen.insert(ObjectIdentifier(provider)).inserted { providers.append(provider) }
+            }
+            return providers
+        }
+    }
+
     public var ids: [CredentialID] {
         state.withLock { $0.entries.keys.sorted() }
     }

@@ -171,6 +171,64 @@ public final class APNsTokenProvider: Sendable {
     /// When the token in use was issued (unix seconds).
     public var issuedAt: Int { state.withLock { $0.current.issuedAt } }
 
+    // MARK: other signers of the key (a fleet)
+
+    /// The token in use and when it was issued, not renewed (a fleet's
+    /// coordination decides renewals itself).
+    public var inUse: (token: String, issuedAt: Int) {
+        state.withLock { ($0.current.token, $0.current.issuedAt) }
+    }
+
+    /// A new token issued at `issuedAt`, not put in use (a fleet publishes
+    /// it first, then `adopt`s it); nil if signing fails.
+    public func sign(issuedAt: Int) -> String? {
+        try? Self.makeJWT(signer: signer, keyID: keyID, teamID: teamID, issuedAt: issuedAt)
+    }
+
+    /// Whether `token` has the form this key's tokens take when issued at
+    /// `issuedAt`: the header and claims exactly as `makeJWT` writes them
+    /// (this key id, this team id, that `iat`) and a signature of 64 bytes
+    /// (r‖s). The signature itself is APNs' to check: the relay holds no
+    /// public key to verify it with.
+    public func isWellFormed(_ token: String, issuedAt: Int) -> Bool {
+        let parts = token.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return false }
+        let header = #"{"alg":"ES256","kid":""# + keyID + #""}"#
+        let claims = #"{"iss":""# + teamID + #"","iat":"# + String(issuedAt) + "}"
+        guard parts[0].elementsEqual(base64URLEncode(Array(header.utf8)).utf8),
+              parts[1].elementsEqual(base64URLEncode(Array(claims.utf8)).utf8),
+              let signature = try? base64URLDecode(String(decoding: parts[2], as: UTF8.self))
+        else { return false }
+        return signature.count == 64
+    }
+
+    /// Puts in use a token another signer of this key made (the fleet's
+    /// shared one); the one in use becomes `previous`. Refused (false)
+    /// when it is not well formed, issued more than a minute ahead of
+    /// `now`, not usable at `now` (with `expiryMargin` to spare), or the
+    /// one APNs refused as an update too many while signing is held.
+    /// True, changing nothing, when it is the token in use.
+    @discardableResult
+    public func adopt(token: String, issuedAt: Int, now: Int) -> Bool {
+        guard issuedAt <= now + 60, isWellFormed(token, issuedAt: issuedAt) else { return false }
+        let adopted = SignedToken(token: token, issuedAt: issuedAt)
+        guard adopted.isUsable(now: now) else { return false }
+        return state.withLock { state in
+            if state.current.token == token { return true }
+            if now < state.signingHeldUntil, state.refused?.token == token { return false }
+            state.previous = state.current
+            state.current = adopted
+            state.refused = nil
+            return true
+        }
+    }
+
+    /// Whether no token may be signed now: APNs refused an update of this
+    /// key less than 20 minutes ago.
+    public func isSigningHeld(now: Int) -> Bool {
+        state.withLock { now < $0.signingHeldUntil }
+    }
+
     private func renewIfDue(_ state: inout State, now: Int) {
         // A clock stepped back by more than a minute renews at once: `iat`
         // in the future is refused by APNs.

@@ -162,12 +162,22 @@ final class EmulatorWorker {
                 priority: notification.priority, expiration: notification.expiration,
                 collapseID: notification.collapseID, pushType: notification.pushType,
                 authenticatedAs: notification.authenticatedAs, providerKeyID: notification.providerKeyID,
+                providerTokenFingerprint: notification.providerKeyID == nil ? nil
+                    : request.header("authorization").map(Self.tokenFingerprint),
                 connectionID: connectionID,
                 streamID: request.streamID)
             if state.configuration.recordNotifications { state.records.withLock { $0.append(record) } }
             if observe, let observer = state.observer.withLock({ $0.call }) { observer(record) }
         }
         return .respond(status: 200, headers: [("apns-id", apnsID)], body: [])
+    }
+
+    /// The first 8 bytes of the SHA-256 of an `authorization` value, in hex.
+    static func tokenFingerprint(_ authorization: String) -> String {
+        SHA256.hash(Array(authorization.utf8)).prefix(8).map { byte in
+            let hex = String(byte, radix: 16)
+            return byte < 16 ? "0" + hex : hex
+        }.joined()
     }
 
     /// The client's apns-id when it is a UUID, else a new one (Apple always

@@ -22,14 +22,19 @@ public struct ReceivedNotification: Sendable {
     /// The provider token's key id (`kid`; nil without token authentication):
     /// which of several keys signed it.
     public var providerKeyID: String?
+    /// Which provider token it came with, as the first 16 hex digits of
+    /// the token's SHA-256 (nil without token authentication): a test
+    /// counts the distinct tokens of a key without the token itself, a
+    /// credential for an hour, reaching a record or a log.
+    public var providerTokenFingerprint: String?
     /// Which connection (numbered from 1 in accept order) and stream carried it.
     public var connectionID: Int
     public var streamID: Int32
 
     public init(deviceToken: String, headers: [(name: String, value: String)], payload: [UInt8], apnsID: String,
                 apnsIDWasGenerated: Bool, topic: String?, priority: Int?, expiration: Int?, collapseID: String?,
-                pushType: String?, authenticatedAs: String?, providerKeyID: String? = nil, connectionID: Int,
-                streamID: Int32) {
+                pushType: String?, authenticatedAs: String?, providerKeyID: String? = nil,
+                providerTokenFingerprint: String? = nil, connectionID: Int, streamID: Int32) {
         self.deviceToken = deviceToken
         self.headers = headers
         self.payload = payload
@@ -42,6 +47,7 @@ public struct ReceivedNotification: Sendable {
         self.pushType = pushType
         self.authenticatedAs = authenticatedAs
         self.providerKeyID = providerKeyID
+        self.providerTokenFingerprint = providerTokenFingerprint
         self.connectionID = connectionID
         self.streamID = streamID
     }
@@ -56,7 +62,7 @@ public struct ReceivedNotification: Sendable {
 
     /// One line of JSON (no trailing newline) for `--print`/`--record`:
     /// `token`, `apns_id`, `topic`, `push_type`, `priority`, `expiration`,
-    /// `collapse_id`, `authenticated_as` and `key_id` (absent when unknown), `headers` as
+    /// `collapse_id`, `authenticated_as`, `key_id` and `token_fingerprint` (absent when unknown), `headers` as
     /// `[[name, value], …]` and `payload` as text. Keys sorted. The
     /// `authorization` value (a provider token, valid for an hour) is
     /// replaced by `<redacted>`: these lines end up in logs.
@@ -74,6 +80,7 @@ public struct ReceivedNotification: Sendable {
         if let collapseID { object["collapse_id"] = collapseID }
         if let authenticatedAs { object["authenticated_as"] = authenticatedAs }
         if let providerKeyID { object["key_id"] = providerKeyID }
+        if let providerTokenFingerprint { object["token_fingerprint"] = providerTokenFingerprint }
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
         else { return "{}" }
         return String(decoding: data, as: UTF8.self)

@@ -12,10 +12,14 @@ import RelayCore
 public struct FeedbackSink: Sendable {
     public let store: FeedbackStore
     public let hook: FeedbackHook?
+    /// With REDIS_URL: the fleet's lists in Redis, which `store` is then
+    /// this instance's buffer for; a pull goes through it.
+    public let shared: (any SharedFeedbackList)?
 
-    public init(store: FeedbackStore, hook: FeedbackHook?) {
+    public init(store: FeedbackStore, hook: FeedbackHook?, shared: (any SharedFeedbackList)? = nil) {
         self.store = store
         self.hook = hook
+        self.shared = shared
     }
 
     /// Records the token when `delivery` says it is dead; returns whether it did.

@@ -23,9 +23,10 @@ public struct FeedbackCounts: Sendable, Equatable {
 
 /// Refused tokens per app, all environments together, at most `maxPerApp`
 /// each (`FEEDBACK_MAX`): a full app drops its oldest entry for the new one
-/// and counts it. With several relay instances each holds only what it sent
-/// (the hook is the way to see them all). One lock around O(1) work: a
-/// dictionary lookup and a slot write in that app's ring.
+/// and counts it. One lock around O(1) work: a dictionary lookup and a slot
+/// write in that app's ring. Alone, the store is the feedback list; in a
+/// fleet (`REDIS_URL`) it is this instance's bounded buffer, which
+/// `FleetFeedback` empties into the app's list in Redis.
 public final class FeedbackStore: Sendable {
     public let maxPerApp: Int
     private let apps = Locked<[String: FeedbackRing]>([:])
@@ -54,6 +55,37 @@ public final class FeedbackStore: Sendable {
         }
     }
 
+    /// Returns and clears the oldest `limit` entries held for `app` (all of
+    /// them when it holds fewer), oldest first. `counted` is told how many,
+    /// under the store's lock: a holder that counts them elsewhere (entries
+    /// on their way to Redis) is never seen by a `heldCount` reader to hold
+    /// fewer than it does.
+    public func take(app: String, limit: Int, counted: (Int) -> Void = { _ in }) -> [FeedbackEntry] {
+        apps.withLock { apps in
+            let taken = apps[app]?.take(limit: limit) ?? []
+            counted(taken.count)
+            return taken
+        }
+    }
+
+    /// The apps holding entries now, for a flusher's round.
+    public func appsHolding() -> [String] {
+        apps.withLock { apps in apps.compactMap { $0.value.isEmpty ? nil : $0.key } }
+    }
+
+    /// The entries held now, every app together.
+    public var heldCount: Int {
+        apps.withLock { apps in apps.values.reduce(0) { $0 + $1.counts.held } }
+    }
+
+    /// Counts `count` entries of `app` dropped elsewhere (the fleet's list
+    /// in Redis trimmed to `FEEDBACK_MAX` by this instance's write), so the
+    /// dropped count stays the one place an operator looks.
+    public func countDropped(_ count: Int, app: String) {
+        guard count > 0 else { return }
+        apps.withLock { apps in apps[app, default: FeedbackRing()].countDropped(count) }
+    }
+
     /// The counts of one app (zeros for an app never seen).
     public func counts(app: String) -> FeedbackCounts {
         apps.withLock { $0[app]?.counts ?? FeedbackCounts() }
@@ -75,6 +107,9 @@ struct FeedbackRing {
     private(set) var dropped = 0
 
     var counts: FeedbackCounts { FeedbackCounts(recorded: recorded, dropped: dropped, held: storage.count) }
+    var isEmpty: Bool { storage.isEmpty }
+
+    mutating func countDropped(_ count: Int) { dropped += count }
 
     mutating func append(_ entry: FeedbackEntry, limit: Int) {
         recorded += 1
@@ -101,5 +136,16 @@ struct FeedbackRing {
             head = 0
         }
         return result
+    }
+
+    /// The oldest `limit` entries, oldest first; the rest stay, in order.
+    mutating func take(limit: Int) -> [FeedbackEntry] {
+        guard limit < storage.count else { return takeAll() }
+        guard limit > 0 else { return [] }
+        var ordered = takeAll()
+        let taken = Array(ordered[..<limit])
+        ordered.removeFirst(limit)
+        storage = ordered
+        return taken
     }
 }

@@ -96,14 +96,31 @@ public final class FeedbackHook: Sendable {
         shared.multi.wakeUp()
     }
 
+    /// How one queued body's post ended.
+    public enum PostOutcome: Equatable, Sendable {
+        /// The hook answered 2xx.
+        case delivered
+        /// The hook refused it for good (a 4xx but 429, a 3xx): posting it
+        /// again would get the same answer.
+        case refused
+        /// Not posted: every attempt failed in a way a later one might not
+        /// (the hook down, 5xx, 429), or shutdown came first. A holder that
+        /// can keep it (Redis) posts it again later.
+        case notPosted
+    }
+
+    /// Told, on the worker thread, how a body's post ended.
+    public typealias PostEnded = @Sendable (PostOutcome) -> Void
+
     /// Queues `body` for posting and returns at once; never waits on the
     /// network or the worker. false: not queued (the queue is full, or the
-    /// hook is shutting down), counted as dropped.
+    /// hook is shutting down), counted as dropped, and `ended` is not
+    /// called; else `ended` hears how the post ended, once.
     @discardableResult
-    public func enqueue(_ body: [UInt8]) -> Bool {
+    public func enqueue(_ body: [UInt8], ended: PostEnded? = nil) -> Bool {
         let (queued, wake) = shared.state.withLock { state -> (Bool, Bool) in
             guard !state.stopping, state.queue.count < shared.queueCapacity else { return (false, false) }
-            state.queue.push(body)
+            state.queue.push(QueuedPost(body: body, ended: ended))
             // One wake-up per sleep: libcurl's wake-up is sticky, so the
             // worker sees it even if it arrives before the worker waits.
             let wake = state.workerIdle

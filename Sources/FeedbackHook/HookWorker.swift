@@ -42,20 +42,26 @@ struct PostingState {
     var deadline: ContinuousClock.Instant?
 }
 
+/// One body waiting, and who hears how its post ended.
+struct QueuedPost {
+    var body: [UInt8]
+    var ended: FeedbackHook.PostEnded?
+}
+
 /// A FIFO of bodies: an array and the index of its front, compacted when
 /// the taken part is most of it, so push and pop are O(1) amortized.
 struct BodyQueue {
-    private var items: [[UInt8]] = []
+    private var items: [QueuedPost] = []
     private var front = 0
 
     var count: Int { items.count - front }
 
-    mutating func push(_ body: [UInt8]) { items.append(body) }
+    mutating func push(_ post: QueuedPost) { items.append(post) }
 
-    mutating func pop() -> [UInt8]? {
+    mutating func pop() -> QueuedPost? {
         guard front < items.count else { return nil }
         let body = items[front]
-        items[front] = []
+        items[front] = QueuedPost(body: [], ended: nil)
         front += 1
         if front == items.count {
             items.removeAll(keepingCapacity: true)
@@ -67,9 +73,9 @@ struct BodyQueue {
         return body
     }
 
-    /// Empties the queue and says how many bodies it held.
-    mutating func removeAll() -> Int {
-        let removed = count
+    /// Empties the queue and hands back what it held.
+    mutating func removeAll() -> [QueuedPost] {
+        let removed = Array(items[front...])
         items.removeAll()
         front = 0
         return removed
@@ -138,7 +144,7 @@ final class HookWorker: @unchecked Sendable {
     }
 
     private enum Step {
-        case post([UInt8])
+        case post(QueuedPost)
         case wait
         case exit
     }
@@ -153,13 +159,18 @@ final class HookWorker: @unchecked Sendable {
                 return .wait
             }
             switch step {
-            case .post(let body): deliver(body)
+            case .post(let post):
+                // Posted first, then told: `ended?(deliver(…))` would skip
+                // the post itself when no one listens.
+                let outcome = deliver(post.body)
+                post.ended?(outcome)
             case .wait: shared.multi.wait(milliseconds: idleWaitMilliseconds)
             case .exit:
                 let abandoned = shared.state.withLock { $0.queue.removeAll() }
-                if abandoned > 0 {
-                    shared.dropped.add(abandoned, ordering: .relaxed)
-                    shared.log("feedback hook \(shared.loggableURL): \(abandoned) queued bodies dropped at shutdown")
+                if !abandoned.isEmpty {
+                    shared.dropped.add(abandoned.count, ordering: .relaxed)
+                    shared.log("feedback hook \(shared.loggableURL): \(abandoned.count) queued bodies dropped at shutdown")
+                    for post in abandoned { post.ended?(.notPosted) }
                 }
                 return
             }
@@ -168,7 +179,7 @@ final class HookWorker: @unchecked Sendable {
 
     /// Posts one body until it is delivered, failed, or shutdown's deadline
     /// passes.
-    private func deliver(_ body: [UInt8]) {
+    private func deliver(_ body: [UInt8]) -> FeedbackHook.PostOutcome {
         var attempt = 0
         while true {
             attempt += 1
@@ -177,16 +188,19 @@ final class HookWorker: @unchecked Sendable {
             switch postVerdict(for: result) {
             case .delivered:
                 shared.delivered.add(1, ordering: .relaxed)
-                return
+                return .delivered
             case .retry where attempt < retry.maxAttempts:
                 guard pause(for: retry.delay(afterAttempt: attempt)) else {
                     giveUp(.aborted, attempts: attempt)
-                    return
+                    return .notPosted
                 }
                 shared.retried.add(1, ordering: .relaxed)
-            case .retry, .fail:
+            case .retry:
                 giveUp(result, attempts: attempt)
-                return
+                return .notPosted
+            case .fail:
+                giveUp(result, attempts: attempt)
+                return result == .aborted ? .notPosted : .refused
             }
         }
     }

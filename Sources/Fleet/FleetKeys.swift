@@ -9,6 +9,11 @@ public enum FleetKeys {
     /// `FEEDBACK_MAX`.
     public static func feedback(app: String) -> String { prefix + "feedback:" + app }
 
+    /// A hash per instance: the sequence of its last batch written to each
+    /// app's feedback list, so that a batch sent again after a lost reply
+    /// is written once. Expires a day after the instance's last write.
+    public static func feedbackWritten(instance: String) -> String { prefix + "feedback-written:" + instance }
+
     /// The stream of hook posts waiting, read by every instance in
     /// `consumerGroup`.
     public static let hookStream = prefix + "hook"

@@ -59,10 +59,10 @@ extension ProviderAPIHandler {
         }
         let tokenCount = sends.count + failures.count
         if let asyncQueue, decoded.async ?? context.async.byDefault {
-            if let shared = context.async.shared, let loop {
+            if let shared = context.async.shared {
                 return pushShared(sends: sends, groups: groups, failures: failures, counts: counts,
                                   summary: "notifications=\(notifications.count) tokens=\(tokenCount)", queue: shared,
-                                  loop: loop, call, completion: completion)
+                                  call, completion: completion)
             }
             return pushAsync(sends: sends, groups: groups, failures: failures, counts: counts,
                              summary: "notifications=\(notifications.count) tokens=\(tokenCount)", queue: asyncQueue,
@@ -137,7 +137,7 @@ extension ProviderAPIHandler {
     /// not hold.
     private func pushShared(sends: [(APNsNotification, String, Int)],
                             groups: [(app: RelayApp, source: FailedPushSource)], failures: [FailedPushLog],
-                            counts: Int, summary: String, queue: any AsyncSharedQueue, loop: EventLoop,
+                            counts: Int, summary: String, queue: any AsyncSharedQueue,
                             _ call: APICall, completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
         guard !sends.isEmpty else {
             for failure in failures { context.feedback.post(failure) }
@@ -149,11 +149,11 @@ extension ProviderAPIHandler {
             AsyncQueuedNotification(apns, appID: groups[group].app.id, token: token,
                                     source: groups[group].source.notification, acceptedAt: now)
         }
-        let answer = LoopBound((handler: self, completion: completion, failures: failures))
+        let hop = LoopHop(self, completion, loop: loop)
+        let tokens = sends.count
         queue.add(items) { result in
-            loop.execute {
-                let (handler, completion, failures) = answer.value
-                completion(handler.sharedAnswer(result, tokens: sends.count, failures: failures, counts: counts,
+            hop.run { handler, completion in
+                completion(handler.sharedAnswer(result, tokens: tokens, failures: failures, counts: counts,
                                                 summary: summary, call))
             }
         }
@@ -236,10 +236,4 @@ extension ProviderAPIHandler {
         if !answer.body.isEmpty { headers.append(contentsOf: jsonHeaders) }
         return HTTP1Response(status: answer.status, headers: headers, body: answer.body)
     }
-}
-
-/// What an answer needs back on the handler's loop, which alone touches it.
-private struct LoopBound<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }

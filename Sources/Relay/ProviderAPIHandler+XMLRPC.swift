@@ -27,13 +27,14 @@ extension ProviderAPIHandler {
             preconditionFailure("xmlRPC: an error of an unknown kind: \(error)")
         }
         switch decoded {
-        case .provision(let provision): return self.provision(provision, call)
+        case .provision(let provision): return self.provision(provision, call, completion: completion)
         case .notify(let notify): return self.notify(notify, call, completion: completion)
-        case .feedback(let appID): return pyAPNsFeedback(appID, call)
+        case .feedback(let appID): return pyAPNsFeedback(appID, call, completion: completion)
         }
     }
 
-    private func provision(_ provision: PyAPNsProvision, _ call: APICall) -> HTTP1Response {
+    private func provision(_ provision: PyAPNsProvision, _ call: APICall,
+                           completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
         guard isProvisionableAppID(provision.appID) else {
             return fault(call, PyAPNsFault(code: 8002, faultString:
                 "app_id must be 1 to 64 letters, digits, '.', '_' or '-' (it names the app in logs and metrics)"))
@@ -49,16 +50,34 @@ extension ProviderAPIHandler {
             case .failure(let fault): return self.fault(call, fault)
             }
         }
-        do {
-            switch try context.provisioned.provision(appID: provision.appID, pem: pem, environment: provision.environment,
-                                                     configured: apps, now: unixTime()) {
-            case .provisioned(let app):
-                logAPI(call, status: 200, detail: "provisioned app=\(app.id) env=\(provision.environment.rawValue) topic=\(app.topic)")
-            case .alreadyKnown:
-                // pyapns ignores a second provision of an id it knows.
-                logAPI(call, status: 200, detail: "app=\(provision.appID) already known: ignored")
+        let provisioned = context.provisioned
+        if let sharing = provisioned.sharing, apps.app(for: .id(provision.appID)) == nil,
+           provisioned.app(id: provision.appID) == nil {
+            // A fleet: answered once Redis took the app (ProvisionedAppsSharing).
+            let answer = LoopHop(self, completion, loop: loop)
+            sharing.provision(appID: provision.appID, pem: pem, environment: provision.environment,
+                              into: provisioned) { outcome in
+                answer.run { handler, completion in
+                    completion(handler.provisionAnswer(outcome, provision, call))
+                }
             }
-        } catch {
+            return nil
+        }
+        return provisionAnswer(Result { () throws(ProvisionedApps.Refusal) in
+            try provisioned.provision(appID: provision.appID, pem: pem, environment: provision.environment,
+                                      configured: apps, now: unixTime())
+        }, provision, call)
+    }
+
+    private func provisionAnswer(_ outcome: Result<ProvisionedApps.Outcome, ProvisionedApps.Refusal>,
+                                 _ provision: PyAPNsProvision, _ call: APICall) -> HTTP1Response {
+        switch outcome {
+        case .success(.provisioned(let app)):
+            logAPI(call, status: 200, detail: "provisioned app=\(app.id) env=\(provision.environment.rawValue) topic=\(app.topic)")
+        case .success(.alreadyKnown):
+            // pyapns ignores a second provision of an id it knows.
+            logAPI(call, status: 200, detail: "app=\(provision.appID) already known: ignored")
+        case .failure(let error):
             return fault(call, PyAPNsFault(code: 8002, faultString: error.description))
         }
         return xmlAnswer(pyAPNsNilResponse)
@@ -84,7 +103,29 @@ extension ProviderAPIHandler {
 
     private func notify(_ notify: PyAPNsNotify, _ call: APICall,
                         completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
-        guard let app = app(id: notify.appID) else { return fault(call, .notProvisioned) }
+        guard let app = app(id: notify.appID) else {
+            guard let sharing = context.provisioned.sharing else { return fault(call, .notProvisioned) }
+            // A fleet: the app may have been provisioned through another
+            // instance since the last refresh; Redis is asked before the fault.
+            let answer = LoopHop(self, completion, loop: loop)
+            sharing.lookUp(notify.appID, into: context.provisioned) { found in
+                answer.run { handler, completion in
+                    guard let app = found else {
+                        completion(handler.fault(call, .notProvisioned))
+                        return
+                    }
+                    if let response = handler.notify(notify, app: app, call, completion: completion) {
+                        completion(response)
+                    }
+                }
+            }
+            return nil
+        }
+        return self.notify(notify, app: app, call, completion: completion)
+    }
+
+    private func notify(_ notify: PyAPNsNotify, app: RelayApp, _ call: APICall,
+                        completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
         guard call.authorization.allows(app: app.id) else { return forbidden(call, app: app.id) }
         // A pyapns app has one environment; a configured app answers here
         // with its production credential, else its development one.
@@ -135,12 +176,15 @@ extension ProviderAPIHandler {
         return xmlAnswer(pyAPNsNilResponse)
     }
 
-    private func pyAPNsFeedback(_ appID: String, _ call: APICall) -> HTTP1Response {
+    private func pyAPNsFeedback(_ appID: String, _ call: APICall,
+                                completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
         guard app(id: appID) != nil else { return fault(call, .notProvisioned) }
         guard call.authorization.allows(app: appID) else { return forbidden(call, app: appID) }
-        let entries = context.feedback.store.take(app: appID)
-        logAPI(call, status: 200, detail: "feedback app=\(appID) entries=\(entries.count)")
-        return xmlAnswer(pyAPNsFeedbackResponse(entries.map { (unixSeconds: Int($0.time / 1000), token: $0.token) }))
+        return takeFeedback(app: appID, completion: completion) { handler, entries, redisFailure in
+            handler.logAPI(call, status: 200, detail: "feedback app=\(appID) entries=\(entries.count)"
+                + Self.onlyThisInstance(redisFailure), warning: redisFailure != nil)
+            return handler.xmlAnswer(pyAPNsFeedbackResponse(entries.map { (unixSeconds: Int($0.time / 1000), token: $0.token) }))
+        }
     }
 
     private func fault(_ call: APICall, _ fault: PyAPNsFault) -> HTTP1Response {
@@ -148,7 +192,7 @@ extension ProviderAPIHandler {
         return xmlAnswer(fault.response)
     }
 
-    private func xmlAnswer(_ body: [UInt8]) -> HTTP1Response {
+    func xmlAnswer(_ body: [UInt8]) -> HTTP1Response {
         HTTP1Response(status: 200, headers: [HTTPField(name: "Content-Type", value: "text/xml")], body: body)
     }
 }

@@ -26,8 +26,8 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     /// This loop's queue of asynchronous notifications; nil: every request
     /// is answered after APNs (a handler without a loop to time retries on).
     public let asyncQueue: AsyncDeliveryQueue?
-    /// The loop this handler runs on (answers that wait for Redis come back
-    /// to it).
+    /// The loop the handler is confined to: answers that waited for Redis
+    /// come back to it.
     let loop: EventLoop?
     let output: RelayLog
     let unixTime: () -> Int
@@ -40,6 +40,7 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     public init(loopContext: LoopContext, context: ProviderAPIContext, counters: InFlightDeliveries,
                 loop: EventLoop? = nil, unixTime: @escaping () -> Int = WebPushHandler.unixTime) {
         (self.loopContext, self.context) = (loopContext, context)
+        self.loop = loop
         metrics = loopContext.providerMetrics
         let delivery = DeliveryPath(sender: loopContext.sender, counters: counters, feedback: context.feedback)
         self.delivery = delivery
@@ -54,7 +55,6 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
             }
         }
         output = loopContext.output
-        self.loop = loop
         self.unixTime = unixTime
     }
 
@@ -100,22 +100,30 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
         case .xmlRPC:
             return xmlRPC(request, call, completion: completion)
         case .feedback(let appID):
-            return feedback(appID, call)
+            return feedback(appID, call, completion: completion)
         case .health, .notFound, .methodNotAllowed:
             preconditionFailure("ProviderAPIHandler: route \(route) was answered above")
         }
     }
 
     /// `GET /api/feedback/<app>`: the app's dead tokens, cleared by the read.
-    private func feedback(_ appID: String, _ call: APICall) -> HTTP1Response {
+    private func feedback(_ appID: String, _ call: APICall,
+                          completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
         guard app(id: appID) != nil else {
             logAPI(call, status: 404, detail: "no such app")
             return jsonError(404, "no app \(appID)")
         }
         guard call.authorization.allows(app: appID) else { return forbidden(call, app: appID) }
-        let entries = context.feedback.store.take(app: appID)
-        logAPI(call, status: 200, detail: "app=\(appID) entries=\(entries.count)")
-        return HTTP1Response(status: 200, headers: jsonHeaders, body: feedbackJSON(entries))
+        return takeFeedback(app: appID, completion: completion) { handler, entries, redisFailure in
+            handler.logAPI(call, status: 200, detail: "app=\(appID) entries=\(entries.count)"
+                + Self.onlyThisInstance(redisFailure), warning: redisFailure != nil)
+            return HTTP1Response(status: 200, headers: jsonHeaders, body: feedbackJSON(entries))
+        }
+    }
+
+    /// A pull's log detail when Redis could not be asked.
+    static func onlyThisInstance(_ redisFailure: String?) -> String {
+        redisFailure.map { " (this instance's only: \($0))" } ?? ""
     }
 
     // MARK: apps
@@ -171,13 +179,14 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     }
 
     /// `api <route> key=<name> status=… <detail> latency=…ms`.
-    func logAPI(_ call: APICall, status: Int, detail: String) {
-        logAPI(call.route, key: call.key, status: status, detail: detail, started: call.started)
+    /// `warning`: a warning line whatever the status.
+    func logAPI(_ call: APICall, status: Int, detail: String, warning: Bool = false) {
+        logAPI(call.route, key: call.key, status: status, detail: detail, started: call.started, warning: warning)
     }
 
-    func logAPI(_ route: String, key: String, status: Int, detail: String, started: UInt64) {
+    func logAPI(_ route: String, key: String, status: Int, detail: String, started: UInt64, warning: Bool = false) {
         metrics?.countRequest(route: route, status: status)
-        let level: LogLevel = status >= 500 ? .warning : .info
+        let level: LogLevel = status >= 500 || warning ? .warning : .info
         output.log(level) { line in
             line.append(contentsOf: "api ".utf8)
             line.append(contentsOf: route.utf8)

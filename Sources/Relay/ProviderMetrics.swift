@@ -98,6 +98,14 @@ public final class ProviderMetrics: Sendable {
         }
     }
 
+    /// `toot_relay_feedback_unflushed`: with a fleet, the feedback entries
+    /// this instance holds that Redis has not confirmed (the daemon's tick);
+    /// growing while Redis is away, back to 0 once it is there.
+    public func publish(feedbackUnflushed: Int) {
+        gauge("feedback_unflushed", "Feedback entries this instance holds for Redis, not yet written there")
+            .set(to: Double(feedbackUnflushed))
+    }
+
     /// The asynchronous `/api/push`'s gauges and counters (the daemon's
     /// tick): `toot_relay_api_async_queued` (accepted and not done, per
     /// token), `toot_relay_api_async_in_flight` (tries waiting for APNs)

@@ -4,10 +4,12 @@ import Locking
 import TLS
 
 /// The apps pyapns' `provision` call adds at run time: each an
-/// app id, one environment and a certificate given as PEM text, kept in
-/// memory only, as pyapns keeps them (a restart forgets them; the apps file
-/// is the place for apps that must stay). A reload of the apps file keeps
-/// them. Shared by every loop of the API listener.
+/// app id, one environment and a certificate given as PEM text. Alone, an
+/// instance keeps them in memory only, as pyapns keeps them (a restart
+/// forgets them; the apps file is the place for apps that must stay); in a
+/// fleet (`sharing`) they are kept in Redis too, and every instance learns
+/// them. A reload of the apps file keeps them. Shared by every loop of the
+/// API listener.
 public final class ProvisionedApps: Sendable {
     /// Why a certificate could not be provisioned (a pyapns fault's text).
     public struct Refusal: Error, Equatable, Sendable, CustomStringConvertible {
@@ -33,9 +35,14 @@ public final class ProvisionedApps: Sendable {
     /// and, once used, a pool per app).
     public let limit: Int
 
-    public init(catalog: APNsCredentialCatalog, limit: Int = ProvisionedApps.defaultLimit) {
+    /// With a fleet: where the apps are shared.
+    public let sharing: ProvisionedAppsSharing?
+
+    public init(catalog: APNsCredentialCatalog, limit: Int = ProvisionedApps.defaultLimit,
+                sharing: ProvisionedAppsSharing? = nil) {
         self.catalog = catalog
         self.limit = limit
+        self.sharing = sharing
     }
 
     public static let defaultLimit = 1_000
@@ -66,6 +73,19 @@ public final class ProvisionedApps: Sendable {
     public func provision(appID: String, pem: [UInt8], environment: APNsEnvironment, configured: RelayApps,
                           now: Int) throws(Refusal) -> Outcome {
         if configured.app(for: .id(appID)) != nil || app(id: appID) != nil { return .alreadyKnown }
+        let checked = try Self.check(appID: appID, pem: pem, now: now)
+        return try insert(appID: appID, checked, environment: environment)
+    }
+
+    /// A certificate that passed `check`: its identity and topic.
+    public struct Checked: Sendable {
+        let identity: TLSIdentity
+        let topic: String
+    }
+
+    /// The checks `provision` makes of a PEM before it is used: a
+    /// certificate and key that load, valid now, whose subject names a topic.
+    public static func check(appID: String, pem: [UInt8], now: Int) throws(Refusal) -> Checked {
         let identity: TLSIdentity
         do {
             identity = try TLSIdentity.pem(certificate: pem, privateKey: pem)
@@ -76,15 +96,21 @@ public final class ProvisionedApps: Sendable {
         guard let topic = identity.subjectUID, !topic.isEmpty else {
             throw Refusal(description: "the certificate for \(appID) names no topic (its subject has no UID)")
         }
-        return try state.withLock { state throws(Refusal) -> Outcome in
+        return Checked(identity: identity, topic: topic)
+    }
+
+    /// Adds a checked app, unless the id is held already or the limit is
+    /// reached.
+    public func insert(appID: String, _ checked: Checked, environment: APNsEnvironment) throws(Refusal) -> Outcome {
+        try state.withLock { state throws(Refusal) -> Outcome in
             if state.apps[appID] != nil { return .alreadyKnown }
             guard state.apps.count < limit else {
                 throw Refusal(description: "no room for another provisioned app (\(limit) provisioned)")
             }
             let credential = CredentialID(state.nextCredential)
             state.nextCredential -= 1
-            catalog.add(credential, .certificate(identity))
-            let app = RelayApp(id: appID, topic: topic,
+            catalog.add(credential, .certificate(checked.identity))
+            let app = RelayApp(id: appID, topic: checked.topic,
                                production: environment == .production ? credential : nil,
                                development: environment == .development ? credential : nil)
             state.apps[appID] = app

@@ -24,6 +24,7 @@ struct Daemon {
 
         let values = variableValues
         var configuration = try makeConfiguration(values)
+        let redisURL = try redisURL(configuration)
         let logger = Logger(level: configuration.logLevel)
         let sockets = try PassedListeners(passedSockets, configuration: &configuration, logger: logger)
 
@@ -82,9 +83,10 @@ struct Daemon {
         let metrics = metricsPort == nil ? nil : RelayMetrics(connections: connections, deliveries: deliveries)
         metrics.map { expiryMonitors.publish(to: $0) }
         metrics?.setApps(served.apps)
-        let fleet = try startFleet(configuration, logger: logger)
+        let fleet = try startFleet(redisURL, configuration: configuration, logger: logger)
+        shareProviderTokens(catalog, fleet: fleet, logger: logger)
         let fleetMetrics = metrics.map { FleetMetrics(registry: $0.registry) }
-        let feedback = try makeFeedbackSink(configuration, logger: logger)
+        let feedback = shareFeedback(try makeFeedbackSink(configuration, logger: logger), fleet: fleet, logger: logger)
         let providerMetrics = metrics.map { ProviderMetrics(registry: $0.registry) }
         let apps = served.apps
         let loopContexts = LoopContexts(loops: group.loops) { loop in
@@ -111,7 +113,7 @@ struct Daemon {
             let (limits, xmlLimits) = providerLimits(configuration)
             let context = ProviderAPIContext(
                 keyring: served.apiKeys,
-                provisioned: ProvisionedApps(catalog: catalog), feedback: feedback, limits: limits,
+                provisioned: makeProvisionedApps(catalog, fleet: fleet, logger: logger), feedback: feedback, limits: limits,
                 xmlLimits: xmlLimits, provisionDirectory: configuration.apiProvisionDirectory,
                 async: AsyncPushes(byDefault: configuration.apiAsync, maxTries: configuration.apiAsyncMaxTries,
                                    maxPending: configuration.apiAsyncMaxPending, shared: fleetAsync?.queue))
@@ -156,6 +158,7 @@ struct Daemon {
             providerMetrics?.publish(feedback: feedback.store.allCounts(), hook: feedback.hook?.counts)
             if let async = api?.context.async { providerMetrics?.publish(async: async) }
             if let fleet { fleetMetrics?.publish(links: fleet.links) }
+            if let shared = feedback.shared { providerMetrics?.publish(feedbackUnflushed: shared.unflushed) }
             expiryMonitors.tick(now: now, apps: current.apps)
         } reload: {
             notifySystemd("RELOADING=1", logger: logger)
@@ -185,6 +188,7 @@ struct Daemon {
                  async: api.map { ($0.context.async, asyncQueues) }, grace: configuration.shutdownGrace, logger: logger)
         // Queued hook posts get a little time; the rest are counted dropped.
         feedback.hook?.shutdown(within: .seconds(2))
+        stopSharedFeedback(feedback, logger: logger)
         closeFleet(fleet, async: fleetAsync, logger: logger)
         emulator?.stop()
         logger.info("stopped after \(server.counters.requestsAnswered) requests")
@@ -205,6 +209,7 @@ struct Daemon {
     /// lines that describe it (no secrets).
     func checkConfig() throws(StartupFailure) -> [String] {
         let configuration = try makeConfiguration(variableValues)
+        let redis = try redisURL(configuration)
         let served = try loadApps(AppsLoader(), configuration, previous: nil)
         try checkTrustedRoots(configuration)
         var lines = served.summaries
@@ -229,6 +234,9 @@ struct Daemon {
             }
             lines.append("provider API on \(configuration.apiBindAddress) port \(apiPort): "
                 + (keys.isEmpty ? "no API keys (loopback only)" : "API keys " + keys.joined(separator: "; ")))
+        }
+        if let redis {
+            lines.append("several instances: Redis \(redis), claim after \(configuration.redisClaimIdle) idle (REDIS_URL)")
         }
         lines.append("configuration OK: \(served.apps.all.count) app\(served.apps.all.count == 1 ? "" : "s"), "
             + "\(served.credentials.count) credential\(served.credentials.count == 1 ? "" : "s")")

@@ -68,8 +68,9 @@ struct SeveralCredentialsTests {
             environment: tokenCase.environment)
         defer { emulator.stop() }
         let client = try TestClient(port: emulator.port, certificate: nil, key: nil)
+        let token = try tokenCase.token()
         let stream = try client.submit(headers: [
-            ("apns-topic", tokenCase.topic), ("authorization", "bearer " + (try tokenCase.token())),
+            ("apns-topic", tokenCase.topic), ("authorization", "bearer " + token),
         ])
         #expect(client.runUntilClosed([stream]))
         let response = try #require(client.responses[stream])
@@ -82,6 +83,11 @@ struct SeveralCredentialsTests {
             #expect(received.first?.providerKeyID == key.keyID)
             #expect(received.first?.topic == tokenCase.topic)
             #expect(received.first?.jsonLine.contains(#""key_id":"\#(key.keyID)""#) == true)
+            // The token by its fingerprint only: 16 hex digits of its SHA-256.
+            let fingerprint = try #require(received.first?.providerTokenFingerprint)
+            #expect(fingerprint.count == 16 && fingerprint.allSatisfy(\.isHexDigit))
+            #expect(received.first?.jsonLine.contains(#""token_fingerprint":"\#(fingerprint)""#) == true)
+            #expect(received.first?.jsonLine.contains(token) == false)
         } else {
             #expect(received.isEmpty)
             #expect(emulator.rejectedCount == 1)

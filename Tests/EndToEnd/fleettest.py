@@ -5,46 +5,19 @@ nginx running config/nginx-toot-relay-fleet.conf in front of the
 instances, and the instances themselves."""
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
 import threading
 import time
 
-import pytest
 
+import nginxserver as ns
 import relaytest as rt
 
 REDIS_SERVER = "/usr/bin/redis-server"
 REDIS_CLI = "/usr/bin/redis-cli"
-NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 FLEET_SITE = os.path.join(rt.ROOT, "config", "nginx-toot-relay-fleet.conf")
-
-
-def require(path, package):
-    """Skips without `path` on a developer's machine; fails in CI (CI=true),
-    where scripts/setup has installed `package`."""
-    if os.path.exists(path):
-        return
-    message = f"{path} missing (scripts/setup installs Debian's {package})"
-    if os.environ.get("CI") == "true":
-        pytest.fail(message)
-    pytest.skip(message)
-
-
-def wait_for_port(port, process=None, timeout=10, what="server"):
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            if process is not None and process.poll() is not None:
-                raise RuntimeError(f"{what} exited with {process.returncode}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{what} did not listen on {port} within {timeout} s")
-            time.sleep(0.02)
 
 
 class RedisProcess:
@@ -54,7 +27,7 @@ class RedisProcess:
     files; `stop()` and `kill()` signal only the process it started."""
 
     def __init__(self, directory, password=None):
-        require(REDIS_SERVER, "redis-server")
+        rt.require_tool(REDIS_SERVER, "redis-server")
         self.directory = directory
         os.makedirs(directory, exist_ok=True)
         self.port = rt.free_port()
@@ -74,7 +47,13 @@ class RedisProcess:
         if self.password:
             argv += ["--requirepass", self.password]
         self.process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_for_port(self.port, self.process, what="redis-server")
+        rt.wait_for_port(self.port, self.process, what="redis-server")
+        # Accepting is not serving: while it loads its append-only file
+        # Redis answers -LOADING; INFO is answered meanwhile.
+        deadline = time.monotonic() + 30
+        while "loading:0" not in self.cli("INFO", "persistence"):
+            assert time.monotonic() < deadline, "redis-server still loading after 30 s"
+            time.sleep(0.02)
 
     def cli(self, *arguments, timeout=10):
         """One command through redis-cli; its output, stripped."""
@@ -86,13 +65,7 @@ class RedisProcess:
         return done.stdout.strip()
 
     def stop(self):
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+        ns.terminate(self.process)
 
     def kill(self):
         if self.process and self.process.poll() is None:
@@ -161,16 +134,11 @@ class FakeRedis:
 
 
 def render_fleet_site(certs, directory, webpush_ports, api_ports, https_port, api_https_port):
-    """The fleet site with only addresses, certificate and log paths
-    replaced; each replaced text must occur as often as expected, so the
-    file's logic is what runs."""
-    with open(FLEET_SITE, encoding="utf-8") as handle:
-        text = handle.read()
-
+    """The fleet site with only addresses, certificate and log paths replaced."""
     def servers(ports):
         return "".join(f"    server 127.0.0.1:{port} max_fails=0;\n" for port in ports)
 
-    substitutions = [
+    return ns.render(FLEET_SITE, [
         ("    server 10.0.0.11:42069 max_fails=0;\n    server 10.0.0.12:42069 max_fails=0;\n"
          "    server 10.0.0.13:42069 max_fails=0;\n", servers(webpush_ports), 1),
         ("    server 10.0.0.11:8080 max_fails=0;\n    server 10.0.0.12:8080 max_fails=0;\n"
@@ -183,65 +151,18 @@ def render_fleet_site(certs, directory, webpush_ports, api_ports, https_port, ap
         ("/etc/letsencrypt/live/relay.example.com/privkey.pem", os.path.join(certs, "server.key"), 2),
         ("/var/log/nginx/toot-relay.access.log", os.path.join(directory, "access.log"), 1),
         ("/var/log/nginx/toot-relay-api.access.log", os.path.join(directory, "api-access.log"), 1),
-    ]
-    for old, new, count in substitutions:
-        assert text.count(old) == count, f"{old!r} is not in the fleet site {count} times"
-        text = text.replace(old, new)
-    return text
+    ])
 
 
-class FleetNginx:
-    """Debian's nginx in front of the instances with the fleet site: HTTPS
-    for Web Push on `https_port`, for the provider API on `api_port`."""
+class FleetNginx(ns.NginxServer):
+    """nginx in front of the instances with the fleet site: HTTPS for Web
+    Push on `https_port`, for the provider API on `api_port`."""
 
     def __init__(self, certs, directory, webpush_ports, api_ports):
-        require(NGINX, "nginx")
-        self.directory = directory
-        os.makedirs(directory, exist_ok=True)
         self.https_port, self.api_port = rt.free_port(), rt.free_port()
-        site = os.path.join(directory, "site.conf")
-        with open(site, "w", encoding="utf-8") as handle:
-            handle.write(render_fleet_site(certs, directory, webpush_ports, api_ports, self.https_port, self.api_port))
-        temp = lambda name: os.path.join(directory, name)  # noqa: E731
-        conf = temp("nginx.conf")
-        with open(conf, "w", encoding="utf-8") as handle:
-            handle.write(f"""
-daemon off;
-worker_processes 1;
-{"user root;" if os.geteuid() == 0 else ""}
-pid {temp("nginx.pid")};
-error_log {temp("error.log")} info;
-events {{ worker_connections 1024; }}
-http {{
-    access_log off;
-    client_body_temp_path {temp("client_body")};
-    proxy_temp_path {temp("proxy")};
-    fastcgi_temp_path {temp("fastcgi")};
-    uwsgi_temp_path {temp("uwsgi")};
-    scgi_temp_path {temp("scgi")};
-    include {site};
-}}
-""")
-        checked = subprocess.run([NGINX, "-t", "-c", conf, "-p", directory, "-e", temp("error.log")],
-                                 capture_output=True, text=True, timeout=30)
-        assert checked.returncode == 0, checked.stderr
-        self.process = subprocess.Popen([NGINX, "-c", conf, "-p", directory, "-e", temp("error.log")],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_for_port(self.https_port, self.process, what="nginx")
-        wait_for_port(self.api_port, self.process, what="nginx")
-
-    def error_log(self):
-        with open(os.path.join(self.directory, "error.log"), encoding="utf-8", errors="replace") as handle:
-            return handle.read()
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+        super().__init__(directory, render_fleet_site(certs, directory, webpush_ports, api_ports, self.https_port,
+                                                      self.api_port),
+                         [self.https_port, self.api_port], worker_connections=1024)
 
 
 class Instance:
@@ -263,7 +184,7 @@ class Instance:
         self.starts += 1
         self.process = rt.start_relay(self.environment, self.workdir, name=f"{self.name}-{self.starts}")
         assert self.process.port == self.port
-        wait_for_port(self.api_port, self.process.popen, what=self.name)
+        rt.wait_for_port(self.api_port, self.process.popen, what=self.name)
 
     def metrics(self):
         return rt.scrape(rt.metrics_port(self.process))

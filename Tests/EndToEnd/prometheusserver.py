@@ -6,6 +6,7 @@ system Prometheus (Debian's package may run one on :9090)."""
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -21,6 +22,15 @@ import relaytest as rt
 RULES = os.path.join(rt.ROOT, "config", "prometheus", "toot-relay-alerts.yml")
 RULE_TESTS = os.path.join(rt.ROOT, "config", "prometheus", "toot-relay-alerts.test.yml")
 DASHBOARD = os.path.join(rt.ROOT, "config", "grafana", "toot-relay.json")
+
+
+def alert_blocks():
+    """{alert name: its text in the rules file} (no YAML library: the file's
+    layout is fixed, one `- alert:` per rule)."""
+    with open(RULES) as handle:
+        text = handle.read()
+    parts = re.split(r"^      - alert: ", text, flags=re.MULTILINE)[1:]
+    return {part.split("\n", 1)[0].strip(): part for part in parts}
 
 
 def tool(name):

@@ -16,6 +16,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 import http_ece
 import py_vapid
+import pytest
 import pywebpush
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -88,6 +89,33 @@ def free_port():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def require_tool(path, package):
+    """Skips without `path` on a developer's machine; fails in CI (CI=true),
+    where scripts/setup has installed Debian's `package`."""
+    if os.path.exists(path):
+        return
+    message = f"{path} missing (scripts/setup installs Debian's {package})"
+    if os.environ.get("CI") == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def wait_for_port(port, process=None, timeout=10, what="server"):
+    """Waits (bounded) until something accepts on 127.0.0.1:`port`; fails
+    at once if `process` (a Popen) exits meanwhile."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if process is not None and process.poll() is not None:
+                raise RuntimeError(f"{what} exited with {process.returncode}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{what} did not listen on {port} within {timeout} s")
+            time.sleep(0.02)
 
 
 def metrics_port(relay):

@@ -7,7 +7,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 import ssl
 import subprocess
@@ -18,6 +17,7 @@ import pytest
 import pywebpush
 import requests
 
+import nginxserver as ns
 import relaytest as rt
 
 SITE = os.path.join(rt.ROOT, "config", "nginx-toot-relay.conf")
@@ -27,90 +27,24 @@ pytestmark = pytest.mark.skipif(not os.path.exists(NGINX), reason="nginx missing
 
 
 def render_site(certs, directory, upstream_port, https_port, http_port):
-    """The site file with only addresses, certificate and log path replaced;
-    each replaced line must occur exactly once, so the file's logic is what runs."""
-    with open(SITE, encoding="utf-8") as handle:
-        text = handle.read()
-    substitutions = [
-        ("    server 127.0.0.1:42069;\n", f"    server 127.0.0.1:{upstream_port};\n"),
-        ("    listen 443 ssl;\n", f"    listen 127.0.0.1:{https_port} ssl;\n"),
-        ("    listen [::]:443 ssl;\n", ""),
-        ("    listen 80;\n", f"    listen 127.0.0.1:{http_port};\n"),
-        ("    listen [::]:80;\n", ""),
-        ("/etc/letsencrypt/live/relay.example.com/fullchain.pem", os.path.join(certs, "server-chain.pem")),
-        ("/etc/letsencrypt/live/relay.example.com/privkey.pem", os.path.join(certs, "server.key")),
-        ("/var/log/nginx/toot-relay.access.log", os.path.join(directory, "access.log")),
-    ]
-    for old, new in substitutions:
-        assert text.count(old) == 1, f"{old!r} is not in the site file exactly once"
-        text = text.replace(old, new)
-    return text
+    """The site file with only addresses, certificate and log path replaced."""
+    return ns.render(SITE, [
+        ("    server 127.0.0.1:42069;\n", f"    server 127.0.0.1:{upstream_port};\n", 1),
+        ("    listen 443 ssl;\n", f"    listen 127.0.0.1:{https_port} ssl;\n", 1),
+        ("    listen [::]:443 ssl;\n", "", 1),
+        ("    listen 80;\n", f"    listen 127.0.0.1:{http_port};\n", 1),
+        ("    listen [::]:80;\n", "", 1),
+        ("/etc/letsencrypt/live/relay.example.com/fullchain.pem", os.path.join(certs, "server-chain.pem"), 1),
+        ("/etc/letsencrypt/live/relay.example.com/privkey.pem", os.path.join(certs, "server.key"), 1),
+        ("/var/log/nginx/toot-relay.access.log", os.path.join(directory, "access.log"), 1),
+    ])
 
 
-class Nginx:
+class Nginx(ns.NginxServer):
     def __init__(self, certs, directory, upstream_port):
-        self.directory = directory
         self.https_port, self.http_port = rt.free_port(), rt.free_port()
-        site = os.path.join(directory, "site.conf")
-        with open(site, "w", encoding="utf-8") as handle:
-            handle.write(render_site(certs, directory, upstream_port, self.https_port, self.http_port))
-        temp = lambda name: os.path.join(directory, name)  # noqa: E731
-        # What Debian's /etc/nginx/nginx.conf provides around a site, with
-        # every path inside the test's directory.
-        conf = os.path.join(directory, "nginx.conf")
-        with open(conf, "w", encoding="utf-8") as handle:
-            handle.write(f"""
-daemon off;
-worker_processes 1;
-{"user root;" if os.geteuid() == 0 else ""}
-pid {temp("nginx.pid")};
-error_log {temp("error.log")} info;
-events {{ worker_connections 256; }}
-http {{
-    access_log off;
-    client_body_temp_path {temp("client_body")};
-    proxy_temp_path {temp("proxy")};
-    fastcgi_temp_path {temp("fastcgi")};
-    uwsgi_temp_path {temp("uwsgi")};
-    scgi_temp_path {temp("scgi")};
-    include {site};
-}}
-""")
-        checked = subprocess.run([NGINX, "-t", "-c", conf, "-p", directory, "-e", temp("error.log")],
-                                 capture_output=True, text=True, timeout=30)
-        assert checked.returncode == 0, checked.stderr
-        self.process = subprocess.Popen([NGINX, "-c", conf, "-p", directory, "-e", temp("error.log")],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.https_port), timeout=1).close()
-                break
-            except OSError:
-                assert self.process.poll() is None, self.error_log()
-                assert time.monotonic() < deadline, "nginx did not start listening"
-                time.sleep(0.05)
-
-    def error_log(self):
-        with open(os.path.join(self.directory, "error.log"), encoding="utf-8", errors="replace") as handle:
-            return handle.read()
-
-    def access_log(self):
-        path = os.path.join(self.directory, "access.log")
-        if not os.path.exists(path):
-            return ""
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read()
-
-    def stop(self):
-        # The master by PID: SIGTERM makes it stop its workers and exit.
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+        super().__init__(directory, render_site(certs, directory, upstream_port, self.https_port, self.http_port),
+                         [self.https_port, self.http_port])
 
 
 @pytest.fixture
@@ -127,12 +61,7 @@ def front(certs, tmp_path):
         nginx.stop()
 
 
-def https_session(certs):
-    session = requests.Session()
-    # Not REQUESTS_CA_BUNDLE from the environment: the throwaway CA.
-    session.trust_env = False
-    session.verify = os.path.join(certs, "ca.pem")
-    return session
+https_session = ns.https_session
 
 
 def metric(relay_log, scrape_port, series):

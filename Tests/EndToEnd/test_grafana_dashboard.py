@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+import fleettest as ft
 import prometheusserver as prom
 import providerapi as api
 import relaytest as rt
@@ -123,14 +124,16 @@ def test_the_refusals_of_ours_panel_uses_the_alerts_list_of_reasons_that_are_not
 
 @pytest.fixture
 def stack(spawn, emulator, tmp_path):
-    """A relay with metrics, the provider API and a feedback hook, and a
-    Prometheus of the test's own scraping it with the alert rules loaded."""
+    """A relay with metrics, the provider API, a feedback hook and Redis (so
+    every series the rules name exists), and a Prometheus of the test's
+    own scraping it with the alert rules loaded."""
     prom.tool("prometheus")
     hook = api.HookServer()
+    redis = ft.RedisProcess(str(tmp_path / "redis"))
     server = None
     try:
         relay = spawn.relay("relay-dashboard", emulator.port, METRICS_PORT=0, API_PORT=0, FEEDBACK_MAX=1,
-                            FEEDBACK_HOOK_URL=hook.url)
+                            FEEDBACK_HOOK_URL=hook.url, REDIS_URL=redis.url)
         api_port = api.api_port(relay)
         metrics_port = rt.metrics_port(relay)
         server = prom.PrometheusServer(str(tmp_path), [f"127.0.0.1:{metrics_port}"], rule_files=[prom.RULES])
@@ -139,6 +142,7 @@ def stack(spawn, emulator, tmp_path):
         if server is not None:
             server.kill()
         hook.close()
+        redis.stop()
 
 
 def app_values(server, document):
@@ -188,7 +192,7 @@ def test_every_panel_draws_on_a_fresh_relay(stack):
     for app in ("default", ".*"):
         assert [value for _, value in results[("Notifications by status and app", "A", app)]] == [0]
         assert [value for _, value in results[("API requests", "A", app)]] == [0]
-    assert len(rules_evaluated_quietly(server)) == 9
+    assert len(rules_evaluated_quietly(server)) == len(prom.alert_blocks())
 
 
 def load(stack):
@@ -254,7 +258,7 @@ def test_every_panel_draws_the_load_after_a_scrape(stack):
     assert latency.get("production", 0) > 0, latency
     feedback = {labels.get("app") for labels, _ in results[("Feedback and hook", "B", "default")]}
     assert feedback == {"default"}, feedback
-    assert len(rules_evaluated_quietly(server)) == 9
+    assert len(rules_evaluated_quietly(server)) == len(prom.alert_blocks())
 
     # Every series the rules, their unit tests and the dashboard name is
     # one the relay exports (a histogram by its _bucket series).

@@ -61,6 +61,31 @@ private func body(_ number: Int) -> [UInt8] {
         #expect(hook.counts == FeedbackHookCounts(delivered: 50, retried: 0, failed: 0, dropped: 0))
     }
 
+    @Test("Each queued body's post ends once: delivered on a 2xx, refused on a 4xx, not posted when every attempt failed or shutdown came first")
+    func eachPostEndsOnce() throws {
+        // Bodies 1-3 on a hook that answers 200, 400, then 503 for good.
+        let server = try HTTPTestServer(reply: scripted([200, 400, 503]))
+        defer { server.stop() }
+        let ended = Locked<[Int: [FeedbackHook.PostOutcome]]>([:])
+        let hook = try makeHook(port: server.port, maxAttempts: 2)
+        for number in 1...3 {
+            #expect(hook.enqueue(body(number)) { outcome in ended.withLock { $0[number, default: []].append(outcome) } })
+        }
+        #expect(eventually { ended.withLock { $0.count } == 3 })
+        #expect(ended.withLock { $0 } == [1: [.delivered], 2: [.refused], 3: [.notPosted]])
+        // A hook that never answers, shut down with a body in flight and
+        // one queued: neither was posted.
+        let silent = try HTTPTestServer { _ in .stall }
+        defer { silent.stop() }
+        let stalled = Locked<[FeedbackHook.PostOutcome]>([])
+        let slow = try makeHook(port: silent.port, timeout: .seconds(30))
+        for number in 4...5 { slow.enqueue(body(number)) { outcome in stalled.withLock { $0.append(outcome) } } }
+        #expect(eventually { silent.requests.count == 1 })
+        slow.shutdown(within: .milliseconds(100))
+        #expect(eventually { stalled.withLock { $0.count } == 2 })
+        #expect(stalled.withLock { $0 } == [.notPosted, .notPosted])
+    }
+
     @Test("An empty body is posted as an empty body")
     func postsEmptyBody() throws {
         let server = try HTTPTestServer { _ in .status(204) }

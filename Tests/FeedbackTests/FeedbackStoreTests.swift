@@ -42,6 +42,38 @@ private func entry(_ app: String, _ number: Int, _ environment: APNsEnvironment 
         #expect(store.counts(app: "toot") == FeedbackCounts(recorded: 6, dropped: 3, held: 0))
     }
 
+    @Test("take with a limit returns the oldest entries, and the rest stay in order, wrapped or not",
+          arguments: [(recorded: 3, limit: 2), (recorded: 7, limit: 2), (recorded: 7, limit: 0), (recorded: 7, limit: 5),
+                      (recorded: 7, limit: 9), (recorded: 4, limit: 4)])
+    func takeWithLimit(recorded: Int, limit: Int) {
+        let store = FeedbackStore(maxPerApp: 4)
+        for number in 1...recorded { store.record(entry("toot", number)) }
+        let held = Array(max(1, recorded - 3)...recorded).map(Int64.init)
+        let first = store.take(app: "toot", limit: limit)
+        #expect(first.map(\.time) == Array(held.prefix(limit)))
+        #expect(store.counts(app: "toot").held == max(0, held.count - limit))
+        store.record(entry("toot", 100))
+        // The ring holds 4: a full one drops its oldest for 100.
+        #expect(store.take(app: "toot").map(\.time) == Array((Array(held.dropFirst(limit)) + [100]).suffix(4)))
+    }
+
+    @Test("appsHolding and heldCount see only what is held; countDropped adds to an app's dropped count")
+    func holdingAndDroppedElsewhere() {
+        let store = FeedbackStore(maxPerApp: 4)
+        #expect(store.appsHolding().isEmpty && store.heldCount == 0)
+        store.record(entry("toot", 1))
+        store.record(entry("toot", 2))
+        store.record(entry("other", 3))
+        #expect(Set(store.appsHolding()) == ["toot", "other"])
+        #expect(store.heldCount == 3)
+        _ = store.take(app: "other")
+        #expect(store.appsHolding() == ["toot"])
+        store.countDropped(5, app: "toot")
+        store.countDropped(0, app: "never")
+        #expect(store.counts(app: "toot") == FeedbackCounts(recorded: 2, dropped: 5, held: 2))
+        #expect(store.allCounts()["never"] == nil)
+    }
+
     @Test("Each app has its own entries, bound and counts")
     func appsAreSeparate() {
         let store = FeedbackStore(maxPerApp: 2)

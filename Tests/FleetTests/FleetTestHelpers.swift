@@ -7,6 +7,10 @@ extension RedisLink {
     /// Sends `arguments` and waits (at most `timeout`) for the reply: the
     /// tests' synchronous form of `send`.
     func run(_ arguments: String..., timeout: Duration = .seconds(10)) -> Result<RedisValue, RedisError>? {
+        run(arguments, timeout: timeout)
+    }
+
+    func run(_ arguments: [String], timeout: Duration = .seconds(10)) -> Result<RedisValue, RedisError>? {
         let result = Locked<Result<RedisValue, RedisError>?>(nil)
         let done = DispatchSemaphore(value: 0)
         send(RedisCommand(arguments.map { Array($0.utf8) })) { reply in

@@ -139,6 +139,15 @@ public final class RedisServer: Sendable {
             }
             usleep(10_000)
         }
+        // Accepting is not serving: while it loads its append-only file
+        // Redis answers commands with `-LOADING` (a restart's first command
+        // got it under load). INFO is answered meanwhile.
+        while (try? info("loading")) != "0" {
+            guard clock.now < deadline else {
+                throw RedisServerError(message: "redis-server on port \(port) still loading its data after 10 s")
+            }
+            usleep(10_000)
+        }
     }
 
     /// Whether `pid` still runs; reaps it when it has ended.
