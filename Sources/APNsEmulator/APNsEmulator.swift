@@ -168,9 +168,9 @@ public final class APNsEmulator: Sendable {
 
     /// Called with each accepted notification, on a loop thread.
     public var onNotification: (@Sendable (ReceivedNotification) -> Void)? {
-        get { state.observer.withLock { $0 } }
+        get { state.observer.withLock { $0.call } }
         set {
-            state.observer.withLock { $0 = newValue }
+            state.observer.withLock { $0.call = newValue }
             state.hasObserver.store(newValue != nil, ordering: .releasing)
         }
     }

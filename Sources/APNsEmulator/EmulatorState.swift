@@ -36,7 +36,16 @@ final class EmulatorState: Sendable {
     /// apns-ids answered 200 (client-chosen ones only: generated ids are unique).
     let ledger = Locked<Set<UUIDKey>>([])
     let records = Locked<[ReceivedNotification]>([])
-    let observer = Locked<(@Sendable (ReceivedNotification) -> Void)?>(nil)
+    /// In a struct: a function type as `Locked`'s generic value is
+    /// reabstracted on every `withLock` (its inout writes back a thunk
+    /// around the thunk), so each notification deepened the call by two
+    /// frames until the stack overflowed (SIGSEGV after about 18,600
+    /// notifications with `--record`).
+    let observer = Locked(Observer())
+
+    struct Observer {
+        var call: (@Sendable (ReceivedNotification) -> Void)?
+    }
     let hasObserver = Atomic<Bool>(false)
 
     init(configuration: APNsEmulatorConfiguration) throws(APNsEmulatorError) {

@@ -167,7 +167,7 @@ final class EmulatorWorker {
                 connectionID: connectionID,
                 streamID: request.streamID)
             if state.configuration.recordNotifications { state.records.withLock { $0.append(record) } }
-            if observe, let observer = state.observer.withLock({ $0 }) { observer(record) }
+            if observe, let observer = state.observer.withLock({ $0.call }) { observer(record) }
         }
         return .respond(status: 200, headers: [("apns-id", apnsID)], body: [])
     }

@@ -18,6 +18,9 @@ public struct AsyncNotification: Sendable {
     public var expiration: Int64?
     public var tries: Int
     public var acceptedAt: Int64
+    /// Where a shared queue holds it (a stream entry's id), to acknowledge
+    /// when done; nil in the in-process queue.
+    public var receipt: String?
 
     public init(notification: APNsNotification, app: RelayApp, token: String, source: FailedPushSource,
                 acceptedAt: Int64) {
@@ -51,8 +54,8 @@ public final class AsyncDeliveryCounts: Sendable {
 
     func add(inFlight: Int) { inFlightCount.wrappingAdd(inFlight, ordering: .relaxed) }
     func countDelivered() { deliveredCount.wrappingAdd(1, ordering: .relaxed) }
-    func countFailed(_ count: Int = 1) { failedCount.wrappingAdd(count, ordering: .relaxed) }
-    func countRetried() { retriedCount.wrappingAdd(1, ordering: .relaxed) }
+    public func countFailed(_ count: Int = 1) { failedCount.wrappingAdd(count, ordering: .relaxed) }
+    public func countRetried() { retriedCount.wrappingAdd(1, ordering: .relaxed) }
 }
 
 /// One event loop's queue of asynchronous notifications: each is tried

@@ -59,6 +59,11 @@ extension ProviderAPIHandler {
         }
         let tokenCount = sends.count + failures.count
         if let asyncQueue, decoded.async ?? context.async.byDefault {
+            if let shared = context.async.shared {
+                return pushShared(sends: sends, groups: groups, failures: failures, counts: counts,
+                                  summary: "notifications=\(notifications.count) tokens=\(tokenCount)", queue: shared,
+                                  call, completion: completion)
+            }
             return pushAsync(sends: sends, groups: groups, failures: failures, counts: counts,
                              summary: "notifications=\(notifications.count) tokens=\(tokenCount)", queue: asyncQueue,
                              call)
@@ -122,6 +127,59 @@ extension ProviderAPIHandler {
         }
         logAPI(call, status: 200, detail: "async \(summary) queued=\(sends.count) failed=\(failures.count)")
         return Self.pushResponse(counts: counts, logs: [])
+    }
+
+    /// The asynchronous `/api/push` of a fleet (`REDIS_URL`): answered 200
+    /// only once Redis took every token (all or none, within
+    /// `API_ASYNC_MAX_PENDING` across the fleet); 503 with `Retry-After`
+    /// when the fleet's queue is full or Redis did not take the write
+    /// (down, an error, no answer in time): never a 200 for what Redis may
+    /// not hold.
+    private func pushShared(sends: [(APNsNotification, String, Int)],
+                            groups: [(app: RelayApp, source: FailedPushSource)], failures: [FailedPushLog],
+                            counts: Int, summary: String, queue: any AsyncSharedQueue,
+                            _ call: APICall, completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
+        guard !sends.isEmpty else {
+            for failure in failures { context.feedback.post(failure) }
+            logAPI(call, status: 200, detail: "async \(summary) queued=0 failed=\(failures.count)")
+            return Self.pushResponse(counts: counts, logs: [])
+        }
+        let now = FeedbackSink.unixMilliseconds()
+        let items = sends.map { apns, token, group in
+            AsyncQueuedNotification(apns, appID: groups[group].app.id, token: token,
+                                    source: groups[group].source.notification, acceptedAt: now)
+        }
+        let hop = LoopHop(self, completion, loop: loop)
+        let tokens = sends.count
+        queue.add(items) { result in
+            hop.run { handler, completion in
+                completion(handler.sharedAnswer(result, tokens: tokens, failures: failures, counts: counts,
+                                                summary: summary, call))
+            }
+        }
+        return nil
+    }
+
+    private func sharedAnswer(_ result: AsyncSharedAddResult, tokens: Int, failures: [FailedPushLog], counts: Int,
+                              summary: String, _ call: APICall) -> HTTP1Response {
+        let message: String
+        switch result {
+        case .added:
+            for failure in failures { context.feedback.post(failure) }
+            logAPI(call, status: 200, detail: "async \(summary) queued=\(tokens) failed=\(failures.count)")
+            return Self.pushResponse(counts: counts, logs: [])
+        case .full:
+            logAPI(call, status: 503, detail: "async \(summary) refused: the fleet's queue is full "
+                + "(API_ASYNC_MAX_PENDING \(context.async.bound.maxPending))")
+            message = "The queue is full: \(tokens) tokens would pass API_ASYNC_MAX_PENDING "
+                + "(\(context.async.bound.maxPending)). Nothing was queued; try again later."
+        case .failed(let why):
+            logAPI(call, status: 503, detail: "async \(summary) refused: \(why)")
+            message = "The queue cannot take notifications now. Nothing was queued; try again later."
+        }
+        var response = jsonError(503, message)
+        response.headers.append(HTTPField(name: "Retry-After", value: String(AsyncPushes.retryAfterSeconds)))
+        return response
     }
 
     static func pushResponse(counts: Int, logs: [FailedPushLog]) -> HTTP1Response {

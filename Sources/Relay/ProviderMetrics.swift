@@ -25,7 +25,7 @@ public final class ProviderMetrics: Sendable {
     }
 
     private struct AsyncCountsSnapshot {
-        var delivered = 0, failed = 0, retried = 0
+        var delivered = 0, failed = 0, retried = 0, claimed = 0
     }
 
     public init(registry: PrometheusCollectorRegistry) {
@@ -110,20 +110,25 @@ public final class ProviderMetrics: Sendable {
     /// tick): `toot_relay_api_async_queued` (accepted and not done, per
     /// token), `toot_relay_api_async_in_flight` (tries waiting for APNs)
     /// and `toot_relay_api_async_total{result}` (`delivered`, `failed`,
-    /// `retried`), every series from the first tick on.
+    /// `retried`), every series from the first tick on. With a fleet's
+    /// queue (`REDIS_URL`), `queued` is the fleet's stream length (every
+    /// instance shows the same), and `result="claimed"` counts what this
+    /// instance took over from others.
     public func publish(async: AsyncPushes) {
         let counts = async.counts
-        let current = AsyncCountsSnapshot(delivered: counts.delivered, failed: counts.failed, retried: counts.retried)
+        let current = AsyncCountsSnapshot(delivered: counts.delivered, failed: counts.failed, retried: counts.retried,
+                                          claimed: async.shared?.claimed ?? 0)
         let previous = published.withLock { state in
             defer { state.async = current }
             return state.async
         }
         gauge("api_async_queued", "Asynchronous notifications accepted and not done, per device token")
-            .set(to: Double(async.bound.pending))
+            .set(to: Double(async.shared?.length ?? async.bound.pending))
         gauge("api_async_in_flight", "Asynchronous notifications' tries waiting for APNs").set(to: Double(counts.inFlight))
         for (result, now, before) in [("delivered", current.delivered, previous.delivered),
                                       ("failed", current.failed, previous.failed),
-                                      ("retried", current.retried, previous.retried)] {
+                                      ("retried", current.retried, previous.retried)]
+                + (async.shared == nil ? [] : [("claimed", current.claimed, previous.claimed)]) {
             let series = counter("api_async", "Asynchronous notifications by result: delivered, failed, or a try retried",
                                  [("result", result)])
             if now > before { series.increment(by: Int64(now - before)) }

@@ -29,7 +29,9 @@ extension Daemon {
             logger.info("\(pushes.bound.pending) asynchronous notifications pending: waiting retries tried now")
             queues.forEach { $0.retryAllNow() }
         }
-        func asyncDrained() -> Bool { async.map { $0.0.bound.pending == 0 } ?? true }
+        // A fleet's queue (REDIS_URL) keeps its pending entries in Redis:
+        // only its tries in flight are waited for.
+        func asyncDrained() -> Bool { async.map { $0.0.bound.pending == 0 && $0.0.counts.inFlight == 0 } ?? true }
         var forced = false
         while !(servers.allSatisfy(isDrained) && asyncDrained()) && EventLoop.monotonicNanoseconds() < deadline {
             // A second SIGTERM/SIGINT means "now": skip the rest of the grace.

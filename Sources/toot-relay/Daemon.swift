@@ -108,6 +108,7 @@ struct Daemon {
         var api: (server: HTTP1Listener<ProviderAPIHandler>, deliveries: InFlightDeliveries, context: ProviderAPIContext,
                   port: UInt16)?
         let asyncQueues = AsyncQueues()
+        let fleetAsync = makeFleetAsync(configuration, fleet: fleet, logger: logger)
         if let apiPort = configuration.apiPort {
             let (limits, xmlLimits) = providerLimits(configuration)
             let context = ProviderAPIContext(
@@ -115,13 +116,15 @@ struct Daemon {
                 provisioned: makeProvisionedApps(catalog, fleet: fleet, logger: logger), feedback: feedback, limits: limits,
                 xmlLimits: xmlLimits, provisionDirectory: configuration.apiProvisionDirectory,
                 async: AsyncPushes(byDefault: configuration.apiAsync, maxTries: configuration.apiAsyncMaxTries,
-                                   maxPending: configuration.apiAsyncMaxPending))
+                                   maxPending: configuration.apiAsyncMaxPending, shared: fleetAsync?.queue))
             do {
                 let (apiServer, apiDeliveries, bound) = try startAPI(
                     configuration, port: apiPort, socket: sockets.api, context: context, loops: group.loops,
                     loopContexts: loopContexts, asyncQueues: asyncQueues, logger: logger)
                 api = (apiServer, apiDeliveries, context, bound)
                 metrics?.setAPIDeliveries(apiDeliveries)
+                fleetAsync?.start(pushes: context.async, loopContexts: loopContexts, provisioned: context.provisioned,
+                                  feedback: feedback, deliveries: apiDeliveries)
             } catch let failure {
                 server.beginShutdown()
                 group.stopAndJoin()
@@ -180,12 +183,13 @@ struct Daemon {
         }
         logger.info("\(signal == SIGTERM ? "SIGTERM" : "SIGINT"): stopping; in flight \(deliveries.inFlight), "
             + "open connections \(server.counters.openConnections), grace \(configuration.shutdownGrace)")
+        fleetAsync?.stop()
         shutDown(servers: [(server, deliveries)] + (api.map { [($0.server, $0.deliveries)] } ?? []), clients: clients, group: group,
                  async: api.map { ($0.context.async, asyncQueues) }, grace: configuration.shutdownGrace, logger: logger)
         // Queued hook posts get a little time; the rest are counted dropped.
         feedback.hook?.shutdown(within: .seconds(2))
         stopSharedFeedback(feedback, logger: logger)
-        fleet?.close()
+        closeFleet(fleet, async: fleetAsync, logger: logger)
         emulator?.stop()
         logger.info("stopped after \(server.counters.requestsAnswered) requests")
     }

@@ -1,0 +1,119 @@
+import APNs
+import HTTP1
+import ProviderAPI
+import RelayCore
+import Testing
+
+@testable import Delivery
+
+/// A fleet's queued asynchronous notification as stream fields: what the
+/// accept path writes comes back the same, and whatever else an entry
+/// holds (another writer's, an attacker's) is refused by field, never
+/// read half.
+@Suite("A queued asynchronous notification's stream fields")
+struct AsyncQueuedNotificationTests {
+    typealias Fields = [(name: [UInt8], value: [UInt8])]
+
+    static let token = String(repeating: "ab", count: 32)
+
+    static let sample = AsyncQueuedNotification(
+        appID: "mastodon", environment: .development, token: " " + token, deviceToken: token,
+        headers: [HTTPField(name: "apns-push-type", value: "alert"), HTTPField(name: "apns-topic", value: "x.y"),
+                  HTTPField(name: "apns-priority", value: "10"), HTTPField(name: "apns-expiration", value: "1900000000")],
+        payload: Array(#"{"aps":{"alert":"hé"}}"#.utf8), apnsID: "6F1C0E35-4C2B-4D42-9A4B-1D4A5E6F7A8B",
+        source: .init(notificationID: "n-1", platform: 1, message: "line one\nline two"),
+        acceptedAt: 1_800_000_000_123, tries: 2)
+
+    static func field(_ name: String, _ value: String) -> (name: [UInt8], value: [UInt8]) {
+        (Array(name.utf8), Array(value.utf8))
+    }
+
+    /// `sample`'s fields with `name` replaced by `value` (nil: removed).
+    static func sampleFields(_ name: String, _ value: [UInt8]?) -> Fields {
+        var fields = sample.fields.filter { $0.name != Array(name.utf8) }
+        if let value { fields.append((Array(name.utf8), value)) }
+        return fields
+    }
+
+    @Test("what the accept path writes decodes to the same notification, topic left to the app")
+    func roundTrip() throws {
+        let decoded = try AsyncQueuedNotification(fields: Self.sample.fields)
+        #expect(decoded == Self.sample)
+        #expect(!decoded.headers.contains { $0.name == "apns-topic" })
+        #expect(decoded.headers.map(\.name) == ["apns-push-type", "apns-priority", "apns-expiration"])
+    }
+
+    @Test("a notification without a gorush source and without headers round-trips")
+    func bareRoundTrip() throws {
+        var bare = Self.sample
+        bare.source = nil
+        bare.headers = []
+        bare.payload = []
+        bare.apnsID = ""
+        #expect(try AsyncQueuedNotification(fields: bare.fields) == bare)
+    }
+
+    @Test("the notification for an app carries the app's topic and credential; none without one for the environment")
+    func notificationForApp() throws {
+        let app = RelayApp(id: "mastodon", topic: "org.example.app", production: CredentialID(1),
+                           development: CredentialID(2))
+        let item = try #require(Self.sample.notification(app: app))
+        #expect(item.notification.credential == CredentialID(2))
+        #expect(item.notification.path == "/3/device/" + Self.token)
+        #expect(item.notification.headers.first { $0.name == "apns-topic" }?.value == "org.example.app")
+        #expect(item.expiration == 1_900_000_000)
+        #expect(item.tries == 2)
+        #expect(item.token == " " + Self.token)
+        #expect(item.source.notification?.id == "n-1" && item.source.notification?.message == "line one\nline two")
+        let productionOnly = RelayApp(id: "mastodon", topic: "org.example.app", production: CredentialID(1),
+                                      development: nil)
+        #expect(Self.sample.notification(app: productionOnly) == nil)
+    }
+
+    static let hostile: [(String, Fields, String)] = [
+        ("another version", sampleFields("v", Array("2".utf8)), "v"),
+        ("no version", sampleFields("v", nil), "v"),
+        ("no app", sampleFields("app", nil), "app"),
+        ("an empty app", sampleFields("app", []), "app"),
+        ("an app with a newline", sampleFields("app", Array("a\nb".utf8)), "app"),
+        ("an app of 300 bytes", sampleFields("app", Array(repeating: UInt8(ascii: "a"), count: 300)), "app"),
+        ("an unknown environment", sampleFields("env", Array("staging".utf8)), "env"),
+        ("a device token with a slash", sampleFields("dev", Array("ab/../cd".utf8)), "dev"),
+        ("a device token of 201 digits", sampleFields("dev", Array(repeating: UInt8(ascii: "a"), count: 201)), "dev"),
+        ("an empty device token", sampleFields("dev", []), "dev"),
+        ("a token not UTF-8", sampleFields("tok", [0xFF, 0xFE]), "tok"),
+        ("a payload of 5,121 bytes", sampleFields("pl", Array(repeating: 0x20, count: 5_121)), "pl"),
+        ("no payload", sampleFields("pl", nil), "pl"),
+        ("a header line without a colon", sampleFields("hdr", Array("apns-priority".utf8)), "hdr"),
+        ("an upper-case header name", sampleFields("hdr", Array("Apns-Priority:10".utf8)), "hdr"),
+        ("a pseudo-header", sampleFields("hdr", Array(":path:/3/device/x".utf8)), "hdr"),
+        ("an apns-topic header", sampleFields("hdr", Array("apns-topic:evil".utf8)), "hdr"),
+        ("a header value with a carriage return", sampleFields("hdr", Array("apns-priority:10\r".utf8)), "hdr"),
+        ("seventeen headers", sampleFields("hdr", Array((0..<17).map { "x-\($0):1" }.joined(separator: "\n").utf8)),
+         "hdr"),
+        ("an apns-id with a control character", sampleFields("id", Array("a\u{1}b".utf8)), "id"),
+        ("a time that is no number", sampleFields("at", Array("soon".utf8)), "at"),
+        ("a negative time", sampleFields("at", Array("-1".utf8)), "at"),
+        ("tries past 1,000", sampleFields("try", Array("1001".utf8)), "try"),
+        ("tries of 30 digits", sampleFields("try", Array(String(repeating: "9", count: 30).utf8)), "try"),
+        ("a platform that is no number", sampleFields("plat", Array("ios".utf8)), "plat"),
+        ("a source without its message", sampleFields("msg", nil), "msg"),
+        ("a repeated field", sample.fields + [field("app", "other")], "app"),
+    ]
+
+    @Test("a hostile entry is refused naming the field, never its value", arguments: hostile)
+    func hostileEntry(_ label: String, _ fields: Fields, _ field: String) {
+        do {
+            _ = try AsyncQueuedNotification(fields: fields)
+            Issue.record("\(label): decoded")
+        } catch {
+            #expect(error.field == field, "\(label): \(error)")
+            #expect(!error.description.contains(Self.token) && !error.description.contains("aps"), "\(label)")
+        }
+    }
+
+    @Test("an unknown field (a newer writer's) is ignored")
+    func unknownField() throws {
+        #expect(try AsyncQueuedNotification(fields: Self.sample.fields + [Self.field("future", "1")]) == Self.sample)
+    }
+}

@@ -1,0 +1,369 @@
+"""The asynchronous /api/push of a fleet (REDIS_URL), end to end: accepted
+only once Redis holds every token, delivered by whichever instance reads
+it, at least once: three instances behind nginx with 100,000 notifications
+and one instance SIGKILLed in the middle (none lost, duplicates no more than
+the killed instance held, its entries claimed by the others); Redis
+restarted in the middle of a run (nothing accepted is lost); a fake Redis
+answering garbage, errors or nothing (the relay stays up, says why, answers
+async requests 503 while sync pushes and Web Push still work); SIGTERM
+(what is in flight finishes, what waits for a retry is left to the
+others)."""
+
+import concurrent.futures
+import http.client
+import json
+import os
+import signal
+import ssl
+import threading
+import time
+
+import pytest
+
+import fleettest as ft
+import providerapi as api
+import relaytest as rt
+
+ASYNC_OK = b'{"counts":%d,"logs":[],"success":"ok"}'
+
+
+def tokens_of(base, count):
+    """`count` distinct plain tokens (64 hex digits) under a prefix of `base`."""
+    return [f"{base:08x}{index:056x}" for index in range(count)]
+
+
+def async_document(tokens):
+    return {"notifications": [{"platform": 1, "tokens": tokens, "message": "m"}], "async": True}
+
+
+def recorded_tokens(emulator):
+    """Every token the emulator accepted, with how often."""
+    counts = {}
+    with open(emulator.record, "r", encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                token = json.loads(line)["token"]
+                counts[token] = counts.get(token, 0) + 1
+    return counts
+
+
+def wait_for_tokens(emulator, tokens, timeout):
+    """Waits until every token of `tokens` was received; the counts."""
+    wanted = set(tokens)
+    deadline = time.monotonic() + timeout
+    while True:
+        counts = recorded_tokens(emulator)
+        missing = wanted - counts.keys()
+        if not missing:
+            return counts
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{len(missing)} of {len(wanted)} tokens never reached the emulator")
+        time.sleep(0.25)
+
+
+def async_values(instance):
+    return api.metric(instance.metrics(), "toot_relay_api_async")
+
+
+def wait_connected(instance, timeout=10):
+    deadline = time.monotonic() + timeout
+    while rt.metric_value(instance.metrics(), 'toot_relay_redis_connected{link="commands"}') != 1:
+        assert time.monotonic() < deadline, instance.process.read_log()[-2000:]
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def redis(workdir, request):
+    server = ft.RedisProcess(os.path.join(workdir, f"redis-{request.node.name}"))
+    yield server
+    server.kill()
+
+
+def test_an_async_request_is_answered_once_redis_holds_it_then_delivered(certs, workdir, redis):
+    emulator = rt.start_emulator(certs, workdir, name="fleet-async-one-emulator", extra=("--quiet",))
+    hook = api.HookServer()
+    [relay] = ft.start_instances(certs, workdir, emulator.port, redis.url, count=1, API_KEYS=api.ALL_APPS_KEY,
+                                 FEEDBACK_HOOK_URL=hook.url)
+    try:
+        wait_connected(relay)
+        tokens = tokens_of(1, 20)
+        dead = api.fresh_fault(0x01)  # 410 Unregistered
+        response = api.push(relay.api_port, async_document(tokens + [dead]))
+        assert response.status == 200 and response.body == ASYNC_OK % 21, response
+        counts = wait_for_tokens(emulator, tokens, timeout=10)
+        assert all(counts[token] == 1 for token in tokens)
+        # The dead token: to the hook, once; no retry.
+        posts = hook.wait_for([dead])[dead]
+        assert len(posts) == 1 and posts[0][1]["status"] == 410
+        deadline = time.monotonic() + 5
+        while True:
+            values = async_values(relay)
+            if values.get('toot_relay_api_async_total{result="delivered"}') == 20 \
+                    and values.get("toot_relay_api_async_queued") == 0:
+                break
+            assert time.monotonic() < deadline, values
+            time.sleep(0.2)
+        assert values['toot_relay_api_async_total{result="failed"}'] == 1
+        assert values['toot_relay_api_async_total{result="claimed"}'] == 0
+        # Every entry done is deleted: the stream holds what is pending.
+        assert redis.cli("XLEN", "toot-relay:async") == "0"
+        assert relay.process.log_contains("async notifications=1 tokens=21 queued=21 failed=0")
+    finally:
+        relay.kill()
+        emulator.kill()
+        hook.close()
+
+
+class NginxClient:
+    """POST /api/push through nginx's API port (HTTPS), one keep-alive
+    connection per thread, a new one after any failure."""
+
+    def __init__(self, certs, port):
+        self.port = port
+        self.context = ssl.create_default_context(cafile=os.path.join(certs, "ca.pem"))
+        self.local = threading.local()
+
+    def push(self, document, timeout=30):
+        body = json.dumps(document).encode()
+        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {api.ALL_APPS_KEY}"}
+        connection = getattr(self.local, "connection", None)
+        if connection is None:
+            connection = http.client.HTTPSConnection("localhost", self.port, context=self.context, timeout=timeout)
+            self.local.connection = connection
+        try:
+            connection.request("POST", "/api/push", body=body, headers=headers)
+            response = connection.getresponse()
+            return response.status, response.read()
+        except (OSError, http.client.HTTPException) as error:
+            connection.close()
+            self.local.connection = None
+            return None, repr(error).encode()
+
+
+def consumer_pending(redis):
+    """{consumer: entries pending} of the async stream's group."""
+    text = redis.cli("XINFO", "CONSUMERS", "toot-relay:async", "relays")
+    fields = text.split("\n")
+    pending = {}
+    for index, field in enumerate(fields):
+        if field == "name":
+            name = fields[index + 1]
+        if field == "pending":
+            pending[name] = int(fields[index + 1])
+    return pending
+
+
+def instance_name(instance):
+    assert instance.process.log_contains("fleet: instance ")
+    log = instance.process.read_log()
+    return log.split("fleet: instance ", 1)[1].split(",", 1)[0]
+
+
+def test_a_hundred_thousand_through_three_instances_one_killed_none_lost(certs, workdir, redis):
+    total, per_request = 100_000, 1_000
+    emulator = rt.start_emulator(certs, workdir, name="fleet-async-big-emulator", extra=("--quiet", "--threads", "2"))
+    instances = ft.start_instances(certs, workdir, emulator.port, redis.url, count=3, API_KEYS=api.ALL_APPS_KEY,
+                                   REDIS_CLAIM_IDLE=4)
+    nginx = ft.FleetNginx(certs, os.path.join(workdir, "fleet-async-nginx"), [i.port for i in instances],
+                          [i.api_port for i in instances])
+    victim = instances[1]
+    try:
+        for instance in instances:
+            wait_connected(instance)
+        victim_name = instance_name(victim)
+        client = NginxClient(certs, nginx.api_port)
+        batches = [tokens_of(0x100000 + index, per_request) for index in range(total // per_request)]
+        # Tokens of a request not answered 200 were sent again: each may
+        # arrive twice (accepted by an instance that died before answering).
+        resent = []
+        accepted_at = []
+        killed = {}
+        started = time.monotonic()
+
+        def send(index):
+            tokens = batches[index]
+            for _ in range(50):
+                status, body = client.push(async_document(tokens))
+                if status == 200:
+                    assert body == ASYNC_OK % len(tokens), body
+                    accepted_at.append(time.monotonic())
+                    return
+                resent.append(index)
+                time.sleep(0.2)
+            raise AssertionError(f"request {index} never accepted: {status} {body[:200]!r}")
+
+        def kill_in_the_middle():
+            deadline = time.monotonic() + 60
+            while len(accepted_at) < len(batches) // 2 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            victim.kill()
+            killed["pending"] = consumer_pending(redis).get(victim_name, 0)
+            killed["at"] = time.monotonic()
+
+        killer = threading.Thread(target=kill_in_the_middle)
+        killer.start()
+        with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+            list(pool.map(send, range(len(batches))))
+        accepted_done = time.monotonic()
+        killer.join()
+        everything = [token for batch in batches for token in batch]
+        counts = wait_for_tokens(emulator, everything, timeout=60)
+        drained = time.monotonic()
+
+        duplicates = sum(count - 1 for count in counts.values())
+        allowed = killed["pending"] + len(set(resent)) * per_request
+        print(f"\nfleet async, 3 instances (one killed at {killed['at'] - started:.1f} s holding "
+              f"{killed['pending']}): {total} accepted in {accepted_done - started:.1f} s "
+              f"({total / (accepted_done - started):,.0f}/s), delivered in {drained - started:.1f} s "
+              f"({total / (drained - started):,.0f}/s); duplicates {duplicates}, requests resent {len(set(resent))}")
+        assert len(counts) == total
+        assert duplicates <= allowed, (duplicates, allowed)
+        # What the killed instance held was claimed by the others.
+        survivors = [instances[0], instances[2]]
+        deadline = time.monotonic() + 15
+        while True:
+            claimed = sum(async_values(i).get('toot_relay_api_async_total{result="claimed"}', 0) for i in survivors)
+            if claimed >= killed["pending"] and consumer_pending(redis).get(victim_name, 0) == 0:
+                break
+            assert time.monotonic() < deadline, (claimed, killed, consumer_pending(redis))
+            time.sleep(0.2)
+        assert killed["pending"] > 0, "the kill came when the victim held nothing: the test proved no claim"
+        deadline = time.monotonic() + 10
+        while redis.cli("XLEN", "toot-relay:async") != "0":
+            assert time.monotonic() < deadline, redis.cli("XLEN", "toot-relay:async")
+            time.sleep(0.2)
+        for instance in survivors:
+            assert instance.process.popen.poll() is None
+    finally:
+        nginx.stop()
+        for instance in instances:
+            instance.kill()
+        emulator.kill()
+
+
+def test_redis_restarted_in_the_middle_of_an_async_run_loses_nothing_accepted(certs, workdir, redis):
+    emulator = rt.start_emulator(certs, workdir, name="fleet-async-restart-emulator", extra=("--quiet",))
+    instances = ft.start_instances(certs, workdir, emulator.port, redis.url, count=2, API_KEYS=api.ALL_APPS_KEY,
+                                   REDIS_CLAIM_IDLE=3)
+    try:
+        for instance in instances:
+            wait_connected(instance)
+        accepted, refused = [], 0
+        restarted = False
+        deadline = time.monotonic() + 60
+        index = 0
+        # Requests go on while Redis restarts: those answered 200 must all
+        # arrive; those refused (503, never a false 200) are not counted.
+        while len(accepted) < 40 and time.monotonic() < deadline:
+            tokens = tokens_of(0x300000 + index, 250)
+            index += 1
+            response = api.push(instances[index % 2].api_port, async_document(tokens), timeout=15)
+            if response.status == 200:
+                assert response.body == ASYNC_OK % len(tokens)
+                accepted.append(tokens)
+            else:
+                assert response.status == 503 and response.header("Retry-After") == "5", response
+                refused += 1
+                time.sleep(0.1)
+            if len(accepted) == 15 and not restarted:
+                redis.restart()
+                restarted = True
+        assert restarted and len(accepted) == 40
+        everything = [token for batch in accepted for token in batch]
+        counts = wait_for_tokens(emulator, everything, timeout=60)
+        assert len(counts.keys() & set(everything)) == len(everything)
+        print(f"\nRedis restarted in the middle: {len(everything)} accepted tokens all delivered, "
+              f"{refused} requests refused 503 meanwhile")
+        for instance in instances:
+            assert instance.process.popen.poll() is None
+            assert instance.process.log_contains("redis (commands): connected to")
+    finally:
+        for instance in instances:
+            instance.kill()
+        emulator.kill()
+
+
+GARBAGE = {
+    "garbage": lambda data: b"\x00\xffthis is not RESP\r\n",
+    "errors": lambda data: b"-ERR the fake refuses everything\r\n" * max(1, data.count(b"*")),
+    "nothing": lambda data: None,
+}
+
+
+@pytest.mark.parametrize("kind", sorted(GARBAGE))
+def test_a_fake_redis_leaves_the_relay_up_and_async_requests_refused(certs, workdir, kind):
+    fake = ft.FakeRedis(GARBAGE[kind])
+    emulator = rt.start_emulator(certs, workdir, name=f"fleet-fake-{kind}-emulator", extra=("--quiet",))
+    [relay] = ft.start_instances(certs, workdir, emulator.port, fake.url, count=1, API_KEYS=api.ALL_APPS_KEY)
+    try:
+        token = tokens_of(0x400000, 1)[0]
+        started = time.monotonic()
+        response = api.push(relay.api_port, async_document([token]), timeout=20)
+        assert response.status == 503 and response.header("Retry-After") == "5", response
+        assert time.monotonic() - started < 7, "refused within the command timeout"
+        assert b'"success":"ok"' not in response.body
+        # Sync pushes and Web Push do not need Redis.
+        sync_token = tokens_of(0x400001, 1)[0]
+        response = api.push(relay.api_port, {"notifications": [{"platform": 1, "tokens": [sync_token],
+                                                                "message": "m"}], "async": False})
+        assert response.status == 200 and json.loads(response.body)["logs"] == [], response
+        web = rt.send_all(relay.port, [tokens_of(0x400002, 1)[0]], threads=1)
+        assert [outcome.status for outcome in web] == [201], web
+        wait_for_tokens(emulator, [sync_token], timeout=5)
+        assert token not in recorded_tokens(emulator)
+        # Why, in one line.
+        log = relay.process.read_log()
+        why = {"garbage": ("protocol error",), "errors": ("error reply",),
+               "nothing": ("timed out", "no reply within")}[kind]
+        assert any(words in log for words in why), log[-3000:]
+        assert relay.process.popen.poll() is None
+        health = api.request(relay.port, "GET", "/relay-to/_health", headers=[])
+        assert health.status == 200
+    finally:
+        relay.kill()
+        emulator.kill()
+        fake.stop()
+
+
+def test_sigterm_finishes_what_is_in_flight_and_leaves_the_rest_to_the_others(certs, workdir, redis):
+    # Answers take 300 ms: a SIGTERM right after a request finds tries in flight.
+    emulator = rt.start_emulator(certs, workdir, name="fleet-async-sigterm-emulator",
+                                 extra=("--quiet", "--delay-ms", "300"))
+    leaving, staying = ft.start_instances(certs, workdir, emulator.port, redis.url, count=2,
+                                          API_KEYS=api.ALL_APPS_KEY, REDIS_CLAIM_IDLE=2, SHUTDOWN_GRACE=5,
+                                          API_ASYNC_MAX_TRIES=3)
+    try:
+        for instance in (leaving, staying):
+            wait_connected(instance)
+        # The staying instance reads nothing until the leaving one has its share.
+        staying.process.signal(signal.SIGSTOP)
+        tokens = tokens_of(0x500000, 3000)
+        # Refused 503 every time: waiting for a retry's backoff at the SIGTERM.
+        unavailable = [api.fresh_fault(0x0d) for _ in range(5)]
+        response = api.push(leaving.api_port, async_document(unavailable + tokens))
+        assert response.status == 200, response
+        time.sleep(0.5)
+        assert leaving.stop() == 0
+        held_after = consumer_pending(redis)
+        staying.process.signal(signal.SIGCONT)
+        counts = wait_for_tokens(emulator, tokens, timeout=30)
+        # Whatever the leaving instance did not finish stayed pending in
+        # Redis and was claimed; what it finished was acknowledged first.
+        left = held_after.get(instance_name(leaving), 0)
+        assert left >= len(unavailable), held_after
+        assert leaving.process.log_contains(f"{left} asynchronous notifications not done stay pending in Redis")
+        duplicates = sum(counts[token] - 1 for token in tokens)
+        assert duplicates == 0, (duplicates, held_after)
+        # The refused ones: tried again by the other instance until their tries are spent.
+        deadline = time.monotonic() + 20
+        while redis.cli("XLEN", "toot-relay:async") != "0":
+            assert time.monotonic() < deadline, redis.cli("XLEN", "toot-relay:async")
+            time.sleep(0.2)
+        claimed = async_values(staying).get('toot_relay_api_async_total{result="claimed"}', 0)
+        assert claimed == left, (claimed, left)
+        print(f"\nSIGTERM: {left} left pending and claimed by the other instance, no duplicates")
+    finally:
+        staying.process.signal(signal.SIGCONT)
+        for instance in (leaving, staying):
+            instance.kill()
+        emulator.kill()

@@ -1,0 +1,155 @@
+import Dispatch
+import Fleet
+import Glibc
+import Locking
+import Redis
+import Testing
+import TestSupport
+
+/// The fleet's stream queue against a real redis-server: the bound across
+/// instances, at-least-once hand-over of what a dead consumer held, a live
+/// consumer's entries left alone, a lost group made again.
+@Suite("Stream queue: work handed between instances through a Redis Stream", .serialized)
+struct StreamQueueTests {
+    static let stream = "toot-relay:test-stream"
+
+    /// What a queue's consumer received, and whether it calls `done`.
+    final class Received: Sendable {
+        private let state = Locked<(ids: [String], claimed: Int)>(([], 0))
+        var ids: [String] { state.withLock { $0.ids } }
+        var claimed: Int { state.withLock { $0.claimed } }
+        func add(_ entries: [StreamEntry], claimed: Bool) {
+            state.withLock { state in
+                state.ids += entries.map(\.id)
+                if claimed { state.claimed += entries.count }
+            }
+        }
+    }
+
+    static func fleet(_ server: RedisServer, name: String, claimIdle: Duration) throws -> Fleet {
+        try Fleet(url: RedisURL(parsing: "redis://127.0.0.1:\(server.port)"), instance: name, claimIdle: claimIdle)
+    }
+
+    /// A queue whose consumer records what it gets and, when `finish`,
+    /// calls `done` for it at once.
+    static func queue(_ fleet: Fleet, maxPending: Int = 1_000, capacity: Int = 100, finish: Bool,
+                      received: Received) -> StreamQueue {
+        let box = Locked<StreamQueue?>(nil)
+        let queue = StreamQueue(fleet: fleet, stream: stream, maxPending: maxPending, capacity: capacity,
+                                log: { _ in }) { entries, claimed in
+            received.add(entries, claimed: claimed)
+            if finish, let queue = box.withLock({ $0 }) { for entry in entries { queue.done(entry.id) } }
+        }
+        box.withLock { $0 = queue }
+        return queue
+    }
+
+    static func add(_ queue: StreamQueue, _ count: Int, tag: String = "x") -> StreamQueue.AddResult? {
+        let result = Locked<StreamQueue.AddResult?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let entries = (0..<count).map { index in [(name: Array("n".utf8), value: Array("\(tag)\(index)".utf8))] }
+        queue.add(entries) { reply in
+            result.withLock { $0 = reply }
+            done.signal()
+        }
+        _ = done.wait(timeout: .now() + 10)
+        return result.withLock { $0 }
+    }
+
+    @Test("entries added are read, acknowledged and deleted: the stream's length is what is pending")
+    func addReadDone() throws {
+        let server = try RedisServer()
+        let fleet = try Self.fleet(server, name: "a", claimIdle: .seconds(30))
+        defer { fleet.close() }
+        let received = Received()
+        let queue = Self.queue(fleet, finish: true, received: received)
+        queue.start()
+        #expect(Self.add(queue, 250) == .added)
+        #expect(eventually(timeout: .seconds(10)) { received.ids.count == 250 })
+        #expect(eventually(timeout: .seconds(5)) { fleet.commands.run("XLEN", Self.stream) == .success(.integer(0)) })
+        #expect(Set(received.ids).count == 250)
+        #expect(queue.held == 0 && queue.claimed == 0)
+    }
+
+    @Test("the bound holds across two instances: a batch that does not fit is refused whole")
+    func boundAcrossInstances() throws {
+        let server = try RedisServer()
+        let one = try Self.fleet(server, name: "one", claimIdle: .seconds(30))
+        let two = try Self.fleet(server, name: "two", claimIdle: .seconds(30))
+        defer { one.close(); two.close() }
+        let received = Received()
+        // Not started: nothing is read, so the stream keeps what is added.
+        let first = Self.queue(one, maxPending: 10, finish: false, received: received)
+        let second = Self.queue(two, maxPending: 10, finish: false, received: received)
+        #expect(Self.add(first, 6) == .added)
+        #expect(Self.add(second, 5) == .full)
+        #expect(one.commands.run("XLEN", Self.stream) == .success(.integer(6)))
+        #expect(Self.add(second, 4) == .added)
+        #expect(Self.add(first, 1) == .full)
+        #expect(one.commands.run("XLEN", Self.stream) == .success(.integer(10)))
+    }
+
+    @Test("entries a consumer holds without renewing are claimed by another after the idle time, and counted")
+    func deadConsumersEntriesAreClaimed() throws {
+        let server = try RedisServer()
+        let fleet = try Self.fleet(server, name: "survivor", claimIdle: .seconds(1))
+        defer { fleet.close() }
+        let received = Received()
+        let queue = Self.queue(fleet, finish: true, received: received)
+        // A consumer that reads and then dies: it never renews nor acknowledges.
+        #expect(fleet.commands.run("XGROUP", "CREATE", Self.stream, FleetKeys.consumerGroup, "0", "MKSTREAM")
+            == .success(.status("OK")))
+        #expect(Self.add(queue, 5) == .added)
+        guard case .success(let read) = fleet.commands.run("XREADGROUP", "GROUP", FleetKeys.consumerGroup, "dead",
+                                                           "COUNT", "10", "STREAMS", Self.stream, ">"),
+              let streams = read.array, streams.count == 1
+        else { Issue.record("the dead consumer read nothing"); return }
+        let started = ContinuousClock.now
+        queue.start()
+        #expect(eventually(timeout: .seconds(10)) { received.ids.count == 5 })
+        #expect(ContinuousClock.now - started >= .milliseconds(900), "claimed before the idle time")
+        #expect(received.claimed == 5 && queue.claimed == 5)
+        #expect(eventually(timeout: .seconds(5)) { fleet.commands.run("XLEN", Self.stream) == .success(.integer(0)) })
+    }
+
+    @Test("a live consumer's held entries are renewed and never claimed by another")
+    func liveConsumersEntriesStay() throws {
+        let server = try RedisServer()
+        let holderFleet = try Self.fleet(server, name: "holder", claimIdle: .milliseconds(600))
+        let otherFleet = try Self.fleet(server, name: "other", claimIdle: .milliseconds(600))
+        // The holder's links are closed below (its death); closing twice would wait for a stopped thread.
+        defer { otherFleet.close() }
+        let held = Received()
+        let holder = Self.queue(holderFleet, finish: false, received: held)
+        holder.start()
+        #expect(Self.add(holder, 20) == .added)
+        #expect(eventually(timeout: .seconds(10)) { held.ids.count == 20 })
+        let other = Received()
+        let otherQueue = Self.queue(otherFleet, finish: true, received: other)
+        otherQueue.start()
+        // Five times the idle time: without renewal every entry would move.
+        usleep(3_000_000)
+        #expect(other.ids.isEmpty && otherQueue.claimed == 0)
+        #expect(holder.held == 20)
+        // Once the holder stops renewing (its links closed), the other takes them.
+        holderFleet.close()
+        #expect(eventually(timeout: .seconds(10)) { other.ids.count == 20 })
+        #expect(Set(other.ids) == Set(held.ids) && otherQueue.claimed == 20)
+    }
+
+    @Test("a Redis that lost the group (flushed) gets it made again, and entries added since are read")
+    func groupMadeAgain() throws {
+        let server = try RedisServer()
+        let fleet = try Self.fleet(server, name: "a", claimIdle: .seconds(30))
+        defer { fleet.close() }
+        let received = Received()
+        let queue = Self.queue(fleet, finish: true, received: received)
+        queue.start()
+        #expect(Self.add(queue, 3, tag: "before") == .added)
+        #expect(eventually(timeout: .seconds(10)) { received.ids.count == 3 })
+        #expect(fleet.commands.run("FLUSHALL") == .success(.status("OK")))
+        #expect(Self.add(queue, 4, tag: "after") == .added)
+        #expect(eventually(timeout: .seconds(10)) { received.ids.count == 7 })
+        #expect(eventually(timeout: .seconds(5)) { fleet.commands.run("XLEN", Self.stream) == .success(.integer(0)) })
+    }
+}
