@@ -209,7 +209,7 @@ let package = Package(
         // built on them.
         .target(name: "Fleet", dependencies: ["Redis", "EventLoop", "Locking", "Feedback", "APNs"]),
         .testTarget(name: "FleetTests", dependencies: ["Fleet", "Redis", "EventLoop", "Locking", "TestSupport",
-                                                     "Relay", "RelayCore", "APNs", "TLS", "Feedback"]),
+                                                     "Relay", "RelayCore", "APNs", "TLS", "Feedback", "FeedbackHook"]),
         // hiredis' reader with the relay's limits, fed in random pieces; built by SwiftPM.
         .executableTarget(name: "redis-reply-fuzzer", dependencies: ["Redis", "FuzzSupport"],
                           path: "Fuzz/redis-reply"),

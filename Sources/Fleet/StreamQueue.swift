@@ -193,6 +193,18 @@ public final class StreamQueue: Sendable {
         if resume { readMore() }
     }
 
+    /// `id` could not be finished here now (a hook that is down): it is no
+    /// longer held nor renewed, so after `claimIdle` it is taken over like
+    /// a dead instance's, by any instance, this one included; its place is
+    /// given back.
+    public func release(_ id: String) {
+        let resume = state.withLock { state in
+            guard state.held.remove(id) != nil else { return false }
+            return !state.reading && !state.stopped
+        }
+        if resume { readMore() }
+    }
+
     /// Waits (at most `timeout`) until every `done` entry's
     /// acknowledgement was answered: before the links close at exit, so
     /// what was delivered is not delivered again by whoever would claim it.

@@ -86,7 +86,8 @@ struct Daemon {
         let fleet = try startFleet(redisURL, configuration: configuration, logger: logger)
         shareProviderTokens(catalog, fleet: fleet, logger: logger)
         let fleetMetrics = metrics.map { FleetMetrics(registry: $0.registry) }
-        let feedback = shareFeedback(try makeFeedbackSink(configuration, logger: logger), fleet: fleet, logger: logger)
+        let feedback = shareFeedback(try makeFeedbackSink(configuration, logger: logger), fleet: fleet,
+                                     configuration: configuration, logger: logger)
         let providerMetrics = metrics.map { ProviderMetrics(registry: $0.registry) }
         let apps = served.apps
         let loopContexts = LoopContexts(loops: group.loops) { loop in
@@ -155,7 +156,7 @@ struct Daemon {
         let connectionReport = Locked(APNsConnectionReport())
         let signal = waitForSignal(every: .seconds(1)) { now in
             refreshAPNsStatus(metrics, clients: clients, report: connectionReport, logger: logger)
-            providerMetrics?.publish(feedback: feedback.store.allCounts(), hook: feedback.hook?.counts)
+            providerMetrics?.publish(feedback: feedback.store.allCounts(), hook: hookCounts(feedback))
             if let async = api?.context.async { providerMetrics?.publish(async: async) }
             if let fleet { fleetMetrics?.publish(links: fleet.links) }
             if let shared = feedback.shared { providerMetrics?.publish(feedbackUnflushed: shared.unflushed) }
@@ -186,8 +187,11 @@ struct Daemon {
         fleetAsync?.stop()
         shutDown(servers: [(server, deliveries)] + (api.map { [($0.server, $0.deliveries)] } ?? []), clients: clients, group: group,
                  async: api.map { ($0.context.async, asyncQueues) }, grace: configuration.shutdownGrace, logger: logger)
-        // Queued hook posts get a little time; the rest are counted dropped.
+        // Queued hook posts get a little time; the rest are counted dropped
+        // (with Redis: left there for the other instances).
+        stopHookOutbox(feedback, logger: logger)
         feedback.hook?.shutdown(within: .seconds(2))
+        finishHookOutbox(feedback)
         stopSharedFeedback(feedback, logger: logger)
         closeFleet(fleet, async: fleetAsync, logger: logger)
         emulator?.stop()
