@@ -75,6 +75,9 @@ public final class StreamQueue: Sendable {
         var readFailing = false
         var claimCursor = "0-0"
         var acksSent = 0
+        /// Commands Redis refused (an ACL without them, say), each said
+        /// once until it is accepted again.
+        var refusedSaid: Set<String> = []
     }
 
     /// Entries one read or claim asks for at most, and ids one
@@ -337,7 +340,7 @@ public final class StreamQueue: Sendable {
             start += Self.batch
             let command = RedisCommand(["XCLAIM", stream, group, fleet.instance, "0"].map { Array($0.utf8) }
                 + chunk.map { Array($0.utf8) } + [Array("JUSTID".utf8)])
-            fleet.commands.send(command) { _ in }
+            fleet.commands.send(command) { [self] reply in refusal("XCLAIM", reply) }
         }
         fleet.commands.send(RedisCommand("XLEN", stream)) { [self] reply in
             if case .success(.integer(let length)) = reply { lengthSeen.store(Int(length), ordering: .relaxed) }
@@ -379,12 +382,31 @@ public final class StreamQueue: Sendable {
                 }
             case .failure(.serverError(let text)) where text.hasPrefix("NOGROUP"):
                 state.withLock { $0.claimCursor = "0-0" }
+            case .failure(.serverError):
+                refusal("XAUTOCLAIM", reply)
             case .failure:
                 // The link's own lines say why; the reads say it too.
                 break
             }
+            if case .success = reply { refusal("XAUTOCLAIM", reply) }
             state.withLock { $0.claiming = false }
             after(next) { [self] in claimTick() }
+        }
+    }
+
+    /// A command Redis refused with an error reply is said once (without
+    /// it, held entries are taken by others, or dead ones never are), and
+    /// once more after it was accepted again.
+    private func refusal(_ command: String, _ reply: Result<RedisValue, RedisError>) {
+        switch reply {
+        case .failure(.serverError(let text)):
+            let first = state.withLock { $0.refusedSaid.insert(command).inserted }
+            if first { log("stream \(stream): Redis refuses \(command): \(text)") }
+        case .success:
+            let was = state.withLock { $0.refusedSaid.remove(command) != nil }
+            if was { log("stream \(stream): Redis takes \(command) again") }
+        case .failure:
+            break
         }
     }
 

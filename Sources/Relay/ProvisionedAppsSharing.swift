@@ -32,6 +32,8 @@ public final class ProvisionedAppsSharing: Sendable {
     private let refused = Locked<Set<String>>([])
     /// The fields that are no app id, as last counted: logged when it changes.
     private let malformedFields = Locked(0)
+    /// HKEYS was refused (an ACL without it): said once until it works.
+    private let loadRefused = Locked(false)
 
     /// How often the hash is read for apps provisioned elsewhere (those
     /// looked up by topic, on the gorush and proxy paths, are found this way).
@@ -108,6 +110,15 @@ public final class ProvisionedAppsSharing: Sendable {
     /// Redis failed).
     public func load(into apps: ProvisionedApps, done: @escaping @Sendable () -> Void = {}) {
         link.send(RedisCommand([Array("HKEYS".utf8), Self.key])) { result in
+            let refusedNow: String? = if case .failure(.serverError(let text)) = result { text } else { nil }
+            let refusalChanged = self.loadRefused.withLock { refused in
+                defer { refused = refusedNow != nil }
+                return refused != (refusedNow != nil)
+            }
+            if refusalChanged {
+                self.warn(refusedNow.map { "fleet: Redis refuses HKEYS \(FleetKeys.provisionedApps): \($0); apps provisioned "
+                    + "elsewhere are found on a notify only" } ?? "fleet: Redis takes HKEYS \(FleetKeys.provisionedApps) again")
+            }
             guard case .success(let value) = result, let fields = value.array else {
                 if case .success(let value) = result {
                     self.warn("fleet: \(FleetKeys.provisionedApps) answered HKEYS with \(value): not a hash, skipped")

@@ -26,12 +26,14 @@ class RedisProcess:
     disk), no snapshots. `restart()` brings it back on the same port and
     files; `stop()` and `kill()` signal only the process it started."""
 
-    def __init__(self, directory, password=None):
+    def __init__(self, directory, password=None, config=None):
         rt.require_tool(REDIS_SERVER, "redis-server")
         self.directory = directory
         os.makedirs(directory, exist_ok=True)
         self.port = rt.free_port()
         self.password = password
+        # A redis.conf read first; the arguments below win over it.
+        self.config = config
         self.process = None
         self.start()
 
@@ -41,7 +43,8 @@ class RedisProcess:
         return f"redis://{userinfo}127.0.0.1:{self.port}/0"
 
     def start(self):
-        argv = [REDIS_SERVER, "--bind", "127.0.0.1", "--port", str(self.port), "--dir", self.directory,
+        argv = [REDIS_SERVER, *([self.config] if self.config else []),
+                "--bind", "127.0.0.1", "--port", str(self.port), "--dir", self.directory,
                 "--save", "", "--appendonly", "yes", "--appendfsync", "always",
                 "--logfile", os.path.join(self.directory, "redis.log"), "--daemonize", "no"]
         if self.password:

@@ -7,12 +7,14 @@ import os
 import subprocess
 import threading
 import time
+import xmlrpc.client
 
 import pytest
 import requests
 
 import fleettest as ft
 import nginxserver as ns
+import providerapi as api
 import relaytest as rt
 
 
@@ -204,3 +206,91 @@ def test_check_config_names_the_redis_it_would_use_without_its_password(certs, e
     assert "several instances: Redis redis://relay:" in result.stdout and "@10.0.0.5:6380/2" in result.stdout
     assert "claim after 12.0 seconds idle" in result.stdout, result.stdout
     assert "hunter2" not in result.stdout + result.stderr
+
+
+def test_the_shipped_redis_user_lets_the_relay_do_everything_it_does_and_nothing_else(certs, workdir, spawn):
+    """config/redis-toot-relay.conf's user, with its password set: an
+    instance with certificates and one with token auth use every feature
+    that keeps state in Redis through it, and Redis refuses the user
+    anything else."""
+    directory = os.path.join(workdir, "fleet-acl")
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(rt.ROOT, "config", "redis-toot-relay.conf"), encoding="utf-8") as handle:
+        text = handle.read()
+    assert text.count(">change-me-to-a-long-random-password ") == 1
+    config = os.path.join(directory, "redis.conf")
+    with open(config, "w", encoding="utf-8") as handle:
+        handle.write(text.replace(">change-me-to-a-long-random-password ", ">acl-test-password "))
+    redis = ft.RedisProcess(os.path.join(directory, "redis"), config=config)
+    url = f"redis://toot-relay:acl-test-password@127.0.0.1:{redis.port}/0"
+    hook = api.HookServer()
+    key_id, team_id = "KEYID12345", "TEAMID6789"
+    token_emulator = spawn.emulator(
+        "fleet-acl-token-emulator", "--provider-key",
+        f"key-id={key_id},team-id={team_id},public-key={os.path.join(certs, 'authkey-public.pem')},"
+        "environment=production")
+    instances = []
+    try:
+        for name in ("certificate", "token"):
+            os.makedirs(os.path.join(directory, name), exist_ok=True)
+        # One emulator for both (it takes client certificates and the
+        # key's tokens): the instances read one asynchronous stream, so
+        # either may deliver what the other accepted.
+        emulator = token_emulator
+        [relay] = ft.start_instances(certs, os.path.join(directory, "certificate"), emulator.port, url, count=1,
+                                     FEEDBACK_HOOK_URL=hook.url, REDIS_CLAIM_IDLE=2)
+        [token_relay] = ft.start_instances(
+            certs, os.path.join(directory, "token"), token_emulator.port, url, count=1, TOKEN_AUTH_KEY_FILENAME=os.path.join(certs, "authkey.p8"),
+            TOKEN_KEY_ID=key_id, TOKEN_TEAM_ID=team_id, TOPIC=rt.TOPIC, REDIS_CLAIM_IDLE=2)
+        instances = [relay, token_relay]
+        # An asynchronous push: written, read, acknowledged.
+        tokens = [api.fresh_token() for _ in range(20)]
+        response = api.push(relay.api_port, {"async": True, "notifications": [
+            {"tokens": tokens, "platform": 1, "topic": rt.TOPIC, "message": "acl"}]})
+        assert response.status == 200, response
+        for token in tokens:
+            assert len(api.received_for(emulator, token, timeout=15)) == 1
+        # A dead token: its feedback entry and its hook post go through Redis.
+        dead = api.fresh_fault(0x01)
+        response = api.push(relay.api_port, {"notifications": [{"tokens": [dead], "platform": 1, "message": "x"}]})
+        assert response.status == 200
+        assert hook.wait_for([dead])[dead]
+        pulled = api.json_body(api.request(relay.api_port, "GET", "/api/feedback/default"))
+        assert [entry["token"] for entry in pulled] == [dead]
+        # A provisioned app: written, then read back by a notify.
+        with open(os.path.join(certs, "client.pem")) as pem, open(os.path.join(certs, "client.key")) as key:
+            certificate = pem.read() + key.read()
+        proxy = xmlrpc.client.ServerProxy(f"http://127.0.0.1:{relay.api_port}/", allow_none=True)
+        assert proxy.provision("acl-app", certificate, "production", 15) is None
+        pushed = api.fresh_token()
+        assert xmlrpc.client.ServerProxy(f"http://127.0.0.1:{token_relay.api_port}/", allow_none=True).notify(
+            "acl-app", pushed, {"aps": {"alert": "acl"}}) is None
+        assert len(api.received_for(emulator, pushed)) == 1
+        # The provider token: shared through Redis.
+        outcomes = rt.send_all(token_relay.port, [api.fresh_token() for _ in range(5)], threads=1)
+        assert [outcome.status for outcome in outcomes] == [201] * 5
+        assert redis.cli("EXISTS", f"toot-relay:provider-token:{team_id}:{key_id}") == "1"
+        # An asynchronous notification APNs answers 503: held through its
+        # retries' backoff, so its renewals (XCLAIM) run too.
+        response = api.push(relay.api_port, {"async": True, "notifications": [
+            {"tokens": [api.fresh_fault(0x0d)], "platform": 1, "topic": rt.TOPIC, "message": "held"}]})
+        assert response.status == 200, response
+        time.sleep(2.5)  # renewals and claim scans ran with the user's rights
+        for instance in instances:
+            log = instance.process.read_log()
+            for refusal in ("NOPERM", "no permissions", "can't run this command", "Redis refuses"):
+                assert refusal not in log, log[-3000:]
+        # And nothing else: another key, or a command the relay never sends.
+        denied = subprocess.run([ft.REDIS_CLI, "-p", str(redis.port), "--user", "toot-relay", "--pass",
+                                 "acl-test-password", "--no-auth-warning", "SET", "mastodon:cache", "x"],
+                                capture_output=True, text=True, timeout=10)
+        assert "NOPERM" in denied.stdout + denied.stderr
+        denied = subprocess.run([ft.REDIS_CLI, "-p", str(redis.port), "--user", "toot-relay", "--pass",
+                                 "acl-test-password", "--no-auth-warning", "FLUSHALL"],
+                                capture_output=True, text=True, timeout=10)
+        assert "NOPERM" in denied.stdout + denied.stderr
+    finally:
+        for instance in instances:
+            instance.kill()
+        hook.close()
+        redis.stop()
