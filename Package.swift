@@ -213,6 +213,10 @@ let package = Package(
         // hiredis' reader with the relay's limits, fed in random pieces; built by SwiftPM.
         .executableTarget(name: "redis-reply-fuzzer", dependencies: ["Redis", "FuzzSupport"],
                           path: "Fuzz/redis-reply"),
+        // What instances read back from Redis (a feedback value, a queued
+        // notification's fields), fuzzed; built by SwiftPM.
+        .executableTarget(name: "fleet-values-fuzzer", dependencies: ["Fleet", "Delivery", "FuzzSupport"],
+                          path: "Fuzz/fleet-values"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -132,7 +132,12 @@ public struct AsyncQueuedNotification: Sendable, Equatable {
         var byName: [String: [UInt8]] = [:]
         for field in fields where field.name.count <= 8 {
             let name = String(decoding: field.name, as: UTF8.self)
-            guard byName[name] == nil else { throw DecodingError(field: name, problem: "repeated") }
+            guard byName[name] == nil else {
+                // The name is a writer's bytes: shown only when printable,
+                // so a log line stays one line.
+                let shown = field.name.allSatisfy { $0 >= 0x21 && $0 < 0x7F } ? name : "(\(field.name.count) bytes)"
+                throw DecodingError(field: shown, problem: "repeated")
+            }
             byName[name] = field.value
         }
         func required(_ name: String) throws(DecodingError) -> [UInt8] {

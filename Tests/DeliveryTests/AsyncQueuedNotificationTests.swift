@@ -99,6 +99,8 @@ struct AsyncQueuedNotificationTests {
         ("a platform that is no number", sampleFields("plat", Array("ios".utf8)), "plat"),
         ("a source without its message", sampleFields("msg", nil), "msg"),
         ("a repeated field", sample.fields + [field("app", "other")], "app"),
+        // A name is the writer's bytes: a newline in it must not reach a log line.
+        ("a repeated field named by a newline", sample.fields + [field("\n", "1"), field("\n", "2")], "(1 bytes)"),
     ]
 
     @Test("a hostile entry is refused naming the field, never its value", arguments: hostile)

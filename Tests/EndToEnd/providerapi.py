@@ -124,6 +124,18 @@ def received_for(emulator, token, count=1, timeout=5):
         time.sleep(0.02)
 
 
+def send_dead(port, count, key=ALL_APPS_KEY):
+    """`count` tokens the emulator refuses with 410 Unregistered, through
+    /api/push on `port` (answered after APNs: each is recorded and logged
+    as failed); returns them."""
+    tokens = [fresh_fault(0x01) for _ in range(count)]
+    response = push(port, {"notifications": [{"tokens": tokens, "platform": 1, "message": "x"}]},
+                    headers=bearer(key))
+    assert response.status == 200, response
+    assert len(json_body(response)["logs"]) == count
+    return tokens
+
+
 def apns_headers(entry):
     """The apns-* headers the emulator received (the ones gorush/apns2
     decide; authorization, content-type and pseudo-headers are transport)."""
@@ -146,10 +158,13 @@ def metric(text, prefix):
 
 class HookServer:
     """Python's http.server on 127.0.0.1 port 0 in a thread: records every
-    POST (path, headers, body) and answers 200."""
+    POST (path, headers, body) and answers `status` (200 unless a test
+    sets another), recording that too."""
 
-    def __init__(self):
+    def __init__(self, status=200):
+        self.status = status
         self.received = []
+        self.statuses = []
         self.lock = threading.Lock()
         outer = self
 
@@ -160,8 +175,10 @@ class HookServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length)
                 with outer.lock:
+                    status = outer.status
                     outer.received.append((self.path, dict(self.headers.items()), body))
-                self.send_response(200)
+                    outer.statuses.append(status)
+                self.send_response(status)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
@@ -177,6 +194,16 @@ class HookServer:
     @property
     def url(self):
         return f"http://127.0.0.1:{self.port}/feedback"
+
+    def delivered(self):
+        """{token: how many of its posts were answered 200}."""
+        with self.lock:
+            counts = {}
+            for (_, _, body), status in zip(self.received, self.statuses):
+                if status == 200:
+                    token = json.loads(body).get("token")
+                    counts[token] = counts.get(token, 0) + 1
+            return counts
 
     def posts_for(self, token):
         with self.lock:

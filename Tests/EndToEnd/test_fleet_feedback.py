@@ -73,14 +73,7 @@ def drain(fleet):
 
 
 def send_dead(instance, count):
-    """`count` tokens the emulator refuses with 410 Unregistered, through
-    the instance's /api/push (answered after APNs, so each is recorded)."""
-    tokens = [api.fresh_fault(0x01) for _ in range(count)]
-    response = api.push(instance.api_port, {"notifications": [{"tokens": tokens, "platform": 1, "message": "x"}]},
-                        headers=api.bearer(KEY))
-    assert response.status == 200, response
-    assert len(api.json_body(response)["logs"]) == count
-    return tokens
+    return api.send_dead(instance.api_port, count, KEY)
 
 
 def send_dead_web_push(instance):

@@ -3,10 +3,7 @@ post every failed push's log once, whichever instance sent the push; the
 logs an instance held when it was killed (the hook answering 503 then) are
 posted by the others after REDIS_CLAIM_IDLE, once the hook takes them."""
 
-import http.server
-import json
 import os
-import threading
 import time
 
 import pytest
@@ -17,60 +14,12 @@ import providerapi as api
 KEY = api.ALL_APPS_KEY
 
 
-class SwitchableHook:
-    """A hook receiver that answers `status` (503 until told otherwise) and
-    records every body it was sent with the status it answered."""
-
-    def __init__(self, status=200):
-        self.status = status
-        self.received = []
-        self.lock = threading.Lock()
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                with outer.lock:
-                    status = outer.status
-                    outer.received.append((status, json.loads(body)))
-                self.send_response(status)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def delivered(self):
-        """{token: how many times it was answered 200}."""
-        with self.lock:
-            counts = {}
-            for status, log in self.received:
-                if status == 200:
-                    counts[log["token"]] = counts.get(log["token"], 0) + 1
-            return counts
-
-    def tried(self):
-        with self.lock:
-            return len(self.received)
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
-
-
 @pytest.fixture
 def setting(certs, workdir, emulator, request):
     directory = os.path.join(workdir, f"fleet-hook-{request.node.name[:40]}")
     os.makedirs(directory, exist_ok=True)
     redis = ft.RedisProcess(os.path.join(directory, "redis"))
-    hook = SwitchableHook()
+    hook = api.HookServer()
     started = []
 
     def start(count, **overrides):
@@ -87,12 +36,7 @@ def setting(certs, workdir, emulator, request):
 
 
 def send_dead(instance, count):
-    tokens = [api.fresh_fault(0x01) for _ in range(count)]
-    response = api.push(instance.api_port, {"notifications": [{"tokens": tokens, "platform": 1, "message": "x"}]},
-                        headers=api.bearer(KEY))
-    assert response.status == 200, response
-    assert len(api.json_body(response)["logs"]) == count
-    return tokens
+    return api.send_dead(instance.api_port, count, KEY)
 
 
 def wait_delivered(hook, tokens, timeout=30):
@@ -126,7 +70,7 @@ def test_the_logs_a_killed_instance_held_are_posted_by_the_others(setting):
     tokens = send_dead(first, 8)
     # The instance read them and is trying to post them (the hook refuses).
     deadline = time.monotonic() + 15
-    while hook.tried() < 1:
+    while not hook.received:
         assert time.monotonic() < deadline, "the instance never tried the hook"
         time.sleep(0.05)
     first.kill()
