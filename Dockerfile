@@ -7,7 +7,7 @@
 
 FROM swift:6.3-bookworm AS build
 RUN apt-get update \
-    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends pkg-config libnghttp2-dev libssl-dev libxml2-dev \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends pkg-config libnghttp2-dev libssl-dev libxml2-dev libhiredis-dev \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libcurl4-openssl-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
@@ -30,9 +30,10 @@ FROM debian:bookworm-slim
 # its server CA in 2025). libc6, libgcc-s1 and libstdc++6 are already in the
 # base image; naming them keeps this list complete. libxml2 (the XML-RPC
 # decoder) links libicu72, liblzma5 and zlib1g, named for the same reason;
-# libcurl4 (the feedback hook) brings two dozen libraries apt installs with it.
+# libcurl4 (the feedback hook) brings two dozen libraries apt installs with it;
+# libhiredis0.14 is Redis' reply reader (REDIS_URL).
 RUN apt-get update \
-    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libc6 libgcc-s1 libstdc++6 libnghttp2-14 libssl3 libxml2 libicu72 liblzma5 zlib1g ca-certificates \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libc6 libgcc-s1 libstdc++6 libnghttp2-14 libssl3 libxml2 libicu72 liblzma5 zlib1g libhiredis0.14 ca-certificates \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libcurl4 \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/toot-relay /usr/local/bin/toot-relay
