@@ -19,6 +19,11 @@ REDIS_SERVER = "/usr/bin/redis-server"
 REDIS_CLI = "/usr/bin/redis-cli"
 FLEET_SITE = os.path.join(rt.ROOT, "config", "nginx-toot-relay-fleet.conf")
 
+# How much slower a sanitized relay runs (scripts/sanitize sets
+# TOOT_RELAY_SANITIZER): the fleet tests' waits stretch by it and their
+# loads shrink by it, so a run proves the same in a time CI allows.
+SLOW = {"": 1, "address": 3, "thread": 5}[os.environ.get("TOOT_RELAY_SANITIZER", "")]
+
 
 class RedisProcess:
     """`redis-server` on 127.0.0.1 at a free port, its files in `directory`,
