@@ -91,6 +91,22 @@ def free_port():
         return probe.getsockname()[1]
 
 
+class RefusingPort:
+    """A 127.0.0.1 port that refuses connections for as long as the `with`
+    lasts: bound by a socket that never listens, so no other process can
+    take it meanwhile (a port `free_port` found free may be bound again by
+    the time a relay connects, and answer something else)."""
+
+    def __enter__(self):
+        self.socket = socket.socket()
+        self.socket.bind(("127.0.0.1", 0))
+        return self.socket.getsockname()[1]
+
+    def __exit__(self, *exc):
+        self.socket.close()
+        return False
+
+
 def require_tool(path, package):
     """Skips without `path` on a developer's machine; fails in CI (CI=true),
     where scripts/setup has installed Debian's `package`."""

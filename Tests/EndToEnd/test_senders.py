@@ -134,10 +134,11 @@ def slow_relay(certs, workdir, stack):
 
 @pytest.fixture(scope="module")
 def unreachable_relay(certs, workdir):
-    relay = rt.start_relay(rt.relay_environment(certs, rt.free_port(), APNS_CONNECT_TIMEOUT=1, APNS_TIMEOUT=2,
-                                                THREADS=1), workdir, name="senders-unreachable-relay")
-    yield relay
-    relay.kill()
+    with rt.RefusingPort() as port:
+        relay = rt.start_relay(rt.relay_environment(certs, port, APNS_CONNECT_TIMEOUT=1, APNS_TIMEOUT=2,
+                                                    THREADS=1), workdir, name="senders-unreachable-relay")
+        yield relay
+        relay.kill()
 
 
 # MARK: what each server does with each answer (ARCHITECTURE.md §3.2)

@@ -91,8 +91,9 @@ def assert_502_then_503_while_down(relay, detail):
 
 
 def test_cannot_connect_is_502_then_503_with_retry_after(spawn):
-    relay = spawn.relay("relay-noapns", rt.free_port(), APNS_CONNECT_TIMEOUT=1, APNS_TIMEOUT=2, THREADS=1)
-    assert_502_then_503_while_down(relay, b"cannot connect")
+    with rt.RefusingPort() as port:
+        relay = spawn.relay("relay-noapns", port, APNS_CONNECT_TIMEOUT=1, APNS_TIMEOUT=2, THREADS=1)
+        assert_502_then_503_while_down(relay, b"cannot connect")
 
 
 def test_tls_failure_is_502_then_503_with_retry_after(spawn, emulator, certs):
