@@ -127,12 +127,10 @@ extension APNsConnectionTests {
         #expect(held.wait(timeout: .now() + 10) == .success)
         let notification = try Fixtures.notification(token: Fixtures.deviceToken(42))
         let pending = client.start([notification])
-        #expect(proxy.closeConnections(), "the proxy closed its connections")
-        // close(2) returns before loopback delivers the FIN to the client's
-        // socket (the softirq may run later on a loaded machine): let it land
-        // before the loop runs again, so one epoll_wait sees the send's
-        // wake-up and the close together.
-        usleep(200_000)
+        // Returns once the client's kernel acknowledged the proxy's FIN: the
+        // close is then in the client's socket, behind the send's wake-up in
+        // epoll's ready list, and one epoll_wait sees both, in that order.
+        #expect(proxy.closeConnections(), "the client's side saw the proxy close")
         release.signal()
         let results = try pending.wait(timeout: 10)
         let outcome = results.outcomes[0]
@@ -173,9 +171,8 @@ final class StallingProxy: @unchecked Sendable {
 
     func stall() { stalled.withLock { $0 = true } }
 
-    /// Closes every relayed connection (both sides) at the next poll round.
-    /// Closes both sides of every connection; true once the proxy's thread
-    /// did (within 5 s).
+    /// Closes both sides of every relayed connection at the next poll round;
+    /// true once the client's side acknowledged the FIN (within 5 s).
     func closeConnections() -> Bool {
         closeRequested.withLock { $0 = true }
         return closed.wait(timeout: .now() + 5) == .success
@@ -185,6 +182,20 @@ final class StallingProxy: @unchecked Sendable {
         stopped.withLock { $0 = true }
         usleep(100_000)
         listener.close()
+    }
+
+    /// Polls the socket's TCP state until our FIN was acknowledged.
+    private static func waitForFINAcknowledged(_ fd: Int32, timeout: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            var info = tcp_info()
+            var length = socklen_t(MemoryLayout<tcp_info>.size)
+            guard getsockopt(fd, Int32(IPPROTO_TCP), TCP_INFO, &info, &length) == 0 else { return false }
+            let state = Int(info.tcpi_state)
+            if state != TCP_ESTABLISHED && state != TCP_FIN_WAIT1 { return true }
+            usleep(1_000)
+        }
+        return false
     }
 
     /// poll(2)-driven copy loop; bounded by `stopped`.
@@ -197,12 +208,20 @@ final class StallingProxy: @unchecked Sendable {
                 defer { value = false }
                 return value
             }) {
+                // close(2) returns before loopback delivers the FIN (its
+                // softirq can wait behind a loaded machine's threads, well
+                // beyond 200 ms in CI). The peer's kernel acknowledges the FIN
+                // as it queues it on the peer's socket: FIN_WAIT2 says the
+                // close is there.
+                var acknowledged = true
                 for (a, b) in pairs {
-                    close(a)
                     close(b)
+                    shutdown(a, Int32(SHUT_WR))
+                    acknowledged = acknowledged && StallingProxy.waitForFINAcknowledged(a, timeout: 5)
+                    close(a)
                 }
                 pairs.removeAll()
-                closed.signal()
+                if acknowledged { closed.signal() }
             }
             var fds = [pollfd(fd: listenerFD, events: Int16(POLLIN), revents: 0)]
             for (a, b) in pairs {
