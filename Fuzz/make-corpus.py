@@ -488,6 +488,20 @@ redis_reply("small-limits-bytes", bulk(b"b" * 70), limits=1, seed=7)
 redis_command("command-set", b"SET", b"key", b"value")
 redis_command("command-binary", b"SET", b"k\x00\r\n", rand(200), b"")
 
+# ---- apns-answer: [status selector][Retry-After length][Retry-After][body]
+# status selector: index into 200, 400, 403, 404, 405, 410, 413, 429, 500, 503, 502
+def apns_answer(name, selector, retry_after, body):
+    write("apns-answer", name, bytes([selector, len(retry_after)]) + retry_after + body)
+
+
+apns_answer("503-retry-after", 9, b"3", b'{"reason":"ServiceUnavailable"}')
+apns_answer("429-retry-after-blanks", 7, b" \t120 ", b'{"reason":"TooManyRequests"}')
+apns_answer("410-timestamp", 5, b"", b'{"reason":"Unregistered","timestamp":1454402113000}')
+apns_answer("http-date", 9, b"Wed, 21 Oct 2015 07:28:00 GMT", b'{"reason":"Shutdown"}')
+apns_answer("overflowing-seconds", 8, b"9" * 40, b'{"reason":"InternalServerError","extra":{"a":[1,"}"]}}')
+apns_answer("200-with-body", 0, b"5", b'{"reason":"BadDeviceToken"}')
+apns_answer("not-json", 10, b"-1", b"<html>bad gateway</html>")
+
 if __name__ == "__main__":
     for target in sorted(os.listdir(ROOT)):
         print(target, len(os.listdir(os.path.join(ROOT, target))), "seeds")

@@ -542,6 +542,10 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
         } else if let returned = fields.value(for: "apns-id") {
             request.responseAPNsID = returned
         }
+        // Read only on an error answer: a 200 has nothing to wait for.
+        if status != 200, let value = fields.value(for: "retry-after") {
+            request.retryAfterSeconds = APNsDelivery.retryAfterSeconds(value[...].utf8)
+        }
     }
 
     func session(_ session: HTTP2ClientSession, didReceiveData bytes: UnsafeRawBufferPointer, streamID: Int32) {
@@ -564,7 +568,8 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
             finishedRequests.append((request, APNsDelivery(outcome: .streamFailed(reason))))
             return
         }
-        finishedRequests.append((request, APNsDelivery(status: status, apnsID: request.responseAPNsID, body: request.body)))
+        finishedRequests.append((request, APNsDelivery(status: status, apnsID: request.responseAPNsID, body: request.body,
+                                                            retryAfterSeconds: request.retryAfterSeconds)))
     }
 
     func session(_ session: HTTP2ClientSession, didReceiveSettings maxConcurrentStreams: UInt32) {

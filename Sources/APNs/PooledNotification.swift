@@ -26,6 +26,8 @@ final class PooledNotification {
     var status: Int?
     var responseAPNsID: String?
     var body: [UInt8] = []
+    /// An error answer's `Retry-After`, in seconds.
+    var retryAfterSeconds: Int?
     /// The provider token the request carried (token auth), for `tokenRejected`.
     var tokenIssuedAt: Int?
     /// Times it was sent again: handed back unprocessed (GOAWAY,
@@ -51,6 +53,7 @@ final class PooledNotification {
     func forgetAnswer() {
         status = nil
         responseAPNsID = nil
+        retryAfterSeconds = nil
         body.removeAll()
     }
 

@@ -4,6 +4,8 @@ import APNs
 public enum APNsEmulatorAction: Sendable, Hashable {
     /// Answers `status` with `{"reason":"…"}` (410 also carries `timestamp`).
     case reject(status: Int, reason: APNsReason)
+    /// Answers as `reject` does, with `retry-after: seconds` (RFC 9110 §10.2.3).
+    case rejectRetryingAfter(status: Int, reason: APNsReason, seconds: Int)
     /// Never answers: the client's answer timeout must fire.
     case noAnswer
     /// Resets the stream (RST_STREAM INTERNAL_ERROR) instead of answering.

@@ -137,6 +137,9 @@ final class EmulatorWorker {
             case .reject(let status, let reason):
                 return reject(APNsRejection(status: status, reason: reason), apnsID: echoedID(notification.apnsID),
                               now: now)
+            case .rejectRetryingAfter(let status, let reason, let seconds):
+                return reject(APNsRejection(status: status, reason: reason), apnsID: echoedID(notification.apnsID),
+                              now: now, retryAfter: seconds)
             case .noAnswer:
                 state.unanswered.wrappingAdd(1, ordering: .relaxed)
                 return .noAnswer
@@ -187,14 +190,14 @@ final class EmulatorWorker {
         return UUIDKey.random(using: &random).text
     }
 
-    private func reject(_ rejection: APNsRejection, apnsID: String, now: Int) -> Decision {
+    private func reject(_ rejection: APNsRejection, apnsID: String, now: Int, retryAfter: Int? = nil) -> Decision {
         state.rejected.wrappingAdd(1, ordering: .relaxed)
         var body = "{\"reason\":\"" + rejection.reason.rawValue + "\""
         // Apple: 410 carries the time (ms) the token stopped being valid.
         if rejection.status == 410 { body += ",\"timestamp\":\(now * 1000)" }
         body += "}"
-        return .respond(status: rejection.status,
-                        headers: [("apns-id", apnsID), ("content-type", "application/json")],
-                        body: Array(body.utf8))
+        var headers = [("apns-id", apnsID), ("content-type", "application/json")]
+        if let retryAfter { headers.append(("retry-after", String(retryAfter))) }
+        return .respond(status: rejection.status, headers: headers, body: Array(body.utf8))
     }
 }

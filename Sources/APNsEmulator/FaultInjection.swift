@@ -29,6 +29,8 @@
 /// | `fa11fa1112`   | 503 Shutdown                               |
 /// | `fa11fa1113`   | 429 TooManyProviderTokenUpdates            |
 /// | `fa11fa1114`   | 403 Forbidden                              |
+/// | `fa11fa1115`   | 503 ServiceUnavailable, `retry-after: 3`   |
+/// | `fa11fa1116`   | 429 TooManyRequests, `retry-after: 120`    |
 public enum APNsFaultToken {
     /// The hex marker that starts every fault token.
     public static let marker = "fa11fa11"
@@ -55,6 +57,8 @@ public enum APNsFaultToken {
         (0x12, .reject(.shutdown)),
         (0x13, .reject(.tooManyProviderTokenUpdates)),
         (0x14, .reject(.forbidden)),
+        (0x15, .rejectRetryingAfter(status: 503, reason: .serviceUnavailable, seconds: 3)),
+        (0x16, .rejectRetryingAfter(status: 429, reason: .tooManyRequests, seconds: 120)),
     ]
 
     /// The action for `code`, nil when the code is not in the table.

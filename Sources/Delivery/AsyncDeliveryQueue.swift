@@ -151,8 +151,8 @@ public final class AsyncDeliveryQueue {
 
     private func decide(_ item: AsyncNotification, delivery: APNsDelivery, log: FailedPushLog?) {
         let time = now()
-        switch policy.decide(after: delivery.outcome, tries: item.tries, expiration: item.expiration, now: time,
-                             random: &random) {
+        switch policy.decide(after: delivery.outcome, tries: item.tries, expiration: item.expiration,
+                             retryAfterSeconds: delivery.retryAfterSeconds, now: time, random: &random) {
         case .done(.accepted):
             counts.countDelivered()
             bound.release()

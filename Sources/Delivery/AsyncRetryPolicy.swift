@@ -10,8 +10,7 @@ import APNs
 /// expressed in seconds (UTC)"), and a queue shared by several hosts can
 /// carry only a wall-clock time.
 ///
-/// Retried: APNs 5xx, APNs 429 (TooManyRequests; APNs sends no
-/// `Retry-After`, so the backoff decides), no answer (answer timeout, stream
+/// Retried: APNs 5xx, APNs 429 (TooManyRequests), no answer (answer timeout, stream
 /// reset, connect or TLS failure), and the relay's own refusals (over
 /// `MAX_IN_FLIGHT`, every connection down). Final: APNs 2xx, any other
 /// APNs status (4xx: the token, the payload or the credentials are wrong,
@@ -24,8 +23,10 @@ import APNs
 /// that ceiling plus a random part of the other half: never less than half
 /// (so a burst of failures cannot retry at once), spread over the other half
 /// (so the tokens of one request refused together do not come back in one
-/// burst). A `Retry-After` the relay has (its own overload answer) is a
-/// floor under the delay, never capped.
+/// burst). A `Retry-After` in APNs' answer (Apple documents none; a front
+/// before APNs, or a later APNs, may send one; at most an hour,
+/// `APNsDelivery.maxRetryAfterSeconds`) is a floor under the delay, above
+/// `maxDelay` too; the expiration still ends what would retry too late.
 public struct AsyncRetryPolicy: Sendable, Equatable {
     /// Tries in all, the first included (`API_ASYNC_MAX_TRIES`).
     public var maxTries: Int
@@ -50,8 +51,7 @@ public struct AsyncRetryPolicy: Sendable, Equatable {
     ///   - expiration: the notification's `apns-expiration`, seconds since
     ///     the epoch; 0 is "deliver once"; nil (no header) bounds nothing
     ///     but `maxTries`.
-    ///   - retryAfterSeconds: a `Retry-After` the relay has for this
-    ///     outcome, if any.
+    ///   - retryAfterSeconds: the answer's `Retry-After`, if any.
     ///   - now: milliseconds since the epoch.
     public func decide(after outcome: DeliveryOutcome, tries: Int, expiration: Int64?, retryAfterSeconds: Int? = nil,
                        now: Int64, random: inout some RandomNumberGenerator) -> AsyncRetryDecision {

@@ -132,17 +132,20 @@ public func proxyAnswer(for refusal: APNsProxyRefusal, apnsID: String) -> APNsPr
                     body: apnsReasonBody(refusal.reason, timestamp: nil))
 }
 
-/// The answer for a delivery: APNs' own status, reason and `apns-id` (the
-/// one APNs returned, else the one sent) when APNs answered; for what APNs
+/// The answer for a delivery: APNs' own status, reason, `apns-id` (the
+/// one APNs returned, else the one sent) and `retry-after` (when APNs' error
+/// answer had one, `retryAfterSeconds`) when APNs answered; for what APNs
 /// never says (no answer in time, no connection, TLS or stream failures,
 /// the relay overloaded) 503 `ServiceUnavailable` with `Retry-After`
 /// (RelayCore's `RetryAfter`), as APNs itself asks a client to come back.
-public func proxyAnswer(for outcome: DeliveryOutcome, apnsID: String, timestamp: Int64? = nil) -> APNsProxyAnswer {
+public func proxyAnswer(for outcome: DeliveryOutcome, apnsID: String, timestamp: Int64? = nil,
+                        retryAfterSeconds: Int? = nil) -> APNsProxyAnswer {
     let retryAfter: Int
     switch outcome {
     case .apns(let status, let reason, let returnedID):
-        let headers = [HTTPField(name: "apns-id", value: returnedID ?? apnsID)]
+        var headers = [HTTPField(name: "apns-id", value: returnedID ?? apnsID)]
         if status == 200 { return APNsProxyAnswer(status: 200, headers: headers, body: []) }
+        if let retryAfterSeconds { headers.append(HTTPField(name: "retry-after", value: String(retryAfterSeconds))) }
         let body = reason.map { apnsReasonBody($0, timestamp: status == 410 ? timestamp : nil) } ?? []
         return APNsProxyAnswer(status: status, headers: headers, body: body)
     case .allConnectionsDown: retryAfter = RetryAfter.allConnectionsDown

@@ -219,7 +219,8 @@ extension ProviderAPIHandler {
                                      posting: .everyFailure(FailedPushSource(sentAPNsID: sentID))) {
             [weak self] delivery, _ in
             metrics?.countNotification(app: app.id, environment: environment, outcome: delivery.outcome)
-            let answer = proxyAnswer(for: delivery.outcome, apnsID: sentID, timestamp: delivery.unregisteredTimestamp)
+            let answer = proxyAnswer(for: delivery.outcome, apnsID: sentID, timestamp: delivery.unregisteredTimestamp,
+                                     retryAfterSeconds: delivery.retryAfterSeconds)
             self?.logAPI(call, status: answer.status, detail: "app=\(app.id) env=\(environment.rawValue)")
             completion(Self.response(answer))
         }

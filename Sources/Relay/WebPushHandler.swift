@@ -219,7 +219,8 @@ public final class WebPushHandler {
         let start = delivery.deliver(notification, app: app, token: target.deviceToken, posting: .deadTokens) {
             delivery, _ in
             let outcome = delivery.outcome
-            let answer = relayResponse(for: outcome, notification: apnsID, ttl: ttl)
+            let answer = relayResponse(for: outcome, notification: apnsID, ttl: ttl,
+                                       apnsRetryAfter: delivery.retryAfterSeconds)
             if let metrics {
                 WebPushHandler.countDelivery(metrics, appID, target.environment, outcome: outcome,
                                            status: answer.status, sent: sent, ciphertextDropped: ciphertextDropped)

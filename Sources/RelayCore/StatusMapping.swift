@@ -58,7 +58,22 @@ public enum RetryAfter {
 ///   - apnsID: the apns-id the relay sent; used for `Location` when APNs did
 ///     not echo one.
 ///   - ttl: the TTL used, echoed in `TTL` on 201 (RFC 8030 §5.2).
-public func relayResponse(for outcome: DeliveryOutcome, notification apnsID: String, ttl: Int) -> RelayResponse {
+///   - apnsRetryAfter: the `Retry-After` of APNs' answer, in seconds: an
+///     answer that has a `Retry-After` says the longer of it and the
+///     relay's own (a sender that honours it, as GoToSocial does, then
+///     waits as long as APNs asked).
+public func relayResponse(for outcome: DeliveryOutcome, notification apnsID: String, ttl: Int,
+                          apnsRetryAfter: Int? = nil) -> RelayResponse {
+    var response = mappedResponse(for: outcome, notification: apnsID, ttl: ttl)
+    if let apnsRetryAfter,
+       let index = response.headers.firstIndex(where: { $0.name == "Retry-After" }),
+       let own = Int(response.headers[index].value), apnsRetryAfter > own {
+        response.headers[index].value = decimalText(apnsRetryAfter)
+    }
+    return response
+}
+
+private func mappedResponse(for outcome: DeliveryOutcome, notification apnsID: String, ttl: Int) -> RelayResponse {
     if outcome.credentialVerdict == .rejected, case .apns(_, let reason, _) = outcome {
         let named = reason.map { " (\($0.rawValue))" } ?? ""
         return RelayResponse(

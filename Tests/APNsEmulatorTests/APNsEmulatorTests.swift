@@ -209,14 +209,21 @@ struct APNsEmulatorTests {
     }
 
     static let rejectingFaults = APNsFaultToken.table.compactMap { row -> FaultCase? in
-        guard case .reject(let status, let reason) = row.action else { return nil }
-        return FaultCase(code: row.code, status: status, reason: reason.rawValue)
+        switch row.action {
+        case .reject(let status, let reason):
+            return FaultCase(code: row.code, status: status, reason: reason.rawValue, retryAfter: nil)
+        case .rejectRetryingAfter(let status, let reason, let seconds):
+            return FaultCase(code: row.code, status: status, reason: reason.rawValue, retryAfter: String(seconds))
+        case .noAnswer, .resetStream, .dropConnection:
+            return nil
+        }
     }
 
     struct FaultCase: CustomTestStringConvertible, Sendable {
         var code: UInt8
         var status: Int
         var reason: String
+        var retryAfter: String?
         var testDescription: String { "fault code \(code): \(status) \(reason)" }
     }
 
@@ -230,6 +237,7 @@ struct APNsEmulatorTests {
         #expect(result.status == fault.status)
         #expect(result.reason == fault.reason)
         #expect(result.headers["apns-id"] != nil)
+        #expect(result.headers["retry-after"] == fault.retryAfter)
         if fault.status == 410 {
             let object = try JSONSerialization.jsonObject(with: Data(result.body.utf8)) as? [String: Any]
             let timestamp = try #require(object?["timestamp"] as? NSNumber).int64Value

@@ -3,9 +3,9 @@ import Testing
 
 @Suite("Fault tokens")
 struct FaultInjectionTests {
-    @Test("the table covers every row of ARCHITECTURE.md §3 that APNs can cause, codes 1…20 in order")
+    @Test("the table covers every row of ARCHITECTURE.md §3 that APNs can cause, codes 1…22 in order")
     func tableShape() {
-        #expect(APNsFaultToken.table.map(\.code) == Array(1...20))
+        #expect(APNsFaultToken.table.map(\.code) == Array(1...22))
         let actions = APNsFaultToken.table.map(\.action)
         for expected: APNsEmulatorAction in [
             .reject(status: 410, reason: .unregistered), .reject(status: 400, reason: .badDeviceToken),
@@ -15,6 +15,7 @@ struct FaultInjectionTests {
             .reject(status: 403, reason: .invalidProviderToken), .reject(status: 404, reason: .badPath),
             .reject(status: 405, reason: .methodNotAllowed), .reject(status: 500, reason: .internalServerError),
             .reject(status: 503, reason: .serviceUnavailable), .noAnswer, .resetStream, .dropConnection,
+            .rejectRetryingAfter(status: 503, reason: .serviceUnavailable, seconds: 3),
         ] {
             #expect(actions.contains(expected), "\(expected)")
         }

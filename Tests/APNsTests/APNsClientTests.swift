@@ -102,18 +102,23 @@ struct APNsClientTests {
         defer { emulator.stop() }
         let client = try LoopClient(Fixtures.configuration(
             port: emulator.port, context: Fixtures.tlsContext(identity: Fixtures.clientIdentity())))
-        var expected: [(status: Int, reason: APNsReason)] = []
+        var expected: [(status: Int, reason: APNsReason, retryAfter: Int?)] = []
         var notifications: [APNsNotification] = []
         for (code, action) in APNsFaultToken.table {
-            guard case .reject(let status, let reason) = action else { continue }
-            expected.append((status, reason))
+            switch action {
+            case .reject(let status, let reason): expected.append((status, reason, nil))
+            case .rejectRetryingAfter(let status, let reason, let seconds): expected.append((status, reason, seconds))
+            case .noAnswer, .resetStream, .dropConnection: continue
+            }
             notifications.append(try Fixtures.notification(token: APNsFaultToken.token(code: code)))
         }
+        #expect(expected.contains { $0.retryAfter != nil }, "a row answers with Retry-After")
         #expect(expected.count >= 15)
         let results = try client.send(notifications)
         #expect(results.completionCounts.allSatisfy { $0 == 1 })
         for (index, delivery) in results.deliveries.enumerated() {
-            let (status, reason) = expected[index]
+            let (status, reason, retryAfter) = expected[index]
+            #expect(delivery.retryAfterSeconds == retryAfter, "\(reason)")
             guard case .apns(let gotStatus, let gotReason, _) = delivery.outcome else {
                 Issue.record("\(reason): got \(delivery.outcome)")
                 continue

@@ -38,4 +38,21 @@ struct APNsResponseTests {
         #expect(APNsDelivery(status: 502, apnsID: nil, body: Array("<html>bad gateway</html>".utf8)).outcome
             == .apns(status: 502, reason: nil, apnsID: nil))
     }
+
+    @Test("Retry-After is delay-seconds within an hour; a date, a sign, a fraction or nothing is no value", arguments: [
+        ("0", 0), ("7", 7), (" 120 ", 120), ("\t30", 30), ("3600", 3_600), ("3601", 3_600),
+        ("99999999999999999999999999", 3_600),
+        ("", nil), ("  ", nil), ("-5", nil), ("+5", nil), ("1.5", nil), ("5s", nil), ("1 2", nil),
+        ("Wed, 21 Oct 2015 07:28:00 GMT", nil), ("\u{0}", nil),
+    ] as [(String, Int?)])
+    func retryAfterValues(value: String, seconds: Int?) {
+        #expect(APNsDelivery.retryAfterSeconds(value[...].utf8) == seconds)
+    }
+
+    @Test("an error answer keeps its Retry-After; a 200 has none")
+    func retryAfterOnDelivery() {
+        let body = Array(#"{"reason":"ServiceUnavailable"}"#.utf8)
+        #expect(APNsDelivery(status: 503, apnsID: nil, body: body, retryAfterSeconds: 9).retryAfterSeconds == 9)
+        #expect(APNsDelivery(status: 200, apnsID: "A", body: [], retryAfterSeconds: 9).retryAfterSeconds == nil)
+    }
 }

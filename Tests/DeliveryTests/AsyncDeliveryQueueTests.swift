@@ -116,6 +116,20 @@ struct AsyncDeliveryQueueTests {
         #expect(fixture.doneOutcomes == [Self.accepted], "done once, with the last try's outcome")
     }
 
+    @Test("APNs' Retry-After holds the retry back that long, beyond the backoff")
+    func retryAfterIsHonoured() throws {
+        let fixture = try Fixture()
+        let start = fixture.time
+        fixture.accept(fixture.item())
+        fixture.sender.complete(with: APNsDelivery(outcome: Self.unavailable, retryAfterSeconds: 20))
+        #expect(fixture.timers.map(\.0) == [start + 20_000])
+        fixture.runDueTimers()
+        #expect(fixture.sender.sent.count == 2)
+        // The next answer has none: the backoff alone decides (second try: 1-2 s).
+        fixture.sender.complete(with: Self.unavailable)
+        #expect(fixture.timers.map(\.0) == [start + 20_000 + 1_000])
+    }
+
     @Test("a notification whose tries are spent fails once: one hook post, its place given back")
     func triesSpent() throws {
         let fixture = try Fixture(maxTries: 3)

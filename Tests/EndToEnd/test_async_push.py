@@ -1,10 +1,11 @@
 """The asynchronous /api/push (API_ASYNC, a request's "async"), end to end:
 gorush's async answer at once, then every token at the emulator; a 503
 answered twice then accepted, delivered by the third try; a 503 retried
-until API_ASYNC_MAX_TRIES, then one hook post; a dead token to the
-feedback list and the hook; the bound refusing a request whole with 503 and
-Retry-After; "async": false answered after APNs; SIGTERM draining within
-SHUTDOWN_GRACE and logging what was left."""
+until API_ASYNC_MAX_TRIES, then one hook post; APNs' Retry-After holding a
+retry back; a dead token to the feedback list and the hook; the bound
+refusing a request whole with 503 and Retry-After; "async": false answered
+after APNs; SIGTERM draining within SHUTDOWN_GRACE and logging what was
+left."""
 
 import json
 import signal
@@ -83,6 +84,26 @@ def test_a_503_is_retried_until_the_tries_are_spent_then_the_hook_hears_once(sta
     assert after['toot_relay_api_async_total{result="retried"}'] - before['toot_relay_api_async_total{result="retried"}'] == 1
     assert after['toot_relay_api_async_total{result="failed"}'] - before['toot_relay_api_async_total{result="failed"}'] == 1
     assert after["toot_relay_api_async_queued"] == 0
+
+
+def test_apns_retry_after_holds_the_retry_back_that_long(stack):
+    # The emulator's fault 0x15 answers 503 with retry-after: 3; 0x0d answers
+    # 503 without one, retried after the backoff alone (0.5-1 s). Two tries.
+    waiting, plain = api.fresh_fault(0x15), api.fresh_fault(0x0d)
+    started = time.monotonic()
+    response = api.push(stack["port"], {"notifications": [{"platform": 1, "tokens": [waiting, plain], "message": "m"}]})
+    assert response.status == 200
+    failed_at = {}
+    deadline = started + 15
+    while len(failed_at) < 2 and time.monotonic() < deadline:
+        for token in (waiting, plain):
+            if token not in failed_at and stack["hook"].posts_for(token):
+                failed_at[token] = time.monotonic() - started
+        time.sleep(0.05)
+    assert set(failed_at) == {waiting, plain}, failed_at
+    assert failed_at[waiting] >= 3.0, failed_at
+    assert failed_at[plain] < failed_at[waiting], failed_at
+    assert stack["hook"].posts_for(waiting)[0][1]["status"] == 503
 
 
 def test_a_token_refused_503_twice_is_retried_and_delivered_once_accepted(certs, workdir):

@@ -533,14 +533,17 @@ def test_curl_posts_apples_example_request_and_gets_apns_answer(stack, path, env
     assert entry["authenticated_as"] == TOOT
 
 
-@pytest.mark.parametrize("code, status, reason", [(0x01, 410, "Unregistered"), (0x02, 400, "BadDeviceToken"),
-                                                  (0x05, 429, "TooManyRequests")])
-def test_the_proxy_answers_apns_own_status_and_reason(stack, code, status, reason):
+@pytest.mark.parametrize("code, status, reason, retry_after", [
+    (0x01, 410, "Unregistered", None), (0x02, 400, "BadDeviceToken", None), (0x05, 429, "TooManyRequests", None),
+    (0x16, 429, "TooManyRequests", "120"),
+])
+def test_the_proxy_answers_apns_own_status_and_reason(stack, code, status, reason, retry_after):
     token = api.fresh_fault(code)
     got, headers, body = curl(stack["port"], f"/3/device/{token}", APPLE_BODY,
                               [h for h in apple_headers() if h[0] != "apns-id"])
     assert got == status, body
     assert re.fullmatch(r"[0-9A-Fa-f-]{36}", headers["apns-id"])
+    assert headers.get("retry-after") == retry_after
     answer = json.loads(body)
     assert answer["reason"] == reason
     assert set(answer) == ({"reason", "timestamp"} if status == 410 else {"reason"})

@@ -25,6 +25,8 @@ ROWS = [
     (0x0c, 503, True),   # 500 InternalServerError
     (0x0d, 503, True),   # 503 ServiceUnavailable
     (0x12, 503, True),   # 503 Shutdown
+    (0x15, 503, True),   # 503 ServiceUnavailable with retry-after: 3
+    (0x16, 503, True),   # 429 TooManyRequests with retry-after: 120
     (0x0e, 504, False),  # no answer within APNS_TIMEOUT
     (0x0f, 502, False),  # RST_STREAM
 ]
@@ -50,6 +52,15 @@ def test_apns_outcome_maps_to_status(relay, code, status, retry_after):
     assert (response.header("Retry-After") is not None) == retry_after
     if status != 201:
         assert response.body.endswith(b"\n") and response.body.count(b"\n") == 1
+
+
+@pytest.mark.parametrize("code,expected", [(0x15, "10"), (0x16, "120"), (0x05, "60")])
+def test_apns_retry_after_lengthens_the_relays_own_never_shortens_it(relay, code, expected):
+    # 0x15: APNs asks 3 s, the relay's own for a 503 is 10; 0x16: APNs asks
+    # 120 s, the relay's own for a 429 is 60; 0x05: a 429 without one.
+    response = push(relay.port, rt.fault_token(code, filler=0x100 + code))
+    assert response.status == 503, response
+    assert response.header("Retry-After") == expected
 
 
 def test_dropped_apns_connection_is_5xx_and_the_next_one_works(relay):

@@ -146,3 +146,13 @@ func outcomeIsAnsweredAsAPNs(_ expected: OutcomeAnswer) {
     #expect(lines(answer.headers) == expected.headers)
     #expect(text(answer.body) == expected.body)
 }
+
+@Test("APNs' retry-after is passed on with its refusal, and a 200 carries none")
+func retryAfterIsPassedOn() {
+    let refused = proxyAnswer(for: .apns(status: 503, reason: .serviceUnavailable, apnsID: "A"), apnsID: "SENT-ID",
+                              retryAfterSeconds: 30)
+    #expect(lines(refused.headers) == ["apns-id: A", "retry-after: 30"])
+    let accepted = proxyAnswer(for: .apns(status: 200, reason: nil, apnsID: "A"), apnsID: "SENT-ID",
+                               retryAfterSeconds: 30)
+    #expect(lines(accepted.headers) == ["apns-id: A"])
+}

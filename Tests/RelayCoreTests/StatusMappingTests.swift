@@ -74,6 +74,20 @@ struct StatusMappingTests {
         #expect(echoed.body.isEmpty)
     }
 
+    @Test("APNs' Retry-After lengthens the relay's own, never shortens it, and adds none where the relay has none",
+          arguments: [
+              (DeliveryOutcome.apns(status: 503, reason: .serviceUnavailable, apnsID: nil), 120, "120"),
+              (.apns(status: 503, reason: .serviceUnavailable, apnsID: nil), 2, "10"),
+              (.apns(status: 429, reason: .tooManyRequests, apnsID: nil), 600, "600"),
+              (.apns(status: 410, reason: .unregistered, apnsID: nil), 120, nil),
+              (.apns(status: 200, reason: nil, apnsID: nil), 120, nil),
+          ] as [(DeliveryOutcome, Int, String?)])
+    func apnsRetryAfter(outcome: DeliveryOutcome, apnsRetryAfter: Int, expected: String?) {
+        let response = relayResponse(for: outcome, notification: "ID", ttl: 60, apnsRetryAfter: apnsRetryAfter)
+        #expect(response.headers.first { $0.name == "Retry-After" }?.value == expected)
+        #expect(response.status == relayResponse(for: outcome, notification: "ID", ttl: 60).status)
+    }
+
     /// What the relay answers for each reason arriving with its documented status.
     static func expectedStatus(for reason: APNsReason) -> Int {
         switch reason {

@@ -41,8 +41,12 @@ public final class FakeSender: NotificationSender {
     }
 
     public func complete(with outcome: DeliveryOutcome) {
+        complete(with: APNsDelivery(outcome: outcome))
+    }
+
+    public func complete(with delivery: APNsDelivery) {
         let waiting = pending
         pending = []
-        for (_, completion) in waiting { completion(APNsDelivery(outcome: outcome)) }
+        for (_, completion) in waiting { completion(delivery) }
     }
 }

@@ -13,18 +13,22 @@ public protocol NotificationSender: AnyObject {
     func send(_ notification: APNsNotification, completion: @escaping (APNsDelivery) -> Void)
 }
 
-/// The full result of one send: the outcome the relay maps (ARCHITECTURE.md §3) and,
-/// for 410, when APNs last knew the token to be valid.
+/// The full result of one send: the outcome the relay maps (ARCHITECTURE.md §3),
+/// for 410 when APNs last knew the token to be valid, and the answer's
+/// `Retry-After` when it had one.
 public struct APNsDelivery: Sendable, Equatable {
     public var outcome: DeliveryOutcome
     /// 410 Unregistered / ExpiredToken: the body's `timestamp`, milliseconds
     /// since the epoch ("the last time APNs confirmed the token was no longer
     /// valid for the topic").
     public var unregisteredTimestamp: Int64?
+    /// An error answer's `Retry-After`, in seconds (`retryAfterSeconds(_:)`).
+    public var retryAfterSeconds: Int?
 
-    public init(outcome: DeliveryOutcome, unregisteredTimestamp: Int64? = nil) {
+    public init(outcome: DeliveryOutcome, unregisteredTimestamp: Int64? = nil, retryAfterSeconds: Int? = nil) {
         self.outcome = outcome
         self.unregisteredTimestamp = unregisteredTimestamp
+        self.retryAfterSeconds = retryAfterSeconds
     }
 }
 

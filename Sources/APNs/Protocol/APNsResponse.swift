@@ -3,7 +3,7 @@ extension APNsDelivery {
     /// The delivery an answer on a completed stream means: 200 is accepted;
     /// any other status carries the reason of APNs' error body and, for 410,
     /// its timestamp.
-    init(status: Int, apnsID: String?, body: [UInt8]) {
+    init(status: Int, apnsID: String?, body: [UInt8], retryAfterSeconds: Int? = nil) {
         guard status != 200 else {
             self.init(outcome: .apns(status: 200, reason: nil, apnsID: apnsID))
             return
@@ -11,7 +11,32 @@ extension APNsDelivery {
         let parsed = parseAPNsErrorBody(body)
         self.init(
             outcome: .apns(status: status, reason: parsed.reason.map(APNsReason.init(rawValue:)), apnsID: apnsID),
-            unregisteredTimestamp: status == 410 ? parsed.timestamp : nil)
+            unregisteredTimestamp: status == 410 ? parsed.timestamp : nil, retryAfterSeconds: retryAfterSeconds)
+    }
+
+    /// The longest `Retry-After` taken as given: a notification without
+    /// `apns-expiration` is otherwise bounded only by its tries, and an
+    /// answer saying "in a week" must not park it for a week.
+    public static let maxRetryAfterSeconds = 3_600
+
+    /// A `Retry-After` value in seconds: delay-seconds (RFC 9110 §10.2.3,
+    /// `1*DIGIT`, optional whitespace around it), at most
+    /// `maxRetryAfterSeconds`. APNs documents none; a front before it, or a
+    /// later APNs, may send one. An HTTP-date, or anything else, is nil
+    /// (the caller's own backoff decides).
+    public static func retryAfterSeconds(_ value: Substring.UTF8View) -> Int? {
+        var digits = value.drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        while let last = digits.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") {
+            digits = digits.dropLast()
+        }
+        guard !digits.isEmpty else { return nil }
+        var seconds = 0
+        for byte in digits {
+            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
+            // Saturates instead of overflowing: a long run of digits is "a long time".
+            seconds = min(seconds * 10 + Int(byte - UInt8(ascii: "0")), maxRetryAfterSeconds)
+        }
+        return seconds
     }
 }
 
