@@ -114,10 +114,7 @@ extension ProviderAPIHandler {
         guard bound.reserve(sends.count) else {
             logAPI(call, status: 503, detail: "async \(summary) refused: \(bound.pending) pending, "
                 + "API_ASYNC_MAX_PENDING \(bound.maxPending)")
-            var response = jsonError(503, "The queue is full: \(sends.count) tokens would pass API_ASYNC_MAX_PENDING "
-                + "(\(bound.maxPending)). Nothing was queued; try again later.")
-            response.headers.append(HTTPField(name: "Retry-After", value: String(AsyncPushes.retryAfterSeconds)))
-            return response
+            return asyncRefusal(Self.queueFullMessage(tokens: sends.count, maxPending: bound.maxPending))
         }
         for failure in failures { context.feedback.post(failure) }
         let now = FeedbackSink.unixMilliseconds()
@@ -171,12 +168,24 @@ extension ProviderAPIHandler {
         case .full:
             logAPI(call, status: 503, detail: "async \(summary) refused: the fleet's queue is full "
                 + "(API_ASYNC_MAX_PENDING \(context.async.bound.maxPending))")
-            message = "The queue is full: \(tokens) tokens would pass API_ASYNC_MAX_PENDING "
-                + "(\(context.async.bound.maxPending)). Nothing was queued; try again later."
+            message = Self.queueFullMessage(tokens: tokens, maxPending: context.async.bound.maxPending)
         case .failed(let why):
             logAPI(call, status: 503, detail: "async \(summary) refused: \(why)")
             message = "The queue cannot take notifications now. Nothing was queued; try again later."
         }
+        return asyncRefusal(message)
+    }
+
+    /// The one wording of a full queue, in-process or the fleet's: a
+    /// sender reads the same answer from every instance.
+    static func queueFullMessage(tokens: Int, maxPending: Int) -> String {
+        "The queue is full: \(tokens) tokens would pass API_ASYNC_MAX_PENDING (\(maxPending)). "
+            + "Nothing was queued; try again later."
+    }
+
+    /// An asynchronous request refused whole: gorush's error JSON, 503 and
+    /// `Retry-After`.
+    private func asyncRefusal(_ message: String) -> HTTP1Response {
         var response = jsonError(503, message)
         response.headers.append(HTTPField(name: "Retry-After", value: String(AsyncPushes.retryAfterSeconds)))
         return response

@@ -1,6 +1,7 @@
 """The asynchronous /api/push of a fleet (REDIS_URL), end to end: accepted
 only once Redis holds every token, delivered by whichever instance reads
-it, at least once: three instances behind nginx with 100,000 notifications
+it, at least once; API_ASYNC_MAX_PENDING bounding the fleet's stream, not
+one instance's: three instances behind nginx with 100,000 notifications
 and one instance SIGKILLed in the middle (none lost, duplicates no more than
 the killed instance held, its entries claimed by the others); Redis
 restarted in the middle of a run (nothing accepted is lost); a fake Redis
@@ -112,6 +113,36 @@ def test_an_async_request_is_answered_once_redis_holds_it_then_delivered(certs, 
         relay.kill()
         emulator.kill()
         hook.close()
+
+
+def test_the_bound_is_the_fleets_a_request_over_it_on_another_instance_is_refused_whole(certs, workdir, redis):
+    emulator = rt.start_emulator(certs, workdir, name="fleet-async-bound-emulator", extra=("--quiet",))
+    first, second = ft.start_instances(certs, workdir, emulator.port, redis.url, count=2, API_KEYS=api.ALL_APPS_KEY,
+                                       API_ASYNC_MAX_PENDING=10, APNS_TIMEOUT=30)
+    try:
+        for instance in (first, second):
+            wait_connected(instance)
+        # Eight tokens APNs never answers: pending in the stream for the
+        # answer timeout, counted against the bound by every instance.
+        silent = [api.fresh_fault(0x0e) for _ in range(8)]
+        assert api.push(first.api_port, async_document(silent)).status == 200
+        refused = tokens_of(2, 5)
+        response = api.push(second.api_port, async_document(refused))
+        assert response.status == 503 and response.header("Retry-After") == "5", response
+        body = api.json_body(response)
+        assert body["code"] == 503, body
+        assert body["message"] == ("The queue is full: 5 tokens would pass API_ASYNC_MAX_PENDING (10). "
+                                   "Nothing was queued; try again later."), body
+        assert redis.cli("XLEN", "toot-relay:async") == "8"
+        fitting = tokens_of(3, 2)
+        assert api.push(second.api_port, async_document(fitting)).status == 200
+        wait_for_tokens(emulator, fitting, timeout=10)
+        assert not set(refused) & recorded_tokens(emulator).keys(), "a refused request queued nothing"
+        assert second.process.log_contains("refused: the fleet's queue is full (API_ASYNC_MAX_PENDING 10)")
+    finally:
+        first.kill()
+        second.kill()
+        emulator.kill()
 
 
 class NginxClient:
