@@ -91,8 +91,13 @@ def interrupted(_signal, _frame):
 
 def run(cert_dir, state_dir):
     # SIGTERM stops the demo like Ctrl-C: the relay (in its own session) is
-    # told to stop rather than left behind.
+    # told to stop rather than left behind. SIGINT explicitly too: a shell
+    # starts a background command (`… &` without job control) with SIGINT
+    # ignored, Python then keeps it ignored, and the relay would inherit
+    # that (a caught signal is reset to its default at exec, an ignored one
+    # is not).
     signal.signal(signal.SIGTERM, interrupted)
+    signal.signal(signal.SIGINT, interrupted)
     subscriber = load_subscriber(state_dir)
     env = dict(os.environ)
     env.setdefault("PORT", "0")
