@@ -2,7 +2,6 @@ import EventLoop
 import Glibc
 import Locking
 import Redis
-import Synchronization
 
 /// Work handed between the instances of a fleet, at least once: a Redis
 /// Stream read by every instance in one consumer group (`FleetKeys.consumerGroup`),
@@ -25,10 +24,16 @@ import Synchronization
 ///   answers `NOGROUP`: the group is created again (from id 0: whatever the
 ///   stream holds is read).
 ///
+/// When to read and how much, what is held, when acknowledgements go out,
+/// what is renewed and claimed, what a stopped queue still does and which
+/// refusals are said is decided by `StreamQueueMachine`; this class carries
+/// its actions out (the commands, the timers, `receive`, the log) and
+/// reports every answer to it.
+///
 /// Every reply is read defensively (`StreamEntry`): what is not the shape
 /// Redis gives is a log line and skipped, never a crash. Thread-safe: the
-/// state is under a lock; replies come on the links' threads, timers run
-/// on the `commands` link's thread.
+/// machine is under a lock, its actions carried out outside it; replies
+/// come on the links' threads, timers run on the `commands` link's thread.
 public final class StreamQueue: Sendable {
     public enum AddResult: Sendable, Equatable {
         case added
@@ -59,31 +64,9 @@ public final class StreamQueue: Sendable {
     private let fleet: Fleet
     private let receive: Receive
     private let log: Log
-    private let state = Locked(ConsumerState())
-    private let lengthSeen = Atomic<Int>(0)
-    private let claimedCount = Atomic<Int>(0)
-    private let badCount = Atomic<Int>(0)
-
-    struct ConsumerState {
-        var held: Set<String> = []
-        var started = false
-        var reading = false
-        var claiming = false
-        var stopped = false
-        var acks: [String] = []
-        var ackScheduled = false
-        var readFailing = false
-        var claimCursor = "0-0"
-        var acksSent = 0
-        /// Commands Redis refused (an ACL without them, say), each said
-        /// once until it is accepted again.
-        var refusedSaid: Set<String> = []
-    }
-
-    /// Entries one read or claim asks for at most, and ids one
-    /// acknowledgement or renewal names (Lua's `unpack` takes a few
-    /// thousand; a reply of 500 entries is well within the reply limits).
-    static let batch = 500
+    /// Every decision of the consumer's; its actions are carried out
+    /// here, outside the lock.
+    private let state: Locked<StreamQueueMachine>
 
     public init(fleet: Fleet, stream: String, group: String = FleetKeys.consumerGroup, maxPending: Int, capacity: Int,
                 log: @escaping Log, receive: @escaping Receive) {
@@ -92,17 +75,18 @@ public final class StreamQueue: Sendable {
         (self.log, self.receive) = (log, receive)
         renewInterval = max(fleet.claimIdle / 3, .milliseconds(100))
         claimInterval = max(fleet.claimIdle / 2, .milliseconds(200))
+        state = Locked(StreamQueueMachine(capacity: capacity, renewInterval: renewInterval, claimInterval: claimInterval))
     }
 
     /// Entries held now (read, not done).
-    public var held: Int { state.withLock { $0.held.count } }
+    public var held: Int { state.withLock { $0.held } }
     /// The stream's length when last read (every `renewInterval`): the
     /// fleet's pending entries.
-    public var length: Int { lengthSeen.load(ordering: .relaxed) }
+    public var length: Int { state.withLock { $0.length } }
     /// Entries taken over from other consumers.
-    public var claimed: Int { claimedCount.load(ordering: .relaxed) }
+    public var claimed: Int { state.withLock { $0.claimed } }
     /// Entries or replies that were not what Redis gives, skipped.
-    public var malformed: Int { badCount.load(ordering: .relaxed) }
+    public var malformed: Int { state.withLock { $0.malformed } }
 
     // MARK: adding
 
@@ -159,41 +143,20 @@ public final class StreamQueue: Sendable {
     /// Creates the group if needed and starts reading, renewing and
     /// claiming. Once.
     public func start() {
-        let first = state.withLock { state in
-            defer { state.started = true }
-            return !state.started
-        }
-        precondition(first, "a stream queue starts once")
-        createGroup { [self] in
-            readMore()
-            renewTick()
-            claimTick()
-        }
+        feed { $0.start(into: &$1) }
     }
 
     /// Stops reading and claiming (shutdown): what is held stays held, its
     /// idle time still renewed while the links are open; what is never
     /// `done` stays pending for the others to claim.
     public func stop() {
-        state.withLock { $0.stopped = true }
+        state.withLock { $0.stop() }
     }
 
     /// `id` is done (delivered, or failed for good): acknowledged and
     /// deleted, its place given back.
     public func done(_ id: String) {
-        let (schedule, resume) = state.withLock { state in
-            guard state.held.remove(id) != nil else { return (false, false) }
-            state.acks.append(id)
-            let schedule = !state.ackScheduled
-            state.ackScheduled = true
-            return (schedule, !state.reading && !state.stopped)
-        }
-        if schedule {
-            // A short wait gathers the acknowledgements of many deliveries
-            // into one command.
-            after(.milliseconds(2)) { [self] in flushAcks() }
-        }
-        if resume { readMore() }
+        feed { $0.done(id, into: &$1) }
     }
 
     /// `id` could not be finished here now (a hook that is down): it is no
@@ -201,11 +164,7 @@ public final class StreamQueue: Sendable {
     /// a dead instance's, by any instance, this one included; its place is
     /// given back.
     public func release(_ id: String) {
-        let resume = state.withLock { state in
-            guard state.held.remove(id) != nil else { return false }
-            return !state.reading && !state.stopped
-        }
-        if resume { readMore() }
+        feed { $0.release(id, into: &$1) }
     }
 
     /// Waits (at most `timeout`) until every `done` entry's
@@ -213,205 +172,140 @@ public final class StreamQueue: Sendable {
     /// what was delivered is not delivered again by whoever would claim it.
     public func waitForAcknowledgements(timeout: Duration) {
         let deadline = ContinuousClock.now + timeout
-        while state.withLock({ !$0.acks.isEmpty || $0.acksSent > 0 }) && ContinuousClock.now < deadline {
+        while state.withLock({ $0.acknowledging }) && ContinuousClock.now < deadline {
             usleep(5_000)
         }
     }
 
-    private func createGroup(then next: @escaping @Sendable () -> Void) {
-        fleet.commands.send(RedisCommand("XGROUP", "CREATE", stream, group, "0", "MKSTREAM")) { [self] reply in
-            switch reply {
-            case .success:
-                next()
-            case .failure(.serverError(let text)) where text.hasPrefix("BUSYGROUP"):
-                next()
-            case .failure(let error):
-                log("stream \(stream): cannot create the consumer group: \(error); trying again in 1 s")
-                after(.seconds(1)) { [self] in createGroup(then: next) }
+    /// Feeds one event to the machine under the lock, then carries out
+    /// what it decided. `entries`: those a reply brought, for `.deliver`.
+    private func feed(_ entries: [StreamEntry] = [],
+                      _ event: (inout StreamQueueMachine, inout [StreamQueueMachine.Action]) -> Void) {
+        var actions: [StreamQueueMachine.Action] = []
+        state.withLock { event(&$0, &actions) }
+        for action in actions {
+            switch action {
+            case .createGroup:
+                createGroup()
+            case .read(let count):
+                read(count: count)
+            case .deliver(let ids):
+                receive(Self.pick(ids, from: entries), false)
+                feed { $0.handedOn(into: &$1) }
+            case .deliverClaimed(let ids):
+                receive(Self.pick(ids, from: entries), true)
+            case .sendAcks(let ids):
+                sendAcks(ids)
+            case .renew(let ids):
+                renew(ids)
+            case .readLength:
+                fleet.commands.send(RedisCommand("XLEN", stream)) { [self] reply in
+                    if case .success(.integer(let length)) = reply { state.withLock { $0.lengthRead(Int(length)) } }
+                }
+            case .claim(let cursor, let count):
+                claim(cursor: cursor, count: count)
+            case .schedule(let timer, let delay):
+                let loop = fleet.commands.loop
+                loop.execute { loop.schedule(after: delay) { [self] in feed { $0.fired(timer, into: &$1) } } }
+            case .log(let line):
+                log("stream \(stream): \(line)")
             }
         }
     }
 
-    private func readMore() {
-        let count: Int? = state.withLock { state in
-            let room = capacity - state.held.count
-            guard !state.stopped, room > 0, !state.reading else { return nil }
-            state.reading = true
-            return min(room, Self.batch)
+    /// The entries `ids` names, in its order, the first of each id.
+    private static func pick(_ ids: [String], from entries: [StreamEntry]) -> [StreamEntry] {
+        var byID: [String: StreamEntry] = [:]
+        for entry in entries where byID[entry.id] == nil { byID[entry.id] = entry }
+        return ids.compactMap { byID[$0] }
+    }
+
+    private func createGroup() {
+        fleet.commands.send(RedisCommand("XGROUP", "CREATE", stream, group, "0", "MKSTREAM")) { [self] reply in
+            switch reply {
+            case .success:
+                feed { $0.groupCreated(into: &$1) }
+            case .failure(.serverError(let text)) where text.hasPrefix("BUSYGROUP"):
+                feed { $0.groupCreated(into: &$1) }
+            case .failure(let error):
+                feed { $0.groupCreateFailed(error: "\(error)", into: &$1) }
+            }
         }
-        guard let count else { return }
+    }
+
+    private func read(count: Int) {
         let blockMilliseconds = Int(Fleet.readBlock.components.seconds * 1000)
         let command = RedisCommand("XREADGROUP", "GROUP", group, fleet.instance, "COUNT", String(count),
                                    "BLOCK", String(blockMilliseconds), "STREAMS", stream, ">")
         fleet.reads.send(command) { [self] reply in
+            var entries: [StreamEntry] = []
+            let read: StreamQueueMachine.ReadReply
             switch reply {
             case .success(let value):
-                guard let (entries, skipped) = StreamEntry.readReply(value) else {
-                    badCount.add(1, ordering: .relaxed)
-                    readFailed("XREADGROUP answered what is not a stream reply")
-                    return
+                if let (got, skipped) = StreamEntry.readReply(value) {
+                    entries = got
+                    read = .entries(ids: got.map(\.id), skipped: skipped)
+                } else {
+                    read = .unreadable
                 }
-                recovered()
-                if skipped > 0 { skip(skipped) }
-                hand(entries, claimed: false)
-                state.withLock { $0.reading = false }
-                readMore()
             case .failure(.serverError(let text)) where text.hasPrefix("NOGROUP"):
-                log("stream \(stream): the consumer group is gone (Redis lost its data?): creating it again")
-                createGroup { [self] in
-                    state.withLock { $0.reading = false }
-                    readMore()
-                }
+                read = .noGroup
             case .failure(let error):
-                readFailed("\(error)")
+                read = .failed("\(error)")
             }
+            feed(entries) { $0.readReplied(read, into: &$1) }
         }
     }
 
-    private func readFailed(_ why: String) {
-        let first = state.withLock { state in
-            defer { state.readFailing = true }
-            return !state.readFailing
-        }
-        if first { log("stream \(stream): reading failed: \(why); retrying every second") }
-        after(.seconds(1)) { [self] in
-            state.withLock { $0.reading = false }
-            readMore()
-        }
-    }
-
-    private func recovered() {
-        let was = state.withLock { state in
-            defer { state.readFailing = false }
-            return state.readFailing
-        }
-        if was { log("stream \(stream): reading again") }
-    }
-
-    private func skip(_ count: Int) {
-        badCount.add(count, ordering: .relaxed)
-        log("stream \(stream): \(count) entries without a valid id skipped")
-    }
-
-    /// Takes `entries` into `held` and hands on those not held already (a
-    /// renewal that failed may let this instance claim its own entry).
-    private func hand(_ entries: [StreamEntry], claimed: Bool) {
-        guard !entries.isEmpty else { return }
-        let new = state.withLock { state in entries.filter { state.held.insert($0.id).inserted } }
-        if claimed { claimedCount.add(new.count, ordering: .relaxed) }
-        if !new.isEmpty { receive(new, claimed) }
-    }
-
-    private func flushAcks() {
-        let ids: [String] = state.withLock { state in
-            let ids = Array(state.acks.prefix(Self.batch))
-            state.acks.removeFirst(ids.count)
-            state.ackScheduled = !state.acks.isEmpty
-            if !ids.isEmpty { state.acksSent += 1 }
-            return ids
-        }
-        guard !ids.isEmpty else { return }
-        let more = ids.count == Self.batch
+    private func sendAcks(_ ids: [String]) {
         let command = RedisCommand([Array("EVAL".utf8), Array(Self.ackScript.utf8), Array("1".utf8), Array(stream.utf8),
                                     Array(group.utf8)] + ids.map { Array($0.utf8) })
         fleet.commands.send(command) { [self] reply in
-            state.withLock { $0.acksSent -= 1 }
-            if case .failure(let error) = reply {
-                // Kept, and tried again: an entry done but not acknowledged
-                // would be delivered again by whoever claims it.
-                log("stream \(stream): acknowledging \(ids.count) entries failed: \(error); trying again in 1 s")
-                let schedule = state.withLock { state in
-                    state.acks.append(contentsOf: ids)
-                    defer { state.ackScheduled = true }
-                    return !state.ackScheduled
-                }
-                if schedule { after(.seconds(1)) { [self] in flushAcks() } }
+            switch reply {
+            case .success: state.withLock { $0.acksReplied() }
+            case .failure(let error): feed { $0.acksFailed(ids: ids, error: "\(error)", into: &$1) }
             }
         }
-        if more { after(.zero) { [self] in flushAcks() } }
     }
 
-    /// Resets the idle time of every held entry, and reads the length.
-    private func renewTick() {
-        let held = state.withLock { Array($0.held) }
-        var start = 0
-        while start < held.count {
-            let chunk = held[start..<min(start + Self.batch, held.count)]
-            start += Self.batch
-            let command = RedisCommand(["XCLAIM", stream, group, fleet.instance, "0"].map { Array($0.utf8) }
-                + chunk.map { Array($0.utf8) } + [Array("JUSTID".utf8)])
-            fleet.commands.send(command) { [self] reply in refusal("XCLAIM", reply) }
+    private func renew(_ ids: [String]) {
+        let command = RedisCommand(["XCLAIM", stream, group, fleet.instance, "0"].map { Array($0.utf8) }
+            + ids.map { Array($0.utf8) } + [Array("JUSTID".utf8)])
+        fleet.commands.send(command) { [self] reply in
+            let renewed: StreamQueueMachine.CommandReply
+            switch reply {
+            case .success: renewed = .accepted
+            case .failure(.serverError(let text)): renewed = .refused(text)
+            case .failure: renewed = .failed
+            }
+            feed { $0.renewReplied(renewed, into: &$1) }
         }
-        fleet.commands.send(RedisCommand("XLEN", stream)) { [self] reply in
-            if case .success(.integer(let length)) = reply { lengthSeen.store(Int(length), ordering: .relaxed) }
-        }
-        after(renewInterval) { [self] in renewTick() }
     }
 
-    /// Takes over entries idle past `claimIdle`, as room allows, then
-    /// looks again after `claimInterval` (at once while a scan is
-    /// unfinished and there is room).
-    private func claimTick() {
-        let count: Int? = state.withLock { state in
-            let room = capacity - state.held.count
-            guard !state.stopped, room > 0, !state.claiming else { return nil }
-            state.claiming = true
-            return min(room, Self.batch)
-        }
-        guard let count else {
-            after(claimInterval) { [self] in claimTick() }
-            return
-        }
-        let cursor = state.withLock { $0.claimCursor }
+    private func claim(cursor: String, count: Int) {
         let idle = fleet.claimIdle.components
         let idleMilliseconds = idle.seconds * 1000 + idle.attoseconds / 1_000_000_000_000_000
         let command = RedisCommand("XAUTOCLAIM", stream, group, fleet.instance, String(idleMilliseconds), cursor,
                                    "COUNT", String(count))
         fleet.commands.send(command) { [self] reply in
-            var next = claimInterval
+            var entries: [StreamEntry] = []
+            let claimed: StreamQueueMachine.ClaimReply
             switch reply {
             case .success(let value):
-                if let (cursor, entries, skipped) = StreamEntry.autoclaimReply(value) {
-                    if skipped > 0 { skip(skipped) }
-                    state.withLock { $0.claimCursor = cursor }
-                    hand(entries, claimed: true)
-                    if cursor != "0-0" { next = .zero }
+                if let (next, got, skipped) = StreamEntry.autoclaimReply(value) {
+                    entries = got
+                    claimed = .entries(cursor: next, ids: got.map(\.id), skipped: skipped)
                 } else {
-                    badCount.add(1, ordering: .relaxed)
-                    log("stream \(stream): XAUTOCLAIM answered what is not its reply; trying again later")
+                    claimed = .unreadable
                 }
             case .failure(.serverError(let text)) where text.hasPrefix("NOGROUP"):
-                state.withLock { $0.claimCursor = "0-0" }
-            case .failure(.serverError):
-                refusal("XAUTOCLAIM", reply)
+                claimed = .noGroup
+            case .failure(.serverError(let text)):
+                claimed = .refused(text)
             case .failure:
-                // The link's own lines say why; the reads say it too.
-                break
+                claimed = .failed
             }
-            if case .success = reply { refusal("XAUTOCLAIM", reply) }
-            state.withLock { $0.claiming = false }
-            after(next) { [self] in claimTick() }
+            feed(entries) { $0.claimReplied(claimed, into: &$1) }
         }
-    }
-
-    /// A command Redis refused with an error reply is said once (without
-    /// it, held entries are taken by others, or dead ones never are), and
-    /// once more after it was accepted again.
-    private func refusal(_ command: String, _ reply: Result<RedisValue, RedisError>) {
-        switch reply {
-        case .failure(.serverError(let text)):
-            let first = state.withLock { $0.refusedSaid.insert(command).inserted }
-            if first { log("stream \(stream): Redis refuses \(command): \(text)") }
-        case .success:
-            let was = state.withLock { $0.refusedSaid.remove(command) != nil }
-            if was { log("stream \(stream): Redis takes \(command) again") }
-        case .failure:
-            break
-        }
-    }
-
-    private func after(_ delay: Duration, _ action: @escaping @Sendable () -> Void) {
-        let loop = fleet.commands.loop
-        loop.execute { loop.schedule(after: delay) { action() } }
     }
 }
