@@ -30,9 +30,15 @@ public func fuzzAPNsAnswer(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         require(reason == nil && delivery.retryAfterSeconds == nil && delivery.unregisteredTimestamp == nil,
                 "a 200 carries nothing: \(delivery)")
     } else {
-        require(delivery.retryAfterSeconds == seconds, "the Retry-After is kept")
-        require(status == 410 || delivery.unregisteredTimestamp == nil, "a timestamp only on 410")
         let parsed = parseAPNsErrorBody(body)
+        if status == 410 {
+            require(delivery.retryAfterSeconds == nil, "no Retry-After on a final answer")
+            require(delivery.unregisteredTimestamp == parsed.timestamp.flatMap { $0 >= 0 ? $0 : nil },
+                    "the timestamp is the body's, never negative")
+        } else {
+            require(delivery.retryAfterSeconds == seconds, "the Retry-After is kept")
+            require(delivery.unregisteredTimestamp == nil, "a timestamp only on 410")
+        }
         require(reason == parsed.reason.map(APNsReason.init(rawValue:)), "the reason is the body's")
     }
     return 0

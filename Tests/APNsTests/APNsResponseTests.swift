@@ -49,10 +49,35 @@ struct APNsResponseTests {
         #expect(APNsDelivery.retryAfterSeconds(value[...].utf8) == seconds)
     }
 
-    @Test("an error answer keeps its Retry-After; a 200 has none")
+    @Test("an error answer keeps its Retry-After; a 200 and a final 410 have none")
     func retryAfterOnDelivery() {
         let body = Array(#"{"reason":"ServiceUnavailable"}"#.utf8)
         #expect(APNsDelivery(status: 503, apnsID: nil, body: body, retryAfterSeconds: 9).retryAfterSeconds == 9)
         #expect(APNsDelivery(status: 200, apnsID: "A", body: [], retryAfterSeconds: 9).retryAfterSeconds == nil)
+        let gone = APNsDelivery(status: 410, apnsID: nil, body: Array(#"{"reason":"Unregistered","timestamp":5}"#.utf8),
+                                retryAfterSeconds: 9)
+        #expect(gone.retryAfterSeconds == nil && gone.unregisteredTimestamp == 5)
+    }
+
+    @Test("the timestamp and the Retry-After share one stored value without mixing", arguments: [
+        (Int64?.some(0), Int?.none, Int64?.some(0), Int?.none),
+        (1_454_402_113_000, nil, 1_454_402_113_000, nil),
+        (Int64.max, nil, Int64.max, nil),
+        (-5, nil, nil, nil),
+        (nil, 0, nil, 0),
+        (nil, 3_600, nil, 3_600),
+        (nil, -7, nil, 0),
+        (nil, nil, nil, nil),
+    ] as [(Int64?, Int?, Int64?, Int?)])
+    func sharedDetail(timestamp: Int64?, retryAfter: Int?, expectedTimestamp: Int64?, expectedRetryAfter: Int?) {
+        var delivery = APNsDelivery(outcome: .answerTimedOut, unregisteredTimestamp: timestamp,
+                                    retryAfterSeconds: retryAfter)
+        #expect(delivery.unregisteredTimestamp == expectedTimestamp)
+        #expect(delivery.retryAfterSeconds == expectedRetryAfter)
+        // Setting one replaces the other.
+        delivery.retryAfterSeconds = 30
+        #expect(delivery.retryAfterSeconds == 30 && delivery.unregisteredTimestamp == nil)
+        delivery.unregisteredTimestamp = 42
+        #expect(delivery.unregisteredTimestamp == 42 && delivery.retryAfterSeconds == nil)
     }
 }

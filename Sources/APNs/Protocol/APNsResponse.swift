@@ -11,7 +11,8 @@ extension APNsDelivery {
         let parsed = parseAPNsErrorBody(body)
         self.init(
             outcome: .apns(status: status, reason: parsed.reason.map(APNsReason.init(rawValue:)), apnsID: apnsID),
-            unregisteredTimestamp: status == 410 ? parsed.timestamp : nil, retryAfterSeconds: retryAfterSeconds)
+            unregisteredTimestamp: status == 410 ? parsed.timestamp : nil,
+            retryAfterSeconds: status == 410 ? nil : retryAfterSeconds)
     }
 
     /// The longest `Retry-After` taken as given: a notification without
