@@ -58,7 +58,9 @@ def send(state_dir, text, encoding="aesgcm", extra=None):
 
 
 def show(line, subscriber):
-    """One notification as the app receives it: the APNs JSON, then the text."""
+    """One notification as the app receives it: the APNs JSON, then the text.
+    Written in one piece: the relay's log (its stderr) and `send` write to
+    the same terminal or file, and a line of theirs must not land inside."""
     try:
         received = json.loads(line)
     except json.JSONDecodeError:
@@ -66,22 +68,22 @@ def show(line, subscriber):
         return
     payload = json.loads(received["payload"])
     headers = dict(received["headers"])
-    print("\n\033[1m── APNs delivered a notification to device %s… ──\033[0m" % received["token"][:8])
-    print("apns-topic: %s  apns-priority: %s  apns-expiration: %s  apns-id: %s" % (
-        headers.get("apns-topic"), headers.get("apns-priority"), headers.get("apns-expiration"),
-        headers.get("apns-id")))
-    print("payload the app gets:")
-    print(json.dumps(payload, indent=2, ensure_ascii=False))
+    lines = ["", "\033[1m── APNs delivered a notification to device %s… ──\033[0m" % received["token"][:8],
+             "apns-topic: %s  apns-priority: %s  apns-expiration: %s  apns-id: %s" % (
+                 headers.get("apns-topic"), headers.get("apns-priority"), headers.get("apns-expiration"),
+                 headers.get("apns-id")),
+             "payload the app gets:",
+             json.dumps(payload, indent=2, ensure_ascii=False)]
     if "p" not in payload:
-        print("(not a Web Push: a backend's notification, sent as it gave it)")
-        sys.stdout.flush()
-        return
-    try:
-        plaintext = rt.decrypt_notification(payload, subscriber)
-        print("\033[1mdecrypted by the app (its private key and auth secret):\033[0m")
-        print(plaintext.decode(errors="replace"))
-    except Exception as error:  # noqa: BLE001 - not our subscription: show why
-        print(f"(cannot decrypt: not sent to the demo subscription: {error})")
+        lines.append("(not a Web Push: a backend's notification, sent as it gave it)")
+    else:
+        try:
+            plaintext = rt.decrypt_notification(payload, subscriber)
+            lines.append("\033[1mdecrypted by the app (its private key and auth secret):\033[0m")
+            lines.append(plaintext.decode(errors="replace"))
+        except Exception as error:  # noqa: BLE001 - not our subscription: show why
+            lines.append(f"(cannot decrypt: not sent to the demo subscription: {error})")
+    sys.stdout.write("\n".join(lines) + "\n")
     sys.stdout.flush()
 
 
