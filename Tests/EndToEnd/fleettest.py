@@ -214,3 +214,11 @@ class Instance:
 
 def start_instances(certs, workdir, apns_port, redis_url, count=3, **overrides):
     return [Instance(certs, workdir, apns_port, f"relay-{index}", redis_url, **overrides) for index in range(count)]
+
+
+def wait_connected(instance, timeout=10):
+    """Waits until the instance's commands link to Redis is up (its metric)."""
+    deadline = time.monotonic() + timeout * SLOW
+    while rt.metric_value(instance.metrics(), 'toot_relay_redis_connected{link="commands"}') != 1:
+        assert time.monotonic() < deadline, instance.process.read_log()[-2000:]
+        time.sleep(0.1)

@@ -66,13 +66,6 @@ def async_values(instance):
     return api.metric(instance.metrics(), "toot_relay_api_async")
 
 
-def wait_connected(instance, timeout=10):
-    deadline = time.monotonic() + timeout * ft.SLOW
-    while rt.metric_value(instance.metrics(), 'toot_relay_redis_connected{link="commands"}') != 1:
-        assert time.monotonic() < deadline, instance.process.read_log()[-2000:]
-        time.sleep(0.1)
-
-
 @pytest.fixture
 def redis(workdir, request):
     server = ft.RedisProcess(os.path.join(workdir, f"redis-{request.node.name}"))
@@ -86,7 +79,7 @@ def test_an_async_request_is_answered_once_redis_holds_it_then_delivered(certs, 
     [relay] = ft.start_instances(certs, workdir, emulator.port, redis.url, count=1, API_KEYS=api.ALL_APPS_KEY,
                                  FEEDBACK_HOOK_URL=hook.url)
     try:
-        wait_connected(relay)
+        ft.wait_connected(relay)
         tokens = tokens_of(1, 20)
         dead = api.fresh_fault(0x01)  # 410 Unregistered
         response = api.push(relay.api_port, async_document(tokens + [dead]))
@@ -121,7 +114,7 @@ def test_the_bound_is_the_fleets_a_request_over_it_on_another_instance_is_refuse
                                        API_ASYNC_MAX_PENDING=10, APNS_TIMEOUT=30)
     try:
         for instance in (first, second):
-            wait_connected(instance)
+            ft.wait_connected(instance)
         # Eight tokens APNs never answers: pending in the stream for the
         # answer timeout, counted against the bound by every instance.
         silent = [api.fresh_fault(0x0e) for _ in range(8)]
@@ -201,7 +194,7 @@ def test_a_hundred_thousand_through_three_instances_one_killed_none_lost(certs, 
     victim = instances[1]
     try:
         for instance in instances:
-            wait_connected(instance)
+            ft.wait_connected(instance)
         victim_name = instance_name(victim)
         client = NginxClient(certs, nginx.api_port)
         batches = [tokens_of(0x100000 + index, per_request) for index in range(total // per_request)]
@@ -283,7 +276,7 @@ def test_redis_restarted_in_the_middle_of_an_async_run_loses_nothing_accepted(ce
                                    REDIS_CLAIM_IDLE=3)
     try:
         for instance in instances:
-            wait_connected(instance)
+            ft.wait_connected(instance)
         accepted, refused = [], 0
         restarted = False
         deadline = time.monotonic() + 60 * ft.SLOW
@@ -370,7 +363,7 @@ def test_sigterm_finishes_what_is_in_flight_and_leaves_the_rest_to_the_others(ce
                                           API_ASYNC_MAX_TRIES=3)
     try:
         for instance in (leaving, staying):
-            wait_connected(instance)
+            ft.wait_connected(instance)
         # The staying instance reads nothing until the leaving one has its share.
         staying.process.signal(signal.SIGSTOP)
         tokens = tokens_of(0x500000, 3000)
