@@ -64,16 +64,6 @@ public enum RetryAfter {
 ///     waits as long as APNs asked).
 public func relayResponse(for outcome: DeliveryOutcome, notification apnsID: String, ttl: Int,
                           apnsRetryAfter: Int? = nil) -> RelayResponse {
-    var response = mappedResponse(for: outcome, notification: apnsID, ttl: ttl)
-    if let apnsRetryAfter,
-       let index = response.headers.firstIndex(where: { $0.name == "Retry-After" }),
-       let own = Int(response.headers[index].value), apnsRetryAfter > own {
-        response.headers[index].value = decimalText(apnsRetryAfter)
-    }
-    return response
-}
-
-private func mappedResponse(for outcome: DeliveryOutcome, notification apnsID: String, ttl: Int) -> RelayResponse {
     if outcome.credentialVerdict == .rejected, case .apns(_, let reason, _) = outcome {
         let named = reason.map { " (\($0.rawValue))" } ?? ""
         return RelayResponse(
@@ -82,7 +72,8 @@ private func mappedResponse(for outcome: DeliveryOutcome, notification apnsID: S
     }
     switch outcome {
     case .apns(let status, let reason, let returnedID):
-        return relayResponse(apnsStatus: status, reason: reason, apnsID: returnedID ?? apnsID, ttl: ttl)
+        return relayResponse(apnsStatus: status, reason: reason, apnsID: returnedID ?? apnsID, ttl: ttl,
+                             apnsRetryAfter: apnsRetryAfter)
     case .answerTimedOut:
         return failure(504, "APNs did not answer in time")
     case .connectFailed(let detail):
@@ -98,8 +89,11 @@ private func mappedResponse(for outcome: DeliveryOutcome, notification apnsID: S
     }
 }
 
-private func relayResponse(apnsStatus: Int, reason: APNsReason?, apnsID: String, ttl: Int) -> RelayResponse {
+private func relayResponse(apnsStatus: Int, reason: APNsReason?, apnsID: String, ttl: Int,
+                           apnsRetryAfter: Int?) -> RelayResponse {
     let named = reason.map { " (\($0.rawValue))" } ?? ""
+    /// The relay's own wait, or APNs' when that is longer.
+    func wait(_ own: Int) -> Int { max(own, apnsRetryAfter ?? 0) }
     switch apnsStatus {
     case 200:
         return RelayResponse(status: 201, headers: [
@@ -123,13 +117,13 @@ private func relayResponse(apnsStatus: Int, reason: APNsReason?, apnsID: String,
     case 429 where reason == .tooManyProviderTokenUpdates:
         // Our JWT refreshes are throttled: not this device's fault.
         return failure(503, "APNs throttles the relay's token updates" + named,
-                       retryAfter: RetryAfter.providerTokenThrottled)
+                       retryAfter: wait(RetryAfter.providerTokenThrottled))
     case 429:
         // A throttled device is transient: Pleroma and Akkoma delete a
         // subscription on any 4xx, 429 included.
-        return failure(503, "APNs throttles this device" + named, retryAfter: RetryAfter.deviceThrottled)
+        return failure(503, "APNs throttles this device" + named, retryAfter: wait(RetryAfter.deviceThrottled))
     case 500, 503:
-        return failure(503, "APNs unavailable" + named, retryAfter: RetryAfter.apnsUnavailable)
+        return failure(503, "APNs unavailable" + named, retryAfter: wait(RetryAfter.apnsUnavailable))
     default:
         // Anything else (another 2xx, 3xx, a proxy's 502…) is not a success
         // and not a verdict on the subscription.
