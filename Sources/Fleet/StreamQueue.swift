@@ -21,8 +21,8 @@ import Redis
 ///   idle longer than `claimIdle` (their holder died or stopped) are taken
 ///   over with `XAUTOCLAIM` (Redis 7.0) and counted in `claimed`.
 /// - A Redis that lost the group (restarted without its data, or flushed)
-///   answers `NOGROUP`: the group is created again (from id 0: whatever the
-///   stream holds is read).
+///   answers `NOGROUP`, or ends a blocked read with `UNBLOCKED`: the group
+///   is created again (from id 0: whatever the stream holds is read).
 ///
 /// When to read and how much, what is held, when acknowledgements go out,
 /// what is renewed and claimed, what a stopped queue still does and which
@@ -132,10 +132,19 @@ public final class StreamQueue: Sendable {
         """
 
     /// `XACK` and `XDEL` as one step: an entry acknowledged but left in
-    /// the stream would count against `maxPending` for ever.
+    /// the stream would count against `maxPending` for ever. Only what
+    /// `XACK` acknowledged here is deleted: an id this group no longer has
+    /// pending was finished (and deleted) by whoever acknowledged it, or
+    /// belongs to a stream made again after Redis lost its data, where a
+    /// new entry added in the same millisecond carries the old id and must
+    /// not be deleted unread. Returns how many were deleted.
     static let ackScript = """
-        redis.call('XACK', KEYS[1], ARGV[1], unpack(ARGV, 2))
-        return redis.call('XDEL', KEYS[1], unpack(ARGV, 2))
+        local acknowledged = {}
+        for i = 2, #ARGV do
+          if redis.call('XACK', KEYS[1], ARGV[1], ARGV[i]) == 1 then acknowledged[#acknowledged + 1] = ARGV[i] end
+        end
+        if #acknowledged == 0 then return 0 end
+        return redis.call('XDEL', KEYS[1], unpack(acknowledged))
         """
 
     // MARK: consuming
@@ -248,7 +257,10 @@ public final class StreamQueue: Sendable {
                 } else {
                     read = .unreadable
                 }
-            case .failure(.serverError(let text)) where text.hasPrefix("NOGROUP"):
+            // Redis 7.0.15 ends a blocked read whose stream was deleted
+            // (`DEL`, `FLUSHALL`) with `UNBLOCKED the stream key no longer
+            // exists`: the group went with the key.
+            case .failure(.serverError(let text)) where text.hasPrefix("NOGROUP") || text.hasPrefix("UNBLOCKED"):
                 read = .noGroup
             case .failure(let error):
                 read = .failed("\(error)")

@@ -7,7 +7,8 @@
 /// - The group: `start` creates it (`XGROUP CREATE … MKSTREAM`); once it
 ///   exists, reading begins and so do the renewal and claim rounds. A
 ///   creation that fails is said and tried again after a second. A read
-///   answered `NOGROUP` (Redis lost its data) creates it again, then reads.
+///   answered `NOGROUP`, or ended because its stream was deleted (Redis
+///   lost its data), creates it again, then reads.
 /// - Reading: one `XREADGROUP` at a time, for `min(batch, capacity − held)`
 ///   entries, only with room and not stopped. What a reply brings that is
 ///   not held already is held and delivered; the next read is decided once
@@ -82,6 +83,8 @@ public struct StreamQueueMachine: Sendable {
         case entries(ids: [String], skipped: Int)
         /// Not the shape of a read's reply.
         case unreadable
+        /// The group is gone: `NOGROUP`, or the blocked read ended because
+        /// its stream was deleted.
         case noGroup
         /// Any other error: the link's or Redis's, described.
         case failed(String)

@@ -1,5 +1,5 @@
 import Dispatch
-import Fleet
+@testable import Fleet
 import Glibc
 import Locking
 import Redis
@@ -33,10 +33,10 @@ struct StreamQueueTests {
     /// A queue whose consumer records what it gets and, when `finish`,
     /// calls `done` for it at once.
     static func queue(_ fleet: Fleet, maxPending: Int = 1_000, capacity: Int = 100, finish: Bool,
-                      received: Received) -> StreamQueue {
+                      received: Received, log: @escaping StreamQueue.Log = { _ in }) -> StreamQueue {
         let box = Locked<StreamQueue?>(nil)
         let queue = StreamQueue(fleet: fleet, stream: stream, maxPending: maxPending, capacity: capacity,
-                                log: { _ in }) { entries, claimed in
+                                log: log) { entries, claimed in
             received.add(entries, claimed: claimed)
             if finish, let queue = box.withLock({ $0 }) { for entry in entries { queue.done(entry.id) } }
         }
@@ -143,13 +143,49 @@ struct StreamQueueTests {
         let fleet = try Self.fleet(server, name: "a", claimIdle: .seconds(30))
         defer { fleet.close() }
         let received = Received()
-        let queue = Self.queue(fleet, finish: true, received: received)
+        let lines = Locked<[String]>([])
+        let queue = Self.queue(fleet, finish: true, received: received) { line in lines.withLock { $0.append(line) } }
         queue.start()
         #expect(Self.add(queue, 3, tag: "before") == .added)
         #expect(eventually(timeout: .seconds(10)) { received.ids.count == 3 })
+        // Their acknowledgements answered: the next read is then blocked on
+        // the server, and the flush ends it.
+        #expect(eventually(timeout: .seconds(5)) { fleet.commands.run("XLEN", Self.stream) == .success(.integer(0)) })
+        queue.waitForAcknowledgements(timeout: .seconds(5))
         #expect(fleet.commands.run("FLUSHALL") == .success(.status("OK")))
         #expect(Self.add(queue, 4, tag: "after") == .added)
-        #expect(eventually(timeout: .seconds(10)) { received.ids.count == 7 })
+        #expect(eventually(timeout: .seconds(10)) { received.ids.count == 7 }, "\(received.ids)")
         #expect(eventually(timeout: .seconds(5)) { fleet.commands.run("XLEN", Self.stream) == .success(.integer(0)) })
+        // The ended read is taken for the lost group it means, not said as
+        // a failure and waited on.
+        let said = lines.withLock { $0 }
+        #expect(said.contains { $0.contains("the consumer group is gone") }, "\(said)")
+        #expect(!said.contains { $0.contains("reading failed") }, "\(said)")
+    }
+
+    @Test("an acknowledgement deletes only the entries it acknowledged: an unread entry with a done id stays")
+    func acknowledgementDeletesOnlyWhatItAcknowledged() throws {
+        let server = try RedisServer()
+        let fleet = try Self.fleet(server, name: "a", claimIdle: .seconds(30))
+        defer { fleet.close() }
+        let group = FleetKeys.consumerGroup
+        for id in ["1-1", "1-2", "1-3"] {
+            #expect(fleet.commands.run("XADD", Self.stream, id, "n", id) == .success(.bulkString(id)))
+        }
+        #expect(fleet.commands.run("XGROUP", "CREATE", Self.stream, group, "0") == .success(.status("OK")))
+        guard case .success(.array(let read)) = fleet.commands.run("XREADGROUP", "GROUP", group, "a", "COUNT", "2",
+                                                                   "STREAMS", Self.stream, ">"), read.count == 1
+        else { Issue.record("XREADGROUP read nothing"); return }
+        // 1-1 and 1-2 are pending; 1-3 was never read, as a new entry that
+        // took an old id after Redis lost its data.
+        #expect(fleet.commands.run(["EVAL", StreamQueue.ackScript, "1", Self.stream, group, "1-1", "1-3"])
+            == .success(.integer(1)))
+        guard case .success(let range) = fleet.commands.run("XRANGE", Self.stream, "-", "+"),
+              let entries = range.array
+        else { Issue.record("XRANGE answered no array"); return }
+        #expect(entries.compactMap { $0.array?.first?.string } == ["1-2", "1-3"])
+        guard case .success(.array(let pending)) = fleet.commands.run("XPENDING", Self.stream, group)
+        else { Issue.record("XPENDING answered no array"); return }
+        #expect(pending.first == .integer(1))
     }
 }
