@@ -7,6 +7,7 @@ API is on too, on loopback without keys, for a backend's curl to try.
   demo.py send STATEDIR TEXT [--aes128gcm] [--extra PATH]
 """
 
+import ctypes
 import json
 import os
 import signal
@@ -91,15 +92,32 @@ def interrupted(_signal, _frame):
     raise KeyboardInterrupt
 
 
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+DEMO_PID = os.getpid()
+
+
+def die_with_parent():
+    """In the relay's child before exec: SIGTERM when the demo dies, however
+    it dies (SIGKILL, a crash), so no relay outlives its demo holding its
+    ports. The relay is in a session of its own (the terminal's Ctrl-C and
+    hang-up reach only the demo, which stops it in order), so nothing else
+    would tell it. prctl(2): the setting survives exec; a demo that died
+    before it was made has left the child to another parent already."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != DEMO_PID:
+        os._exit(1)
+
+
 def run(cert_dir, state_dir):
-    # SIGTERM stops the demo like Ctrl-C: the relay (in its own session) is
-    # told to stop rather than left behind. SIGINT explicitly too: a shell
-    # starts a background command (`… &` without job control) with SIGINT
-    # ignored, Python then keeps it ignored, and the relay would inherit
-    # that (a caught signal is reset to its default at exec, an ignored one
-    # is not).
-    signal.signal(signal.SIGTERM, interrupted)
-    signal.signal(signal.SIGINT, interrupted)
+    # SIGTERM and a closed terminal (SIGHUP) stop the demo like Ctrl-C: the
+    # relay (in its own session) is told to stop rather than left behind.
+    # SIGINT explicitly too: a shell starts a background command (`… &`
+    # without job control) with SIGINT ignored, Python then keeps it
+    # ignored, and the relay would inherit that (a caught signal is reset
+    # to its default at exec, an ignored one is not).
+    for stop in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(stop, interrupted)
     subscriber = load_subscriber(state_dir)
     env = dict(os.environ)
     env.setdefault("PORT", "0")
@@ -115,7 +133,7 @@ def run(cert_dir, state_dir):
     env["API_PORT"] = "0"
     env["CRT_FILENAME"] = os.path.join(state_dir, "no-https.crt")
     relay = subprocess.Popen([rt.RELAY, "--demo", cert_dir], env=env, stdout=subprocess.PIPE, text=True,
-                             start_new_session=True)
+                             start_new_session=True, preexec_fn=die_with_parent)
     try:
         first = relay.stdout.readline().strip()
         if not first.startswith("listening on "):
@@ -128,7 +146,7 @@ def run(cert_dir, state_dir):
             return relay.wait()
         api_port = int(second.rsplit(":", 1)[1])
         with open(os.path.join(state_dir, "relay.json"), "w") as handle:
-            json.dump({"port": port, "api_port": api_port}, handle)
+            json.dump({"port": port, "api_port": api_port, "pid": relay.pid}, handle)
         me = os.path.relpath(os.path.join(rt.ROOT, "scripts", "demo"))
         print(f"\n\033[1mtoot-relay is listening on http://127.0.0.1:{port}, delivering to an APNs emulator.\033[0m")
         print("Send a real encrypted Web Push (what Mastodon does) from another terminal:\n")

@@ -1,7 +1,8 @@
 """scripts/demo's relay (Tests/EndToEnd/demo.py, the README's first command):
 it starts with its embedded APNs emulator, a first encrypted Web Push goes
 through and is decrypted as the app would, `scripts/demo send` and the
-provider API's curl line each reach the emulator, and Ctrl-C stops it all."""
+provider API's curl line each reach the emulator, and Ctrl-C stops it all;
+a demo killed outright takes its relay with it."""
 
 import json
 import os
@@ -56,7 +57,7 @@ def test_the_demo_relays_web_push_and_provider_api_pushes_and_stops_on_interrupt
 
         with open(os.path.join(state, "relay.json")) as handle:
             ports = json.load(handle)
-        assert set(ports) == {"port", "api_port"} and ports["port"] != ports["api_port"]
+        assert set(ports) == {"port", "api_port", "pid"} and ports["port"] != ports["api_port"]
         # The curl line it prints is the one that works.
         curl = out.wait_for(r"curl -s (http://127\.0\.0\.1:(\d+)/api/push) -d '([^']+)'")
         assert int(curl.group(2)) == ports["api_port"]
@@ -86,3 +87,48 @@ def test_the_demo_relays_web_push_and_provider_api_pushes_and_stops_on_interrupt
             raise
     assert status == 0, out.text()
     assert "the relay did not start" not in out.text()
+
+
+def gone(pid, timeout):
+    """Whether process `pid` (a child of another) is gone or a zombie within
+    `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                # The state follows the command's closing parenthesis.
+                if handle.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_demo_killed_outright_takes_its_relay_with_it(certs, workdir, tmp_path):
+    state = str(tmp_path / "demo")
+    os.makedirs(state)
+    log = os.path.join(workdir, "demo-killed.log")
+    env = dict(os.environ, TOOT_RELAY_BUILD=rt.BUILD, PYTHONUNBUFFERED="1")
+    with open(log, "wb") as output:
+        demo = subprocess.Popen([sys.executable, DEMO, "run", certs, state], env=env, stdout=output,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    out = DemoOutput(log)
+    relay = None
+    try:
+        out.wait_for(r"decrypted by the app[^\n]*\n[^\n]*Welcome!")
+        with open(os.path.join(state, "relay.json")) as handle:
+            relay = json.load(handle)["pid"]
+        with open(f"/proc/{relay}/cmdline", "rb") as handle:
+            assert b"--demo" in handle.read()
+        # SIGKILL to the demo alone: no handler of its own runs.
+        os.kill(demo.pid, signal.SIGKILL)
+        demo.wait(timeout=10)
+        assert gone(relay, timeout=20), "the relay outlived its demo"
+        relay = None
+    finally:
+        if demo.poll() is None:
+            os.killpg(demo.pid, signal.SIGKILL)
+            demo.wait()
+        if relay is not None and not gone(relay, timeout=0):
+            os.kill(relay, signal.SIGKILL)
