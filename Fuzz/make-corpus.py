@@ -7,7 +7,6 @@ bytes come from a fixed seed, so the files only change when this script does.
 import base64
 import os
 import random
-import shutil
 import struct
 import xmlrpc.client as xmlrpc_client
 
