@@ -215,7 +215,7 @@ let package = Package(
                           path: "Fuzz/redis-reply"),
         // What instances read back from Redis (a feedback value, a queued
         // notification's fields), fuzzed; built by SwiftPM.
-        .executableTarget(name: "fleet-values-fuzzer", dependencies: ["Fleet", "Delivery", "FuzzSupport"],
+        .executableTarget(name: "fleet-values-fuzzer", dependencies: ["Fleet", "Delivery", "FuzzSupport", "Redis"],
                           path: "Fuzz/fleet-values"),
     ],
     swiftLanguageModes: [.v6]

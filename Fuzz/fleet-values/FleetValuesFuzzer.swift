@@ -1,17 +1,29 @@
 // Fuzz target fleet-values: what an instance reads back from Redis, which
 // another instance (or whoever can write to Redis) wrote: a feedback list's
-// value (`decodeFeedbackValue`, Sources/Fleet/FeedbackValue.swift) and an
+// value (`decodeFeedbackValue`, Sources/Fleet/FeedbackValue.swift), an
 // asynchronous notification's stream fields (`AsyncQueuedNotification(fields:)`,
-// Sources/Delivery/AsyncQueuedNotification.swift).
+// Sources/Delivery/AsyncQueuedNotification.swift), and the stream replies
+// that carry them (`StreamEntry.readReply`, `.autoclaimReply`,
+// Sources/Fleet/StreamEntry.swift).
 //
 // Input: [mode][rest].
-// - mode even: the rest is a feedback value.
-// - mode odd: the rest is a stream entry's fields, each
+// - mode 3 (mod 4): the rest draws a reply value (below), read both as a
+//   read's reply and as a claim's.
+// - else mode even: the rest is a feedback value.
+// - else (odd): the rest is a stream entry's fields, each
 //   [name length byte][name][value length: 2 bytes][value].
+//
+// A reply value is drawn as [kind byte] then: 0 null, 1 an integer
+// (8 bytes), 2 a bulk string and 3 a status ([length byte][bytes]), 4 an
+// array ([count byte mod 8] values, four deep at most), 5 a stream id
+// ([ms byte][sequence byte]); what is left is an empty array.
 //
 // Checked (a trap on violation): never a crash or hang; a refusal's text is
 // one line that never quotes a value (a token, a payload); what decodes is
-// written again by the relay's own encoder and reads back to itself.
+// written again by the relay's own encoder and reads back to itself; every
+// entry a reply yields has a stream id, a delivery count that is none or at
+// least 1 (exactly 1 for a read), no more entries than the reply had
+// elements, and a claim's counts only where the reply gave one per entry.
 //
 // Built by scripts/fuzz with SwiftPM (Fuzz/README.md), like redis-reply; a
 // plain `swift build` makes a replay tool of it:
@@ -20,10 +32,14 @@
 import Delivery
 import Fleet
 import FuzzSupport
+import Redis
 
 private func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     var input = FuzzInput(data, size)
-    if input.byte() % 2 == 0 {
+    let mode = input.byte()
+    if mode % 4 == 3 {
+        checkStreamReply(replyValue(&input, depth: 0))
+    } else if mode % 2 == 0 {
         checkFeedbackValue(input.rest())
     } else {
         var fields: [(name: [UInt8], value: [UInt8])] = []
@@ -66,6 +82,55 @@ private func checkStreamFields(_ fields: [(name: [UInt8], value: [UInt8])]) {
             checkRefusal(error.description, input: field.value)
         }
         checkRefusal(error.description, input: [])
+    }
+}
+
+private func replyValue(_ input: inout FuzzInput, depth: Int) -> RedisValue {
+    guard input.remainingCount > 0 else { return .array([]) }
+    switch input.byte() % 6 {
+    case 0: return .null
+    case 1: return .integer(Int64(truncatingIfNeeded: input.int64()))
+    case 2: return .bulkString(input.bytes(Int(input.byte())))
+    case 3: return .status(String(decoding: input.bytes(Int(input.byte())), as: UTF8.self))
+    case 4:
+        guard depth < 4 else { return .array([]) }
+        let count = Int(input.byte() % 8)
+        return .array((0..<count).map { _ in replyValue(&input, depth: depth + 1) })
+    default: return .bulkString("\(input.byte())-\(input.byte())")
+    }
+}
+
+private func isStreamID(_ id: String) -> Bool {
+    let parts = id.split(separator: "-", omittingEmptySubsequences: false)
+    return parts.count == 2 && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy { $0 >= "0" && $0 <= "9" } }
+}
+
+private func checkStreamReply(_ reply: RedisValue) {
+    if let (entries, skipped) = StreamEntry.readReply(reply) {
+        let elements = (reply.array ?? []).reduce(0) { sum, stream in
+            let list = stream.array?.last ?? .null
+            return sum + (list.array?.count ?? (list.isNull ? 0 : 1))
+        }
+        require(entries.count + skipped == elements,
+                "a read reply gave \(entries.count) entries and \(skipped) skipped from \(elements) elements")
+        for entry in entries {
+            require(isStreamID(entry.id), "a read entry's id is no stream id: \(entry.id)")
+            require(entry.deliveries == 1, "a read entry's deliveries: \(String(describing: entry.deliveries))")
+        }
+    }
+    if let (cursor, entries, skipped) = StreamEntry.autoclaimReply(reply) {
+        require(isStreamID(cursor), "a claim's cursor is no stream id: \(cursor)")
+        let parts = reply.array ?? []
+        let elements = parts.count >= 2 ? (parts[1].array?.count ?? (parts[1] == .null ? 0 : 1)) : 0
+        require(entries.count + skipped == elements,
+                "a claim gave \(entries.count) entries and \(skipped) skipped from \(elements) elements")
+        let counted = parts.count >= 4 && parts[3].array?.count == parts[1].array?.count
+        for entry in entries {
+            require(isStreamID(entry.id), "a claimed entry's id is no stream id: \(entry.id)")
+            if let deliveries = entry.deliveries {
+                require(deliveries >= 1 && counted, "a claimed entry's deliveries \(deliveries) without a count for it")
+            }
+        }
     }
 }
 

@@ -8,13 +8,18 @@ import Redis
 public struct StreamEntry: Sendable, Equatable {
     public let id: String
     public let fields: [(name: [UInt8], value: [UInt8])]?
+    /// How many times the group has handed the entry to a consumer, this
+    /// time included (Redis' delivery count): 1 when read, more when taken
+    /// over, one more for each holder that stopped renewing it. Nil when
+    /// Redis did not say.
+    public let deliveries: Int?
 
-    public init(id: String, fields: [(name: [UInt8], value: [UInt8])]?) {
-        (self.id, self.fields) = (id, fields)
+    public init(id: String, fields: [(name: [UInt8], value: [UInt8])]?, deliveries: Int? = nil) {
+        (self.id, self.fields, self.deliveries) = (id, fields, deliveries)
     }
 
     public static func == (a: StreamEntry, b: StreamEntry) -> Bool {
-        guard a.id == b.id else { return false }
+        guard a.id == b.id, a.deliveries == b.deliveries else { return false }
         switch (a.fields, b.fields) {
         case (nil, nil): return true
         case (let x?, let y?): return x.count == y.count && zip(x, y).allSatisfy { $0.name == $1.name && $0.value == $1.value }
@@ -41,17 +46,19 @@ public struct StreamEntry: Sendable, Equatable {
     /// element). Defensive: an element without a valid id is skipped
     /// (counted in `skipped`, nothing of it kept); one with an id but
     /// fields of the wrong shape comes back with `fields` nil.
-    static func entries(of list: RedisValue) -> (entries: [StreamEntry], skipped: Int) {
+    /// `deliveries`: each element's delivery count, by position.
+    static func entries(of list: RedisValue, deliveries: (Int) -> Int? = { _ in nil })
+        -> (entries: [StreamEntry], skipped: Int) {
         guard let elements = list.array else { return ([], list.isNull ? 0 : 1) }
         var entries: [StreamEntry] = []
         entries.reserveCapacity(elements.count)
         var skipped = 0
-        for element in elements {
+        for (index, element) in elements.enumerated() {
             guard let pair = element.array, pair.count == 2, let id = pair[0].string, isValidID(id) else {
                 skipped += 1
                 continue
             }
-            entries.append(StreamEntry(id: id, fields: fields(of: pair[1])))
+            entries.append(StreamEntry(id: id, fields: fields(of: pair[1]), deliveries: deliveries(index)))
         }
         return (entries, skipped)
     }
@@ -73,14 +80,15 @@ public struct StreamEntry: Sendable, Equatable {
 
     /// `XREADGROUP`'s reply for one stream: `[[stream, entries]]`, or null
     /// when the block timed out. Nil: not that shape at all.
-    static func readReply(_ reply: RedisValue) -> (entries: [StreamEntry], skipped: Int)? {
+    public static func readReply(_ reply: RedisValue) -> (entries: [StreamEntry], skipped: Int)? {
         if reply.isNull { return ([], 0) }
         guard let streams = reply.array else { return nil }
         var all: [StreamEntry] = []
         var skipped = 0
         for stream in streams {
             guard let pair = stream.array, pair.count == 2, pair[0].bytes != nil else { return nil }
-            let (entries, bad) = Self.entries(of: pair[1])
+            // `>` reads only what the group never handed out.
+            let (entries, bad) = Self.entries(of: pair[1]) { _ in 1 }
             all.append(contentsOf: entries)
             skipped += bad
         }
@@ -88,12 +96,20 @@ public struct StreamEntry: Sendable, Equatable {
     }
 
     /// `XAUTOCLAIM`'s reply (Redis 7: `[cursor, entries, deleted ids]`;
-    /// 6.2 has no third element): the next cursor and the entries.
-    static func autoclaimReply(_ reply: RedisValue) -> (cursor: String, entries: [StreamEntry], skipped: Int)? {
+    /// 6.2 has no third element), with `StreamQueue.claimScript`'s fourth,
+    /// the entries' delivery counts in their order: the next cursor and the
+    /// entries. A count that is not a positive integer, or counts that do
+    /// not match the entries one for one, are not known.
+    public static func autoclaimReply(_ reply: RedisValue) -> (cursor: String, entries: [StreamEntry], skipped: Int)? {
         guard let parts = reply.array, parts.count >= 2, let cursor = parts[0].string, isValidID(cursor) else {
             return nil
         }
-        let (entries, skipped) = Self.entries(of: parts[1])
+        var counts: [RedisValue] = []
+        if parts.count >= 4, let given = parts[3].array, given.count == parts[1].array?.count { counts = given }
+        let (entries, skipped) = Self.entries(of: parts[1]) { index in
+            guard index < counts.count, let count = counts[index].integer, count >= 1, count <= Int.max else { return nil }
+            return Int(count)
+        }
         return (cursor, entries, skipped)
     }
 }

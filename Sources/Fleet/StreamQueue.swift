@@ -147,6 +147,22 @@ public final class StreamQueue: Sendable {
         return redis.call('XDEL', KEYS[1], unpack(acknowledged))
         """
 
+    /// `XAUTOCLAIM` (ARGV: group, consumer, idle milliseconds, cursor,
+    /// count), its reply given a fourth element: each claimed entry's
+    /// delivery count (`XPENDING` of its id, read after the claim counted
+    /// it), so the consumer can tell an entry whose every holder stopped.
+    /// Redis keeps an error's code through `redis.call` (`NOGROUP …`).
+    static let claimScript = """
+        local claimed = redis.call('XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], 'COUNT', ARGV[5])
+        local counts = {}
+        for i, entry in ipairs(claimed[2]) do
+          local pending = redis.call('XPENDING', KEYS[1], ARGV[1], entry[1], entry[1], 1)
+          counts[i] = pending[1] and pending[1][4] or 0
+        end
+        claimed[4] = counts
+        return claimed
+        """
+
     // MARK: consuming
 
     /// Creates the group if needed and starts reading, renewing and
@@ -297,8 +313,8 @@ public final class StreamQueue: Sendable {
     private func claim(cursor: String, count: Int) {
         let idle = fleet.claimIdle.components
         let idleMilliseconds = idle.seconds * 1000 + idle.attoseconds / 1_000_000_000_000_000
-        let command = RedisCommand("XAUTOCLAIM", stream, group, fleet.instance, String(idleMilliseconds), cursor,
-                                   "COUNT", String(count))
+        let command = RedisCommand("EVAL", Self.claimScript, "1", stream, group, fleet.instance,
+                                   String(idleMilliseconds), cursor, String(count))
         fleet.commands.send(command) { [self] reply in
             var entries: [StreamEntry] = []
             let claimed: StreamQueueMachine.ClaimReply

@@ -18,6 +18,7 @@ struct StreamEntryTests {
         #expect(skipped == 0)
         #expect(entries.count == 1 && entries[0].id == "1-0")
         #expect(entries[0].value("b") == Array("2".utf8) && entries[0].value("c") == nil)
+        #expect(entries[0].deliveries == 1)
     }
 
     @Test("a read that timed out is no entry")
@@ -64,5 +65,34 @@ struct StreamEntryTests {
         #expect(cursor == "5-0" && entries.map(\.id) == ["2-1"] && skipped == 0)
         #expect(StreamEntry.autoclaimReply(.array([.bulkString("next"), .array([])])) == nil)
         #expect(StreamEntry.autoclaimReply(.array([.bulkString("0-0")])) == nil)
+    }
+
+    static let claimCounts: [(String, RedisValue?, [Int?])] = [
+        // label, the fourth element (nil: none), each entry's deliveries
+        ("one count per entry", .array([.integer(8), .integer(2)]), [8, 2]),
+        ("no fourth element (XAUTOCLAIM itself)", nil, [nil, nil]),
+        ("fewer counts than entries", .array([.integer(8)]), [nil, nil]),
+        ("more counts than entries", .array([.integer(8), .integer(2), .integer(3)]), [nil, nil]),
+        ("a count of zero (not pending when counted)", .array([.integer(0), .integer(2)]), [nil, 2]),
+        ("a negative count", .array([.integer(-4), .integer(2)]), [nil, 2]),
+        ("a count that is a string", .array([.bulkString("8"), .integer(2)]), [nil, 2]),
+        ("counts that are not an array", .integer(8), [nil, nil]),
+    ]
+
+    @Test("a claim's delivery counts belong to its entries one for one, or are not known", arguments: claimCounts)
+    func claimDeliveries(_ label: String, _ counts: RedisValue?, _ expected: [Int?]) throws {
+        var parts: [RedisValue] = [.bulkString("0-0"), .array([Self.entry("2-1", ["x", "y"]), Self.entry("2-2", [])]),
+                                   .array([])]
+        if let counts { parts.append(counts) }
+        let (_, entries, skipped) = try #require(StreamEntry.autoclaimReply(.array(parts)), "\(label)")
+        #expect(skipped == 0 && entries.map(\.deliveries) == expected, "\(label)")
+    }
+
+    @Test("a skipped element keeps the counts of the others in place")
+    func claimDeliveriesAfterASkippedElement() throws {
+        let reply = RedisValue.array([.bulkString("0-0"), .array([.integer(1), Self.entry("2-2", ["x", "y"])]),
+                                      .array([]), .array([.integer(5), .integer(3)])])
+        let (_, entries, skipped) = try #require(StreamEntry.autoclaimReply(reply))
+        #expect(skipped == 1 && entries.map(\.id) == ["2-2"] && entries.map(\.deliveries) == [3])
     }
 }

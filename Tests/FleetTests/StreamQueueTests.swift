@@ -15,13 +15,16 @@ struct StreamQueueTests {
 
     /// What a queue's consumer received, and whether it calls `done`.
     final class Received: Sendable {
-        private let state = Locked<(ids: [String], claimed: Int)>(([], 0))
+        private let state = Locked<(ids: [String], claimed: Int, deliveries: [String: Int?])>(([], 0, [:]))
         var ids: [String] { state.withLock { $0.ids } }
         var claimed: Int { state.withLock { $0.claimed } }
+        /// Each id's delivery count as the queue gave it, the last time.
+        var deliveries: [String: Int?] { state.withLock { $0.deliveries } }
         func add(_ entries: [StreamEntry], claimed: Bool) {
             state.withLock { state in
                 state.ids += entries.map(\.id)
                 if claimed { state.claimed += entries.count }
+                for entry in entries { state.deliveries[entry.id] = entry.deliveries }
             }
         }
     }
@@ -110,6 +113,30 @@ struct StreamQueueTests {
         #expect(ContinuousClock.now - started >= .milliseconds(900), "claimed before the idle time")
         #expect(received.claimed == 5 && queue.claimed == 5)
         #expect(eventually(timeout: .seconds(5)) { fleet.commands.run("XLEN", Self.stream) == .success(.integer(0)) })
+    }
+
+    @Test("a claimed entry carries its delivery count: one more than the holders before had made it")
+    func claimedEntriesCarryTheirDeliveries() throws {
+        let server = try RedisServer()
+        let fleet = try Self.fleet(server, name: "taker", claimIdle: .milliseconds(300))
+        defer { fleet.close() }
+        let group = FleetKeys.consumerGroup
+        #expect(fleet.commands.run("XGROUP", "CREATE", Self.stream, group, "0", "MKSTREAM") == .success(.status("OK")))
+        for id in ["1-1", "1-2"] {
+            #expect(fleet.commands.run("XADD", Self.stream, id, "n", id) == .success(.bulkString(id)))
+        }
+        guard case .success(.array(let read)) = fleet.commands.run("XREADGROUP", "GROUP", group, "dead", "COUNT", "2",
+                                                                   "STREAMS", Self.stream, ">"), read.count == 1
+        else { Issue.record("the dead consumer read nothing"); return }
+        // 1-1 as if nine holders before had stopped with it.
+        #expect(fleet.commands.run("XCLAIM", Self.stream, group, "dead", "0", "1-1", "RETRYCOUNT", "10", "JUSTID")
+            == .success(.array([.bulkString("1-1")])))
+        let received = Received()
+        let queue = Self.queue(fleet, finish: true, received: received)
+        queue.start()
+        #expect(eventually(timeout: .seconds(10)) { received.ids.count == 2 })
+        #expect(received.claimed == 2)
+        #expect(received.deliveries == ["1-1": 11, "1-2": 2])
     }
 
     @Test("a live consumer's held entries are renewed and never claimed by another")
