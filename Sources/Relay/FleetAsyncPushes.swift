@@ -57,7 +57,19 @@ public final class FleetAsyncQueue: AsyncSharedQueue {
 /// Shutdown (`stop`): no more reads or claims, no retry starts; tries in
 /// flight finish and are acknowledged; whatever is not acknowledged stays
 /// pending in Redis and another instance claims it after `REDIS_CLAIM_IDLE`.
+///
+/// An entry handed out more than `maxDeliveries` times is not tried
+/// again: every instance that held it stopped before finishing it, and a
+/// notification that crashes whoever delivers it would otherwise take the
+/// fleet down one instance per `REDIS_CLAIM_IDLE` for as long as it lives.
+/// It fails for good (the hook, counted failed) with a log line naming its
+/// id.
 public final class FleetAsyncDelivery: Sendable {
+    /// A rolling restart hands an entry waiting for a retry to another
+    /// instance once per instance restarted; ten is more than any
+    /// restart of a fleet, and few enough crashes.
+    public static let maxDeliveries = 10
+
     /// One loop's part: confined to its loop.
     final class LoopUnit {
         let queue: AsyncDeliveryQueue
@@ -75,6 +87,12 @@ public final class FleetAsyncDelivery: Sendable {
              ack: @escaping @Sendable (String) -> Void, schedule: @escaping AsyncDeliveryQueue.Schedule) {
             (self.queue, self.context, self.provisioned, self.feedback) = (queue, context, provisioned, feedback)
             (self.policy, self.counts, self.bound, self.ack, self.schedule) = (policy, counts, bound, ack, schedule)
+        }
+
+        /// Fails for good, not tried: every holder stopped with it.
+        func giveUp(_ id: String, _ queued: AsyncQueuedNotification, deliveries: Int) {
+            fail(id, queued, why: "given up after \(deliveries) deliveries: every relay instance that took it "
+                 + "stopped before finishing it")
         }
 
         func deliver(_ id: String, _ queued: AsyncQueuedNotification) {
@@ -170,15 +188,20 @@ public final class FleetAsyncDelivery: Sendable {
 
     private func receive(_ entries: [StreamEntry]) {
         guard let (units, counts) = units.withLock({ $0 }) else { return }
-        var perLoop = [[(String, AsyncQueuedNotification)]](repeating: [], count: units.all.count)
+        var perLoop = [[(String, AsyncQueuedNotification, Int)]](repeating: [], count: units.all.count)
         for entry in entries {
             do throws(AsyncQueuedNotification.DecodingError) {
                 guard let fields = entry.fields else {
                     throw AsyncQueuedNotification.DecodingError(field: "-", problem: "no fields")
                 }
                 let queued = try AsyncQueuedNotification(fields: fields)
+                let deliveries = entry.deliveries ?? 1
+                if deliveries > Self.maxDeliveries {
+                    log("async stream: entry \(entry.id) given up after \(deliveries) deliveries (every instance "
+                        + "that took it stopped before finishing it: a crash?); it goes to the hook as failed")
+                }
                 let index = next.wrappingAdd(1, ordering: .relaxed).oldValue % perLoop.count
-                perLoop[index].append((entry.id, queued))
+                perLoop[index].append((entry.id, queued, deliveries))
             } catch {
                 log("async stream: entry \(entry.id) dropped: \(error)")
                 counts.countFailed()
@@ -190,7 +213,13 @@ public final class FleetAsyncDelivery: Sendable {
             let box = UnsafeBox((unit, batch))
             loop.execute {
                 let (unit, batch) = box.value
-                for (id, queued) in batch { unit.deliver(id, queued) }
+                for (id, queued, deliveries) in batch {
+                    if deliveries > FleetAsyncDelivery.maxDeliveries {
+                        unit.giveUp(id, queued, deliveries: deliveries)
+                    } else {
+                        unit.deliver(id, queued)
+                    }
+                }
             }
         }
     }

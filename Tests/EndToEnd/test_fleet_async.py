@@ -14,6 +14,7 @@ import concurrent.futures
 import http.client
 import json
 import os
+import re
 import signal
 import ssl
 import threading
@@ -396,3 +397,60 @@ def test_sigterm_finishes_what_is_in_flight_and_leaves_the_rest_to_the_others(ce
         for instance in (leaving, staying):
             instance.kill()
         emulator.kill()
+
+
+def entry_id_of(redis, token):
+    """The async stream's entry id that carries `token` (its `tok` field)."""
+    lines = redis.cli("XRANGE", "toot-relay:async", "-", "+").split("\n")
+    at = next(index for index in range(1, len(lines)) if lines[index - 1] == "tok" and lines[index] == token)
+    return next(line for line in reversed(lines[:at]) if re.fullmatch(r"\d+-\d+", line))
+
+
+def test_an_entry_whose_every_holder_stopped_is_given_up_to_the_hook_not_tried_again(certs, workdir, redis):
+    emulator = rt.start_emulator(certs, workdir, name="fleet-give-up-emulator", extra=("--quiet",))
+    hook = api.HookServer()
+    # The first holder: never answered for one (it waits for APNs), 503 for
+    # the other (it waits for a retry); killed with both held.
+    [first] = ft.start_instances(certs, workdir, emulator.port, redis.url, count=1, API_KEYS=api.ALL_APPS_KEY)
+    taker = None
+    try:
+        ft.wait_connected(first)
+        crashing, unavailable = api.fresh_fault(0x0e), api.fresh_fault(0x0d)
+        response = api.push(first.api_port, async_document([crashing, unavailable]))
+        assert response.status == 200, response
+        first_name = instance_name(first)
+        deadline = time.monotonic() + 10 * ft.SLOW
+        while consumer_pending(redis).get(first_name, 0) != 2:
+            assert time.monotonic() < deadline, consumer_pending(redis)
+            time.sleep(0.05)
+        first.process.popen.kill()
+        first.process.popen.wait()
+        # As if nine instances before had each died holding it.
+        crashing_id = entry_id_of(redis, crashing)
+        assert redis.cli("XCLAIM", "toot-relay:async", "relays", first_name, "0", crashing_id,
+                         "RETRYCOUNT", "10", "JUSTID") == crashing_id
+        [taker] = ft.start_instances(certs, workdir, emulator.port, redis.url, count=1, API_KEYS=api.ALL_APPS_KEY,
+                                     REDIS_CLAIM_IDLE=1, FEEDBACK_HOOK_URL=hook.url, API_ASYNC_MAX_TRIES=2)
+        posts = hook.wait_for([crashing, unavailable], timeout=30 * ft.SLOW)
+        # Given up at once, without an APNs request; the other tried until its tries were spent.
+        [(_, given_up)] = posts[crashing]
+        assert given_up["error"] == ("given up after 11 deliveries: every relay instance that took it stopped "
+                                     "before finishing it"), given_up
+        assert "status" not in given_up
+        [(_, refused)] = posts[unavailable]
+        assert refused["status"] == 503, refused
+        assert taker.process.log_contains(f"async stream: entry {crashing_id} given up after 11 deliveries")
+        assert crashing not in taker.process.read_log()
+        values = async_values(taker)
+        assert values['toot_relay_api_async_total{result="claimed"}'] == 2, values
+        assert values['toot_relay_api_async_total{result="failed"}'] == 2, values
+        deadline = time.monotonic() + 10 * ft.SLOW
+        while redis.cli("XLEN", "toot-relay:async") != "0":
+            assert time.monotonic() < deadline, redis.cli("XLEN", "toot-relay:async")
+            time.sleep(0.1)
+    finally:
+        first.kill()
+        if taker is not None:
+            taker.kill()
+        emulator.kill()
+        hook.close()
