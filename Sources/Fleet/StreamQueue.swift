@@ -152,7 +152,11 @@ public final class StreamQueue: Sendable {
     /// delivery count (`XPENDING` of its id, read after the claim counted
     /// it), so the consumer can tell an entry whose every holder stopped.
     /// Redis keeps an error's code through `redis.call` (`NOGROUP …`).
+    /// A script's commands are not undone when a later one fails, so the
+    /// empty `XPENDING` first: a user without it (an ACL) is refused before
+    /// anything is claimed, not after, with entries taken and never handed on.
     static let claimScript = """
+        redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', 0)
         local claimed = redis.call('XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], 'COUNT', ARGV[5])
         local counts = {}
         for i, entry in ipairs(claimed[2]) do

@@ -222,3 +222,23 @@ def wait_connected(instance, timeout=10):
     while rt.metric_value(instance.metrics(), 'toot_relay_redis_connected{link="commands"}') != 1:
         assert time.monotonic() < deadline, instance.process.read_log()[-2000:]
         time.sleep(0.1)
+
+
+def consumer_pending(redis):
+    """{consumer: entries pending} of the async stream's group."""
+    text = redis.cli("XINFO", "CONSUMERS", "toot-relay:async", "relays")
+    fields = text.split("\n")
+    pending = {}
+    for index, field in enumerate(fields):
+        if field == "name":
+            name = fields[index + 1]
+        if field == "pending":
+            pending[name] = int(fields[index + 1])
+    return pending
+
+
+def instance_name(instance):
+    """The instance's consumer name, from its start-up line."""
+    assert instance.process.log_contains("fleet: instance ")
+    log = instance.process.read_log()
+    return log.split("fleet: instance ", 1)[1].split(",", 1)[0]

@@ -277,6 +277,21 @@ def test_the_shipped_redis_user_lets_the_relay_do_everything_it_does_and_nothing
             {"tokens": [api.fresh_fault(0x0d)], "platform": 1, "topic": rt.TOPIC, "message": "held"}]})
         assert response.status == 200, response
         time.sleep(2.5)  # renewals and claim scans ran with the user's rights
+        # Its holder killed: the other takes it over (the claim script:
+        # XAUTOCLAIM, and XPENDING for its delivery count).
+        names = {ft.instance_name(instance): instance for instance in instances}
+        deadline = time.monotonic() + 10 * ft.SLOW
+        while not (holders := [name for name, count in ft.consumer_pending(redis).items() if count > 0]):
+            assert time.monotonic() < deadline, "nobody holds the 503 notification"
+            time.sleep(0.05)
+        holder = names[holders[0]]
+        holder.process.popen.kill()
+        taker = next(instance for instance in instances if instance is not holder)
+        deadline = time.monotonic() + 15 * ft.SLOW
+        while api.metric(taker.metrics(), "toot_relay_api_async").get(
+                'toot_relay_api_async_total{result="claimed"}', 0) < 1:
+            assert time.monotonic() < deadline, taker.process.read_log()[-3000:]
+            time.sleep(0.1)
         for instance in instances:
             log = instance.process.read_log()
             for refusal in ("NOPERM", "no permissions", "can't run this command", "Redis refuses"):

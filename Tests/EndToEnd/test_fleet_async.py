@@ -165,25 +165,6 @@ class NginxClient:
             return None, repr(error).encode()
 
 
-def consumer_pending(redis):
-    """{consumer: entries pending} of the async stream's group."""
-    text = redis.cli("XINFO", "CONSUMERS", "toot-relay:async", "relays")
-    fields = text.split("\n")
-    pending = {}
-    for index, field in enumerate(fields):
-        if field == "name":
-            name = fields[index + 1]
-        if field == "pending":
-            pending[name] = int(fields[index + 1])
-    return pending
-
-
-def instance_name(instance):
-    assert instance.process.log_contains("fleet: instance ")
-    log = instance.process.read_log()
-    return log.split("fleet: instance ", 1)[1].split(",", 1)[0]
-
-
 def test_a_hundred_thousand_through_three_instances_one_killed_none_lost(certs, workdir, redis):
     # 100,000 (20,000 under a sanitizer, several times slower).
     total, per_request = 100_000 // ft.SLOW // 1_000 * 1_000, 1_000
@@ -196,7 +177,7 @@ def test_a_hundred_thousand_through_three_instances_one_killed_none_lost(certs, 
     try:
         for instance in instances:
             ft.wait_connected(instance)
-        victim_name = instance_name(victim)
+        victim_name = ft.instance_name(victim)
         client = NginxClient(certs, nginx.api_port)
         batches = [tokens_of(0x100000 + index, per_request) for index in range(total // per_request)]
         # Tokens of a request not answered 200 were sent again: each may
@@ -228,7 +209,7 @@ def test_a_hundred_thousand_through_three_instances_one_killed_none_lost(certs, 
             # acknowledgements) when it reads the close: counted after that,
             # well before REDIS_CLAIM_IDLE lets anyone claim.
             time.sleep(0.5)
-            killed["pending"] = consumer_pending(redis).get(victim_name, 0)
+            killed["pending"] = ft.consumer_pending(redis).get(victim_name, 0)
 
         killer = threading.Thread(target=kill_in_the_middle)
         killer.start()
@@ -253,9 +234,9 @@ def test_a_hundred_thousand_through_three_instances_one_killed_none_lost(certs, 
         deadline = time.monotonic() + 15 * ft.SLOW
         while True:
             claimed = sum(async_values(i).get('toot_relay_api_async_total{result="claimed"}', 0) for i in survivors)
-            if claimed >= killed["pending"] and consumer_pending(redis).get(victim_name, 0) == 0:
+            if claimed >= killed["pending"] and ft.consumer_pending(redis).get(victim_name, 0) == 0:
                 break
-            assert time.monotonic() < deadline, (claimed, killed, consumer_pending(redis))
+            assert time.monotonic() < deadline, (claimed, killed, ft.consumer_pending(redis))
             time.sleep(0.2)
         assert killed["pending"] > 0, "the kill came when the victim held nothing: the test proved no claim"
         deadline = time.monotonic() + 10 * ft.SLOW
@@ -374,12 +355,12 @@ def test_sigterm_finishes_what_is_in_flight_and_leaves_the_rest_to_the_others(ce
         assert response.status == 200, response
         time.sleep(0.5)
         assert leaving.stop() == 0
-        held_after = consumer_pending(redis)
+        held_after = ft.consumer_pending(redis)
         staying.process.signal(signal.SIGCONT)
         counts = wait_for_tokens(emulator, tokens, timeout=30)
         # Whatever the leaving instance did not finish stayed pending in
         # Redis and was claimed; what it finished was acknowledged first.
-        left = held_after.get(instance_name(leaving), 0)
+        left = held_after.get(ft.instance_name(leaving), 0)
         assert left >= len(unavailable), held_after
         assert leaving.process.log_contains(f"{left} asynchronous notifications not done stay pending in Redis")
         duplicates = sum(counts[token] - 1 for token in tokens)
@@ -418,10 +399,10 @@ def test_an_entry_whose_every_holder_stopped_is_given_up_to_the_hook_not_tried_a
         crashing, unavailable = api.fresh_fault(0x0e), api.fresh_fault(0x0d)
         response = api.push(first.api_port, async_document([crashing, unavailable]))
         assert response.status == 200, response
-        first_name = instance_name(first)
+        first_name = ft.instance_name(first)
         deadline = time.monotonic() + 10 * ft.SLOW
-        while consumer_pending(redis).get(first_name, 0) != 2:
-            assert time.monotonic() < deadline, consumer_pending(redis)
+        while ft.consumer_pending(redis).get(first_name, 0) != 2:
+            assert time.monotonic() < deadline, ft.consumer_pending(redis)
             time.sleep(0.05)
         first.process.popen.kill()
         first.process.popen.wait()
