@@ -19,7 +19,8 @@ import Redis
 ///   idle time reset every `renewInterval` (`XCLAIM … JUSTID` to itself),
 ///   well within `claimIdle`, so no other instance takes it over; entries
 ///   idle longer than `claimIdle` (their holder died or stopped) are taken
-///   over with `XAUTOCLAIM` (Redis 7.0) and counted in `claimed`.
+///   over with `XAUTOCLAIM` (Redis 7.0; `claimScript`, which also gives
+///   each entry's delivery count) and counted in `claimed`.
 /// - A Redis that lost the group (restarted without its data, or flushed)
 ///   answers `NOGROUP`, or ends a blocked read with `UNBLOCKED`: the group
 ///   is created again (from id 0: whatever the stream holds is read).
