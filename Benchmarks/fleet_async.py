@@ -50,10 +50,14 @@ def main():
         subprocess.run([os.path.join(ROOT, "scripts", "make-test-certs"), certs], check=True, timeout=120,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         redis = ft.RedisProcess(os.path.join(work, "redis"))
-        emulator = rt.start_emulator(certs, work, name="emulator", extra=("--quiet", "--threads", "2"))
-        instances = ft.start_instances(certs, work, emulator.port, redis.url, count=arguments.instances,
-                                       API_KEYS=api.ALL_APPS_KEY, THREADS=arguments.threads, LOG_LEVEL="warning")
+        # Everything started so far is stopped, whatever fails to start next.
+        emulator, instances = None, []
         try:
+            emulator = rt.start_emulator(certs, work, name="emulator", extra=("--quiet", "--threads", "2"))
+            for index in range(arguments.instances):
+                instances.append(ft.Instance(certs, work, emulator.port, f"relay-{index}", redis.url,
+                                             API_KEYS=api.ALL_APPS_KEY, THREADS=arguments.threads,
+                                             LOG_LEVEL="warning"))
             time.sleep(1)  # the Redis links connect
             batches = [[f"{0x600000 + index:08x}{serial:056x}" for serial in range(arguments.per_request)]
                        for index in range(arguments.tokens // arguments.per_request)]
@@ -95,7 +99,8 @@ def main():
         finally:
             for instance in instances:
                 instance.kill()
-            emulator.kill()
+            if emulator is not None:
+                emulator.kill()
             redis.kill()
 
 
