@@ -107,8 +107,8 @@ public struct StreamEntry: Sendable, Equatable {
         var counts: [RedisValue] = []
         if parts.count >= 4, let given = parts[3].array, given.count == parts[1].array?.count { counts = given }
         let (entries, skipped) = Self.entries(of: parts[1]) { index in
-            guard index < counts.count, let count = counts[index].integer, count >= 1, count <= Int.max else { return nil }
-            return Int(count)
+            guard index < counts.count, let count = counts[index].integer, count >= 1 else { return nil }
+            return Int(exactly: count)
         }
         return (cursor, entries, skipped)
     }

@@ -188,20 +188,22 @@ public final class FleetAsyncDelivery: Sendable {
 
     private func receive(_ entries: [StreamEntry]) {
         guard let (units, counts) = units.withLock({ $0 }) else { return }
-        var perLoop = [[(String, AsyncQueuedNotification, Int)]](repeating: [], count: units.all.count)
+        // Each entry with the deliveries it is given up after, nil to deliver.
+        var perLoop = [[(String, AsyncQueuedNotification, givenUpAfter: Int?)]](repeating: [], count: units.all.count)
         for entry in entries {
             do throws(AsyncQueuedNotification.DecodingError) {
                 guard let fields = entry.fields else {
                     throw AsyncQueuedNotification.DecodingError(field: "-", problem: "no fields")
                 }
                 let queued = try AsyncQueuedNotification(fields: fields)
-                let deliveries = entry.deliveries ?? 1
-                if deliveries > Self.maxDeliveries {
+                var givenUpAfter: Int?
+                if let deliveries = entry.deliveries, deliveries > Self.maxDeliveries {
+                    givenUpAfter = deliveries
                     log("async stream: entry \(entry.id) given up after \(deliveries) deliveries (every instance "
                         + "that took it stopped before finishing it: a crash?); it goes to the hook as failed")
                 }
                 let index = next.wrappingAdd(1, ordering: .relaxed).oldValue % perLoop.count
-                perLoop[index].append((entry.id, queued, deliveries))
+                perLoop[index].append((entry.id, queued, givenUpAfter))
             } catch {
                 log("async stream: entry \(entry.id) dropped: \(error)")
                 counts.countFailed()
@@ -213,9 +215,9 @@ public final class FleetAsyncDelivery: Sendable {
             let box = UnsafeBox((unit, batch))
             loop.execute {
                 let (unit, batch) = box.value
-                for (id, queued, deliveries) in batch {
-                    if deliveries > FleetAsyncDelivery.maxDeliveries {
-                        unit.giveUp(id, queued, deliveries: deliveries)
+                for (id, queued, givenUpAfter) in batch {
+                    if let givenUpAfter {
+                        unit.giveUp(id, queued, deliveries: givenUpAfter)
                     } else {
                         unit.deliver(id, queued)
                     }

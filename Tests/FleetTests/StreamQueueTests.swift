@@ -115,19 +115,33 @@ struct StreamQueueTests {
         #expect(eventually(timeout: .seconds(5)) { fleet.commands.run("XLEN", Self.stream) == .success(.integer(0)) })
     }
 
+    /// Entries with the ids `ids` (each its id as its one field's value),
+    /// the group made from id 0, and the first `count` read by `consumer`:
+    /// pending to it. False (recorded) when Redis did not do so.
+    static func addAndRead(_ fleet: Fleet, ids: [String], readBy consumer: String, count: Int) -> Bool {
+        for id in ids where fleet.commands.run("XADD", stream, id, "n", id) != .success(.bulkString(id)) {
+            Issue.record("XADD \(id) failed")
+            return false
+        }
+        guard fleet.commands.run("XGROUP", "CREATE", stream, FleetKeys.consumerGroup, "0") == .success(.status("OK")),
+              case .success(.array(let read)) = fleet.commands.run("XREADGROUP", "GROUP", FleetKeys.consumerGroup,
+                                                                   consumer, "COUNT", String(count), "STREAMS",
+                                                                   stream, ">"),
+              read.count == 1
+        else {
+            Issue.record("the group was not made, or \(consumer) read nothing")
+            return false
+        }
+        return true
+    }
+
     @Test("a claimed entry carries its delivery count: one more than the holders before had made it")
     func claimedEntriesCarryTheirDeliveries() throws {
         let server = try RedisServer()
         let fleet = try Self.fleet(server, name: "taker", claimIdle: .milliseconds(300))
         defer { fleet.close() }
         let group = FleetKeys.consumerGroup
-        #expect(fleet.commands.run("XGROUP", "CREATE", Self.stream, group, "0", "MKSTREAM") == .success(.status("OK")))
-        for id in ["1-1", "1-2"] {
-            #expect(fleet.commands.run("XADD", Self.stream, id, "n", id) == .success(.bulkString(id)))
-        }
-        guard case .success(.array(let read)) = fleet.commands.run("XREADGROUP", "GROUP", group, "dead", "COUNT", "2",
-                                                                   "STREAMS", Self.stream, ">"), read.count == 1
-        else { Issue.record("the dead consumer read nothing"); return }
+        guard Self.addAndRead(fleet, ids: ["1-1", "1-2"], readBy: "dead", count: 2) else { return }
         // 1-1 as if nine holders before had stopped with it.
         #expect(fleet.commands.run("XCLAIM", Self.stream, group, "dead", "0", "1-1", "RETRYCOUNT", "10", "JUSTID")
             == .success(.array([.bulkString("1-1")])))
@@ -196,13 +210,7 @@ struct StreamQueueTests {
         let fleet = try Self.fleet(server, name: "a", claimIdle: .seconds(30))
         defer { fleet.close() }
         let group = FleetKeys.consumerGroup
-        for id in ["1-1", "1-2", "1-3"] {
-            #expect(fleet.commands.run("XADD", Self.stream, id, "n", id) == .success(.bulkString(id)))
-        }
-        #expect(fleet.commands.run("XGROUP", "CREATE", Self.stream, group, "0") == .success(.status("OK")))
-        guard case .success(.array(let read)) = fleet.commands.run("XREADGROUP", "GROUP", group, "a", "COUNT", "2",
-                                                                   "STREAMS", Self.stream, ">"), read.count == 1
-        else { Issue.record("XREADGROUP read nothing"); return }
+        guard Self.addAndRead(fleet, ids: ["1-1", "1-2", "1-3"], readBy: "a", count: 2) else { return }
         // 1-1 and 1-2 are pending; 1-3 was never read, as a new entry that
         // took an old id after Redis lost its data.
         #expect(fleet.commands.run(["EVAL", StreamQueue.ackScript, "1", Self.stream, group, "1-1", "1-3"])
