@@ -13,11 +13,6 @@ import TestSupport
 /// `FakeSender` and a manual clock: tries, retries, the final end.
 @Suite("The asynchronous delivery queue")
 struct AsyncDeliveryQueueTests {
-    /// Every random number 0: each delay is the lowest its jitter allows.
-    struct LowestJitter: RandomNumberGenerator {
-        mutating func next() -> UInt64 { 0 }
-    }
-
     final class Fixture {
         let sender = FakeSender()
         let store = FeedbackStore(maxPerApp: 10)

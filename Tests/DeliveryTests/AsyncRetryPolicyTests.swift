@@ -8,11 +8,6 @@ import TestSupport
 /// from the outcome, the tries so far, the expiration and the time alone.
 @Suite("The asynchronous retry policy")
 struct AsyncRetryPolicyTests {
-    /// Always 0: the jitter's random part is 0, so a delay is half its ceiling.
-    struct LowestJitter: RandomNumberGenerator {
-        mutating func next() -> UInt64 { 0 }
-    }
-
     static let now: Int64 = 1_800_000_000_000
     static let policy = AsyncRetryPolicy(maxTries: 5)
 
