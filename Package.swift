@@ -5,7 +5,7 @@ import PackageDescription
 // C libraries enter only through the system-library targets; each is
 // imported by exactly one Swift module (TLS for OpenSSL, HTTP2 for nghttp2,
 // XMLRPC for libxml2, FeedbackHook for libcurl, Redis for hiredis, EventLoop
-// for the Linux headers; ARCHITECTURE.md §5.2), and by that module's tests
+// for the Linux headers; ARCHITECTURE.md §3), and by that module's tests
 // where they need it.
 let package = Package(
     name: "toot-relay",

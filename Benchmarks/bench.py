@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The relay benchmark of ARCHITECTURE.md §8 (run it with scripts/bench).
+"""The relay benchmark of ARCHITECTURE.md §9 (run it with scripts/bench).
 
 Per run: the ceiling (h2load straight at an APNs emulator without client
 authentication, same payload and headers as the relay sends), then each cell
@@ -52,7 +52,7 @@ Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&
 
 
 def z85(data: bytes) -> str:
-    """Extended z85 (ARCHITECTURE.md §2.1): 4 bytes → 5 digits, a 1–3 byte tail → 2–4."""
+    """Extended z85 (WIRE.md §2.1): 4 bytes → 5 digits, a 1–3 byte tail → 2–4."""
     out = []
     for offset in range(0, len(data), 4):
         chunk = data[offset:offset + 4]

@@ -1,4 +1,4 @@
--- wrk script: Mastodon-shaped Web Push POSTs to the relay (ARCHITECTURE.md §8).
+-- wrk script: Mastodon-shaped Web Push POSTs to the relay (ARCHITECTURE.md §9).
 --
 -- What Mastodon (webpush gem, legacy "aesgcm" subscriptions) sends: the
 -- ciphertext as an octet stream, Content-Encoding aesgcm, the salt in

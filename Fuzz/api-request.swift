@@ -1,5 +1,5 @@
 // Fuzz target: what the provider API reads of a request before any body
-// (ARCHITECTURE.md §11): its route (`apiRoute(method:target:)`, APIRouting.swift) and
+// (WIRE.md §4.1): its route (`apiRoute(method:target:)`, APIRouting.swift) and
 // its `Authorization` field against a keyring (`APIKeyring.authorize`).
 //
 // Input: [mode][…]. Mode even: [method selector][target…], as the route

@@ -212,7 +212,7 @@ for name, text in [
 write("base64url-codec", "roundtrip-bytes", b"\x01" + rand(40))
 write("base64url-codec", "roundtrip-empty", b"\x01")
 
-# ---- z85-codec: the vectors of ARCHITECTURE.md §2.1, decoded and encoded
+# ---- z85-codec: the vectors of WIRE.md §2.1, decoded and encoded
 Z85_VECTORS = [
     ("", ""), ("00", "00"), ("ff", "30"), ("ffff", "960"), ("ffffff", "rr90"), ("00000000", "00000"),
     ("ffffffff", "%nSc0"), ("864FD26FB559F75B", "HelloWorld"), ("864FD26FB559F75B01", "HelloWorld01"),

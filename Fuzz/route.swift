@@ -61,7 +61,7 @@ public func fuzzRoute(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         break
     }
 
-    // A query never changes the route (ARCHITECTURE.md §1), but for
+    // A query never changes the route (WIRE.md §1.1), but for
     // /push's sandbox=true, which only switches the environment, and vapid=
     // (a restricted endpoint), which only restricts a relay route (32 bytes) or makes
     // it 404 (anything else).

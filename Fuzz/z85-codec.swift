@@ -1,4 +1,4 @@
-// Fuzz target: extended Z85 (Z85.swift, ARCHITECTURE.md §2.1).
+// Fuzz target: extended Z85 (Z85.swift, WIRE.md §2.1).
 //
 // Input: [mode][…]; mode even: the rest is text to decode; mode odd: the rest
 // is bytes to encode and decode back.

@@ -1,6 +1,6 @@
 import EventLoop
 
-/// Where an APNs connection is in its life (ARCHITECTURE.md §5.4).
+/// Where an APNs connection is in its life (ARCHITECTURE.md §4).
 public enum APNsConnectionState: String, Sendable, CaseIterable, Comparable {
     case idle, resolving, connecting, handshaking, ready, draining, closed
 

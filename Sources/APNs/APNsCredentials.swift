@@ -2,7 +2,7 @@ import Base64URL
 import TLS
 
 /// Why the APNs client cannot start. Each description is one line naming the
-/// variable and the problem, for the daemon's fail-fast startup (ARCHITECTURE.md §4).
+/// variable and the problem, for the daemon's fail-fast startup (ARCHITECTURE.md §7).
 public enum APNsStartupError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A PKCS#12 (from `P12_FILENAME` or `P12_BASE64`, or an app's
     /// `p12-file`/`p12-base64`) cannot be used. `source` names where it came from.

@@ -1,6 +1,6 @@
 
 /// Fault injection through the device token, so an end-to-end test can make
-/// the emulator produce each row of ARCHITECTURE.md §3 with a real request.
+/// the emulator produce each row of WIRE.md §3 with a real request.
 ///
 /// A token (still 64 valid hex digits) that starts with the marker `fa11fa11`
 /// followed by a two-digit code gets the outcome below instead of 200;

@@ -1,6 +1,6 @@
 import RelayCore
 
-/// Reads one `[[api-key]]` table (ARCHITECTURE.md §4 "The apps
+/// Reads one `[[api-key]]` table (ARCHITECTURE.md §7 "The apps
 /// file") into an `APIKeyEntry`: `name` (required), `key` (required, at
 /// least 16 bytes, `${NAME}` as everywhere), `apps` (required: app ids of
 /// this file or `default`, or `["*"]` alone). The checks across entries

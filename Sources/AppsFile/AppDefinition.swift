@@ -1,7 +1,7 @@
 import APNs
 import RelayCore
 
-/// One `[[app]]` of the apps file (ARCHITECTURE.md §4 "The apps
+/// One `[[app]]` of the apps file (ARCHITECTURE.md §7 "The apps
 /// file"), validated, its `${NAME}` references expanded, its credentials not
 /// yet loaded (the relay loads each `CredentialSpec` when it starts or
 /// reloads). Holds secrets inside `credentials`: log `CredentialSpec.source`,

@@ -2,7 +2,7 @@ import APNs
 import RelayCore
 
 /// Reads one `[[app]]` table into an `AppDefinition`, checking every key of
-/// the app by itself (ARCHITECTURE.md §4 "The apps file"); the checks
+/// the app by itself (ARCHITECTURE.md §7 "The apps file"); the checks
 /// across apps (unique ids, topics, one default) are `AppsFile.parse`'s.
 struct AppReader {
     private var reader: AppValueReader

@@ -14,7 +14,7 @@ public struct AppsFileContents: Sendable, Equatable {
     }
 }
 
-/// The apps file (`APPS_FILE`; ARCHITECTURE.md §4 "The apps
+/// The apps file (`APPS_FILE`; ARCHITECTURE.md §7 "The apps
 /// file"; every key documented in config/apps.example.toml): its text and
 /// the process environment in, validated app definitions and API keys out.
 /// No other I/O: the caller reads the file and loads each app's credentials.

@@ -14,7 +14,7 @@ public enum AppsFileLimits {
     /// or a base64 PKCS#12 is a few KiB.
     public static let stringBytes = 64 << 10
     /// `alert` and `alert-loc-key`: the alert travels in every payload and
-    /// counts against APNs' 4,096 bytes (ARCHITECTURE.md §1: a payload that
+    /// counts against APNs' 4,096 bytes (WIRE.md §1.2: a payload that
     /// does not fit is 413, and Mastodon deletes a subscription on 413).
     public static let alertBytes = 256
 }

@@ -1,7 +1,7 @@
 #ifndef TOOT_RELAY_CLIBXML2_SHIM_H
 #define TOOT_RELAY_CLIBXML2_SHIM_H
 // libxml2 2.9.14 (Debian 12), for the XML-RPC decoder (pyapns' interface) only:
-// the module XMLRPC is its one importer (ARCHITECTURE.md §5.2).
+// the module XMLRPC is its one importer (ARCHITECTURE.md §3).
 #include <libxml/xmlversion.h>
 // Debian builds libxml2 with ICU, and encoding.h then includes the system's
 // <unicode/ucnv.h>, whose UErrorCode clashes with Foundation's own ICU

@@ -1,4 +1,4 @@
-// One token APNs refused for good (ARCHITECTURE.md §11, "Feedback"), and the one place
+// One token APNs refused for good (WIRE.md §4.6), and the one place
 // that decides which APNs answers are feedback at all.
 
 import APNs

@@ -1,4 +1,4 @@
-// The relay's memory of refused tokens per app (ARCHITECTURE.md §11, "Feedback"),
+// The relay's memory of refused tokens per app (ARCHITECTURE.md §5.6),
 // shared by every event loop: recorded on the hot path of each failed push,
 // read and cleared by the pull endpoint and pyapns' `feedback`.
 

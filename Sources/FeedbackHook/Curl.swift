@@ -1,4 +1,4 @@
-// All of the relay's libcurl pointer code (ARCHITECTURE.md §5.2): an owner
+// All of the relay's libcurl pointer code (ARCHITECTURE.md §3): an owner
 // per curl object (easy handle, multi handle, header list, parsed URL), each
 // freeing it in deinit. The variadic setopt/getinfo calls go through the typed
 // wrappers of CCurl's shim.h. libcurl, a real HTTP client library, not a

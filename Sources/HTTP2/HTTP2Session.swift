@@ -1,5 +1,5 @@
 /// What both roles share: one nghttp2 session driven by bytes in and bytes
-/// out (ARCHITECTURE.md §5.3: protocol code does no I/O; the caller moves the bytes).
+/// out (ARCHITECTURE.md §4: protocol code does no I/O; the caller moves the bytes).
 ///
 /// Not thread-safe: use it from one thread (its event loop).
 public class HTTP2Session {

@@ -11,7 +11,7 @@ import RelayCore
 
 /// A request the proxy passes on to APNs.
 public struct ProxyNotification: Sendable, Equatable {
-    /// The device token, lowercased (ARCHITECTURE.md §1).
+    /// The device token, lowercased (WIRE.md §1.1).
     public var token: String
     /// `apns-topic`: the caller picks the app by it.
     public var topic: String

@@ -1,5 +1,5 @@
 // The one home of "an APNs delivery failed: what is its failed-push log"
-// (ARCHITECTURE.md §11): every path that tells the feedback hook or a gorush caller
+// (WIRE.md §4.2): every path that tells the feedback hook or a gorush caller
 // about a token — gorush's `/api/push`, Apple's `/3/device/<token>`,
 // pyapns' `notify`, and the Web Push path's dead tokens — builds the entry
 // here, so the fields mean the same on all of them.

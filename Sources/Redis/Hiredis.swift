@@ -1,4 +1,4 @@
-// All of the relay's hiredis pointer code (ARCHITECTURE.md §5.2): the RESP
+// All of the relay's hiredis pointer code (ARCHITECTURE.md §3): the RESP
 // reader with the relay's reply limits, the copy of its reply tree into
 // RedisValue, and the command formatter. The reader has a Swift owner,
 // `HiredisReader`, that frees it in deinit; a formatted command is copied

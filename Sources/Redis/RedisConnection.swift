@@ -11,7 +11,7 @@ import Glibc
 // - hiredis frees the async context itself when the connection fails or
 //   the server closes it, inside redisAsyncHandleRead, after calling every
 //   pending callback: the context has no owner that frees it in deinit
-//   (ARCHITECTURE.md §5.2), and a callback that touches it afterwards is a
+//   (ARCHITECTURE.md §3), and a callback that touches it afterwards is a
 //   use after free.
 // - 0.14.1's async API has no connect or command timeout (redisOptions and
 //   its timeouts came with 1.0), so the timers, the FIFO of completions and

@@ -15,7 +15,7 @@ public struct AppsLoadError: Error, Equatable, Sendable, CustomStringConvertible
 public struct ServedApps: Sendable {
     public var apps: RelayApps
     public var credentials: [CredentialID: LoadedCredential]
-    /// One log-safe line per app and environment (ARCHITECTURE.md §4).
+    /// One log-safe line per app and environment (ARCHITECTURE.md §7).
     public var summaries: [String]
     /// Each app's credential per enabled environment: its certificate's
     /// not-after (unix seconds), nil with token auth.

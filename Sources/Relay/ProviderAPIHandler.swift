@@ -5,7 +5,7 @@ import HTTP1
 import ProviderAPI
 import RelayCore
 
-/// The provider API (ARCHITECTURE.md §11) for one event loop of the API listener:
+/// The provider API (ARCHITECTURE.md §5.2) for one event loop of the API listener:
 /// gorush's `/api/push` and `/healthz`, Apple's request at `/3/device/…`,
 /// pyapns' XML-RPC and the feedback list. Every answer that carries a
 /// notification's fate comes after APNs answered it (never a 2xx for a

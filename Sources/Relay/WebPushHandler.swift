@@ -8,7 +8,7 @@ import RelayCore
 import VAPID
 
 /// The relay's logic for one event loop: route → validate → build the APNs
-/// notification → send → map the outcome to the answer (ARCHITECTURE.md §1–§3), and
+/// notification → send → map the outcome to the answer (WIRE.md §1–§3), and
 /// one log line per request.
 ///
 /// Thread-confined to its loop, like the sender it is given.

@@ -1,4 +1,4 @@
-// A key of the provider API (ARCHITECTURE.md §11, "Keys"): the one
+// A key of the provider API (WIRE.md §4.1, "Keys"): the one
 // syntax check shared by `API_KEYS` (Configuration) and the apps file's
 // `[[api-key]]` entries, and a holder that never shows the key.
 

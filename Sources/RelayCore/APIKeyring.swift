@@ -1,4 +1,4 @@
-// Who may use the provider API (ARCHITECTURE.md §11, "Keys"): the keys of
+// Who may use the provider API (WIRE.md §4.1, "Keys"): the keys of
 // `API_KEYS` and of the apps file's `[[api-key]]` entries, and the one
 // check of a request's `Authorization` against them. Pure: the API handler
 // asks, and answers 401 (no key, or a wrong one) or 403 (a key without the

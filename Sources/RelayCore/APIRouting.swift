@@ -1,6 +1,6 @@
 import APNs
 
-// The provider API's routes (ARCHITECTURE.md §11), on the API listener only (never
+// The provider API's routes (WIRE.md §4.1), on the API listener only (never
 // the Web Push port): gorush's `/api/push` and `/healthz`, Apple's own
 // `/3/device/<token>`, pyapns' XML-RPC endpoint and the feedback list.
 

@@ -1,4 +1,4 @@
-// The `alert` of a notification's `aps` dictionary (ARCHITECTURE.md §2):
+// The `alert` of a notification's `aps` dictionary (WIRE.md §2):
 // each payload dialect's default, and the one place an app's own alert
 // (`alert` or `alert-loc-key` in the apps file) replaces it.
 

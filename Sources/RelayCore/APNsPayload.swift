@@ -1,5 +1,5 @@
 // The APNs payload the iOS clients of toot-relay decode, key by key
-// (ARCHITECTURE.md §2):
+// (WIRE.md §2):
 // {"aps":{"alert":"🎺","mutable-content":1,"content-available":1},"p":"<z85 body>"
 //  [,"k":"<z85 dh>","s":"<z85 salt>"][,"x":"<extra>"]}
 // z85 digits need no JSON escaping (the alphabet has neither `"` nor `\`).

@@ -45,11 +45,11 @@ public struct Configuration: Sendable, Equatable {
     public var productionHost = APNsSettings().productionHost
     public var developmentHost = APNsSettings().developmentHost
 
-    /// The apps file (TOML, ARCHITECTURE.md §4); nil: one app, described by the
+    /// The apps file (TOML, ARCHITECTURE.md §7); nil: one app, described by the
     /// variables above.
     public var appsFile: String? = nil
 
-    // MARK: Limits and timeouts (ARCHITECTURE.md §6)
+    // MARK: Limits and timeouts (WIRE.md §5)
     public var maxHeaderBytes = HTTP1Limits().maxHeaderBytes
     public var maxBodyBytes = HTTP1Limits().maxBodyBytes
     public var headerTimeout = HTTP1ConnectionMachine.Timeouts().header
@@ -75,7 +75,7 @@ public struct Configuration: Sendable, Equatable {
     /// Address of the metrics listener: loopback unless opened on purpose.
     public var metricsBindAddress = "127.0.0.1"
 
-    // MARK: Provider API (ARCHITECTURE.md §11)
+    // MARK: Provider API (WIRE.md §4)
     /// Port of the provider API listener (gorush's `/api/push`, pyapns'
     /// XML-RPC, `/3/device/…`, feedback; 0 picks a free one); nil: off.
     public var apiPort: UInt16? = nil
@@ -137,7 +137,7 @@ public struct Configuration: Sendable, Equatable {
     /// What is not set takes these values.
     public static let defaults = Configuration()
 
-    // MARK: Fixed limits (ARCHITECTURE.md §6), not settable
+    // MARK: Fixed limits (WIRE.md §5), not settable
     /// Header fields in one request (beyond: 431).
     public static let maxHeaderCount = HTTP1Limits().maxHeaderCount
     /// The largest TTL kept, in seconds: 30 days, APNs' own storage limit.

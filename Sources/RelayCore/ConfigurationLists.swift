@@ -1,4 +1,4 @@
-// The variables of the provider API (ARCHITECTURE.md §11) that are more than one
+// The variables of the provider API (WIRE.md §4) that are more than one
 // number or name: `API_KEYS`, `FEEDBACK_HOOK_HEADERS` (lists, comma-
 // separated) and `FEEDBACK_HOOK_URL`. Their errors name the variable and
 // the item, never a key, a header's value or the URL (which may carry a

@@ -1,6 +1,6 @@
 // A device token from text outside a URL (the provider API: pyapns'
 // notify, gorush's tokens), held to the same rule as the relay's URLs
-// (ARCHITECTURE.md §1): `normalizedDeviceToken` in Routing.swift.
+// (WIRE.md §1.1): `normalizedDeviceToken` in Routing.swift.
 
 /// `text` lowercased when it is an APNs device token (an even number of
 /// 64 to 200 hex digits), else nil.

@@ -1,4 +1,4 @@
-// The APNs payload of the metatext-apns dialect (ARCHITECTURE.md §2.2), as
+// The APNs payload of the metatext-apns dialect (WIRE.md §2.2), as
 // Metatext, Feditext and Mona decode it, key by key:
 // {"aps":{"alert":{"loc-key":"apns-default-message"},"mutable-content":1},
 //  "i":"<id>","m":"<base64url body, padded>"[,"s":"<salt>","k":"<dh>"]}

@@ -1,4 +1,4 @@
-// Writing an APNs payload (ARCHITECTURE.md §2) in place: each dialect lists
+// Writing an APNs payload (WIRE.md §2) in place: each dialect lists
 // its parts once, in a function generic over its sink; the same list is
 // counted for the exact size, written into storage of that size, or
 // appended as a fallback. The parts are passed as borrowed arguments, never

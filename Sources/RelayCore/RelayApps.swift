@@ -1,13 +1,13 @@
 // Which app a request is for: the app reference a URL gives
 // (Routing.swift) resolved against the apps the relay serves: the app the
 // environment variables describe (the default app, id "default") and the
-// apps of the apps file (ARCHITECTURE.md §4).
+// apps of the apps file (ARCHITECTURE.md §7).
 
 import APNs
 import Synchronization
 
 /// What APNs last said about one app's credentials, shared by every loop:
-/// a 403 marks them rejected, a 2xx clears that (ARCHITECTURE.md §1). Per
+/// a 403 marks them rejected, a 2xx clears that (WIRE.md §1.4). Per
 /// app, so one app's expired certificate does not fail the others' health.
 public final class AppHealth: Sendable {
     private let rejected = Atomic<Bool>(false)

@@ -1,4 +1,4 @@
-// The inbound contract of ARCHITECTURE.md §1, part one: which route a
+// The inbound contract of WIRE.md §1, part one: which route a
 // request target names (`/relay-to/[<app>/]<env>/<token>[/<extra…>]`, the metatext
 // dialect `/push/[<app-or-topic>/]<token>/<id>[?sandbox=true]`, the health
 // check), with the percent-decoding of `<extra…>`, `<id>` and `<app-or-topic>`,
@@ -21,7 +21,7 @@ public enum AppReference: Sendable, Equatable {
     case idOrTopic(String)
 }
 
-/// Which APNs payload a request's notification carries (ARCHITECTURE.md §2).
+/// Which APNs payload a request's notification carries (WIRE.md §2).
 public enum PayloadDialect: Sendable, Equatable {
     /// toot-relay's `p`/`k`/`s`/`x` payload, from `/relay-to/…`. `extra` is
     /// the rest of the path after `<token>/`, percent-decoded; nil when
@@ -75,7 +75,7 @@ public enum Route: Sendable, Equatable {
     case notFound
 }
 
-/// Routes a request (ARCHITECTURE.md §1).
+/// Routes a request (WIRE.md §1.1).
 ///
 /// - The query string (and a fragment, should a client send one) is ignored,
 ///   but for `vapid=` (any relay URL; not 32 bytes of base64url: 404) and

@@ -1,8 +1,8 @@
-// ARCHITECTURE.md §3: what the relay tells a Web Push sender for each APNs or
+// WIRE.md §3: what the relay tells a Web Push sender for each APNs or
 // local outcome. Senders delete a subscription on 4xx answers — Mastodon on
 // any 4xx but 408 and 429, Pleroma and Akkoma on any 4xx at all, GoToSocial
 // on any but 408, 413 and 429, Misskey on 410 (the sender table in
-// ARCHITECTURE.md §3) — so a 4xx means only "this subscription can never
+// WIRE.md §3.1) — so a 4xx means only "this subscription can never
 // work" (APNs said the token is dead) or "the request itself is malformed";
 // everything transient, or the relay's own fault, is a 5xx, with
 // `Retry-After` where a wait helps.
@@ -44,7 +44,7 @@ public enum RetryAfter {
     public static let apnsUnavailable = 10
     /// Every APNs connection of the environment is down.
     public static let allConnectionsDown = 5
-    /// The relay is over its in-flight limit (ARCHITECTURE.md §3).
+    /// The relay is over its in-flight limit (WIRE.md §3).
     public static let overloaded = 1
     /// A URL names an app the relay does not have (or there is no default
     /// app): the operator's apps file is wrong, which a fix and a reload
@@ -52,7 +52,7 @@ public enum RetryAfter {
     public static let unknownApp = 300
 }
 
-/// Maps a delivery outcome to the relay's answer (ARCHITECTURE.md §3).
+/// Maps a delivery outcome to the relay's answer (WIRE.md §3).
 ///
 /// - Parameters:
 ///   - apnsID: the apns-id the relay sent; used for `Location` when APNs did

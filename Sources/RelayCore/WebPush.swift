@@ -1,4 +1,4 @@
-// The inbound contract of ARCHITECTURE.md §1, part two: the validation of
+// The inbound contract of WIRE.md §1, part two: the validation of
 // Web Push (RFC 8030) requests (TTL, Urgency, Topic, the aesgcm keys, the
 // aes128gcm header) into a `WebPushMessage`.
 
@@ -80,7 +80,7 @@ public struct WebPushError: Error, Sendable, Equatable {
     static func badRequest(_ reason: String) -> WebPushError { WebPushError(status: 400, reason: reason) }
 }
 
-/// Validates a Web Push request (ARCHITECTURE.md §1) without looking at its
+/// Validates a Web Push request (WIRE.md §1.2) without looking at its
 /// route. The size of the APNs payload depends on the route (its dialect,
 /// `x`, `i`) and the app (its alert): `makeNotification` refuses (413) a
 /// payload over 4096 bytes.
@@ -197,7 +197,7 @@ private func parseTTL(_ values: HTTPHeaders.ValueBytes, maxTTL: Int) -> Result<I
     return .success(ttl)
 }
 
-/// `Crypto-Key: dh=…` and `Encryption: salt=…` (ARCHITECTURE.md §1), base64url with
+/// `Crypto-Key: dh=…` and `Encryption: salt=…` (WIRE.md §1.2), base64url with
 /// or without padding. The key must be an uncompressed P-256 point (65 bytes,
 /// 0x04 first) and the salt 16 bytes, or the app cannot decrypt. Decoded
 /// straight from the header bytes; returned decoded and as written.

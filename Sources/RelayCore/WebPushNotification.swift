@@ -1,4 +1,4 @@
-// A Web Push message becomes APNs' request (ARCHITECTURE.md §2): the
+// A Web Push message becomes APNs' request (WIRE.md §2): the
 // payload in the target's dialect, the headers from the message's TTL,
 // urgency and topic.
 
@@ -10,7 +10,7 @@ import HTTP1
 public let webPushMaxBodyBytes = 4096
 
 /// Builds the APNs request for a validated message, its payload in the
-/// target's dialect (ARCHITECTURE.md §2). A body that does not fit APNs'
+/// target's dialect (WIRE.md §2). A body that does not fit APNs'
 /// 4096-byte payload once encoded goes without its ciphertext
 /// (`PayloadContent.withoutCiphertext`): never refused for its size when
 /// RFC 8030 lets a sender send it.

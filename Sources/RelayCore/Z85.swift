@@ -1,4 +1,4 @@
-/// Extended Z85, as toot-relay and its iOS clients use it (ARCHITECTURE.md §2.1).
+/// Extended Z85, as toot-relay and its iOS clients use it (WIRE.md §2.1).
 ///
 /// ZeroMQ's Z85 (ZeroMQ RFC 32) only encodes multiples of four bytes. The
 /// extension keeps the alphabet and big-endian grouping and encodes a trailing

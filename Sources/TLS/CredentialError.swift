@@ -1,5 +1,5 @@
 /// Why a certificate, key or PKCS#12 file cannot be used. Each description is
-/// one line, fit for the daemon's fail-fast startup message (ARCHITECTURE.md §4).
+/// one line, fit for the daemon's fail-fast startup message (ARCHITECTURE.md §7).
 public enum CredentialError: Error, Equatable, Sendable, CustomStringConvertible {
     case unreadableFile(path: String, reason: String)
     case notPKCS12(String)

@@ -1,6 +1,6 @@
 // Swift owners of OpenSSL keys: each holds its EVP_PKEY as an opaque pointer
 // and frees it in deinit; only the files in Sources/TLS/OpenSSL/ call OpenSSL
-// or touch its pointers (ARCHITECTURE.md §5.2).
+// or touch its pointers (ARCHITECTURE.md §3).
 
 /// ES256 (ECDSA P-256 with SHA-256, RFC 7518 §3.4) for APNs provider tokens:
 /// signs with the team's AuthKey_XXXX.p8. Signing makes a fresh digest

@@ -1,6 +1,6 @@
 // A Swift owner of an OpenSSL object: it holds its SSL as an opaque pointer
 // and frees it in deinit; only the files in Sources/TLS/OpenSSL/ call OpenSSL
-// or touch its pointers (ARCHITECTURE.md §5.2).
+// or touch its pointers (ARCHITECTURE.md §3).
 
 /// Result of a handshake step on a non-blocking socket.
 public enum TLSResult: Equatable, Sendable {

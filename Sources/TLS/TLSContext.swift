@@ -1,6 +1,6 @@
 // A Swift owner of an OpenSSL object: it holds its SSL_CTX as an opaque
 // pointer and frees it in deinit; only the files in Sources/TLS/OpenSSL/ call
-// OpenSSL or touch its pointers (ARCHITECTURE.md §5.2).
+// OpenSSL or touch its pointers (ARCHITECTURE.md §3).
 
 /// An OpenSSL SSL_CTX: the configuration shared by many connections. Once
 /// made it is only read (SSL_new is thread-safe), so it may be shared.

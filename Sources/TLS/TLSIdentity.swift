@@ -1,6 +1,6 @@
 // A Swift owner of OpenSSL objects: it holds them as opaque pointers and
 // frees them in deinit; only the files in Sources/TLS/OpenSSL/ call OpenSSL
-// or touch its pointers (ARCHITECTURE.md §5.2).
+// or touch its pointers (ARCHITECTURE.md §3).
 
 /// A certificate, its private key and its chain: the client identity for
 /// APNs certificate auth, or a server identity. Immutable once made;

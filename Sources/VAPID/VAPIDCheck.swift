@@ -32,7 +32,7 @@ public enum VAPIDDoubt: String, Sendable {
 }
 
 /// The answer to a push to a restricted endpoint, by who can be at fault
-/// (ARCHITECTURE.md §1, §3: never a 4xx that could delete a healthy
+/// (WIRE.md §1.3, §3: never a 4xx that could delete a healthy
 /// subscription because of the relay). Reasons are one line and show
 /// neither the JWT nor the key.
 public enum VAPIDVerdict: Sendable, Equatable {

@@ -1,4 +1,4 @@
-// All of the module's libxml2 pointer code (ARCHITECTURE.md §5.2): a body
+// All of the module's libxml2 pointer code (ARCHITECTURE.md §3): a body
 // parsed by libxml2 2.9.14 and its tree copied into Swift values
 // (XMLTree.swift). A real parser, never a hand-written one.
 //

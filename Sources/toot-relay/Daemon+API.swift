@@ -10,7 +10,7 @@ import Relay
 import RelayCore
 import XMLRPC
 
-/// The provider API (ARCHITECTURE.md §11): its listener on API_PORT, and the
+/// The provider API (ARCHITECTURE.md §5.2, §5.6): its listener on API_PORT, and the
 /// feedback list and hook every path records into.
 extension Daemon {
     /// The feedback list (FEEDBACK_MAX per app) and, with FEEDBACK_HOOK_URL,

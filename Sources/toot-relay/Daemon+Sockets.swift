@@ -6,7 +6,7 @@ import RelayCore
 // systemd's socket activation (config/toot-relay.socket): systemd holds the
 // listening sockets across restarts, so connections that arrive while one
 // process stops and the next starts wait in the kernel's backlog instead of
-// being refused (ARCHITECTURE.md §5.1).
+// being refused (ARCHITECTURE.md §2).
 
 /// The LISTEN_* variables of this process, read once and unset (so no
 /// child takes them for its own), and the environment without them.

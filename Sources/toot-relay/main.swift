@@ -1,5 +1,5 @@
 // toot-relay: receives Web Push (RFC 8030) from Mastodon servers and
-// forwards each still-encrypted payload to APNs (ARCHITECTURE.md §1–§6).
+// forwards each still-encrypted payload to APNs (WIRE.md §1–§3).
 //
 // Configuration comes from the environment (the Go relay's variable names);
 // each variable has a flag that overrides it. Startup problems are one line

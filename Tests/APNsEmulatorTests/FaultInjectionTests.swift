@@ -3,7 +3,7 @@ import Testing
 
 @Suite("Fault tokens")
 struct FaultInjectionTests {
-    @Test("the table covers every row of ARCHITECTURE.md §3 that APNs can cause, codes 1…22 in order")
+    @Test("the table covers every row of WIRE.md §3 that APNs can cause, codes 1…22 in order")
     func tableShape() {
         #expect(APNsFaultToken.table.map(\.code) == Array(1...22))
         let actions = APNsFaultToken.table.map(\.action)

@@ -277,7 +277,7 @@ final class StallingProxy: @unchecked Sendable {
     }
 }
 
-/// Interop with an HTTP/2 implementation that is not nghttp2 (ARCHITECTURE.md §7):
+/// Interop with an HTTP/2 implementation that is not nghttp2 (ARCHITECTURE.md §9):
 /// nginx with TLS, `http2` and `ssl_verify_client on`, answering the APNs
 /// path with 200 and the request's apns-id.
 @Suite("APNs client against nginx", .serialized)

@@ -351,7 +351,7 @@ def mastodon_push(subscriber, endpoint, plaintext, encoding="aesgcm", ttl=172800
     return encoded["body"], headers
 
 
-# MARK: extended z85 (ARCHITECTURE.md §2.1)
+# MARK: extended z85 (WIRE.md §2.1)
 
 Z85_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
 _Z85_VALUE = {character: index for index, character in enumerate(Z85_ALPHABET)}

@@ -1,7 +1,7 @@
 """The fediverse servers that push to the relay, as Python stand-ins: each
 encrypts, signs and frames its request exactly as its server does, and says
 what its server then does with the subscription for each answer. Where each
-detail comes from (repository and file) is in ARCHITECTURE.md §3.1.
+detail comes from (repository and file) is in WIRE.md §3.1.
 
 What a server does with an answer is one of DELIVERED (a 2xx), DELETES (the
 subscription is gone for good), RETRIES (the same push is sent again later)
@@ -204,7 +204,7 @@ class Sender:
     encoding = "?"
     ttl = 0
     # About the most a notification of this server's own weighs, in bytes
-    # of JSON, after its own truncation (ARCHITECTURE.md §3.1, "Sizes").
+    # of JSON, after its own truncation (WIRE.md §3.1, "Sizes").
     largest = 0
     # The longest message its encryption library takes (None: no limit).
     library_limit = None

@@ -1,4 +1,4 @@
-"""Every bad input of ARCHITECTURE.md §1 and §6 gets its status; the connection stays
+"""Every bad input of WIRE.md §1 and §5 gets its status; the connection stays
 usable where HTTP allows (relay-level refusals), and is closed after framing
 errors (the next request's start is unknown)."""
 

@@ -11,7 +11,7 @@ import time
 
 import relaytest as rt
 
-# Emulator fault code → the relay's answer (ARCHITECTURE.md §3). A 4xx only where
+# Emulator fault code → the relay's answer (WIRE.md §3). A 4xx only where
 # APNs said this subscription can never work (410).
 ERROR_ROWS = {
     0x01: 410, 0x11: 410, 0x02: 410, 0x03: 410,  # Unregistered, ExpiredToken, BadDeviceToken, NotForTopic

@@ -1,5 +1,5 @@
 """Every fediverse server that pushes to relays like this one, sending as
-it does (senders.py; sources in ARCHITECTURE.md §3.1): each push is delivered through
+it does (senders.py; sources in WIRE.md §3.1): each push is delivered through
 both URL families, restricted endpoints included, and decrypts byte for
 byte where the app reads it. For each answer the relay gives, what that
 server then does with the subscription, held to the relay's first promise:
@@ -141,7 +141,7 @@ def unreachable_relay(certs, workdir):
         relay.kill()
 
 
-# MARK: what each server does with each answer (ARCHITECTURE.md §3.2)
+# MARK: what each server does with each answer (WIRE.md §3.2)
 
 STATUSES = [201, 400, 401, 403, 404, 408, 410, 413, 415, 429, 431, 502, 503, 504, None]
 # One column per status above; None is no answer at all (closed, reset, timed out).
@@ -224,7 +224,7 @@ def test_each_sender_delivers_and_the_app_decrypts_byte_for_byte(stack, sender, 
 
 
 # Body bytes each dialect's APNs payload takes today (the z85 payload about
-# 3.1 KB, the base64url one about 2.9 KB: ARCHITECTURE.md §1).
+# 3.1 KB, the base64url one about 2.9 KB: WIRE.md §1.2).
 FITS = {"toot-relay": 3100, "metatext": 2900}
 
 

@@ -1,4 +1,4 @@
-"""Every row of ARCHITECTURE.md §3, produced for real through emulator faults."""
+"""Every row of WIRE.md §3, produced for real through emulator faults."""
 
 import time
 

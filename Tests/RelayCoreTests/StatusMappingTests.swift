@@ -12,7 +12,7 @@ struct OutcomeCase: Sendable, CustomTestStringConvertible {
 }
 
 struct StatusMappingTests {
-    /// Every row of ARCHITECTURE.md §3.
+    /// Every row of WIRE.md §3.
     static let rows: [OutcomeCase] = [
         OutcomeCase(outcome: .apns(status: 410, reason: .unregistered, apnsID: nil), status: 410),
         OutcomeCase(outcome: .apns(status: 410, reason: .expiredToken, apnsID: nil), status: 410),

@@ -3,7 +3,7 @@ import Testing
 @testable import RelayCore
 
 struct Z85Tests {
-    /// ARCHITECTURE.md §2.1, every row of the table (hex → text).
+    /// WIRE.md §2.1, every row of the table (hex → text).
     static let vectors: [(hex: String, text: String)] = [
         ("", ""),
         ("00", "00"),

@@ -48,7 +48,7 @@ struct WebPushHandlerTests {
         #expect(latency.wholeMatch(of: /[0-9]+\.[0-9]ms/) != nil, "\(latency)")
     }
 
-    @Test("every APNs outcome maps to its status (ARCHITECTURE.md §3)", arguments: [
+    @Test("every APNs outcome maps to its status (WIRE.md §3)", arguments: [
         (DeliveryOutcome.apns(status: 410, reason: .unregistered, apnsID: nil), 410),
         (.apns(status: 400, reason: .badDeviceToken, apnsID: nil), 410),
         (.apns(status: 400, reason: .deviceTokenNotForTopic, apnsID: nil), 410),

@@ -2,7 +2,7 @@
 // test-only code in production): an isolated library context, a TLS 1.2 cap,
 // the negotiated and linked versions, the chain length, the peer's common
 // name. The one test file that imports COpenSSL; in Sources only
-// Sources/TLS/OpenSSL/ calls OpenSSL (ARCHITECTURE.md §5.2).
+// Sources/TLS/OpenSSL/ calls OpenSSL (ARCHITECTURE.md §3).
 import COpenSSL
 @testable import TLS
 

@@ -1,4 +1,4 @@
-// What goes to APNs (ARCHITECTURE.md §2): the path and headers of one
+// What goes to APNs (WIRE.md §2): the path and headers of one
 // notification's HTTP/2 request; the payload is APNsPayload.swift's.
 
 import HTTP1

@@ -1,4 +1,4 @@
-// The reasons APNs gives for refusing a notification (ARCHITECTURE.md §3
+// The reasons APNs gives for refusing a notification (WIRE.md §3
 // maps each to the relay's answer).
 
 /// The `reason` of an APNs error response, per Apple's "Handling notification

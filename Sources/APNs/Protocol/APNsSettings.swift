@@ -10,7 +10,7 @@ public struct APNsSettings: Sendable, Equatable {
     public var developmentHost = HostAndPort(host: "api.sandbox.push.apple.com", port: 443)
     /// Resolve + TCP connect + TLS handshake + the server's first SETTINGS.
     public var connectTimeout: Duration = .seconds(5)
-    /// From `send` to the answer (ARCHITECTURE.md §6). Mastodon gives up
+    /// From `send` to the answer (WIRE.md §5). Mastodon gives up
     /// after 10 s; the relay answers before it does.
     public var answerTimeout: Duration = .seconds(8)
     public var pingInterval: Duration = .seconds(60)

@@ -1,5 +1,5 @@
 /// Where one APNs credential comes from, before it is loaded (ARCHITECTURE.md
-/// §4): the environment variables describe one (`Configuration.credentialSpec`),
+/// §7): the environment variables describe one (`Configuration.credentialSpec`),
 /// each app of the apps file one per environment. The names follow
 /// the apps file's keys. Holds secrets (passwords, key text): never log one;
 /// `source` is the log-safe part.

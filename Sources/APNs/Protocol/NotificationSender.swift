@@ -13,7 +13,7 @@ public protocol NotificationSender: AnyObject {
     func send(_ notification: APNsNotification, completion: @escaping (APNsDelivery) -> Void)
 }
 
-/// The full result of one send: the outcome the relay maps (ARCHITECTURE.md §3),
+/// The full result of one send: the outcome the relay maps (WIRE.md §3),
 /// for 410 when APNs last knew the token to be valid, and the answer's
 /// `Retry-After` when it had one.
 public struct APNsDelivery: Sendable, Equatable {

@@ -16,7 +16,7 @@
 /// the connection reuses: a fresh array per event cost two or three
 /// allocations per request.
 public struct HTTP1ConnectionMachine: Sendable {
-    /// How long each phase may take (ARCHITECTURE.md §6; the relay's
+    /// How long each phase may take (WIRE.md §5; the relay's
     /// `Configuration` reads its defaults from here).
     public struct Timeouts: Sendable, Equatable {
         /// From the connection's start (or a later request's first byte) to

@@ -1,5 +1,5 @@
-/// Caps on what one request may make the listener buffer (ARCHITECTURE.md
-/// §1, §6; the relay's `Configuration` reads its defaults from here).
+/// Caps on what one request may make the listener buffer (WIRE.md
+/// §1.2, §5; the relay's `Configuration` reads its defaults from here).
 public struct HTTP1Limits: Sendable, Equatable {
     /// Request line plus header fields plus the empty line (and, for chunked
     /// bodies, the framing overhead and trailers). Beyond: 431 (414 while still

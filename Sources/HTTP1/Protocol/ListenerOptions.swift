@@ -1,4 +1,4 @@
-/// What a listener needs to know (ARCHITECTURE.md §1, §6).
+/// What a listener needs to know (WIRE.md §1.2, §5).
 public struct ListenerOptions: Sendable {
     /// nil: `::` (dual stack), falling back to `0.0.0.0` without IPv6.
     public var bindAddress: String?
@@ -12,7 +12,7 @@ public struct ListenerOptions: Sendable {
     public var timeouts: HTTP1ConnectionMachine.Timeouts
     public var maxConnections: Int
 
-    /// The defaults are ARCHITECTURE.md §6's (the relay's `Configuration`
+    /// The defaults are the README configuration table's (the relay's `Configuration`
     /// reads them from here): SO_REUSEPORT, 16,384 connections.
     public init(bindAddress: String? = nil, port: UInt16, reusePort: Bool = true,
                 limits: HTTP1Limits = HTTP1Limits(), timeouts: HTTP1ConnectionMachine.Timeouts = .init(),

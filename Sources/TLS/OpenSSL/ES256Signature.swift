@@ -1,4 +1,4 @@
-// The OpenSSL edge (ARCHITECTURE.md §5.2): only the files in Sources/TLS/OpenSSL/
+// The OpenSSL edge (ARCHITECTURE.md §3): only the files in Sources/TLS/OpenSSL/
 // call OpenSSL and touch its pointers. This one: ES256 signatures (ECDSA_SIG).
 import COpenSSL
 
