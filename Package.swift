@@ -86,7 +86,7 @@ let package = Package(
         // The feedback hook: failed-push logs queued by the event loops and
         // posted to FEEDBACK_HOOK_URL by a worker thread through libcurl,
         // with retries and backoff.
-        .target(name: "FeedbackHook", dependencies: ["Locking", "CCurl", "HTTP1", "RelayCore"]),
+        .target(name: "FeedbackHook", dependencies: ["EventLoop", "Locking", "CCurl", "HTTP1", "RelayCore"]),
         .testTarget(name: "FeedbackTests", dependencies: ["APNs", "Locking", "Feedback", "RelayCore"]),
         .testTarget(name: "FeedbackHookTests", dependencies: ["Locking", "FeedbackHook", "TestSupport"]),
         // epoll, timers, eventfd, POSIX sockets.

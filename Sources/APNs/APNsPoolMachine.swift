@@ -1,3 +1,4 @@
+import EventLoop
 
 /// What the pool machine asks of its connections, at the moment it decides.
 ///
@@ -471,7 +472,8 @@ struct APNsPoolMachine {
         if case .submitting = state { impossible("connectionAttemptFailed") }
         connections.removeAll { $0 == connection }
         consecutiveFailures += 1
-        backoffUntil = now &+ backoffDelay()
+        backoffUntil = now &+ Backoff(base: limits.backoffBase, cap: limits.backoffCap)
+            .delay(afterFailures: consecutiveFailures, random: &random)
         if !hasLiveConnection(view) { failWaiting(failure.outcomeForWaitingRequest, into: &actions) }
         connectionGone(into: &actions)
     }
@@ -562,16 +564,6 @@ struct APNsPoolMachine {
         nextConnectionID += 1
         connections.append(connection)
         actions.append(.openConnection(connection))
-    }
-
-    /// base·2^(n−1), capped; half of it fixed, half random.
-    private mutating func backoffDelay() -> UInt64 {
-        let exponent = UInt64(min(consecutiveFailures - 1, 30))
-        let delay = min(Double(limits.backoffCap), Double(limits.backoffBase) * Double(UInt64(1) << exponent))
-        // "Equal jitter": half fixed, half random, so reconnects of many
-        // loops and relays spread out but never come back at once.
-        let unit = Double(random.next() >> 11) * 0x1p-53  // [0, 1), 53 random bits
-        return UInt64(delay / 2 + delay / 2 * unit)
     }
 
     // MARK: Dispatch

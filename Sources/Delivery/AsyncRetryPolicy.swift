@@ -1,4 +1,5 @@
 import APNs
+import EventLoop
 
 /// What an asynchronous `/api/push` does after one try of one notification:
 /// done (with why), or try again at a time. Pure: the time (`now`) and the
@@ -75,22 +76,16 @@ public struct AsyncRetryPolicy: Sendable, Equatable {
 
     /// The delay after `tries` failed tries, jitter included.
     public func jitteredDelay(afterFailedTries tries: Int, random: inout some RandomNumberGenerator) -> Int64 {
-        let ceiling = ceilingDelay(afterFailedTries: tries)
-        let half = ceiling / 2
-        // A remainder, not `Int64.random(in:using:)`: its rejection sampling
-        // loops on a generator that repeats one value (tests inject one), and
-        // the bias of a remainder below 2^64 by at most 30,001 is under 2e-15.
-        return ceiling - half + Int64(random.next() % UInt64(half + 1))
+        Int64(backoff.delay(afterFailures: tries, random: &random))
     }
 
     /// `min(maxDelay, baseDelay × 2^(tries−1))`, without overflow.
     public func ceilingDelay(afterFailedTries tries: Int) -> Int64 {
-        var delay = baseDelayMilliseconds
-        for _ in 1..<max(tries, 1) {
-            if delay >= maxDelayMilliseconds / 2 { return maxDelayMilliseconds }
-            delay *= 2
-        }
-        return min(delay, maxDelayMilliseconds)
+        Int64(backoff.ceiling(afterFailures: tries))
+    }
+
+    private var backoff: Backoff {
+        Backoff(base: UInt64(baseDelayMilliseconds), cap: UInt64(maxDelayMilliseconds))
     }
 
     enum Class { case accepted, refused, retryable }

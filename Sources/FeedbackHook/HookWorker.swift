@@ -3,6 +3,7 @@
 // backoff, a transfer) is a wait on libcurl's multi handle, which `enqueue`
 // and `shutdown` can cut short from other threads.
 
+import EventLoop
 import Locking
 import Synchronization
 
@@ -114,12 +115,11 @@ struct RetryPolicy {
     var backoff: Duration
 
     /// The wait before attempt `attempt + 1` after `attempt` failed ones:
-    /// `backoff` doubled for each earlier retry, at most `maxBackoff`.
+    /// `backoff` doubled for each earlier retry, at most `maxBackoff`. No
+    /// jitter: one worker thread per relay posts the bodies in order, one at a time.
     func delay(afterAttempt attempt: Int) -> Duration {
-        // Capped before multiplying: a huge backoff must not overflow.
-        guard backoff < maxBackoff else { return maxBackoff }
-        let doublings = min(max(0, attempt - 1), 30)
-        return min(backoff * (1 << doublings), maxBackoff)
+        let backoff = Backoff(base: backoff.saturatingNanoseconds, cap: maxBackoff.saturatingNanoseconds)
+        return .nanoseconds(backoff.ceiling(afterFailures: attempt))
     }
 }
 

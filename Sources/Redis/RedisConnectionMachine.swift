@@ -420,12 +420,8 @@ struct RedisConnectionMachine {
 
     /// base·2^(n−1), capped; half of it fixed, half random.
     private mutating func backoffDelay() -> UInt64 {
-        let base = settings.reconnectBase.saturatingNanoseconds
-        let cap = settings.reconnectCap.saturatingNanoseconds
-        let exponent = UInt64(min(max(consecutiveFailures - 1, 0), 30))
-        let delay = min(Double(cap), Double(base) * Double(UInt64(1) << exponent))
-        let unit = Double(random.next() >> 11) * 0x1p-53  // [0, 1), 53 random bits
-        return UInt64(delay / 2 + delay / 2 * unit)
+        Backoff(base: settings.reconnectBase.saturatingNanoseconds, cap: settings.reconnectCap.saturatingNanoseconds)
+            .delay(afterFailures: consecutiveFailures, random: &random)
     }
 
     private mutating func failAllPending(_ error: RedisError, into actions: inout [Action]) {
