@@ -212,7 +212,7 @@ public final class FleetAsyncDelivery: Sendable {
         }
         for (index, batch) in perLoop.enumerated() where !batch.isEmpty {
             let (loop, unit) = units.all[index]
-            let box = UnsafeBox((unit, batch))
+            let box = UnsafeTransfer((unit, batch))
             loop.execute {
                 let (unit, batch) = box.value
                 for (id, queued, givenUpAfter) in batch {
@@ -225,12 +225,6 @@ public final class FleetAsyncDelivery: Sendable {
             }
         }
     }
-}
-
-/// A loop's unit and its batch, crossing to that loop, which alone uses them.
-private struct UnsafeBox<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }
 
 /// Set once at shutdown, read by every loop's retry timers.
