@@ -160,7 +160,7 @@ public final class WebPushHandler {
             log(.warning, "restricted endpoint: \(reason): \(cause)")
             output.logRelay(target, app: app.id, status: 503, reason: reason, started: started)
             var response = plain(503, reason)
-            response.headers.append(HTTPField(name: "Retry-After", value: "60"))
+            response.headers.append(HTTPField(name: "Retry-After", value: String(RetryAfter.vapidUnverifiable)))
             return response
         }
     }

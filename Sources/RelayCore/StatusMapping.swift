@@ -50,6 +50,11 @@ public enum RetryAfter {
     /// app): the operator's apps file is wrong, which a fix and a reload
     /// mend in minutes.
     public static let unknownApp = 300
+    /// A restricted endpoint's JWT is signed by the right key but names
+    /// another origin, or an `exp` outside the relay's clock: a replay, or
+    /// the relay's origin or clock is wrong, which a fix mends (a 503, not a
+    /// 4xx, so that the sender keeps the subscription).
+    public static let vapidUnverifiable = 60
 }
 
 /// Maps a delivery outcome to the relay's answer (WIRE.md §3).
@@ -67,7 +72,7 @@ public func relayResponse(for outcome: DeliveryOutcome, notification apnsID: Str
     if outcome.credentialVerdict == .rejected, case .apns(_, let reason, _) = outcome {
         let named = reason.map { " (\($0.rawValue))" } ?? ""
         return RelayResponse(
-            status: 502, headers: plainText, body: line("APNs rejected the relay's credentials" + named),
+            status: 502, headers: textPlainHeaders, body: line("APNs rejected the relay's credentials" + named),
             credentialsRejected: true)
     }
     switch outcome {
@@ -131,8 +136,6 @@ private func relayResponse(apnsStatus: Int, reason: APNsReason?, apnsID: String,
     }
 }
 
-private let plainText = [HTTPField(name: "Content-Type", value: "text/plain; charset=utf-8")]
-
 /// The text as one line (details from lower layers could carry line breaks
 /// or control characters), newline-terminated.
 private func line(_ text: String) -> String {
@@ -140,7 +143,7 @@ private func line(_ text: String) -> String {
 }
 
 private func failure(_ status: Int, _ reason: String, retryAfter: Int? = nil) -> RelayResponse {
-    var headers = plainText
+    var headers = textPlainHeaders
     if let retryAfter {
         headers.append(HTTPField(name: "Retry-After", value: decimalText(retryAfter)))
     }
