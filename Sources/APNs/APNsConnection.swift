@@ -3,14 +3,14 @@ import HTTP2
 import HTTP2Transport
 import TLS
 
-// Over 500 lines and still one thing: one connection to APNs. Performing
-// the machine's actions, the handshake, the streams, the read and write
-// passes, the idle PING and the teardown all work on the same private state
-// (socket, TLS, session, open streams, results gathered for the owner); the
-// pieces that stand alone live elsewhere: the lifecycle decisions in
-// APNsConnectionMachine, the byte pump in HTTP2Transport, the request and its
-// fields in PooledNotification and APNsRequestFields, the answer mapping in
-// APNsResponse.
+// One connection to APNs, in four files by what they hold: its state, the
+// machine's actions, the handshake, the idle PING and the teardown (here);
+// the requests handed to it (+Requests); the read and write passes
+// (+IO); what the nghttp2 session reports (+SessionEvents). The pieces
+// that stand alone live elsewhere: the lifecycle decisions in
+// APNsConnectionMachine, the byte pump in HTTP2Transport, the request and
+// its fields in PooledNotification and APNsRequestFields, the answer
+// mapping in APNsResponse.
 
 /// One HTTP/2 connection to APNs: moves bytes between the socket, OpenSSL and
 /// the nghttp2 session (through `HTTP2TLSPump`), and performs what
@@ -25,60 +25,60 @@ import TLS
 /// provider path: the pool asks `canTake` and `state` of its connections
 /// for every request it places, and each submit touched the state a dozen
 /// times.
-final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
-    private let loop: EventLoop
-    private let endpoint: APNsEndpoint
-    private weak var owner: (any APNsConnectionOwner)?
-    @exclusivity(unchecked) private var machine = APNsConnectionMachine()
+final class APNsConnection: IOHandler {
+    let loop: EventLoop
+    let endpoint: APNsEndpoint
+    weak var owner: (any APNsConnectionOwner)?
+    @exclusivity(unchecked) var machine = APNsConnectionMachine()
 
-    @exclusivity(unchecked) private var socket: Socket?
-    @exclusivity(unchecked) private var tls: TLSConnection?
-    @exclusivity(unchecked) private var session: HTTP2ClientSession?
+    @exclusivity(unchecked) var socket: Socket?
+    @exclusivity(unchecked) var tls: TLSConnection?
+    @exclusivity(unchecked) var session: HTTP2ClientSession?
     /// Requests on this connection by stream id.
-    @exclusivity(unchecked) private var streams: [Int32: PooledNotification] = [:]
+    @exclusivity(unchecked) var streams: [Int32: PooledNotification] = [:]
 
     /// Frames between nghttp2 and OpenSSL, and the count of bytes OpenSSL
     /// accepted (what the server can have seen). Beyond 256 KiB pending,
     /// frames wait inside the session until the socket takes more.
-    @exclusivity(unchecked) private var pump = HTTP2TLSPump(highWater: 256 * 1024, keptCapacity: 64 * 1024)
+    @exclusivity(unchecked) var pump = HTTP2TLSPump(highWater: 256 * 1024, keptCapacity: 64 * 1024)
     /// Reads per pass before other descriptors get their turn.
-    private static let readsPerPass = 64
+    static let readsPerPass = 64
     /// After a failed write, reads to get the server's last answers and its
     /// GOAWAY (bounded: a socket receive queue holds a few MB at most).
-    private static let readsAfterWriteFailure = 4096
+    static let readsAfterWriteFailure = 4096
     /// Zero-delay passes scheduled and not yet run (`ZeroDelayPassHost`).
     @exclusivity(unchecked) var scheduledPasses: ZeroDelayPasses = []
     /// Submitted since frames were last taken from the session: the next
     /// frames taken carry them.
-    @exclusivity(unchecked) private var unserialized: [PooledNotification] = []
+    @exclusivity(unchecked) var unserialized: [PooledNotification] = []
     /// OpenSSL asked for writability to finish a read (TLS 1.3 key update).
-    @exclusivity(unchecked) private var readWantsWrite = false
+    @exclusivity(unchecked) var readWantsWrite = false
     /// The events epoll watches for the socket; nil while not registered.
-    @exclusivity(unchecked) private var interest: IOEvents?
+    @exclusivity(unchecked) var interest: IOEvents?
 
-    private let readBuffer: UnsafeMutableRawBufferPointer
+    let readBuffer: UnsafeMutableRawBufferPointer
     private static let readBufferSize = 16 * 1024
 
     @exclusivity(unchecked) private var connectTimer: TimerID?
     @exclusivity(unchecked) private var pingTimer: TimerID?
-    @exclusivity(unchecked) private var pingTimeoutTimer: TimerID?
-    @exclusivity(unchecked) private var lastReadAt: UInt64 = 0
+    @exclusivity(unchecked) var pingTimeoutTimer: TimerID?
+    @exclusivity(unchecked) var lastReadAt: UInt64 = 0
     @exclusivity(unchecked) private var pingPayload: UInt64 = 0
 
     /// Answers and returns gathered during `receive` (nghttp2 callbacks) and
     /// handed to the owner after it returns, so the owner's code never runs
     /// inside nghttp2.
-    @exclusivity(unchecked) private var finishedRequests: [(PooledNotification, APNsDelivery)] = []
+    @exclusivity(unchecked) var finishedRequests: [(PooledNotification, APNsDelivery)] = []
     /// `finishedRequests`' other buffer: the two take turns, so handing a
     /// batch over allocates nothing.
-    @exclusivity(unchecked) private var spareFinishedRequests: [(PooledNotification, APNsDelivery)] = []
-    @exclusivity(unchecked) private var unprocessedRequests: [PooledNotification] = []
+    @exclusivity(unchecked) var spareFinishedRequests: [(PooledNotification, APNsDelivery)] = []
+    @exclusivity(unchecked) var unprocessedRequests: [PooledNotification] = []
     /// Since the last hand-over: the server's SETTINGS, a closed stream or a
     /// WINDOW_UPDATE may have made room for new requests.
-    @exclusivity(unchecked) private var capacityChanged = false
+    @exclusivity(unchecked) var capacityChanged = false
     /// Since the last hand-over: the server's GOAWAY made this connection
     /// draining (the machine's `announceDraining`).
-    @exclusivity(unchecked) private var becameDraining = false
+    @exclusivity(unchecked) var becameDraining = false
 
     init(loop: EventLoop, endpoint: APNsEndpoint, owner: any APNsConnectionOwner) {
         self.loop = loop
@@ -129,13 +129,13 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
     }
 
     /// Hands one event to the machine and performs the actions it decides.
-    private func handle(_ event: (inout APNsConnectionMachine, inout [APNsConnectionMachine.Action]) -> Void) {
+    func handle(_ event: (inout APNsConnectionMachine, inout [APNsConnectionMachine.Action]) -> Void) {
         var actions: [APNsConnectionMachine.Action] = []
         event(&machine, &actions)
         perform(actions)
     }
 
-    private func perform(_ actions: [APNsConnectionMachine.Action]) {
+    func perform(_ actions: [APNsConnectionMachine.Action]) {
         for action in actions {
             switch action {
             case .resolve:
@@ -209,7 +209,7 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
         continueHandshake()
     }
 
-    private func continueHandshake() {
+    func continueHandshake() {
         guard let tls else { return }
         switch tls.handshake() {
         case .complete:
@@ -239,212 +239,6 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
         afterEvents()
     }
 
-    // MARK: Requests
-
-    enum SubmitResult: Equatable {
-        case submitted(streamID: Int32)
-        /// The session takes no new stream (GOAWAY raced in): try elsewhere.
-        case refused
-        /// The request itself cannot go over HTTP/2 (a header it forbids):
-        /// APNs never saw it and no other connection would take it.
-        case unsendable(String)
-    }
-
-    /// Hands `request` to the session.
-    func submit(_ request: PooledNotification) -> SubmitResult {
-        guard machine.state == .ready, let session else { return .refused }
-        var authorization: String?
-        if let provider = endpoint.tokenProvider {
-            let (value, issuedAt) = provider.currentAuthorization(now: endpoint.wallClock())
-            authorization = value
-            request.tokenIssuedAt = issuedAt
-        }
-        let streamID: Int32
-        do {
-            streamID = try session.submitRequest(
-                method: "POST", path: request.notification.path, authority: endpoint.authority,
-                fields: APNsRequestFields(headers: request.notification.headers, authorization: authorization),
-                body: request.notification.payload)
-        } catch {
-            if case .invalidUse(let reason) = error { return .unsendable(reason) }
-            return .refused
-        }
-        request.earliestWireOffset = nil
-        streams[streamID] = request
-        unserialized.append(request)
-        scheduleFlush()
-        return .submitted(streamID: streamID)
-    }
-
-    /// The answer timeout fired: reset the stream; a late answer is ignored.
-    func cancel(streamID: Int32) {
-        guard streams.removeValue(forKey: streamID) != nil else { return }
-        try? session?.submitRSTStream(id: streamID, errorCode: .cancel)
-        scheduleFlush()
-        checkDrained()
-    }
-
-    // MARK: I/O
-
-    func handleIO(_ events: IOEvents) {
-        switch machine.machineState {
-        case .connecting:
-            guard let socket else { return }
-            if let error = socket.pendingConnectError() {
-                handle { $0.connectFailed(error.description, into: &$1) }
-            } else if events.contains(.writable) || events.contains(.hangup) || events.contains(.error) {
-                handle { $0.connected(into: &$1) }
-            }
-        case .handshakingTLS:
-            continueHandshake()
-        case .awaitingSettings, .ready, .draining:
-            if events.contains(.writable) && readWantsWrite {
-                readWantsWrite = false
-                readAvailable()
-            }
-            if !events.isDisjoint(with: [.readable, .hangup, .error]) {
-                readAvailable()
-            }
-            // Once per event batch: what we submitted and what nghttp2 owes
-            // the server (SETTINGS and PING acks, WINDOW_UPDATE) goes out.
-            flushOutput()
-            afterEvents()
-        case .idle, .resolving, .closed:
-            return
-        }
-    }
-
-    /// Reads and feeds nghttp2 until OpenSSL has nothing more (bounded for
-    /// fairness, coming back on its own for input left inside OpenSSL).
-    private func readAvailable() {
-        guard let tls, let session else { return }
-        let pass = HTTP2TLSPump.readAndFeed(session, from: tls, into: readBuffer, maxReads: Self.readsPerPass, host: self)
-        if pass.receivedBytes { lastReadAt = loop.now }
-        switch pass.stop {
-        case .wantRead, .stoppedByHost:
-            return
-        case .wantWrite:
-            readWantsWrite = true
-            setInterest((interest ?? []).union(.writable))
-        case .protocolError(let error):
-            flushOutput()  // the GOAWAY nghttp2 queued, best effort
-            handle { $0.failed("HTTP/2: \(error)", into: &$1) }
-        case .closed:
-            transportEnded("server closed the connection")
-        case .failed(let error):
-            transportEnded(error.description)
-        case .yielded(let moreBuffered):
-            if moreBuffered { scheduleZeroDelayPass(.readContinuation, on: loop) }
-        }
-    }
-
-    /// A flush writes what was submitted in this event batch; a read
-    /// continuation reads first. Both then hand results to the owner.
-    func runZeroDelayPass(_ pass: ZeroDelayPasses) {
-        if pass == .readContinuation { readAvailable() }
-        flushOutput()
-        afterEvents()
-    }
-
-    /// EOF, a reset, or a failed write once everything was read: the
-    /// machine decides between the server's orderly close and a failure.
-    private func transportEnded(_ reason: String) {
-        handle { $0.transportEnded(reason, streamsLeft: streams.count, into: &$1) }
-    }
-
-    /// Takes frames from nghttp2 and writes them through OpenSSL until the
-    /// socket is full or nothing is left.
-    private func flushOutput() {
-        guard let tls, let session, machine.state != .closed else { return }
-        switch pump.write(session, through: tls, host: self) {
-        case .flushed:
-            setInterest(readWantsWrite ? [.readable, .writable] : .readable)
-        case .wantWrite:
-            setInterest([.readable, .writable])
-        case .wantRead:
-            // The write resumes after the next read (flushOutput runs
-            // after every event batch).
-            setInterest(.readable)
-        case .closed:
-            writeFailed("server closed the connection")
-        case .failed(let error):
-            writeFailed(error.description)
-        }
-    }
-
-    /// A write failed (EPIPE, ECONNRESET): the server closed, typically right
-    /// after its GOAWAY and last answers, while we were still sending. Those
-    /// answers and the GOAWAY may still be unread, in the socket's receive
-    /// queue (Linux returns queued data before a RST's error) or inside
-    /// OpenSSL. Failing now would fail streams that were answered and streams
-    /// above last-stream-id that were never processed and must be resent
-    /// (RFC 9113 §6.8). So read everything first; only then is the
-    /// connection lost, and tearDown applies the GOAWAY's last-stream-id.
-    private func writeFailed(_ reason: String) {
-        if let tls, let session {
-            let pass = HTTP2TLSPump.readAndFeed(session, from: tls, into: readBuffer,
-                                                maxReads: Self.readsAfterWriteFailure, host: self)
-            if case .protocolError(let error) = pass.stop {
-                handle { $0.failed("HTTP/2: \(error)", into: &$1) }
-                return
-            }
-        }
-        // GOAWAY read and everything owed answered: the server's orderly
-        // close, as when readAvailable meets EOF.
-        transportEnded(reason)
-    }
-
-    private func scheduleFlush() {
-        guard machine.state != .closed else { return }
-        scheduleZeroDelayPass(.flush, on: loop)
-    }
-
-    /// Hands gathered results to the owner and closes a drained connection.
-    private func afterEvents() {
-        deliverResults()
-        checkDrained()
-    }
-
-    private func deliverResults() {
-        guard let owner else { return }
-        if !unprocessedRequests.isEmpty {
-            let requests = unprocessedRequests
-            unprocessedRequests.removeAll()
-            owner.connection(self, returnedUnprocessed: requests)
-        }
-        if !finishedRequests.isEmpty {
-            // Take the batch and leave the spare buffer in its place (an
-            // owner's callback may end up here again and gather more).
-            var finished = finishedRequests
-            finishedRequests = spareFinishedRequests
-            spareFinishedRequests = []
-            for (request, delivery) in finished { owner.connection(self, finished: request, with: delivery) }
-            finished.removeAll(keepingCapacity: true)
-            spareFinishedRequests = finished
-        }
-        if becameDraining {
-            becameDraining = false
-            owner.connectionIsDraining(self)
-        }
-        if capacityChanged {
-            capacityChanged = false
-            if machine.state == .ready { owner.connectionHasCapacity(self) }
-        }
-    }
-
-    /// Our drain or the server's GOAWAY left no stream open: close.
-    private func checkDrained() {
-        guard machine.state == .draining, streams.isEmpty else { return }
-        if let session, session.wantsWrite { flushOutput() }
-        guard machine.state == .draining else { return }
-        handle { $0.drained(into: &$1) }
-    }
-
-    private func setInterest(_ wanted: IOEvents) {
-        guard let interest, let socket, wanted != interest else { return }
-        self.interest = wanted
-        loop.setInterest(socket.fileDescriptor, wanted)
-    }
 
     // MARK: PING (RFC 9113 §6.7) when idle
 
@@ -527,89 +321,5 @@ final class APNsConnection: IOHandler, HTTP2ClientSessionDelegate {
         interest = nil
         socket.close()
         self.socket = nil
-    }
-
-    // MARK: HTTP2ClientSessionDelegate (inside `receive`/`takeOutput`)
-
-    func session(_ session: HTTP2ClientSession, didReceiveResponse status: Int,
-                 fields: HTTP2HeaderFields, streamID: Int32) {
-        guard let request = streams[streamID] else { return }
-        request.status = status
-        // APNs echoes the apns-id we sent: share our String rather than
-        // building an equal one.
-        if fields.value(for: "apns-id", equals: request.notification.apnsID) {
-            request.responseAPNsID = request.notification.apnsID
-        } else if let returned = fields.value(for: "apns-id") {
-            request.responseAPNsID = returned
-        }
-        // Read only on an error answer: a 200 has nothing to wait for.
-        if status != 200, let value = fields.value(for: "retry-after") {
-            request.retryAfterSeconds = APNsDelivery.retryAfterSeconds(value[...].utf8)
-        }
-    }
-
-    func session(_ session: HTTP2ClientSession, didReceiveData bytes: UnsafeRawBufferPointer, streamID: Int32) {
-        guard let request = streams[streamID] else { return }
-        // APNs error bodies are a few dozen bytes; keep a bounded prefix.
-        let room = 4096 - request.body.count
-        if room > 0 { request.body.append(contentsOf: bytes.prefix(room)) }
-    }
-
-    func session(_ session: HTTP2ClientSession, streamDidClose streamID: Int32, errorCode: HTTP2ErrorCode) {
-        guard let request = streams.removeValue(forKey: streamID) else { return }
-        capacityChanged = true
-        if errorCode == .refusedStream {
-            // RFC 9113 §8.7: not processed, safe to send again.
-            unprocessedRequests.append(request)
-            return
-        }
-        guard errorCode == .noError, let status = request.status else {
-            let reason = errorCode == .noError ? "stream ended without a response" : "stream reset: \(errorCode)"
-            finishedRequests.append((request, APNsDelivery(outcome: .streamFailed(reason))))
-            return
-        }
-        finishedRequests.append((request, APNsDelivery(status: status, apnsID: request.responseAPNsID, body: request.body,
-                                                            retryAfterSeconds: request.retryAfterSeconds)))
-    }
-
-    func session(_ session: HTTP2ClientSession, didReceiveSettings maxConcurrentStreams: UInt32) {
-        capacityChanged = true
-        handle { $0.settingsReceived(into: &$1) }
-    }
-
-    func session(_ session: HTTP2ClientSession, didReceiveGoAway lastStreamID: Int32,
-                 errorCode: HTTP2ErrorCode, debugData: String) {
-        var actions: [APNsConnectionMachine.Action] = []
-        machine.goAwayReceived(into: &actions)
-        if case .close = actions.last {
-            // A close decided here waits until `receive` returns (tearDown
-            // frees the session, which must not happen inside its own callback).
-            loop.schedule(after: .zero) { [weak self] in self?.perform(actions) }
-        } else {
-            perform(actions)
-        }
-    }
-
-    func sessionConnectionWindowOpened(_ session: HTTP2ClientSession) {
-        capacityChanged = true
-    }
-
-    func session(_ session: HTTP2ClientSession, didReceivePingAck payload: UInt64) {
-        if let pingTimeoutTimer { loop.cancel(pingTimeoutTimer) }
-        pingTimeoutTimer = nil
-    }
-}
-
-// MARK: HTTP2TLSPumpHost
-
-extension APNsConnection: HTTP2TLSPumpHost, ZeroDelayPassHost {
-    var keepsReading: Bool { machine.state != .closed }
-
-    /// The requests submitted since frames were last taken begin in these
-    /// frames, at `offset` at the earliest.
-    func framesSerialized(at offset: UInt64) {
-        guard !unserialized.isEmpty else { return }
-        for request in unserialized { request.earliestWireOffset = offset }
-        unserialized.removeAll(keepingCapacity: true)
     }
 }
