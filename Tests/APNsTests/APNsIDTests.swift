@@ -4,19 +4,13 @@ import TestSupport
 import Testing
 
 struct APNsIDTests {
-    /// Returns the given words in turn.
-    struct FixedWords: RandomNumberGenerator {
-        var words: [UInt64]
-        mutating func next() -> UInt64 { words.removeFirst() }
-    }
-
     @Test("an APNs id is the two random words, least significant byte first, with version and variant set")
     func apnsIDLayout() {
-        var words = FixedWords(words: [0x0123_4567_89AB_CDEF, 0xFEDC_BA98_7654_3210])
+        var words = FixedRandom(values: [0x0123_4567_89AB_CDEF, 0xFEDC_BA98_7654_3210])
         #expect(makeAPNsID(random: &words) == "EFCDAB89-6745-4301-9032-547698BADCFE")
-        var zeros = FixedWords(words: [0, 0])
+        var zeros = FixedRandom(values: [0, 0])
         #expect(makeAPNsID(random: &zeros) == "00000000-0000-4000-8000-000000000000")
-        var ones = FixedWords(words: [.max, .max])
+        var ones = FixedRandom(values: [.max, .max])
         #expect(makeAPNsID(random: &ones) == "FFFFFFFF-FFFF-4FFF-BFFF-FFFFFFFFFFFF")
     }
 

@@ -2,12 +2,6 @@ import EventLoop
 import Testing
 import TestSupport
 
-/// Returns one word, always: the jitter's random part, exactly.
-struct OneWord: RandomNumberGenerator {
-    let word: UInt64
-    mutating func next() -> UInt64 { word }
-}
-
 @Suite("Backoff")
 struct BackoffTests {
     static let ceilingCases: [(base: UInt64, cap: UInt64, failures: Int, ceiling: UInt64)] = [
@@ -48,7 +42,7 @@ struct BackoffTests {
     @Test("the delay is half the ceiling plus the random word's share of the other half", arguments: delayCases)
     func delay(_ example: (ceiling: UInt64, word: UInt64, delay: UInt64)) {
         let backoff = Backoff(base: example.ceiling, cap: example.ceiling)
-        var random = OneWord(word: example.word)
+        var random = FixedRandom(values: [example.word])
         #expect(backoff.delay(afterFailures: 1, random: &random) == example.delay)
     }
 
