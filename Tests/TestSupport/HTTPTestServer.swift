@@ -27,44 +27,17 @@ public final class HTTPTestServer: Sendable {
         case stall
     }
 
-    public let port: UInt16
-    private let listener: Int32
+    public var port: UInt16 { tcp.port }
+    private let tcp: TCPTestServer
     private let reply: @Sendable (Request) -> Reply
-    private let state = Locked(State())
-
-    private struct State {
-        var requests: [Request] = []
-        var connections: [Int32] = []
-        var accepted = 0
-        var stopped = false
-    }
+    private let requestLog = Locked<[Request]>([])
 
     /// Starts listening; `reply` is asked once per request, on its
     /// connection's thread. Call `stop()` when done: until then its threads keep it.
     public init(reply: @escaping @Sendable (Request) -> Reply) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw HTTPTestServerError(message: "socket: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0, listen(fd, 64) == 0 else {
-            close(fd)
-            throw HTTPTestServerError(message: "bind/listen: errno \(errno)")
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        listener = fd
-        port = UInt16(bigEndian: address.sin_port)
+        tcp = try TCPTestServer(name: "HTTPTestServer")
         self.reply = reply
-        Thread.detachNewThread { [self] in acceptLoop() }
+        tcp.start { [self] fd in serve(fd) }
     }
 
     /// A port nothing listens on (bound, then closed): connecting is refused.
@@ -76,62 +49,25 @@ public final class HTTPTestServer: Sendable {
     }
 
     /// Every request received so far, in order.
-    public var requests: [Request] { state.withLock { $0.requests } }
+    public var requests: [Request] { requestLog.withLock { $0 } }
 
     /// Connections accepted so far.
-    public var acceptedConnections: Int { state.withLock { $0.accepted } }
+    public var acceptedConnections: Int { tcp.acceptedConnections }
 
     /// Connections open now (closed by neither side yet).
-    public var openConnections: Int { state.withLock { $0.connections.count } }
+    public var openConnections: Int { tcp.openConnections }
 
-    /// Stops accepting and ends every connection (a stalled one too). Only
-    /// `shutdown(2)` here: each descriptor is closed by the thread that uses
-    /// it, so none is closed twice or used after its number was reused by
-    /// another test's socket.
-    public func stop() {
-        state.withLock { state in
-            guard !state.stopped else { return }
-            state.stopped = true
-            Glibc.shutdown(listener, Int32(SHUT_RDWR))
-            for fd in state.connections { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
-        }
-    }
-
-
-    private func acceptLoop() {
-        defer { close(listener) }
-        while true {
-            let fd = accept(listener, nil, nil)
-            guard fd >= 0 else {
-                if errno == EINTR { continue }
-                return
-            }
-            let open = state.withLock { state -> Bool in
-                guard !state.stopped else { return false }
-                state.accepted += 1
-                state.connections.append(fd)
-                return true
-            }
-            guard open else {
-                close(fd)
-                return
-            }
-            Thread.detachNewThread { [self] in serve(fd) }
-        }
-    }
+    /// Stops accepting and ends every connection (a stalled one too).
+    public func stop() { tcp.stop() }
 
     private func serve(_ fd: Int32) {
-        defer {
-            state.withLock { $0.connections.removeAll { $0 == fd } }
-            close(fd)
-        }
         var buffer: [UInt8] = []
         while let request = readRequest(fd, &buffer) {
-            state.withLock { $0.requests.append(request) }
+            requestLog.withLock { $0.append(request) }
             switch reply(request) {
             case .status(let status):
                 let head = "HTTP/1.1 \(status) Test\r\nContent-Length: 0\r\n\r\n"
-                guard writeAll(fd, Array(head.utf8)) else { return }
+                guard TCPTestServer.writeAll(fd, Array(head.utf8)) else { return }
             case .stall:
                 // Until stop() shuts the socket down: the read then ends.
                 var byte: UInt8 = 0
@@ -179,19 +115,4 @@ public final class HTTPTestServer: Sendable {
         buffer.append(contentsOf: chunk[..<count])
         return true
     }
-
-    private func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard written > 0 else { return false }
-            offset += written
-        }
-        return true
-    }
-}
-
-public struct HTTPTestServerError: Error, CustomStringConvertible {
-    public let message: String
-    public var description: String { "HTTPTestServer: \(message)" }
 }
