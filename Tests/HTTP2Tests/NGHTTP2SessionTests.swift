@@ -42,15 +42,8 @@ struct NGHTTP2SessionTests {
 
     @Test("two core sessions exchange a request, and every stream close is reported")
     func coreRoundTrip() throws {
-        let client = try NGHTTP2Session(role: .client, settings: [])
-        let server = try NGHTTP2Session(role: .server, settings: [])
-        let clientLog = EventLog(), serverLog = EventLog()
-        client.handler = clientLog
-        server.handler = serverLog
-        var block = HeaderBlock()
-        for (name, value) in [(":method", "POST"), (":scheme", "https"), (":authority", "a"), (":path", "/p")] {
-            try block.appendPseudo(name, value)
-        }
+        let (client, clientLog, server, serverLog) = try loggedPair()
+        let block = try requestBlock(method: "POST", path: "/p")
         let streamID = try client.submitRequest(block, body: [1, 2, 3])
         try exchange(client, server)
         #expect(serverLog.frames.contains("begin \(streamID) true"))
@@ -70,15 +63,8 @@ struct NGHTTP2SessionTests {
 
     @Test("nghttp2 itself closes opened streams above a GOAWAY's last-stream-id with REFUSED_STREAM")
     func nghttp2RefusesAboveLastStreamID() throws {
-        let client = try NGHTTP2Session(role: .client, settings: [])
-        let server = try NGHTTP2Session(role: .server, settings: [])
-        let clientLog = EventLog(), serverLog = EventLog()
-        client.handler = clientLog
-        server.handler = serverLog
-        var block = HeaderBlock()
-        for (name, value) in [(":method", "GET"), (":scheme", "https"), (":authority", "a"), (":path", "/")] {
-            try block.appendPseudo(name, value)
-        }
+        let (client, clientLog, server, serverLog) = try loggedPair()
+        let block = try requestBlock(method: "GET", path: "/")
         let ids = try (0..<3).map { _ in try client.submitRequest(block, body: []) }
         #expect(ids == [1, 3, 5])
         try exchange(client, server)
@@ -99,6 +85,26 @@ struct NGHTTP2SessionTests {
         try session.receive(UnsafeRawBufferPointer(start: nil, count: 0))
         #expect(session.failure == nil)
     }
+}
+
+/// A client and a server session, each reporting to a log of its own.
+private func loggedPair() throws -> (client: NGHTTP2Session, clientLog: EventLog,
+                                     server: NGHTTP2Session, serverLog: EventLog) {
+    let client = try NGHTTP2Session(role: .client, settings: [])
+    let server = try NGHTTP2Session(role: .server, settings: [])
+    let clientLog = EventLog(), serverLog = EventLog()
+    client.handler = clientLog
+    server.handler = serverLog
+    return (client, clientLog, server, serverLog)
+}
+
+/// A request's pseudo-header fields, authority "a" over https.
+private func requestBlock(method: String, path: String) throws -> HeaderBlock {
+    var block = HeaderBlock()
+    for (name, value) in [(":method", method), (":scheme", "https"), (":authority", "a"), (":path", path)] {
+        try block.appendPseudo(name, value)
+    }
+    return block
 }
 
 /// Ten rounds of client → server → client bytes: enough for every exchange
