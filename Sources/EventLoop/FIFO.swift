@@ -55,6 +55,14 @@ public struct FIFO<Element> {
         return element
     }
 
+    /// Removes every element; positions handed out before stay unused.
+    @inlinable public mutating func removeAll() {
+        headPosition &+= UInt64(slots.count - head)
+        slots.removeAll()
+        head = 0
+        queued = 0
+    }
+
     @inlinable mutating func dropConsumedFront() {
         while head < slots.count, slots[head] == nil {
             head += 1
@@ -68,4 +76,24 @@ public struct FIFO<Element> {
             head = 0
         }
     }
+}
+
+/// The queued elements, first in first (holes skipped).
+extension FIFO: Sequence {
+    public struct Iterator: IteratorProtocol {
+        @usableFromInline var slots: ArraySlice<Element?>
+
+        @inlinable init(_ slots: ArraySlice<Element?>) { self.slots = slots }
+
+        @inlinable public mutating func next() -> Element? {
+            while let slot = slots.popFirst() {
+                if let element = slot { return element }
+            }
+            return nil
+        }
+    }
+
+    @inlinable public func makeIterator() -> Iterator { Iterator(slots[head...]) }
+
+    @inlinable public var underestimatedCount: Int { queued }
 }

@@ -127,9 +127,8 @@ struct RedisConnectionMachine {
     /// of commands that waited for a connection in vain.
     private var lastFailure: String?
     private var nextID: UInt64 = 0
-    /// Pending commands in `send` order: `pending[pendingHead...]`.
-    private var pending: [Pending] = []
-    private var pendingHead = 0
+    /// Pending commands in `send` order.
+    private var pending = FIFO<Pending>()
     private var commandTimerDeadline: UInt64?
 
     init(endpoint: RedisURL.Endpoint, handshake: [String], settings: RedisConnectionSettings,
@@ -151,7 +150,7 @@ struct RedisConnectionMachine {
     }
 
     /// Commands sent and not yet completed (written or waiting).
-    var pendingCount: Int { pending.count - pendingHead }
+    var pendingCount: Int { pending.count }
 
     // MARK: The owner's events
 
@@ -296,11 +295,9 @@ struct RedisConnectionMachine {
                 becomeReady(into: &actions)
             }
         case .ready:
-            guard pendingHead < pending.count else {
+            guard let command = pending.popFirst() else {
                 return connectionFailed(.protocolError("a reply with no command waiting for one"), now: now, into: &actions)
             }
-            let command = pending[pendingHead]
-            popFront()
             if case .error(let text) = value {
                 actions.append(.fail(command.id, .serverError(replyText: text)))
             } else {
@@ -341,9 +338,8 @@ struct RedisConnectionMachine {
     /// The command timer: fails what is past its deadline.
     mutating func commandTimerFired(now: UInt64, into actions: inout [Action]) {
         commandTimerDeadline = nil
-        while pendingHead < pending.count, pending[pendingHead].deadline <= now {
-            let command = pending[pendingHead]
-            popFront()
+        while let command = pending.first, command.deadline <= now {
+            pending.popFirst()
             let timeout = "\(settings.commandTimeout)"
             if machineState == .ready {
                 // Written: its reply cannot be skipped, so the connection goes,
@@ -379,8 +375,8 @@ struct RedisConnectionMachine {
         lastFailure = nil
         actions.append(.cancelConnectTimer)
         actions.append(.report(.connected))
-        if pendingHead < pending.count {
-            actions.append(.write(pending[pendingHead...].map(\.id)))
+        if !pending.isEmpty {
+            actions.append(.write(pending.map(\.id)))
         }
     }
 
@@ -425,26 +421,14 @@ struct RedisConnectionMachine {
     }
 
     private mutating func failAllPending(_ error: RedisError, into actions: inout [Action]) {
-        for command in pending[pendingHead...] { actions.append(.fail(command.id, error)) }
+        for command in pending { actions.append(.fail(command.id, error)) }
         pending.removeAll()
-        pendingHead = 0
         updateCommandTimer(into: &actions)
-    }
-
-    private mutating func popFront() {
-        pendingHead += 1
-        if pendingHead == pending.count {
-            pending.removeAll(keepingCapacity: true)
-            pendingHead = 0
-        } else if pendingHead >= 1024 && pendingHead * 2 >= pending.count {
-            pending.removeFirst(pendingHead)
-            pendingHead = 0
-        }
     }
 
     /// Arms the command timer for the front's deadline when that changed.
     private mutating func updateCommandTimer(into actions: inout [Action]) {
-        let wanted = pendingHead < pending.count ? pending[pendingHead].deadline : nil
+        let wanted = pending.first?.deadline
         guard wanted != commandTimerDeadline else { return }
         commandTimerDeadline = wanted
         actions.append(.setCommandTimer(at: wanted))

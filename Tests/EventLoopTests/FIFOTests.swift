@@ -41,4 +41,27 @@ struct FIFOTests {
         #expect(queue.remove(at: next) == 7)
         #expect(queue.isEmpty)
     }
+
+    @Test("iteration yields what is queued, in order, holes skipped, without removing it")
+    func iteration() {
+        var queue = FIFO<Int>()
+        let positions = (0..<2000).map { queue.append($0) }
+        for value in 0..<1200 { #expect(queue.popFirst() == value) }
+        queue.remove(at: positions[1500])
+        #expect(Array(queue) == Array(1200..<1500) + Array(1501..<2000))
+        #expect(queue.count == 799 && queue.first == 1200)
+    }
+
+    @Test("removeAll empties the queue; positions handed out before match nothing after")
+    func removeAll() {
+        var queue = FIFO<Int>()
+        let positions = (0..<10).map { queue.append($0) }
+        queue.popFirst()
+        queue.removeAll()
+        #expect(queue.isEmpty && queue.first == nil && Array(queue).isEmpty)
+        let next = queue.append(42)
+        #expect(next == 10)
+        #expect(queue.remove(at: positions[9]) == nil)
+        #expect(Array(queue) == [42])
+    }
 }
