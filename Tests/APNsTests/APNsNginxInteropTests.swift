@@ -1,13 +1,8 @@
-import Dispatch
 import EventLoop
 import Foundation
 import Glibc
-import RelayCore
-import Locking
 import Testing
 import TestSupport
-import TLS
-import APNsEmulator
 @testable import APNs
 
 /// Interop with an HTTP/2 implementation that is not nghttp2 (ARCHITECTURE.md §9):

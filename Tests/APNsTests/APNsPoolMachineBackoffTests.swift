@@ -1,11 +1,8 @@
-import RelayCore
-import TestSupport
 import Testing
 @testable import APNs
 
 @Suite("APNs pool machine: the backoff after failed attempts")
 struct APNsPoolMachineBackoffTests {
-    static let second = PoolHarness.second
     static let millisecond = PoolHarness.millisecond
 
     @Test("a failed attempt with no connection alive fails the waiting requests with its error", arguments: [

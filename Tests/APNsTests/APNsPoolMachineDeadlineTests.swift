@@ -1,5 +1,3 @@
-import RelayCore
-import TestSupport
 import Testing
 @testable import APNs
 

@@ -1,4 +1,3 @@
-import RelayCore
 import TestSupport
 import Testing
 @testable import APNs

@@ -1,12 +1,9 @@
-import RelayCore
-import TestSupport
 import Testing
 @testable import APNs
 
 @Suite("APNs pool machine: answers about the provider token")
 struct APNsPoolMachineTokenAnswerTests {
     static let second = PoolHarness.second
-    static let millisecond = PoolHarness.millisecond
 
     static func answered(_ request: PooledNotification, _ status: Int, _ reason: APNsReason) -> APNsDelivery {
         APNsDelivery(outcome: .apns(status: status, reason: reason, apnsID: request.notification.apnsID))

@@ -2,13 +2,7 @@ import Dispatch
 import EventLoop
 import Foundation
 import Glibc
-import RelayCore
 import Locking
-import Testing
-import TestSupport
-import TLS
-import APNsEmulator
-@testable import APNs
 
 /// A TCP relay between the client and a server that can stop forwarding
 /// (a peer that hangs without closing), on its own thread.
