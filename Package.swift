@@ -40,7 +40,7 @@ let package = Package(
         // The relay's protocol, pure Swift, no I/O: routing, Web Push
         // parsing, the APNs request a Web Push message becomes (payload,
         // z85), status mapping, configuration.
-        .target(name: "RelayCore", dependencies: ["HTTP1", "Base64URL", "APNs"]),
+        .target(name: "RelayCore", dependencies: ["HTTPCore", "Base64URL", "APNsCore"]),
         // Base64 (RFC 4648) decoding and base64url encoding: Web Push keys,
         // VAPID and APNs' JWTs, P12_BASE64.
         .target(name: "Base64URL"),
@@ -54,29 +54,29 @@ let package = Package(
         // The apps file: TOML text and the environment in,
         // validated app definitions out; no other I/O.
         .target(name: "AppsFile", dependencies: [
-            "APNs", "RelayCore", .product(name: "TOMLKit", package: "TOMLKit"),
+            "APNsCore", "RelayCore", .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         // VAPID (RFC 8292): a push's VAPID headers and JWT and the
         // verdict for a restricted endpoint; no I/O, the crypto injected (the
         // relay passes TLS's SHA-256 and ES256), Foundation's JSON decoder.
-        .target(name: "VAPID", dependencies: ["HTTP1", "Base64URL", "RelayCore"]),
+        .target(name: "VAPID", dependencies: ["HTTPCore", "Base64URL", "RelayCore"]),
         // The provider API's protocol: gorush's /api/push JSON to
         // APNs payloads and headers, its answers, the APNs-shaped proxy
         // request and answer; no I/O, a strict JSON parser of its own.
-        .target(name: "ProviderAPI", dependencies: ["APNs", "HTTP1", "RelayCore"]),
+        .target(name: "ProviderAPI", dependencies: ["APNsCore", "HTTPCore", "RelayCore"]),
         // The provider API's fuzzer, built by SwiftPM (see FuzzSupport below).
-        .executableTarget(name: "provider-api-fuzzer", dependencies: ["ProviderAPI", "HTTP1", "RelayCore", "FuzzSupport"],
+        .executableTarget(name: "provider-api-fuzzer", dependencies: ["ProviderAPI", "HTTPCore", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/provider-api"),
-        .testTarget(name: "ProviderAPITests", dependencies: ["APNs", "ProviderAPI", "HTTP1", "RelayCore"]),
+        .testTarget(name: "ProviderAPITests", dependencies: ["APNsCore", "ProviderAPI", "HTTPCore", "RelayCore"]),
         // Feedback: the tokens APNs refused for good, per app
         // (`FeedbackStore`), and the pull endpoint's JSON.
-        .target(name: "Feedback", dependencies: ["APNs", "Locking", "RelayCore"]),
+        .target(name: "Feedback", dependencies: ["APNsCore", "Locking", "RelayCore"]),
         // One delivery, whatever the route (Web Push, gorush, the proxy,
         // pyapns): a place under MAX_IN_FLIGHT, the send, and what its end
         // records (app health, a dead token into the feedback list, the
         // failed-push log to the hook).
-        .target(name: "Delivery", dependencies: ["APNs", "RelayCore", "ProviderAPI", "Feedback", "FeedbackHook"]),
-        .testTarget(name: "DeliveryTests", dependencies: ["APNs", "Delivery", "HTTP1", "RelayCore", "ProviderAPI", "Feedback", "FeedbackHook", "TestSupport"]),
+        .target(name: "Delivery", dependencies: ["APNsCore", "HTTPCore", "RelayCore", "ProviderAPI", "Feedback", "FeedbackHook"]),
+        .testTarget(name: "DeliveryTests", dependencies: ["APNsCore", "Delivery", "HTTPCore", "RelayCore", "ProviderAPI", "Feedback", "FeedbackHook", "TestSupport"]),
         // libcurl, imported by FeedbackHook only.
         .systemLibrary(
             name: "CCurl",
@@ -86,57 +86,63 @@ let package = Package(
         // The feedback hook: failed-push logs queued by the event loops and
         // posted to FEEDBACK_HOOK_URL by a worker thread through libcurl,
         // with retries and backoff.
-        .target(name: "FeedbackHook", dependencies: ["EventLoop", "Locking", "CCurl", "HTTP1", "RelayCore"]),
-        .testTarget(name: "FeedbackTests", dependencies: ["APNs", "Locking", "Feedback", "RelayCore"]),
+        .target(name: "FeedbackHook", dependencies: ["EventLoop", "Locking", "CCurl", "HTTPCore", "RelayCore"]),
+        .testTarget(name: "FeedbackTests", dependencies: ["APNsCore", "Locking", "Feedback", "RelayCore"]),
         .testTarget(name: "FeedbackHookTests", dependencies: ["Locking", "FeedbackHook", "TestSupport"]),
         // epoll, timers, eventfd, POSIX sockets.
         .target(name: "EventLoop", dependencies: ["Locking", "CEventLoop"]),
         // OpenSSL: contexts, non-blocking TLS stream, credentials, ES256.
         .target(name: "TLS", dependencies: ["COpenSSL"]),
-        // HTTP/1.1 serving: the request parser, headers and responses, the
-        // connection state machine (Sources/HTTP1/Protocol: no I/O, which
-        // the RelayCore fuzzers compile), and the listener over the event
-        // loops with its connections, buffers and counters. Knows nothing
-        // of the relay: handlers plug in.
-        .target(name: "HTTP1", dependencies: ["EventLoop", "TLS"]),
-        .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "EventLoop", "Locking", "TLS", "TestSupport"]),
+        // HTTP's words, no I/O: the header field (one type for HTTP/1 and
+        // HTTP/2), headers, field syntax, and HTTP/1.1's request parser,
+        // requests, responses, refusals and connection state machine.
+        .target(name: "HTTPCore"),
+        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "TestSupport"]),
+        // HTTP/1.1 serving, the I/O: the listener over the event loops with
+        // its connections, buffers and counters, driving HTTPCore's parser
+        // and connection machine. Knows nothing of the relay: handlers plug in.
+        .target(name: "HTTP1", dependencies: ["HTTPCore", "EventLoop", "TLS"]),
+        .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "HTTPCore", "EventLoop", "Locking", "TLS", "TestSupport"]),
         // nghttp2 sessions, bytes in and bytes out.
-        .target(name: "HTTP2", dependencies: ["CNGHTTP2"]),
+        .target(name: "HTTP2", dependencies: ["CNGHTTP2", "HTTPCore"]),
         // The byte pump between an HTTP/2 session and a TLS connection, and
         // the zero-delay passes that continue it, shared by the APNs client
         // and the emulator.
         .target(name: "HTTP2Transport", dependencies: ["HTTP2", "TLS", "EventLoop"]),
 
-        // APNs: its words without I/O (Sources/APNs/Protocol: the
-        // notification, reasons, outcomes, settings; what the RelayCore
-        // fuzzers compile) and the client: credentials, JWT, connections, pools.
-        .target(name: "APNs", dependencies: ["Locking", "HTTP1", "Base64URL", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
+        // APNs' words, no I/O: the notification and its request headers,
+        // reasons, answers and outcomes, settings, credential ids, the
+        // `NotificationSender` a delivery sends through.
+        .target(name: "APNsCore", dependencies: ["HTTPCore"]),
+        .testTarget(name: "APNsCoreTests", dependencies: ["APNsCore", "TestSupport"]),
+        // The APNs client: credentials, JWT, connections, pools.
+        .target(name: "APNs", dependencies: ["APNsCore", "HTTPCore", "Locking", "Base64URL", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
         // An APNs-compatible HTTP/2 server for tests, benchmarks and the demo.
-        .target(name: "APNsEmulator", dependencies: ["Locking", "APNs", "Base64URL", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
+        .target(name: "APNsEmulator", dependencies: ["Locking", "APNsCore", "Base64URL", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
         // The daemon's server: the Web Push, provider API and metrics
         // handlers on HTTP/1 listeners, logs, metrics, the apps' loading.
         .target(name: "Relay", dependencies: [
-            "Locking", "HTTP1", "RelayCore", "EventLoop", "TLS", "APNs", "AppsFile", "VAPID",
+            "Locking", "HTTP1", "HTTPCore", "RelayCore", "EventLoop", "TLS", "APNs", "APNsCore", "AppsFile", "VAPID",
             "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "PyAPNs", "Fleet",
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         // The daemon: flags and environment, start-up, signals, reload,
         // shutdown, the demo.
         .executableTarget(name: "toot-relay", dependencies: [
-            "Locking", "HTTP1", "Relay", "APNs", "APNsEmulator", "RelayCore", "EventLoop", "TLS", "AppsFile",
+            "Locking", "HTTP1", "HTTPCore", "Relay", "APNs", "APNsCore", "APNsEmulator", "RelayCore", "EventLoop", "TLS", "AppsFile",
             "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "Fleet", "Redis",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // The emulator as a process (end-to-end tests, the benchmark).
         .executableTarget(name: "apns-emulator", dependencies: [
-            "APNs", "Locking", "APNsEmulator", "EventLoop", "TLS",
+            "APNsCore", "Locking", "APNsEmulator", "EventLoop", "TLS",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         // Shared by the test targets only (throwaway certificates, subprocesses,
         // waiting helpers, an HTTP/1.1 test client and server, seeded bytes,
         // socket pairs): the one home of test helpers used by more than one target.
-        .target(name: "TestSupport", dependencies: ["APNs", "Locking", "EventLoop", "RelayCore"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["APNsCore", "Locking", "EventLoop", "RelayCore"], path: "Tests/TestSupport"),
 
         // The fuzzers SwiftPM builds (Fuzz/README.md): scripts/fuzz builds
         // them with --sanitize=fuzzer, as they need more than RelayCore (toml++
@@ -147,26 +153,26 @@ let package = Package(
         .target(name: "FuzzSupport", path: "Fuzz/Support"),
         .executableTarget(name: "apps-file-fuzzer", dependencies: ["AppsFile", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/apps-file"),
-        .executableTarget(name: "vapid-fuzzer", dependencies: ["Base64URL", "VAPID", "HTTP1", "RelayCore", "FuzzSupport"],
+        .executableTarget(name: "vapid-fuzzer", dependencies: ["Base64URL", "VAPID", "HTTPCore", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/vapid"),
 
         // What one VAPID signature check costs, run as
         // `swift run -c release es256-verify`: a benchmark, not a test.
         .executableTarget(name: "es256-verify", dependencies: ["TLS"], path: "Benchmarks/es256-verify"),
 
-        .testTarget(name: "RelayCoreTests", dependencies: ["Base64URL", "APNs", "HTTP1", "RelayCore", "TestSupport"]),
-        .testTarget(name: "AppsFileTests", dependencies: ["APNs", "AppsFile", "RelayCore"]),
-        .testTarget(name: "VAPIDTests", dependencies: ["Base64URL", "VAPID", "HTTP1", "RelayCore"]),
+        .testTarget(name: "RelayCoreTests", dependencies: ["Base64URL", "APNsCore", "HTTPCore", "RelayCore", "TestSupport"]),
+        .testTarget(name: "AppsFileTests", dependencies: ["APNsCore", "AppsFile", "RelayCore"]),
+        .testTarget(name: "VAPIDTests", dependencies: ["Base64URL", "VAPID", "HTTPCore", "RelayCore"]),
         .testTarget(name: "EventLoopTests", dependencies: ["Locking", "EventLoop", "TestSupport"]),
         // The TLS tests reach OpenSSL directly for what only they need
         // (Tests/TLSTests/OpenSSLTestHooks.swift): an isolated library
         // context, a TLS 1.2 cap, the linked version.
         .testTarget(name: "TLSTests", dependencies: ["TLS", "COpenSSL", "TestSupport"]),
-        .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2"]),
-        .testTarget(name: "APNsTests", dependencies: ["Base64URL", "APNs", "APNsEmulator", "HTTP1", "Locking", "TestSupport"]),
-        .testTarget(name: "APNsEmulatorTests", dependencies: ["Base64URL", "APNs", "Locking", "APNsEmulator", "HTTP2", "HTTP2Transport", "TLS", "EventLoop", "TestSupport"]),
+        .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "HTTPCore"]),
+        .testTarget(name: "APNsTests", dependencies: ["Base64URL", "APNs", "APNsCore", "APNsEmulator", "HTTPCore", "Locking", "TestSupport"]),
+        .testTarget(name: "APNsEmulatorTests", dependencies: ["Base64URL", "APNsCore", "Locking", "APNsEmulator", "HTTP2", "HTTP2Transport", "HTTPCore", "TLS", "EventLoop", "TestSupport"]),
         .testTarget(name: "RelayTests", dependencies: [
-            "Base64URL", "Locking", "HTTP1", "Relay", "APNs", "APNsEmulator", "TestSupport", "ProviderAPI", "Delivery", "Feedback",
+            "Base64URL", "Locking", "HTTP1", "HTTPCore", "Relay", "APNs", "APNsCore", "APNsEmulator", "TestSupport", "ProviderAPI", "Delivery", "Feedback",
             "FeedbackHook", "XMLRPC",
         ]),
 
@@ -181,12 +187,12 @@ let package = Package(
         .target(name: "XMLRPC", dependencies: ["CLibXML2", "RelayCore"]),
         // pyapns' provision / notify / feedback as a pure mapping
         // from an XML-RPC call, and its answers and faults; no I/O.
-        .target(name: "PyAPNs", dependencies: ["APNs", "XMLRPC", "HTTP1", "RelayCore"]),
+        .target(name: "PyAPNs", dependencies: ["APNsCore", "XMLRPC", "HTTPCore", "RelayCore"]),
         // The XML-RPC and pyapns fuzzer, built by SwiftPM.
-        .executableTarget(name: "xmlrpc-fuzzer", dependencies: ["APNs", "XMLRPC", "PyAPNs", "RelayCore", "FuzzSupport"],
+        .executableTarget(name: "xmlrpc-fuzzer", dependencies: ["APNsCore", "XMLRPC", "PyAPNs", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/xmlrpc"),
         .testTarget(name: "XMLRPCTests", dependencies: ["XMLRPC", "RelayCore"]),
-        .testTarget(name: "PyAPNsTests", dependencies: ["PyAPNs", "XMLRPC", "HTTP1", "RelayCore"]),
+        .testTarget(name: "PyAPNsTests", dependencies: ["PyAPNs", "XMLRPC", "HTTPCore", "RelayCore"]),
 
         // hiredis 0.14.1 (its RESP reader and command formatter), imported by
         // Redis only. No pkgConfig: hiredis.pc's Cflags carry
@@ -207,9 +213,9 @@ let package = Package(
         // What the instances of a fleet share through Redis: the links to it
         // (a thread of their own each), its keys, and the shared state
         // built on them.
-        .target(name: "Fleet", dependencies: ["Redis", "EventLoop", "Locking", "Feedback", "APNs"]),
+        .target(name: "Fleet", dependencies: ["Redis", "EventLoop", "Locking", "Feedback", "APNsCore"]),
         .testTarget(name: "FleetTests", dependencies: ["Fleet", "Redis", "EventLoop", "Locking", "TestSupport",
-                                                     "Relay", "RelayCore", "APNs", "TLS", "Feedback", "FeedbackHook"]),
+                                                     "Relay", "RelayCore", "APNs", "APNsCore", "TLS", "Feedback", "FeedbackHook"]),
         // hiredis' reader with the relay's limits, fed in random pieces; built by SwiftPM.
         .executableTarget(name: "redis-reply-fuzzer", dependencies: ["Redis", "FuzzSupport"],
                           path: "Fuzz/redis-reply"),

@@ -5,7 +5,7 @@
 // Input: [mode][…]. Mode even: [method selector][target…], as the route
 // target. Mode odd: the `Authorization` value, checked against two keys.
 
-import HTTP1
+import HTTPCore
 
 private let methods = ["POST", "GET", "HEAD", "PUT", "post", "OPTIONS", "DELETE"]
 private let tootKey = "toot-key-0123456789abcdef"

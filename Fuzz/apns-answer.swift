@@ -3,7 +3,7 @@
 //
 // Input: [status selector][Retry-After length][Retry-After bytes][body].
 
-@testable import APNs
+@testable import APNsCore
 
 private let statuses = [200, 400, 403, 404, 405, 410, 413, 429, 500, 503, 502]
 

@@ -12,7 +12,7 @@
 // as feeding it whole. Plus per-request invariants (limits respected, framing
 // consistent, consumed within the buffer).
 
-import HTTP1
+import HTTPCore
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzHTTP1Parser(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {

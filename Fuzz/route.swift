@@ -5,7 +5,7 @@
 // a length-prefixed method from the input instead.
 
 import Base64URL
-import HTTP1
+import HTTPCore
 
 private let methods = ["POST", "GET", "HEAD", "PUT", "DELETE", "post", "OPTIONS"]
 

@@ -12,9 +12,9 @@
 // - 2: `parameters(in:)` on raw text.
 // - 3: a parameter list built from the input, parsed back (round trip).
 
-import APNs
+import APNsCore
 import Base64URL
-import HTTP1
+import HTTPCore
 
 private let fieldNames = [
     "content-encoding", "ttl", "urgency", "topic", "crypto-key", "encryption", "content-length", "host",

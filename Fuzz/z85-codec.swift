@@ -3,7 +3,7 @@
 // Input: [mode][…]; mode even: the rest is text to decode; mode odd: the rest
 // is bytes to encode and decode back.
 
-import HTTP1
+import HTTPCore
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzZ85(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {

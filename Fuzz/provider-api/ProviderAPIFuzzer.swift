@@ -30,7 +30,7 @@
 
 import Foundation
 import FuzzSupport
-import HTTP1
+import HTTPCore
 import ProviderAPI
 import RelayCore
 

@@ -31,7 +31,7 @@
 import Base64URL
 import Foundation
 import FuzzSupport
-import HTTP1
+import HTTPCore
 import RelayCore
 import VAPID
 

@@ -26,7 +26,7 @@
 // A plain `swift build` makes a replay tool of it instead:
 // `xmlrpc-fuzzer <input file>…` runs the same checks on each file.
 
-import APNs
+import APNsCore
 import Foundation
 import FuzzSupport
 import PyAPNs

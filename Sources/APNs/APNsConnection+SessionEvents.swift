@@ -1,3 +1,4 @@
+import APNsCore
 import HTTP2
 
 // What the nghttp2 session reports to an APNs connection, inside `receive`

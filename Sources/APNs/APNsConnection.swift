@@ -1,3 +1,4 @@
+import APNsCore
 import EventLoop
 import HTTP2
 import HTTP2Transport

@@ -1,3 +1,4 @@
+import APNsCore
 
 /// What a connection tells its pool. Called on the loop thread, never from
 /// inside an nghttp2 callback.

@@ -1,3 +1,4 @@
+import APNsCore
 import Base64URL
 import TLS
 

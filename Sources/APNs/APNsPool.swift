@@ -1,3 +1,4 @@
+import APNsCore
 import EventLoop
 
 /// The connections to one APNs environment from one event loop, and the

@@ -1,6 +1,8 @@
 // A request's way through the pool machine: sent or queued, submitted,
 // answered, handed back or timed out, then completed.
 
+import APNsCore
+
 extension APNsPoolMachine {
     // MARK: Sending
 

@@ -1,3 +1,5 @@
+import APNsCore
+
 /// The policy of one pool (ARCHITECTURE.md §5.5) as a value: events in,
 /// actions out. `APNsPool` performs the actions (connections, loop timers,
 /// completions); this type does no I/O, owns no timer and reads no clock, so

@@ -1,5 +1,5 @@
-import HTTP1
 import HTTP2
+import HTTPCore
 
 /// The regular fields of one APNs request, read from the notification's own
 /// array (no copy), then `authorization` with token auth. apns-id is unique
@@ -13,14 +13,14 @@ struct APNsRequestFields: Sequence {
         let fields: APNsRequestFields
         var index = 0
 
-        mutating func next() -> HTTP2HeaderField? {
+        mutating func next() -> HTTPField? {
             defer { index += 1 }
             if index < fields.headers.count {
                 let field = fields.headers[index]
-                return HTTP2HeaderField(name: field.name, value: field.value, neverIndexed: field.name == "apns-id")
+                return HTTPField(name: field.name, value: field.value, neverIndexed: field.name == "apns-id")
             }
             if index == fields.headers.count, let authorization = fields.authorization {
-                return HTTP2HeaderField(name: "authorization", value: authorization)
+                return HTTPField(name: "authorization", value: authorization)
             }
             return nil
         }

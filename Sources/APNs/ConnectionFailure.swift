@@ -1,3 +1,4 @@
+import APNsCore
 
 /// Why a connection ended, classed by the phase it died in.
 public enum ConnectionFailure: Error, Equatable, Sendable, CustomStringConvertible {

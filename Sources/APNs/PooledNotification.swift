@@ -1,3 +1,4 @@
+import APNsCore
 
 /// One notification in a pool, from `send` to its completion: what to send,
 /// who waits for the answer, and what the pool and the connection keep about

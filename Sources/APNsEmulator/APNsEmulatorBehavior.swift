@@ -1,4 +1,4 @@
-import APNs
+import APNsCore
 
 /// What the emulator does with one request instead of (or before) accepting it.
 public enum APNsEmulatorAction: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import APNs
+import APNsCore
 
 /// Where the emulator listens, with which certificate, what it checks and
 /// how it behaves.

@@ -1,4 +1,4 @@
-import APNs
+import APNsCore
 import TLS
 
 /// One provider token key the emulator accepts (Apple: "Establishing a

@@ -1,4 +1,4 @@
-import APNs
+import APNsCore
 import Base64URL
 import Foundation
 import TLS

@@ -1,4 +1,4 @@
-import APNs
+import APNsCore
 
 /// Why a request was refused: the status and the `reason` Apple would send.
 public struct APNsRejection: Error, Sendable, Hashable {

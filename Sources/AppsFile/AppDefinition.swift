@@ -1,4 +1,4 @@
-import APNs
+import APNsCore
 import RelayCore
 
 /// One `[[app]]` of the apps file (ARCHITECTURE.md §7 "The apps

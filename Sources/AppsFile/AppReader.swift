@@ -1,4 +1,4 @@
-import APNs
+import APNsCore
 import RelayCore
 
 /// Reads one `[[app]]` table into an `AppDefinition`, checking every key of

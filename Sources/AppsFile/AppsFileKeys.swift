@@ -1,4 +1,4 @@
-import APNs
+import APNsCore
 import RelayCore
 
 // The keys an apps file may hold (each documented in

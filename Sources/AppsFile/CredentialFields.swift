@@ -1,4 +1,4 @@
-import APNs
+import APNsCore
 import RelayCore
 
 /// The credential keys one table sets, the app's own or one of its

@@ -1,4 +1,4 @@
-import APNs
+import APNsCore
 import ProviderAPI
 import RelayCore
 import Synchronization

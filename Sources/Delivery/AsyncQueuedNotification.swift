@@ -1,5 +1,5 @@
-import APNs
-import HTTP1
+import APNsCore
+import HTTPCore
 import ProviderAPI
 import RelayCore
 

@@ -1,4 +1,4 @@
-import APNs
+import APNsCore
 import EventLoop
 
 /// What an asynchronous `/api/push` does after one try of one notification:

@@ -1,4 +1,4 @@
-import APNs
+import APNsCore
 import Feedback
 import FeedbackHook
 import Glibc

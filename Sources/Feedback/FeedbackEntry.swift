@@ -1,7 +1,7 @@
 // One token APNs refused for good (WIRE.md §4.6), and the one place
 // that decides which APNs answers are feedback at all.
 
-import APNs
+import APNsCore
 import RelayCore
 
 /// A device token APNs said will never work again for an app's topic, as

@@ -2,7 +2,7 @@
 // (and what of it logs may show) and each header. Configuration reads the
 // variables first, so a typo stops the relay before any post.
 
-import HTTP1
+import HTTPCore
 import RelayCore
 
 /// The hook's URL as start-up accepted it.

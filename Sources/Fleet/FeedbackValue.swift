@@ -1,4 +1,4 @@
-import APNs
+import APNsCore
 import Feedback
 
 // One feedback entry as a value of the app's list in Redis

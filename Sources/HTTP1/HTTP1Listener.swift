@@ -1,6 +1,7 @@
 import Dispatch
 import EventLoop
 import Glibc
+import HTTPCore
 import Synchronization
 import TLS
 

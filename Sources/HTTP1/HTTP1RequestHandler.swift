@@ -1,3 +1,5 @@
+import HTTPCore
+
 /// What a listener's connections hand their requests to (in the relay: the
 /// Web Push handler on the main port, the provider API's on API_PORT, the
 /// metrics endpoint). One per event loop, confined to it.

@@ -1,5 +1,6 @@
 import EventLoop
 import Glibc
+import HTTPCore
 import TLS
 
 /// One sender connection on an event loop: moves bytes between the socket

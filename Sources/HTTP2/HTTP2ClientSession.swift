@@ -1,3 +1,5 @@
+import HTTPCore
+
 /// Receives what happens on an `HTTP2ClientSession`.
 ///
 /// Every callback runs synchronously on the caller's thread, inside
@@ -36,23 +38,6 @@ public protocol HTTP2ClientSessionDelegate: AnyObject {
 
 extension HTTP2ClientSessionDelegate {
     public func sessionConnectionWindowOpened(_ session: HTTP2ClientSession) {}
-}
-
-/// A request header field for `HTTP2ClientSession.submitRequest`.
-public struct HTTP2HeaderField: Sendable, Equatable {
-    /// Lowercase (RFC 9113 §8.2.1).
-    public var name: String
-    public var value: String
-    /// HPACK "never indexed" (RFC 7541 §6.2.3): set it for a value unique to
-    /// one request (an id), which indexing would only push through both
-    /// peers' dynamic tables, evicting the fields that do repeat.
-    public var neverIndexed: Bool
-
-    public init(name: String, value: String, neverIndexed: Bool = false) {
-        self.name = name
-        self.value = value
-        self.neverIndexed = neverIndexed
-    }
 }
 
 /// The client side of one HTTP/2 connection, bytes in and bytes out: the owner
@@ -124,7 +109,7 @@ public final class HTTP2ClientSession: HTTP2Session, NGHTTP2EventHandler {
     /// The fields may be marked never-indexed and come from any sequence (a
     /// view of the caller's own storage: no copy).
     public func submitRequest(method: String = "POST", path: String, authority: String, scheme: String = "https",
-                              fields: some Sequence<HTTP2HeaderField>, body: [UInt8]) throws(HTTP2Error) -> Int32 {
+                              fields: some Sequence<HTTPField>, body: [UInt8]) throws(HTTP2Error) -> Int32 {
         guard core.failure == nil else { throw .sessionClosed }
         guard !isGoingAway else { throw .newStreamsNotAllowed }
         requestBlock.removeAll()

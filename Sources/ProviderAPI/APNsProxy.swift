@@ -5,8 +5,8 @@
 // "Handling notification responses from APNs" (the reasons); a request
 // APNs would refuse is refused here, without a round trip.
 
-import APNs
-import HTTP1
+import APNsCore
+import HTTPCore
 import RelayCore
 
 /// A request the proxy passes on to APNs.

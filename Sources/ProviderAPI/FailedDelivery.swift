@@ -4,7 +4,7 @@
 // pyapns' `notify`, and the Web Push path's dead tokens — builds the entry
 // here, so the fields mean the same on all of them.
 
-import APNs
+import APNsCore
 import RelayCore
 
 /// The failed-push log of one token's delivery, nil when APNs accepted it

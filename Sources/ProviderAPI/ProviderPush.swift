@@ -3,8 +3,8 @@
 // notify/notification_apns.go) and apns2 (`setHeaders`, client.go) would
 // send, and the failures that must not reach APNs, as gorush log entries.
 
-import APNs
-import HTTP1
+import APNsCore
+import HTTPCore
 import RelayCore
 
 /// What to send to APNs for one notification, once per token.

@@ -4,7 +4,7 @@
 // No I/O: the caller keeps the provisioned apps, sends, and answers 404 and
 // 500 itself (`PyAPNsFault.notProvisioned`, `.noConnection`).
 
-import APNs
+import APNsCore
 import RelayCore
 import XMLRPC
 

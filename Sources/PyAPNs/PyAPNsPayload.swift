@@ -6,7 +6,7 @@
 // nil as null. dateTime and base64 have no JSON form (pyapns' json failed
 // on them too): a fault.
 
-import APNs
+import APNsCore
 import RelayCore
 import XMLRPC
 

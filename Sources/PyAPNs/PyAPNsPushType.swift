@@ -1,4 +1,4 @@
-import HTTP1
+import HTTPCore
 import XMLRPC
 
 /// pyapns sent whatever dictionary it got to APNs' legacy binary interface,

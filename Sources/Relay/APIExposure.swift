@@ -1,5 +1,5 @@
 import EventLoop
-import HTTP1
+import HTTPCore
 import RelayCore
 
 // Keys are optional only when API_BIND is a loopback address

@@ -1,4 +1,4 @@
-import HTTP1
+import HTTPCore
 import EventLoop
 
 /// Carries a handler and its request's completion to a Redis link's

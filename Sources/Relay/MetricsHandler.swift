@@ -1,5 +1,6 @@
 import EventLoop
 import HTTP1
+import HTTPCore
 
 /// The metrics endpoint (`METRICS_PORT`, `METRICS_BIND`), on an HTTP/1
 /// listener of its own on one event loop, apart from the Web Push listener

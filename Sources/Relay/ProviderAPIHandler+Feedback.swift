@@ -1,6 +1,6 @@
 import EventLoop
 import Feedback
-import HTTP1
+import HTTPCore
 
 // The feedback pulls (`GET /api/feedback/<app>`, pyapns' `feedback`): the
 // app's entries, taken and cleared. Without a fleet, from this instance's

@@ -1,7 +1,7 @@
-import APNs
+import APNsCore
 import Delivery
 import EventLoop
-import HTTP1
+import HTTPCore
 import ProviderAPI
 import RelayCore
 

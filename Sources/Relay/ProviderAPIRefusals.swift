@@ -1,4 +1,4 @@
-import HTTP1
+import HTTPCore
 import ProviderAPI
 
 extension HTTP1Refusals {

@@ -1,4 +1,4 @@
-import APNs
+import APNsCore
 import Delivery
 import Feedback
 import FeedbackHook

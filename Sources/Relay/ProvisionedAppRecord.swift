@@ -1,4 +1,4 @@
-import APNs
+import APNsCore
 
 /// One provisioned app as the fleet keeps it in Redis (a field of
 /// `FleetKeys.provisionedApps`, the app id its name): the environment, a

@@ -1,4 +1,5 @@
 import APNs
+import APNsCore
 import RelayCore
 import Locking
 import TLS

@@ -1,6 +1,6 @@
-import APNs
+import APNsCore
 import EventLoop
-import HTTP1
+import HTTPCore
 import RelayCore
 
 /// The relay's log output: lines written at once, or batched per loop

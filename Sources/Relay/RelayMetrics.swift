@@ -1,5 +1,6 @@
 import Delivery
 import APNs
+import APNsCore
 import HTTP1
 import Prometheus
 import RelayCore

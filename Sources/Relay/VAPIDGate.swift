@@ -1,4 +1,4 @@
-import HTTP1
+import HTTPCore
 import RelayCore
 import TLS
 import VAPID

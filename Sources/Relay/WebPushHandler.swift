@@ -1,8 +1,8 @@
-import APNs
+import APNsCore
 import Delivery
 import EventLoop
 import Glibc
-import HTTP1
+import HTTPCore
 import ProviderAPI
 import RelayCore
 import VAPID

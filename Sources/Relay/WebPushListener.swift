@@ -1,6 +1,7 @@
 import Delivery
 import EventLoop
 import HTTP1
+import HTTPCore
 import RelayCore
 import TLS
 

@@ -5,7 +5,7 @@
 // app).
 
 import Base64URL
-import HTTP1
+import HTTPCore
 
 /// The apps one key may send for.
 public enum APIKeyApps: Sendable, Equatable {

@@ -1,4 +1,4 @@
-import APNs
+import APNsCore
 
 // The provider API's routes (WIRE.md §4.1), on the API listener only (never
 // the Web Push port): gorush's `/api/push` and `/healthz`, Apple's own

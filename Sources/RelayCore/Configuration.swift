@@ -1,5 +1,5 @@
-import APNs
-import HTTP1
+import APNsCore
+import HTTPCore
 
 /// Everything an operator can set, with its default, in one place.
 ///

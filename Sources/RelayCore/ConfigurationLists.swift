@@ -4,7 +4,7 @@
 // the item, never a key, a header's value or the URL (which may carry a
 // token in its query).
 
-import HTTP1
+import HTTPCore
 
 /// One header the feedback hook sends with each request
 /// (`FEEDBACK_HOOK_HEADERS`, gorush's `feedback_header`). The value may be

@@ -2,7 +2,7 @@
 // (Crypto-Key, Encryption): finding one parameter's value in place
 // (RFC 9110 §5.6.4 quoted-strings, §5.6.3 whitespace).
 
-import HTTP1
+import HTTPCore
 
 /// The first `name=value` among header values that are `,`/`;`-separated
 /// parameter lists (`dh=…;p256ecdsa=…`, `keyid=a;dh=…, keyid=b;dh=…`).

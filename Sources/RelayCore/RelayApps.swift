@@ -3,7 +3,7 @@
 // environment variables describe (the default app, id "default") and the
 // apps of the apps file (ARCHITECTURE.md §7).
 
-import APNs
+import APNsCore
 import Synchronization
 
 /// What APNs last said about one app's credentials, shared by every loop:

@@ -4,9 +4,9 @@
 // check), with the percent-decoding of `<extra…>`, `<id>` and `<app-or-topic>`,
 // and the query's `vapid=` that makes an endpoint restricted (RFC 8292 §4).
 
-import APNs
+import APNsCore
 import Base64URL
-import HTTP1
+import HTTPCore
 
 /// Which app a request names, as the URL writes it: routing
 /// knows no configuration, so the handler resolves the reference against

@@ -7,8 +7,8 @@
 // everything transient, or the relay's own fault, is a 5xx, with
 // `Retry-After` where a wait helps.
 
-import APNs
-import HTTP1
+import APNsCore
+import HTTPCore
 
 /// The answer to a relay request.
 public struct RelayResponse: Sendable, Equatable {

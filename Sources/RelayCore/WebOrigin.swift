@@ -2,7 +2,7 @@
 // mismatch is a 503 that only delays delivery, never a 4xx that deletes a
 // subscription, so spellings of the same origin must not differ.
 
-import HTTP1
+import HTTPCore
 
 
 /// The origin (RFC 6454 §4: scheme, host, port) of a URL, as comparable

@@ -3,7 +3,7 @@
 // aes128gcm header) into a `WebPushMessage`.
 
 import Base64URL
-import HTTP1
+import HTTPCore
 
 public enum ContentEncoding: Sendable, Equatable {
     /// Legacy draft encoding: key and salt travel in headers (`Crypto-Key: dh=`,

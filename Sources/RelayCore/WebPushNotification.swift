@@ -2,8 +2,8 @@
 // payload in the target's dialect, the headers from the message's TTL,
 // urgency and topic.
 
-import APNs
-import HTTP1
+import APNsCore
+import HTTPCore
 
 /// The most a Web Push body may be: RFC 8030 §7.2 has a push service take
 /// 4096 bytes and answer 413 beyond what it takes.

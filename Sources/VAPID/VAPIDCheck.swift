@@ -3,7 +3,7 @@
 // so the relay passes OpenSSL's SHA-256 and ES256 in, and the tests and the
 // fuzzer pass fakes.
 
-import HTTP1
+import HTTPCore
 import RelayCore
 
 /// The two primitives a VAPID check needs.

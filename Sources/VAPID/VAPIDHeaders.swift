@@ -5,7 +5,7 @@
 // (Mastodon's aesgcm path).
 
 import Base64URL
-import HTTP1
+import HTTPCore
 import RelayCore
 
 /// A push's VAPID credentials as its headers carry them, not yet checked.

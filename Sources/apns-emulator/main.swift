@@ -1,7 +1,7 @@
 // apns-emulator: an APNs-compatible HTTP/2 server on loopback for tests, the
 // benchmark and demos. First stdout line: `listening on HOST:PORT`.
 // SIGTERM/SIGINT: clean exit 0 with a stats line on stderr.
-import APNs
+import APNsCore
 import APNsEmulator
 import ArgumentParser
 import EventLoop

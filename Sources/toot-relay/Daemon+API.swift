@@ -1,9 +1,10 @@
 import Delivery
-import APNs
+import APNsCore
 import EventLoop
 import Feedback
 import FeedbackHook
 import HTTP1
+import HTTPCore
 import Locking
 import ProviderAPI
 import Relay

@@ -1,10 +1,12 @@
 import Delivery
 import APNs
+import APNsCore
 import APNsEmulator
 import EventLoop
 import Fleet
 import Foundation
 import HTTP1
+import HTTPCore
 import Locking
 import Relay
 import RelayCore

@@ -1,4 +1,4 @@
-import APNs
+import APNsCore
 import APNsEmulator
 import EventLoop
 import Relay

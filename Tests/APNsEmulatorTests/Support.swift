@@ -1,10 +1,11 @@
-import APNs
+import APNsCore
 @testable import APNsEmulator
 import EventLoop
 import Foundation
 import Glibc
 import HTTP2
 import HTTP2Transport
+import HTTPCore
 import TLS
 import TestSupport
 
@@ -217,7 +218,7 @@ final class TestClient: HTTP2ClientSessionDelegate {
                 headers: [(name: String, value: String)] = [("apns-topic", Fixture.topic)],
                 body: [UInt8] = Fixture.payload) throws -> Int32 {
         try session.submitRequest(method: method, path: path ?? "/3/device/\(token)", authority: "localhost",
-                                  fields: headers.map { HTTP2HeaderField(name: $0.name, value: $0.value) }, body: body)
+                                  fields: headers.map { HTTPField(name: $0.name, value: $0.value) }, body: body)
     }
 
     /// Moves bytes until `condition` holds or `timeout` passes; true when it held.

@@ -1,4 +1,4 @@
-import APNs
+import APNsCore
 @testable import APNsEmulator
 import Base64URL
 import Foundation

@@ -1,3 +1,4 @@
+import APNsCore
 import RelayCore
 import Testing
 @testable import APNs

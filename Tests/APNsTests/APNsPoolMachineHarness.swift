@@ -1,3 +1,4 @@
+import APNsCore
 import TestSupport
 import Testing
 @testable import APNs

@@ -1,3 +1,4 @@
+import APNsCore
 import Dispatch
 import EventLoop
 import Glibc
@@ -6,7 +7,7 @@ import Testing
 import TestSupport
 import TLS
 import APNsEmulator
-import HTTP1
+import HTTPCore
 @testable import APNs
 
 @Suite("APNs pool against the emulator", .serialized)

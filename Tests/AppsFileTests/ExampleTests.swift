@@ -1,4 +1,4 @@
-import APNs
+import APNsCore
 @testable import AppsFile
 import Foundation
 import RelayCore

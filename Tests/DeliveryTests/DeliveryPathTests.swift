@@ -1,7 +1,7 @@
-import APNs
+import APNsCore
 import Feedback
 import FeedbackHook
-import HTTP1
+import HTTPCore
 import ProviderAPI
 import RelayCore
 import Testing

@@ -1,4 +1,5 @@
 import APNs
+import APNsCore
 import Dispatch
 import Fleet
 import Glibc

@@ -2,6 +2,7 @@ import Dispatch
 import EventLoop
 import Glibc
 import HTTP1
+import HTTPCore
 import TestSupport
 import Testing
 import TLS

@@ -1,7 +1,7 @@
 import EventLoop
 import Foundation
 import Glibc
-import HTTP1
+import HTTPCore
 import TestSupport
 import Testing
 import TLS

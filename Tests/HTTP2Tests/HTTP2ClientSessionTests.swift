@@ -1,3 +1,4 @@
+import HTTPCore
 import Testing
 @testable import HTTP2
 
@@ -418,8 +419,8 @@ struct HTTP2ClientSessionTests {
         func headersSize(neverIndexed: Bool) throws -> Int {
             _ = try client.submitRequest(
                 path: "/3/device/x", authority: "localhost",
-                fields: [HTTP2HeaderField(name: "apns-topic", value: "cx.c3.toot"),
-                         HTTP2HeaderField(name: "x-id", value: id, neverIndexed: neverIndexed)],
+                fields: [HTTPField(name: "apns-topic", value: "cx.c3.toot"),
+                         HTTPField(name: "x-id", value: id, neverIndexed: neverIndexed)],
                 body: [])
             let bytes = client.takeOutput()
             try server.receive(bytes)

@@ -1,6 +1,7 @@
 // Test support: a client session wired to a server session in memory, and
 // delegates that record what they are told.
 @testable import HTTP2
+import HTTPCore
 
 extension HTTP2Session {
     /// Every byte waiting to be sent (empty when none).
@@ -16,7 +17,7 @@ extension HTTP2ClientSession {
     func submitRequest(method: String = "POST", path: String, authority: String, scheme: String = "https",
                        headers: [(name: String, value: String)], body: [UInt8]) throws(HTTP2Error) -> Int32 {
         try submitRequest(method: method, path: path, authority: authority, scheme: scheme,
-                          fields: headers.lazy.map { HTTP2HeaderField(name: $0.name, value: $0.value) }, body: body)
+                          fields: headers.lazy.map { HTTPField(name: $0.name, value: $0.value) }, body: body)
     }
 }
 

@@ -2,8 +2,8 @@
 // notification requests to APNs", the curl example and the sample request
 // headers), each refusal as APNs answers it, and the answers.
 
-import APNs
-import HTTP1
+import APNsCore
+import HTTPCore
 @testable import ProviderAPI
 import RelayCore
 import Testing

@@ -2,7 +2,7 @@
 // (`failedPushLog(for:…)`): each outcome kind → the log's fields, on a path
 // without a gorush notification (the proxy, pyapns, Web Push) and with one.
 
-import APNs
+import APNsCore
 import ProviderAPI
 import RelayCore
 import Testing

@@ -2,7 +2,7 @@
 // building matters: the payload and headers gorush (notify/notification_apns.go)
 // and apns2 (payload/builder.go, client.go setHeaders) would send.
 
-import APNs
+import APNsCore
 @testable import ProviderAPI
 import RelayCore
 import Testing

@@ -1,5 +1,5 @@
 import Foundation
-import HTTP1
+import HTTPCore
 @testable import ProviderAPI
 import RelayCore
 import Testing

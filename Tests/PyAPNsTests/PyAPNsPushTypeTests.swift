@@ -1,4 +1,4 @@
-import HTTP1
+import HTTPCore
 import RelayCore
 import Testing
 import XMLRPC

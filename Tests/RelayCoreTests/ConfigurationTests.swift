@@ -1,4 +1,4 @@
-import APNs
+import APNsCore
 @testable import RelayCore
 import Testing
 

@@ -4,7 +4,7 @@
 // split into pairs, and a lookup over String values. The relay itself reads
 // parameters in place with `parameterValueBytes`.
 
-import HTTP1
+import HTTPCore
 #if canImport(RelayCore)
 @testable import RelayCore
 #endif

@@ -1,7 +1,7 @@
-import APNs
+import APNsCore
 import Base64URL
 import Foundation
-import HTTP1
+import HTTPCore
 @testable import RelayCore
 import TestSupport
 import Testing

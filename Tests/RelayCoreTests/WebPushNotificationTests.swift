@@ -1,6 +1,6 @@
-import APNs
+import APNsCore
 import Foundation
-import HTTP1
+import HTTPCore
 @testable import RelayCore
 import TestSupport
 import Testing

@@ -1,6 +1,6 @@
-import APNs
+import APNsCore
 import Base64URL
-import HTTP1
+import HTTPCore
 @testable import RelayCore
 import Testing
 

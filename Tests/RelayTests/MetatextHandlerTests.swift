@@ -1,8 +1,8 @@
-import APNs
+import APNsCore
 import Base64URL
 import Delivery
 import Foundation
-import HTTP1
+import HTTPCore
 import RelayCore
 import TestSupport
 import Testing

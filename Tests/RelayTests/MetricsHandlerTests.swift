@@ -1,5 +1,6 @@
 import EventLoop
 import HTTP1
+import HTTPCore
 import TestSupport
 import Testing
 

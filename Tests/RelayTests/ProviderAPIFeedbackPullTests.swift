@@ -4,7 +4,7 @@ import Dispatch
 import EventLoop
 import Feedback
 import Foundation
-import HTTP1
+import HTTPCore
 import Locking
 import ProviderAPI
 import RelayCore

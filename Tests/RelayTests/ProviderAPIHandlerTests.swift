@@ -1,9 +1,10 @@
 import Delivery
 import EventLoop
 import APNs
+import APNsCore
 import Feedback
 import Foundation
-import HTTP1
+import HTTPCore
 import ProviderAPI
 import RelayCore
 import Testing

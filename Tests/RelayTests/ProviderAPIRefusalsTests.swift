@@ -4,6 +4,7 @@ import EventLoop
 import Feedback
 import Foundation
 import HTTP1
+import HTTPCore
 import ProviderAPI
 import RelayCore
 import TestSupport

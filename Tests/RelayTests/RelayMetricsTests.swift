@@ -2,6 +2,7 @@ import Delivery
 import Testing
 @testable import Relay
 import APNs
+import APNsCore
 import HTTP1
 import RelayCore
 

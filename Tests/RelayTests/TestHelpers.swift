@@ -1,9 +1,10 @@
-import APNs
+import APNsCore
 import Base64URL
 import Delivery
 import EventLoop
 import Glibc
 import HTTP1
+import HTTPCore
 import Locking
 import RelayCore
 import TLS

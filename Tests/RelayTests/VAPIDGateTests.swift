@@ -1,5 +1,5 @@
 import Delivery
-import HTTP1
+import HTTPCore
 import RelayCore
 import TestSupport
 import Testing

@@ -1,6 +1,6 @@
-import APNs
+import APNsCore
 import Delivery
-import HTTP1
+import HTTPCore
 import RelayCore
 import TestSupport
 import Testing

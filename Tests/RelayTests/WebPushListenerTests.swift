@@ -5,8 +5,10 @@ import Glibc
 import RelayCore
 import Testing
 import APNs
+import APNsCore
 import APNsEmulator
 import HTTP1
+import HTTPCore
 import TestSupport
 
 @testable import Relay

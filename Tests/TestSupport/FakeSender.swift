@@ -1,4 +1,4 @@
-import APNs
+import APNsCore
 import EventLoop
 
 /// A sender whose outcomes the test decides. Completions are kept until

@@ -3,7 +3,7 @@
 // injected), JWTs built from parts, and real ones made by py_vapid.
 
 import Base64URL
-import HTTP1
+import HTTPCore
 import RelayCore
 @testable import VAPID
 

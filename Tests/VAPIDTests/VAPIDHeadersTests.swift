@@ -1,5 +1,5 @@
 import Base64URL
-import HTTP1
+import HTTPCore
 import RelayCore
 import Testing
 @testable import VAPID

@@ -1,6 +1,5 @@
-import RelayCore
 import Testing
-@testable import APNs
+@testable import APNsCore
 
 @Suite("APNs responses")
 struct APNsResponseTests {

@@ -1,5 +1,5 @@
 import Testing
-@testable import HTTP1
+@testable import HTTPCore
 
 struct HTTPHeadersTests {
     let headers = HTTPHeaders([

@@ -1,6 +1,6 @@
 import TestSupport
 import Testing
-@testable import HTTP1
+@testable import HTTPCore
 
 /// Parses `bytes` in one call.
 func parseOnce(_ bytes: [UInt8], limits: HTTP1Limits = HTTP1Limits()) -> HTTP1ParseResult {

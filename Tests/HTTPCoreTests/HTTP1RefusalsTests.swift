@@ -1,6 +1,6 @@
 import Testing
 
-@testable import HTTP1
+@testable import HTTPCore
 
 /// The refusals a connection makes before a request reaches its handler, in
 /// the listener's dialect: plain text by default, as on the Web Push port

@@ -1,7 +1,7 @@
 // What goes to APNs (WIRE.md §2): the path and headers of one
 // notification's HTTP/2 request; the payload is APNsPayload.swift's.
 
-import HTTP1
+import HTTPCore
 
 /// APNs refuses larger payloads for regular (non-VoIP) notifications.
 public let apnsMaxPayloadBytes = 4096

@@ -3,7 +3,7 @@ extension APNsDelivery {
     /// The delivery an answer on a completed stream means: 200 is accepted;
     /// any other status carries the reason of APNs' error body and, for 410,
     /// its timestamp.
-    init(status: Int, apnsID: String?, body: [UInt8], retryAfterSeconds: Int? = nil) {
+    package init(status: Int, apnsID: String?, body: [UInt8], retryAfterSeconds: Int? = nil) {
         guard status != 200 else {
             self.init(outcome: .apns(status: 200, reason: nil, apnsID: apnsID))
             return

@@ -1,5 +1,5 @@
 import Testing
-@testable import HTTP1
+@testable import HTTPCore
 
 struct HTTP1ResponseTests {
     func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import HTTP1
+@testable import HTTPCore
 
 typealias Machine = HTTP1ConnectionMachine
 private let timeouts = Machine.Timeouts(header: .seconds(10), body: .seconds(11), keepAlive: .seconds(75))
