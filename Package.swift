@@ -7,6 +7,19 @@ import PackageDescription
 // XMLRPC for libxml2, FeedbackHook for libcurl, Redis for hiredis, EventLoop
 // for the Linux headers; ARCHITECTURE.md §3), and by that module's tests
 // where they need it.
+//
+// The pure cores (Base64URL, HTTPCore, APNsCore, RelayCore, ProviderAPI) do
+// no I/O: protocol code returns values and actions, and the layers above
+// them do the reading, writing, clocks and threads. The compiler holds them
+// to it: compiled as if Glibc were a module that does not exist, a core
+// fails to build on `import Glibc` ("no such module") and on importing
+// Foundation, Synchronization or any module that imports Glibc, even
+// `internal import` ("missing required module 'Glibc'"). scripts/test checks
+// that it still bites. VAPID and PyAPNs do no I/O either, but stand on
+// modules that import Glibc (Foundation's JSON decoder; XMLRPC's libxml2 and
+// Foundation), so the alias cannot hold them.
+let pureCore: [SwiftSetting] = [.unsafeFlags(["-module-alias", "Glibc=NoIOInAPureCore"])]
+
 let package = Package(
     name: "toot-relay",
     products: [
@@ -40,10 +53,10 @@ let package = Package(
         // The relay's protocol, pure Swift, no I/O: routing, Web Push
         // parsing, the APNs request a Web Push message becomes (payload,
         // z85), status mapping, configuration.
-        .target(name: "RelayCore", dependencies: ["HTTPCore", "Base64URL", "APNsCore"]),
+        .target(name: "RelayCore", dependencies: ["HTTPCore", "Base64URL", "APNsCore"], swiftSettings: pureCore),
         // Base64 (RFC 4648) decoding and base64url encoding: Web Push keys,
         // VAPID and APNs' JWTs, P12_BASE64.
-        .target(name: "Base64URL"),
+        .target(name: "Base64URL", swiftSettings: pureCore),
         .testTarget(name: "Base64URLTests", dependencies: ["Base64URL", "TestSupport"]),
         // The one lock type (`Locked`, a pthread mutex that ThreadSanitizer
         // sees), for every module that shares a value between threads.
@@ -63,7 +76,7 @@ let package = Package(
         // The provider API's protocol: gorush's /api/push JSON to
         // APNs payloads and headers, its answers, the APNs-shaped proxy
         // request and answer; no I/O, a strict JSON parser of its own.
-        .target(name: "ProviderAPI", dependencies: ["APNsCore", "HTTPCore", "RelayCore"]),
+        .target(name: "ProviderAPI", dependencies: ["APNsCore", "HTTPCore", "RelayCore"], swiftSettings: pureCore),
         // The provider API's fuzzer, built by SwiftPM (see FuzzSupport below).
         .executableTarget(name: "provider-api-fuzzer", dependencies: ["ProviderAPI", "HTTPCore", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/provider-api"),
@@ -96,7 +109,7 @@ let package = Package(
         // HTTP's words, no I/O: the header field (one type for HTTP/1 and
         // HTTP/2), headers, field syntax, and HTTP/1.1's request parser,
         // requests, responses, refusals and connection state machine.
-        .target(name: "HTTPCore"),
+        .target(name: "HTTPCore", swiftSettings: pureCore),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "TestSupport"]),
         // HTTP/1.1 serving, the I/O: the listener over the event loops with
         // its connections, buffers and counters, driving HTTPCore's parser
@@ -113,7 +126,7 @@ let package = Package(
         // APNs' words, no I/O: the notification and its request headers,
         // reasons, answers and outcomes, settings, credential ids, the
         // `NotificationSender` a delivery sends through.
-        .target(name: "APNsCore", dependencies: ["HTTPCore"]),
+        .target(name: "APNsCore", dependencies: ["HTTPCore"], swiftSettings: pureCore),
         .testTarget(name: "APNsCoreTests", dependencies: ["APNsCore", "TestSupport"]),
         // The APNs client: credentials, JWT, connections, pools.
         .target(name: "APNs", dependencies: ["APNsCore", "HTTPCore", "Locking", "Base64URL", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),

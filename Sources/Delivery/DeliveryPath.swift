@@ -87,7 +87,7 @@ public final class DeliveryPath {
     @usableFromInline
     struct Ending {
         let appID: String
-        let health: AppHealth
+        let health: any CredentialHealth
         let environment: APNsEnvironment
         /// APNs' form, for the feedback list.
         let deviceToken: String
@@ -96,7 +96,7 @@ public final class DeliveryPath {
         let posting: HookPosting
 
         @usableFromInline
-        init(appID: String, health: AppHealth, environment: APNsEnvironment, deviceToken: String, token: String,
+        init(appID: String, health: any CredentialHealth, environment: APNsEnvironment, deviceToken: String, token: String,
              posting: HookPosting) {
             (self.appID, self.health, self.environment) = (appID, health, environment)
             (self.deviceToken, self.token, self.posting) = (deviceToken, token, posting)

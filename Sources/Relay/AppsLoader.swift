@@ -1,6 +1,7 @@
 import APNs
 import APNsCore
 import AppsFile
+import Delivery
 import RelayCore
 
 /// Why the apps could not be loaded: one line naming where (the variable,
@@ -75,7 +76,7 @@ public final class AppsLoader {
         var summaries: [String] = []
         var expiries: [(app: String, environment: APNsEnvironment, notAfter: Int?)] = []
         var defaultAppID: String?
-        func health(_ id: String) -> AppHealth { previous?.app(for: .id(id))?.health ?? AppHealth() }
+        func health(_ id: String) -> any CredentialHealth { previous?.app(for: .id(id))?.health ?? AppHealth() }
 
         // The app the variables describe: always without an apps file (as
         // the relay has always been); with one, only when they name a

@@ -4,28 +4,24 @@
 // apps of the apps file (ARCHITECTURE.md §7).
 
 import APNsCore
-import Synchronization
 
 /// What APNs last said about one app's credentials, shared by every loop:
 /// a 403 marks them rejected, a 2xx clears that (WIRE.md §1.4). Per
 /// app, so one app's expired certificate does not fail the others' health.
-public final class AppHealth: Sendable {
-    private let rejected = Atomic<Bool>(false)
-
-    public init() {}
-
-    public var credentialsRejected: Bool { rejected.load(ordering: .relaxed) }
+///
+/// A protocol here, its one implementation (Delivery's `AppHealth`, an
+/// atomic flag) with the deliveries that record it: state written and read by
+/// every loop's thread needs Synchronization, which a pure core may not
+/// import. An app holds it as a class-bound existential, a reference and a
+/// witness table in the `RelayApp` value: no allocation per request, one
+/// indirect call per read.
+public protocol CredentialHealth: AnyObject, Sendable {
+    var credentialsRejected: Bool { get }
 
     /// What an outcome said of the credentials (`DeliveryOutcome.credentialVerdict`,
     /// the one place that decides it; an expired certificate is `.rejected`
     /// too); nil, an outcome that says nothing of them, changes nothing.
-    public func record(_ verdict: CredentialVerdict?) {
-        switch verdict {
-        case .rejected: rejected.store(true, ordering: .relaxed)
-        case .accepted: rejected.store(false, ordering: .relaxed)
-        case nil: break
-        }
-    }
+    func record(_ verdict: CredentialVerdict?)
 }
 
 /// One app the relay sends notifications for.
@@ -48,14 +44,14 @@ public struct RelayApp: Sendable, Equatable {
     /// unrestricted one answers 403.
     public var restrictedOnly: Bool
     /// Kept across a reload for an app whose id stays.
-    public var health: AppHealth
+    public var health: any CredentialHealth
     /// The token key's id per environment, for a token credential: a log
     /// line about a rejected credential names it (never the key).
     public var keyIDs: [APNsEnvironment: String] = [:]
 
     public init(id: String = RelayApp.defaultID, topic: String, alert: APNsAlert? = nil,
                 production: CredentialID? = .primary, development: CredentialID? = .primary,
-                restrictedOnly: Bool = false, health: AppHealth = AppHealth()) {
+                restrictedOnly: Bool = false, health: any CredentialHealth) {
         self.id = id
         self.topic = topic
         self.alert = alert

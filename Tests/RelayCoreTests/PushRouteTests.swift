@@ -53,19 +53,21 @@ struct PushRouteTests {
               (.idOrTopic("COM.EXAMPLE.APP"), nil), (.idOrTopic(""), nil), (.id(""), nil),
           ])
     func resolvesApps(reference: AppReference, expected: String?) {
-        let apps = RelayApps([RelayApp(topic: "com.example.app"), RelayApp(id: "toot", topic: "com.example.toot")],
+        let apps = RelayApps([RelayApp(topic: "com.example.app", health: FlagHealth()),
+                              RelayApp(id: "toot", topic: "com.example.toot", health: FlagHealth())],
                              defaultAppID: RelayApp.defaultID)
         #expect(apps.app(for: reference)?.id == expected)
         // Without a default app, a URL without an app part leads nowhere;
         // the named apps are still there.
-        let noDefault = RelayApps([RelayApp(id: "toot", topic: "com.example.toot")], defaultAppID: nil)
+        let noDefault = RelayApps([RelayApp(id: "toot", topic: "com.example.toot", health: FlagHealth())],
+                                  defaultAppID: nil)
         #expect(noDefault.app(for: reference)?.id == (expected == "toot" ? "toot" : nil))
     }
 
     @Test("the relay's health fails only when every app's credentials are rejected")
     func healthOfAllApps() {
-        let first = RelayApp(id: "a", topic: "com.example.a")
-        let second = RelayApp(id: "b", topic: "com.example.b")
+        let first = RelayApp(id: "a", topic: "com.example.a", health: FlagHealth())
+        let second = RelayApp(id: "b", topic: "com.example.b", health: FlagHealth())
         let apps = RelayApps([first, second], defaultAppID: nil)
         #expect(!apps.allCredentialsRejected)
         first.health.record(.rejected)
@@ -77,5 +79,18 @@ struct PushRouteTests {
         second.health.record(.accepted)
         #expect(!apps.allCredentialsRejected)
         #expect(!RelayApps(defaultApp: nil).allCredentialsRejected)
+    }
+}
+
+/// A `CredentialHealth` for one thread (the relay's, Delivery's `AppHealth`,
+/// is atomic and out of RelayCore's reach): the verdicts as `AppHealth`
+/// records them.
+private final class FlagHealth: CredentialHealth, @unchecked Sendable {
+    private var rejected = false
+
+    var credentialsRejected: Bool { rejected }
+
+    func record(_ verdict: CredentialVerdict?) {
+        if let verdict { rejected = verdict == .rejected }
     }
 }
