@@ -155,15 +155,33 @@ let package = Package(
         // Shared by the test targets only (throwaway certificates, subprocesses,
         // waiting helpers, an HTTP/1.1 test client and server, seeded bytes,
         // socket pairs): the one home of test helpers used by more than one target.
-        .target(name: "TestSupport", dependencies: ["APNsCore", "Locking", "EventLoop", "RelayCore"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["APNsCore", "HTTPCore", "Locking", "EventLoop", "RelayCore"], path: "Tests/TestSupport"),
 
-        // The fuzzers SwiftPM builds (Fuzz/README.md): scripts/fuzz builds
-        // them with --sanitize=fuzzer, as they need more than RelayCore (toml++
-        // is C++; VAPID is a module of its own on Foundation) and cannot join
-        // the RelayCore fuzzers' one-module swiftc builds; a plain build makes
+        // The fuzzers (Fuzz/README.md), an executable each under
+        // Fuzz/<target>: scripts/fuzz builds them with --sanitize=fuzzer, all
+        // in one `swift build` (TOOT_RELAY_FUZZERS, at the end of this file),
+        // where each is libFuzzer's LLVMFuzzerTestOneInput; a plain build makes
         // a replay tool of each. FuzzSupport: the input reader and checks
         // every fuzzer shares.
         .target(name: "FuzzSupport", path: "Fuzz/Support"),
+        // The pure cores' fuzzers: the HTTP/1 parser, Web Push validation and
+        // the notification it makes, base64url, z85, the routes, the provider
+        // API's route and key check, APNs' answers.
+        .executableTarget(name: "http1-parser-fuzzer", dependencies: ["HTTPCore", "FuzzSupport"],
+                          path: "Fuzz/http1-parser"),
+        .executableTarget(name: "web-push-fuzzer", dependencies: ["APNsCore", "Base64URL", "HTTPCore", "RelayCore",
+                                                                  "TestSupport", "FuzzSupport"],
+                          path: "Fuzz/web-push"),
+        .executableTarget(name: "base64url-codec-fuzzer", dependencies: ["Base64URL", "FuzzSupport"],
+                          path: "Fuzz/base64url-codec"),
+        .executableTarget(name: "z85-codec-fuzzer", dependencies: ["HTTPCore", "RelayCore", "FuzzSupport"],
+                          path: "Fuzz/z85-codec"),
+        .executableTarget(name: "route-fuzzer", dependencies: ["APNsCore", "Base64URL", "HTTPCore", "RelayCore", "FuzzSupport"],
+                          path: "Fuzz/route"),
+        .executableTarget(name: "api-request-fuzzer", dependencies: ["HTTPCore", "RelayCore", "FuzzSupport"],
+                          path: "Fuzz/api-request"),
+        .executableTarget(name: "apns-answer-fuzzer", dependencies: ["APNsCore", "FuzzSupport"],
+                          path: "Fuzz/apns-answer"),
         .executableTarget(name: "apps-file-fuzzer", dependencies: ["AppsFile", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/apps-file"),
         .executableTarget(name: "vapid-fuzzer", dependencies: ["Base64URL", "VAPID", "HTTPCore", "RelayCore", "FuzzSupport"],
@@ -248,4 +266,30 @@ let package = Package(
 for target in package.targets where target.type == .regular || target.type == .executable {
     target.swiftSettings = (target.swiftSettings ?? [])
         + [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]
+}
+
+// scripts/fuzz builds every fuzzer it runs with one `swift build`: SwiftPM
+// builds either one product (`--product` takes one) or every target, and
+// under --sanitize=fuzzer every executable becomes a libFuzzer binary, which
+// the daemon, the emulator and the benchmark cannot be. So when
+// TOOT_RELAY_FUZZERS names products (space-separated), the package is those
+// and the targets they depend on.
+if let fuzzers = Context.environment["TOOT_RELAY_FUZZERS"] {
+    var kept = Set(fuzzers.split(separator: " ").map(String.init))
+    var grew = true
+    while grew {
+        grew = false
+        for target in package.targets where kept.contains(target.name) {
+            for dependency in target.dependencies {
+                switch dependency {
+                case .targetItem(let name, _), .byNameItem(let name, _):
+                    if kept.insert(name).inserted { grew = true }
+                default:
+                    break
+                }
+            }
+        }
+    }
+    package.targets.removeAll { !kept.contains($0.name) }
+    package.products = []
 }

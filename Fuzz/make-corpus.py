@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the seed corpora under Fuzz/corpus/<target>/ (committed; run again
 only to change them). Each seed is laid out as its fuzz target reads input
-(see the comment at the top of Fuzz/<target>.swift). Deterministic: random
+(see the comment at the top of the target's file in Fuzz/<target>/). Deterministic: random
 bytes come from a fixed seed, so the files only change when this script does.
 """
 import base64
@@ -259,7 +259,7 @@ for name, rest in {
 write("route", "raw-method", b"\x07\x04POSTX/relay-to/production/" + TOKEN.encode())
 
 # ---- apps-file: [mode][…]; mode 0: the file's bytes; mode 1: statements
-#      (see Fuzz/apps-file/main.swift: [kind][choices…] per statement).
+#      (see Fuzz/apps-file/AppsFileFuzzer.swift: [kind][choices…] per statement).
 EXAMPLE = os.path.join(os.path.dirname(ROOT), "..", "config", "apps.example.toml")
 with open(EXAMPLE, "rb") as f:
     shipped = f.read()
@@ -424,7 +424,7 @@ xmlrpc("cdata-and-comments", b"<methodCall><!-- c --><methodName>notify</methodN
 for index in range(3):
     write("xmlrpc", f"built-{index}", bytes([1, index % 2, index]) + rand(120))
 
-# ---- api-request: [mode][…] (see Fuzz/api-request.swift). Mode 0: [method
+# ---- api-request: [mode][…] (see Fuzz/api-request/APIRequestFuzzer.swift). Mode 0: [method
 #      selector][target]; mode 1: an Authorization value against the target's
 #      two keys.
 def api_route(name, target, method=0):

@@ -43,15 +43,15 @@ extension APNsDelivery {
 
 /// The fields of an APNs error body (`{"reason":"BadDeviceToken"}`,
 /// `{"reason":"Unregistered","timestamp":1700000000000}`).
-struct APNsErrorBody: Equatable {
-    var reason: String?
-    var timestamp: Int64?
+package struct APNsErrorBody: Equatable {
+    package var reason: String?
+    package var timestamp: Int64?
 }
 
 /// Reads `reason` and `timestamp` from a JSON object. A small hand parser:
 /// error answers are rare and tiny, and a body that is not the expected
 /// object simply yields no fields (the status alone still decides).
-func parseAPNsErrorBody(_ body: [UInt8]) -> APNsErrorBody {
+package func parseAPNsErrorBody(_ body: [UInt8]) -> APNsErrorBody {
     var parser = JSONObjectScanner(body)
     var result = APNsErrorBody()
     parser.scanTopLevelObject { key, value in

@@ -139,7 +139,7 @@ public func isBase64URLAlphabet(_ text: some Sequence<UInt8>) -> Bool {
 /// rather than looked up: a global table costs a lazy-initialisation check
 /// (swift_once) on every access.
 @inlinable @inline(__always)
-func base64DigitValue(_ byte: UInt8) -> UInt8 {
+package func base64DigitValue(_ byte: UInt8) -> UInt8 {
     switch byte {
     case UInt8(ascii: "A")...UInt8(ascii: "Z"): byte - UInt8(ascii: "A")
     case UInt8(ascii: "a")...UInt8(ascii: "z"): byte - UInt8(ascii: "a") + 26

@@ -47,7 +47,7 @@ public func parameterValues(named name: String, in value: ArraySlice<UInt8>) -> 
 /// trimmed; `quoted` when it is a quoted-string still to unquote). Entries
 /// are split at `,`/`;` outside quotes; entries without `=` are skipped.
 /// Scans in place.
-func firstParameter(named wanted: String, in bytes: UnsafeBufferPointer<UInt8>)
+package func firstParameter(named wanted: String, in bytes: UnsafeBufferPointer<UInt8>)
     -> (range: Range<Int>, quoted: Bool)? {
     var entryStart = 0
     var quotes = QuoteTracker()
@@ -83,7 +83,7 @@ private func parameterEntryValue(_ entry: Slice<UnsafeBufferPointer<UInt8>>, nam
 
 /// The content of a quoted-string, escapes resolved; input that is not a
 /// single quoted-string is returned as is.
-func unquoted(_ value: [UInt8]) -> [UInt8] {
+package func unquoted(_ value: [UInt8]) -> [UInt8] {
     guard value.count >= 2, value.first == UInt8(ascii: "\""), value.last == UInt8(ascii: "\"") else { return value }
     var output: [UInt8] = []
     var escaped = false
@@ -101,14 +101,16 @@ func unquoted(_ value: [UInt8]) -> [UInt8] {
 /// What a byte of a parameter list is, given the bytes before it: the one
 /// definition of where quoted-strings (RFC 9110 §5.6.4: `"`, with `\`
 /// escaping the next byte) begin and end.
-struct QuoteTracker {
-    enum Role { case separator, openingQuote, quoted, other }
+package struct QuoteTracker {
+    package enum Role { case separator, openingQuote, quoted, other }
 
     private var inQuotes = false
     private var escaped = false
 
+    package init() {}
+
     /// `quoted`: inside a quoted-string, its closing quote included.
-    mutating func role(of byte: UInt8) -> Role {
+    package mutating func role(of byte: UInt8) -> Role {
         if inQuotes {
             if escaped {
                 escaped = false

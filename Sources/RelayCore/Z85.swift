@@ -10,7 +10,7 @@ public enum Z85 {
         "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#".utf8)
 
     /// Digit value of each byte, 0xFF for bytes outside the alphabet.
-    static let digitValues: [UInt8] = {
+    package static let digitValues: [UInt8] = {
         var table = [UInt8](repeating: 0xFF, count: 256)
         for (value, character) in alphabet.enumerated() { table[Int(character)] = UInt8(value) }
         return table

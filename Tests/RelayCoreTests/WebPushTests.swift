@@ -3,6 +3,7 @@ import Base64URL
 import HTTPCore
 @testable import RelayCore
 import Testing
+import TestSupport
 
 let token64 = String(repeating: "0123456789abcdef", count: 4)
 

@@ -2,11 +2,15 @@
 //
 // Input: [mode][…]; mode even: the rest is text to decode; mode odd: the rest
 // is bytes to encode and decode back.
+//
+// Built by scripts/fuzz with SwiftPM (Fuzz/README.md); a plain `swift build`
+// makes it a replay tool: `z85-codec-fuzzer <input file>…` runs the checks.
 
+import FuzzSupport
 import HTTPCore
+import RelayCore
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzZ85(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+private func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     runCodecTarget(data, size, decode: checkDecode, roundTrip: checkRoundTrip)
 }
 
@@ -59,3 +63,12 @@ private func checkRoundTrip(_ bytes: [UInt8]) {
     Z85.encode(bytes.lazy.map { $0 }, into: &lazyOutput)
     require(lazyOutput == digits, "encode of a non-contiguous collection differs")
 }
+
+// MARK: - Entry: libFuzzer's with SWIFTPM_FUZZING, else the replay tool's (Fuzz/README.md)
+
+#if SWIFTPM_FUZZING
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzZ85(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt { fuzzOne(data, size) }
+#else
+@main enum Z85CodecReplay { static func main() { replayInputFiles(tool: "z85-codec-fuzzer", fuzzOne) } }
+#endif

@@ -1,14 +1,17 @@
-// Fuzz target: APNs' error answers (Sources/APNs/Protocol/APNsResponse.swift):
+// Fuzz target: APNs' error answers (Sources/APNsCore/APNsResponse.swift):
 // the JSON body's reason and timestamp, and a `Retry-After` value.
 //
 // Input: [status selector][Retry-After length][Retry-After bytes][body].
+//
+// Built by scripts/fuzz with SwiftPM (Fuzz/README.md); a plain `swift build`
+// makes it a replay tool: `apns-answer-fuzzer <input file>…` runs the checks.
 
-@testable import APNsCore
+import APNsCore
+import FuzzSupport
 
 private let statuses = [200, 400, 403, 404, 405, 410, 413, 429, 500, 503, 502]
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzAPNsAnswer(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+private func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     var input = FuzzInput(data, size)
     let status = statuses[Int(input.byte()) % statuses.count]
     let retryAfter = input.bytes(Int(input.byte()))
@@ -56,3 +59,12 @@ private func referenceSeconds(_ value: String) -> Int? {
     digits.append(contentsOf: scalars)
     return min(Int(String(digits)) ?? Int.max, APNsDelivery.maxRetryAfterSeconds)
 }
+
+// MARK: - Entry: libFuzzer's with SWIFTPM_FUZZING, else the replay tool's (Fuzz/README.md)
+
+#if SWIFTPM_FUZZING
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzAPNsAnswer(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt { fuzzOne(data, size) }
+#else
+@main enum APNsAnswerReplay { static func main() { replayInputFiles(tool: "apns-answer-fuzzer", fuzzOne) } }
+#endif

@@ -3,14 +3,19 @@
 //
 // Input: [method selector][target…]. Selector % 8 picks the method; 7 takes
 // a length-prefixed method from the input instead.
+//
+// Built by scripts/fuzz with SwiftPM (Fuzz/README.md); a plain `swift build`
+// makes it a replay tool: `route-fuzzer <input file>…` runs the checks.
 
+import APNsCore
 import Base64URL
+import FuzzSupport
 import HTTPCore
+import RelayCore
 
 private let methods = ["POST", "GET", "HEAD", "PUT", "DELETE", "post", "OPTIONS"]
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzRoute(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+private func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     var input = FuzzInput(data, size)
     let selector = Int(input.byte() % 8)
     let method = selector < methods.count
@@ -118,3 +123,12 @@ private func checkPush(target: String, relay: RelayTarget, id: String) {
     case .id: require(false, "an id-only reference from a /push path")
     }
 }
+
+// MARK: - Entry: libFuzzer's with SWIFTPM_FUZZING, else the replay tool's (Fuzz/README.md)
+
+#if SWIFTPM_FUZZING
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzRoute(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt { fuzzOne(data, size) }
+#else
+@main enum RouteReplay { static func main() { replayInputFiles(tool: "route-fuzzer", fuzzOne) } }
+#endif

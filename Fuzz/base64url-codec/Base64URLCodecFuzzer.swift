@@ -1,12 +1,15 @@
-@testable import Base64URL
-
 // Fuzz target: base64url / base64 decoding and encoding (Base64URL.swift).
 //
 // Input: [mode][…]; mode even: the rest is text to decode; mode odd: the rest
 // is bytes to encode and decode back.
+//
+// Built by scripts/fuzz with SwiftPM (Fuzz/README.md); a plain `swift build`
+// makes it a replay tool: `base64url-codec-fuzzer <input file>…` runs the checks.
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzBase64URL(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+import Base64URL
+import FuzzSupport
+
+private func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     runCodecTarget(data, size, decode: checkDecode, roundTrip: checkRoundTrip)
 }
 
@@ -71,3 +74,12 @@ private func checkRoundTrip(_ bytes: [UInt8]) {
     }, as: UTF8.self)
     require((try? base64URLDecode(standard)) == bytes, "standard-alphabet round trip failed: \(standard)")
 }
+
+// MARK: - Entry: libFuzzer's with SWIFTPM_FUZZING, else the replay tool's (Fuzz/README.md)
+
+#if SWIFTPM_FUZZING
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzBase64URL(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt { fuzzOne(data, size) }
+#else
+@main enum Base64URLCodecReplay { static func main() { replayInputFiles(tool: "base64url-codec-fuzzer", fuzzOne) } }
+#endif

@@ -4,8 +4,13 @@
 //
 // Input: [mode][…]. Mode even: [method selector][target…], as the route
 // target. Mode odd: the `Authorization` value, checked against two keys.
+//
+// Built by scripts/fuzz with SwiftPM (Fuzz/README.md); a plain `swift build`
+// makes it a replay tool: `api-request-fuzzer <input file>…` runs the checks.
 
+import FuzzSupport
 import HTTPCore
+import RelayCore
 
 private let methods = ["POST", "GET", "HEAD", "PUT", "post", "OPTIONS", "DELETE"]
 private let tootKey = "toot-key-0123456789abcdef"
@@ -19,8 +24,7 @@ private let keyring: APIKeyring = {
     return ring
 }()
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzAPIRequest(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+private func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     var input = FuzzInput(data, size)
     if input.byte() % 2 == 0 {
         fuzzRoute(&input)
@@ -70,3 +74,12 @@ private func fuzzAuthorization(_ header: String) {
     require(keyring.authorize(authorization: "Bearer " + tootKey) == .key(name: "toot", apps: .only(["toot"])),
             "the toot key is refused")
 }
+
+// MARK: - Entry: libFuzzer's with SWIFTPM_FUZZING, else the replay tool's (Fuzz/README.md)
+
+#if SWIFTPM_FUZZING
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzAPIRequest(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt { fuzzOne(data, size) }
+#else
+@main enum APIRequestReplay { static func main() { replayInputFiles(tool: "api-request-fuzzer", fuzzOne) } }
+#endif

@@ -1,16 +1,13 @@
 // Reference forms of the header-parameter scan (Sources/RelayCore/
-// HeaderParameters.swift), for the tests and the web-push fuzz target, which
-// compiles this file with RelayCore's sources (scripts/fuzz): the whole list
-// split into pairs, and a lookup over String values. The relay itself reads
-// parameters in place with `parameterValueBytes`.
+// HeaderParameters.swift), for RelayCore's tests and the web-push fuzz
+// target: the whole list split into pairs, and a lookup over String values.
+// The relay itself reads parameters in place with `parameterValueBytes`.
 
 import HTTPCore
-#if canImport(RelayCore)
-@testable import RelayCore
-#endif
+import RelayCore
 
 /// `parameterValueBytes(named:in:)` over String header values.
-func parameterValue(named name: String, in values: [String]) -> String? {
+public func parameterValue(named name: String, in values: [String]) -> String? {
     for value in values {
         var text = value
         let found = text.withUTF8 { bytes in
@@ -26,7 +23,7 @@ func parameterValue(named name: String, in values: [String]) -> String? {
 
 /// Splits a parameter list into (lowercased name, value) pairs; entries
 /// without `=` are skipped.
-func parameters(in text: String) -> [(name: String, value: String)] {
+public func parameters(in text: String) -> [(name: String, value: String)] {
     var result: [(name: String, value: String)] = []
     var entry: [UInt8] = []
     var quotedValue = false

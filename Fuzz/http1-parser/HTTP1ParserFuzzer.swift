@@ -11,11 +11,14 @@
 // contract: same bytes again, more appended) yields exactly the same results
 // as feeding it whole. Plus per-request invariants (limits respected, framing
 // consistent, consumed within the buffer).
+//
+// Built by scripts/fuzz with SwiftPM (Fuzz/README.md); a plain `swift build`
+// makes it a replay tool: `http1-parser-fuzzer <input file>…` runs the checks.
 
+import FuzzSupport
 import HTTPCore
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzHTTP1Parser(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+private func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     var input = FuzzInput(data, size)
     let flags = input.byte()
     let limitBytes = (Int(input.byte()), Int(input.byte()), Int(input.byte()))
@@ -166,3 +169,12 @@ private func summary(_ result: HTTP1ParseResult) -> String {
     case .invalid(let error): "invalid(\(error.status) \(error.reason))"
     }
 }
+
+// MARK: - Entry: libFuzzer's with SWIFTPM_FUZZING, else the replay tool's (Fuzz/README.md)
+
+#if SWIFTPM_FUZZING
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzHTTP1Parser(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt { fuzzOne(data, size) }
+#else
+@main enum HTTP1ParserReplay { static func main() { replayInputFiles(tool: "http1-parser-fuzzer", fuzzOne) } }
+#endif
