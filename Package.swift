@@ -260,7 +260,7 @@ let package = Package(
 
 // Release builds let the modules on the request path inline and specialise
 // each other's generic code (HTTPHeaders' byte views, the payload sinks):
-// without it, a request's header parsing across the HTTP1/RelayCore
+// without it, a request's header parsing across the HTTPCore/RelayCore
 // boundary ran unspecialised (Slice subscripts, metadata lookups), measured
 // with callgrind at about 300,000 more instructions per Web Push notification.
 for target in package.targets where target.type == .regular || target.type == .executable {

@@ -1,7 +1,5 @@
-// Shared by every fuzz target: compiled into each RelayCore fuzzer together
-// with the RelayCore sources (so RelayCore's internal functions are
-// callable), and the module FuzzSupport of the apps-file fuzzer, which
-// SwiftPM builds (Package.swift), hence `public`.
+// Shared by every fuzz target: the module FuzzSupport, which each fuzzer
+// executable depends on (Package.swift), hence `public`.
 
 #if canImport(Glibc)
 import Glibc
