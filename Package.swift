@@ -40,11 +40,17 @@ let package = Package(
         // The relay's protocol, pure Swift, no I/O: routing, Web Push
         // parsing, the APNs request a Web Push message becomes (payload,
         // z85), status mapping, configuration.
-        .target(name: "RelayCore", dependencies: ["HTTP1", "Base64URL", "APNs"]),
+        .target(name: "RelayCore", dependencies: ["HTTP1", "Base64URL", "APNs", "JSON"]),
         // Base64 (RFC 4648) decoding and base64url encoding: Web Push keys,
         // VAPID and APNs' JWTs, P12_BASE64.
         .target(name: "Base64URL"),
         .testTarget(name: "Base64URLTests", dependencies: ["Base64URL", "TestSupport"]),
+        // JSON (RFC 8259): the strict parser and its values, and the one
+        // string escaping every JSON the relay writes goes through. Pure: the
+        // alias makes `import Glibc` (and Foundation, which needs it) fail to
+        // compile here; one setting for every pure core at merge.
+        .target(name: "JSON", swiftSettings: [.unsafeFlags(["-module-alias", "Glibc=NoIOInAPureCore"])]),
+        .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         // The one lock type (`Locked`, a pthread mutex that ThreadSanitizer
         // sees), for every module that shares a value between threads.
         .target(name: "Locking"),
@@ -62,15 +68,15 @@ let package = Package(
         .target(name: "VAPID", dependencies: ["HTTP1", "Base64URL", "RelayCore"]),
         // The provider API's protocol: gorush's /api/push JSON to
         // APNs payloads and headers, its answers, the APNs-shaped proxy
-        // request and answer; no I/O, a strict JSON parser of its own.
-        .target(name: "ProviderAPI", dependencies: ["APNs", "HTTP1", "RelayCore"]),
+        // request and answer; no I/O, JSON read with the strict parser.
+        .target(name: "ProviderAPI", dependencies: ["APNs", "HTTP1", "JSON", "RelayCore"]),
         // The provider API's fuzzer, built by SwiftPM (see FuzzSupport below).
-        .executableTarget(name: "provider-api-fuzzer", dependencies: ["ProviderAPI", "HTTP1", "RelayCore", "FuzzSupport"],
+        .executableTarget(name: "provider-api-fuzzer", dependencies: ["ProviderAPI", "HTTP1", "JSON", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/provider-api"),
-        .testTarget(name: "ProviderAPITests", dependencies: ["APNs", "ProviderAPI", "HTTP1", "RelayCore"]),
+        .testTarget(name: "ProviderAPITests", dependencies: ["APNs", "ProviderAPI", "HTTP1", "JSON", "RelayCore"]),
         // Feedback: the tokens APNs refused for good, per app
         // (`FeedbackStore`), and the pull endpoint's JSON.
-        .target(name: "Feedback", dependencies: ["APNs", "Locking", "RelayCore"]),
+        .target(name: "Feedback", dependencies: ["APNs", "JSON", "Locking", "RelayCore"]),
         // One delivery, whatever the route (Web Push, gorush, the proxy,
         // pyapns): a place under MAX_IN_FLIGHT, the send, and what its end
         // records (app health, a dead token into the feedback list, the
@@ -181,7 +187,7 @@ let package = Package(
         .target(name: "XMLRPC", dependencies: ["CLibXML2", "RelayCore"]),
         // pyapns' provision / notify / feedback as a pure mapping
         // from an XML-RPC call, and its answers and faults; no I/O.
-        .target(name: "PyAPNs", dependencies: ["APNs", "XMLRPC", "HTTP1", "RelayCore"]),
+        .target(name: "PyAPNs", dependencies: ["APNs", "JSON", "XMLRPC", "HTTP1", "RelayCore"]),
         // The XML-RPC and pyapns fuzzer, built by SwiftPM.
         .executableTarget(name: "xmlrpc-fuzzer", dependencies: ["APNs", "XMLRPC", "PyAPNs", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/xmlrpc"),

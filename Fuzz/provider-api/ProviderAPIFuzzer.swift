@@ -31,6 +31,7 @@
 import Foundation
 import FuzzSupport
 import HTTP1
+import JSON
 import ProviderAPI
 import RelayCore
 

@@ -7,6 +7,7 @@
 
 import APNs
 import HTTP1
+import JSON
 import RelayCore
 
 /// A request the proxy passes on to APNs.

@@ -7,6 +7,7 @@
 // on them too): a fault.
 
 import APNs
+import JSON
 import RelayCore
 import XMLRPC
 

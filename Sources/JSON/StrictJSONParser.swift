@@ -1,11 +1,12 @@
-// A strict RFC 8259 parser for the provider API's bodies.
+// A strict RFC 8259 parser, for the provider API's bodies and the answers
+// and files of the push services.
 //
 // Written by hand, not Foundation's JSONSerialization or JSONDecoder: those
 // turn numbers into Double/NSNumber (so `data` would not go to APNs as
 // written: 12345678901234567890 and 1.50 change, and 1 and true blur on
 // Linux) and keep the last of duplicate names silently, where the relay
 // refuses them. Work is linear in the input and the nesting is capped, so a
-// hostile body costs at most one pass over at most `ProviderLimits.maxBodyBytes`.
+// hostile body costs at most one pass over it (its caller bounds its size).
 
 /// Why a body is not the JSON the parser accepts: where and what.
 public struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -330,7 +331,7 @@ private let shortEscapes: [UInt8: UInt8] = [
 
 /// A name or value quoted for an error message: at most 40 characters,
 /// control characters shown as `?`, so a message stays one short line.
-func quotedForMessage(_ text: String) -> String {
+public func quotedForMessage(_ text: String) -> String {
     let shown = text.unicodeScalars.prefix(40).map { $0.value < 0x20 || $0.value == 0x7F ? "?" : String($0) }.joined()
     return "\"" + shown + (text.unicodeScalars.count > 40 ? "…\"" : "\"")
 }
