@@ -51,6 +51,13 @@ let package = Package(
         // compile here; one setting for every pure core at merge.
         .target(name: "JSON", swiftSettings: [.unsafeFlags(["-module-alias", "Glibc=NoIOInAPureCore"])]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        // Firebase Cloud Messaging's words, no I/O: the service account's
+        // file, the access token's request (RFC 7523, the signature injected)
+        // and answer, the send's answer and what it means, the token's
+        // syntax, the message's limits. Pure, as JSON is (the same alias).
+        .target(name: "FCMCore", dependencies: ["JSON", "Base64URL"],
+                swiftSettings: [.unsafeFlags(["-module-alias", "Glibc=NoIOInAPureCore"])]),
+        .testTarget(name: "FCMCoreTests", dependencies: ["FCMCore", "JSON"]),
         // The one lock type (`Locked`, a pthread mutex that ThreadSanitizer
         // sees), for every module that shares a value between threads.
         .target(name: "Locking"),
