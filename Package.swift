@@ -38,9 +38,9 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
         // The relay's protocol, pure Swift, no I/O: routing, Web Push
-        // parsing, the APNs request a Web Push message becomes (payload,
-        // z85), status mapping, configuration.
-        .target(name: "RelayCore", dependencies: ["HTTP1", "Base64URL", "APNs", "JSON"]),
+        // parsing, the APNs request and the FCM message a Web Push message
+        // becomes (payload, z85), status mapping, configuration.
+        .target(name: "RelayCore", dependencies: ["HTTP1", "Base64URL", "APNs", "JSON", "FCMCore"]),
         // Base64 (RFC 4648) decoding and base64url encoding: Web Push keys,
         // VAPID and APNs' JWTs, P12_BASE64.
         .target(name: "Base64URL"),
@@ -167,7 +167,7 @@ let package = Package(
         // `swift run -c release es256-verify`: a benchmark, not a test.
         .executableTarget(name: "es256-verify", dependencies: ["TLS"], path: "Benchmarks/es256-verify"),
 
-        .testTarget(name: "RelayCoreTests", dependencies: ["Base64URL", "APNs", "HTTP1", "RelayCore", "TestSupport"]),
+        .testTarget(name: "RelayCoreTests", dependencies: ["Base64URL", "APNs", "FCMCore", "HTTP1", "RelayCore", "TestSupport"]),
         .testTarget(name: "AppsFileTests", dependencies: ["APNs", "AppsFile", "RelayCore"]),
         .testTarget(name: "VAPIDTests", dependencies: ["Base64URL", "VAPID", "HTTP1", "RelayCore"]),
         .testTarget(name: "EventLoopTests", dependencies: ["Locking", "EventLoop", "TestSupport"]),
