@@ -230,6 +230,10 @@ let package = Package(
         // notification's fields), fuzzed; built by SwiftPM.
         .executableTarget(name: "fleet-values-fuzzer", dependencies: ["Fleet", "Delivery", "FuzzSupport", "Redis"],
                           path: "Fuzz/fleet-values"),
+        // What FCMCore reads from outside (a send's answer, the token
+        // endpoint's, a service account's file), fuzzed; built by SwiftPM.
+        .executableTarget(name: "fcm-answer-fuzzer", dependencies: ["FCMCore", "JSON", "Base64URL", "FuzzSupport"],
+                          path: "Fuzz/fcm-answer"),
     ],
     swiftLanguageModes: [.v6]
 )

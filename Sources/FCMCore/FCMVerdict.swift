@@ -70,15 +70,17 @@ public enum FCMVerdict: Sendable, Equatable {
             return
         }
         let detail = "FCM answered \(error)"
+        // Only a 4xx can say a token is dead: a body that says so beside a
+        // 5xx contradicts its status, and a sender deletes the subscription.
+        let refused = (400...499).contains(error.httpStatus)
         switch error.reason {
-        case .unregistered, .senderIDMismatch:
+        case .unregistered where refused, .senderIDMismatch where refused:
             self = .tokenDead(error.reason)
-        case .invalidArgument where error.namesToken:
+        case .invalidArgument where refused && error.namesToken:
             self = .tokenDead(error.reason)
         case .thirdPartyAuthError:
             self = .credentialsRejected(detail: detail)
-        case _ where error.httpStatus == 401 || error.httpStatus == 403
-            || error.reason == .unauthenticated || error.reason == .permissionDenied:
+        case _ where error.httpStatus == 401 || error.httpStatus == 403:
             self = afterTokenRefresh ? .credentialsRejected(detail: detail) : .refreshAccessTokenAndResend
         case .quotaExceeded, .resourceExhausted, .unavailable, .internalError:
             self = .retryLater(seconds: retryAfter ?? Self.defaultRetryAfterSeconds, detail: detail)

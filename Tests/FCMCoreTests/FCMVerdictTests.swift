@@ -63,6 +63,11 @@ struct FCMVerdictTests {
                    verdict: .failed(detail: "FCM answered 400 UNSPECIFIED_ERROR")),
         VerdictRow(status: 500, body: #"{"error":{"details":[{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"UNSPECIFIED_ERROR"}]}}"#,
                    verdict: .retryLater(seconds: 60, detail: "FCM answered 500 UNSPECIFIED_ERROR")),
+        // A body that contradicts a 5xx does not make a token dead.
+        VerdictRow(status: 503, body: FCMAnswers.unregistered.replacingOccurrences("404", "503"), verdict: .retryLater(
+            seconds: 60, detail: #"FCM answered 503 UNREGISTERED "Requested entity was not found.""#)),
+        VerdictRow(status: 500, body: FCMAnswers.invalidToken, verdict: .retryLater(seconds: 60, detail:
+            #"FCM answered 500 INVALID_ARGUMENT about message.token "Request contains an invalid argument.""#)),
     ]
 
     @Test("the decision table", arguments: rows)
