@@ -40,17 +40,8 @@ struct RS256Tests {
     @Test("a tampered message or signature does not verify")
     func tampered() throws {
         let (signer, verifier) = try pair()
-        let signature = try signer.sign(Self.message)
-        var message = Self.message
-        message[0] ^= 1
-        #expect(!verifier.verify(message, signature: signature))
-        for index in [0, 1, 127, 255] {
-            var bad = signature
-            bad[index] ^= 0x01
-            #expect(!verifier.verify(Self.message, signature: bad))
-        }
-        #expect(!verifier.verify(Self.message, signature: [UInt8](repeating: 0, count: 256)))
-        #expect(!verifier.verify(Self.message, signature: [UInt8](repeating: 0xFF, count: 256)))
+        expectTamperingRefused(message: Self.message, signature: try signer.sign(Self.message), flipping: [0, 1, 127, 255],
+                               bit: 0x01, verify: { verifier.verify($0, signature: $1) })
     }
 
     @Test("signatures of the wrong length do not verify", arguments: [0, 1, 255, 257, 512])
