@@ -15,6 +15,7 @@ public indirect enum JSONValue: Sendable, Equatable {
     case object([JSONMember])
 
     /// The member called `name`, when this is an object that has one.
+    @inlinable
     public subscript(name: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
         return members.first { $0.name == name }?.value
@@ -34,6 +35,9 @@ public indirect enum JSONValue: Sendable, Equatable {
 
     /// Appends the value as compact JSON: strings escaped by the one
     /// escaping (JSONEscaping.swift, RFC 8259 §7), numbers as written.
+    /// Inlinable, as the writers below: the provider API writes every
+    /// payload's custom `data` with them.
+    @inlinable
     public func appendJSON(to output: inout [UInt8]) {
         switch self {
         case .null: output.append(contentsOf: "null".utf8)
@@ -62,6 +66,7 @@ public struct JSONMember: Sendable, Equatable {
 }
 
 /// Appends `text` as a quoted JSON string.
+@inlinable
 public func appendJSONString(_ text: String, to output: inout [UInt8]) {
     output.append(UInt8(ascii: "\""))
     appendJSONStringContent(text, to: &output)
@@ -69,6 +74,7 @@ public func appendJSONString(_ text: String, to output: inout [UInt8]) {
 }
 
 /// Appends `{"name":value,…}` for members given in order.
+@inlinable
 public func appendJSONObject(_ members: some Sequence<(String, JSONValue)>, to output: inout [UInt8]) {
     output.append(UInt8(ascii: "{"))
     var first = true

@@ -23,9 +23,16 @@ public struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertib
 /// byte order mark, lone surrogates in `\u` escapes (§8.2), duplicate object
 /// names (§4 leaves them unpredictable), numbers beyond a double's range
 /// (§6), and nesting deeper than `maximumDepth` (§9).
+/// Inlinable: the copy into an array is specialised in the caller (the
+/// provider API's bodies are arrays already), the parse is not generic.
+@inlinable
 public func parseStrictJSON(_ bytes: some Collection<UInt8>, maximumDepth: Int = strictJSONMaximumDepth)
     throws(JSONSyntaxError) -> JSONValue {
-    let buffer = Array(bytes)
+    try parseStrictJSON(buffer: Array(bytes), maximumDepth: maximumDepth)
+}
+
+@usableFromInline
+func parseStrictJSON(buffer: [UInt8], maximumDepth: Int) throws(JSONSyntaxError) -> JSONValue {
     var parser = StrictJSONParser(bytes: buffer, maximumDepth: maximumDepth)
     parser.skipWhitespace()
     let value = try parser.parseValue(depth: 0)
