@@ -171,7 +171,3 @@ public struct ServiceAccountPrivateKey: Sendable, Equatable, CustomStringConvert
     public var debugDescription: String { description }
     public var customMirror: Mirror { Mirror(self, children: ["pem": description]) }
 }
-
-@inline(__always) func isLowercaseLetter(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") }
-@inline(__always) func isLetter(_ byte: UInt8) -> Bool { isLowercaseLetter(byte | 0x20) }
-@inline(__always) func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }

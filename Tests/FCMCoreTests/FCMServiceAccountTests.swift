@@ -3,6 +3,7 @@
 // private key.
 
 import FCMCore
+import JSON
 import Testing
 
 @Suite("A service account's file")
