@@ -65,9 +65,3 @@ private func appendJSON(_ value: XMLRPCValue, to output: inout [UInt8]) -> Strin
     }
     return nil
 }
-
-private func appendJSONString(_ text: String, to output: inout [UInt8]) {
-    output.append(UInt8(ascii: "\""))
-    appendJSONStringContent(text, to: &output)
-    output.append(UInt8(ascii: "\""))
-}
