@@ -8,7 +8,8 @@ import PackageDescription
 // for the Linux headers; ARCHITECTURE.md §3), and by that module's tests
 // where they need it.
 //
-// The pure cores (Base64URL, HTTPCore, APNsCore, RelayCore, ProviderAPI) do
+// The pure cores (Base64URL, JSON, HTTPCore, APNsCore, FCMCore, RelayCore,
+// ProviderAPI) do
 // no I/O: protocol code returns values and actions, and the layers above
 // them do the reading, writing, clocks and threads. The compiler holds them
 // to it: compiled as if Glibc were a module that does not exist, a core
@@ -51,13 +52,23 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
         // The relay's protocol, pure Swift, no I/O: routing, Web Push
-        // parsing, the APNs request a Web Push message becomes (payload,
-        // z85), status mapping, configuration.
-        .target(name: "RelayCore", dependencies: ["HTTPCore", "Base64URL", "APNsCore"], swiftSettings: pureCore),
+        // parsing, the APNs request and the FCM message a Web Push message
+        // becomes (payload, z85), status mapping, configuration.
+        .target(name: "RelayCore", dependencies: ["HTTPCore", "Base64URL", "APNsCore", "JSON", "FCMCore"], swiftSettings: pureCore),
         // Base64 (RFC 4648) decoding and base64url encoding: Web Push keys,
         // VAPID and APNs' JWTs, P12_BASE64.
         .target(name: "Base64URL", swiftSettings: pureCore),
         .testTarget(name: "Base64URLTests", dependencies: ["Base64URL", "TestSupport"]),
+        // JSON (RFC 8259): the strict parser and its values, and the one
+        // string escaping every JSON the relay writes goes through. A pure core.
+        .target(name: "JSON", swiftSettings: pureCore),
+        .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        // Firebase Cloud Messaging's words, no I/O: the service account's
+        // file, the access token's request (RFC 7523, the signature injected)
+        // and answer, the send's answer and what it means, the token's
+        // syntax, the message's limits. A pure core.
+        .target(name: "FCMCore", dependencies: ["JSON", "Base64URL"], swiftSettings: pureCore),
+        .testTarget(name: "FCMCoreTests", dependencies: ["FCMCore", "JSON"]),
         // The one lock type (`Locked`, a pthread mutex that ThreadSanitizer
         // sees), for every module that shares a value between threads.
         .target(name: "Locking"),
@@ -75,15 +86,15 @@ let package = Package(
         .target(name: "VAPID", dependencies: ["HTTPCore", "Base64URL", "RelayCore"]),
         // The provider API's protocol: gorush's /api/push JSON to
         // APNs payloads and headers, its answers, the APNs-shaped proxy
-        // request and answer; no I/O, a strict JSON parser of its own.
-        .target(name: "ProviderAPI", dependencies: ["APNsCore", "HTTPCore", "RelayCore"], swiftSettings: pureCore),
+        // request and answer; no I/O, JSON read with the strict parser.
+        .target(name: "ProviderAPI", dependencies: ["APNsCore", "HTTPCore", "JSON", "RelayCore"], swiftSettings: pureCore),
         // The provider API's fuzzer, built by SwiftPM (see FuzzSupport below).
-        .executableTarget(name: "provider-api-fuzzer", dependencies: ["ProviderAPI", "HTTPCore", "RelayCore", "FuzzSupport"],
+        .executableTarget(name: "provider-api-fuzzer", dependencies: ["ProviderAPI", "HTTPCore", "JSON", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/provider-api"),
-        .testTarget(name: "ProviderAPITests", dependencies: ["APNsCore", "ProviderAPI", "HTTPCore", "RelayCore"]),
+        .testTarget(name: "ProviderAPITests", dependencies: ["APNsCore", "ProviderAPI", "HTTPCore", "JSON", "RelayCore"]),
         // Feedback: the tokens APNs refused for good, per app
         // (`FeedbackStore`), and the pull endpoint's JSON.
-        .target(name: "Feedback", dependencies: ["APNsCore", "Locking", "RelayCore"]),
+        .target(name: "Feedback", dependencies: ["APNsCore", "JSON", "Locking", "RelayCore"]),
         // One delivery, whatever the route (Web Push, gorush, the proxy,
         // pyapns): a place under MAX_IN_FLIGHT, the send, and what its end
         // records (app health, a dead token into the feedback list, the
@@ -191,7 +202,7 @@ let package = Package(
         // `swift run -c release es256-verify`: a benchmark, not a test.
         .executableTarget(name: "es256-verify", dependencies: ["TLS"], path: "Benchmarks/es256-verify"),
 
-        .testTarget(name: "RelayCoreTests", dependencies: ["Base64URL", "APNsCore", "HTTPCore", "RelayCore", "TestSupport"]),
+        .testTarget(name: "RelayCoreTests", dependencies: ["Base64URL", "APNsCore", "FCMCore", "HTTPCore", "RelayCore", "TestSupport"]),
         .testTarget(name: "AppsFileTests", dependencies: ["APNsCore", "AppsFile", "RelayCore"]),
         .testTarget(name: "VAPIDTests", dependencies: ["Base64URL", "VAPID", "HTTPCore", "RelayCore"]),
         .testTarget(name: "EventLoopTests", dependencies: ["Locking", "EventLoop", "TestSupport"]),
@@ -218,7 +229,7 @@ let package = Package(
         .target(name: "XMLRPC", dependencies: ["CLibXML2", "RelayCore"]),
         // pyapns' provision / notify / feedback as a pure mapping
         // from an XML-RPC call, and its answers and faults; no I/O.
-        .target(name: "PyAPNs", dependencies: ["APNsCore", "XMLRPC", "HTTPCore", "RelayCore"]),
+        .target(name: "PyAPNs", dependencies: ["APNsCore", "JSON", "XMLRPC", "HTTPCore", "RelayCore"]),
         // The XML-RPC and pyapns fuzzer, built by SwiftPM.
         .executableTarget(name: "xmlrpc-fuzzer", dependencies: ["APNsCore", "XMLRPC", "PyAPNs", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/xmlrpc"),
@@ -254,6 +265,10 @@ let package = Package(
         // notification's fields), fuzzed; built by SwiftPM.
         .executableTarget(name: "fleet-values-fuzzer", dependencies: ["Fleet", "Delivery", "FuzzSupport", "Redis"],
                           path: "Fuzz/fleet-values"),
+        // What FCMCore reads from outside (a send's answer, the token
+        // endpoint's, a service account's file), fuzzed; built by SwiftPM.
+        .executableTarget(name: "fcm-answer-fuzzer", dependencies: ["FCMCore", "JSON", "Base64URL", "FuzzSupport"],
+                          path: "Fuzz/fcm-answer"),
     ],
     swiftLanguageModes: [.v6]
 )

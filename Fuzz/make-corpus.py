@@ -501,6 +501,136 @@ apns_answer("overflowing-seconds", 8, b"9" * 40, b'{"reason":"InternalServerErro
 apns_answer("200-with-body", 0, b"5", b'{"reason":"BadDeviceToken"}')
 apns_answer("not-json", 10, b"-1", b"<html>bad gateway</html>")
 
+# ---- fcm-answer: [mode][…] (see Fuzz/fcm-answer/FCMAnswerFuzzer.swift).
+# Mode 0, a send's answer: [status index][Retry-After / 15][refreshed] body;
+# mode 1, the token endpoint's: [status index] body; mode 2: a service
+# account's file; mode 3: the console's file with members spliced in.
+# Bodies as FCM and Google's token endpoint send them (FCM's error-code
+# page, recorded client fixtures); keys are fakes of the right shape
+# holding the fuzzer's marker.
+FCM_STATUSES = [200, 400, 401, 403, 404, 429, 500, 502, 503, 504, 201, 204, 301, 413, 0, 599, 600, 999]
+
+
+def fcm_error(code, status, message, *details):
+    import json
+    error = {"code": code, "message": message, "status": status}
+    if details:
+        error["details"] = list(details)
+    return json.dumps({"error": error}, indent=2).encode()
+
+
+def fcm_detail(error_code):
+    return {"@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": error_code}
+
+
+def bad_request(field, description):
+    return {"@type": "type.googleapis.com/google.rpc.BadRequest",
+            "fieldViolations": [{"field": field, "description": description}]}
+
+
+def fcm_send(name, status, body, retry_after=0, refreshed=0):
+    write("fcm-answer", "send-" + name, bytes([0, FCM_STATUSES.index(status), retry_after, refreshed]) + body)
+
+
+fcm_send("200", 200, b'{"name":"projects/toot-relay-test/messages/0:1700000000000000%31bd1c9631bd1c96"}')
+fcm_send("unregistered", 404, fcm_error(404, "NOT_FOUND", "Requested entity was not found.", fcm_detail("UNREGISTERED")))
+fcm_send("invalid-token", 400, fcm_error(400, "INVALID_ARGUMENT", "Request contains an invalid argument.",
+                                         fcm_detail("INVALID_ARGUMENT"),
+                                         bad_request("message.token", "Invalid registration token")))
+fcm_send("invalid-token-documented", 400, fcm_error(400, "INVALID_ARGUMENT",
+                                                    "The registration token is not a valid FCM registration token",
+                                                    fcm_detail("INVALID_ARGUMENT")))
+fcm_send("invalid-data", 400, fcm_error(400, "INVALID_ARGUMENT", "Invalid value at 'message.data[0].value' (TYPE_STRING), 12",
+                                        bad_request("message.data[0].value",
+                                                    "Invalid value at 'message.data[0].value' (TYPE_STRING), 12")))
+fcm_send("missing-recipient", 400, fcm_error(400, "INVALID_ARGUMENT", "Recipient of the message is not set.",
+                                             bad_request("message", "Recipient of the message is not set."),
+                                             fcm_detail("INVALID_ARGUMENT")))
+fcm_send("too-large", 400, fcm_error(400, "INVALID_ARGUMENT", "Request contains an invalid argument."))
+fcm_send("sender-id-mismatch", 403, fcm_error(403, "PERMISSION_DENIED", "SenderId mismatch", fcm_detail("SENDER_ID_MISMATCH")))
+fcm_send("quota-exceeded", 429, fcm_error(429, "RESOURCE_EXHAUSTED", "Quota exceeded for quota metric 'Send requests'.",
+                                          fcm_detail("QUOTA_EXCEEDED")), retry_after=8)
+fcm_send("internal", 500, fcm_error(500, "INTERNAL", "Internal error encountered.", fcm_detail("INTERNAL")))
+fcm_send("unavailable", 503, fcm_error(503, "UNAVAILABLE", "The service is currently unavailable.", fcm_detail("UNAVAILABLE")),
+         retry_after=2)
+fcm_send("third-party-auth", 401, fcm_error(401, "UNAUTHENTICATED", "Auth error from APNS or Web Push Service",
+                                            fcm_detail("THIRD_PARTY_AUTH_ERROR")))
+fcm_send("unauthenticated", 401, fcm_error(401, "UNAUTHENTICATED",
+                                           "Request had invalid authentication credentials. Expected OAuth 2 access token, "
+                                           "login cookie or other valid authentication credential."))
+fcm_send("unauthenticated-refreshed", 401, fcm_error(401, "UNAUTHENTICATED", "Request had invalid authentication credentials."),
+         refreshed=1)
+fcm_send("permission-denied", 403, fcm_error(403, "PERMISSION_DENIED",
+                                             "Permission 'cloudmessaging.messages.create' denied on resource.",
+                                             {"@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                                              "reason": "IAM_PERMISSION_DENIED"}))
+fcm_send("project-not-found", 404, fcm_error(404, "NOT_FOUND", "Requested entity was not found."))
+fcm_send("front-end-502", 502, b"<!DOCTYPE html>\n<html lang=en>\n<title>Error 502 (Server Error)!!1</title>\n"
+         b"<p>The server encountered a temporary error and could not complete your request.")
+fcm_send("unregistered-on-a-503", 503, fcm_error(503, "NOT_FOUND", "x", fcm_detail("UNREGISTERED")))
+fcm_send("deep", 400, b'{"error":{"details":' + b"[" * 70 + b"]" * 70 + b"}}")
+
+
+def fcm_token(name, status, body):
+    write("fcm-answer", "token-" + name, bytes([1, FCM_STATUSES.index(status)]) + body)
+
+
+fcm_token("200", 200, b'{\n  "access_token": "ya29.c.b0AXv0zTPqR_example-Token~+/==",\n  "expires_in": 3599,\n'
+          b'  "token_type": "Bearer"\n}')
+fcm_token("invalid-grant", 400, b'{"error":"invalid_grant","error_description":"Invalid JWT Signature."}')
+fcm_token("invalid-grant-time", 400, b'{\n  "error": "invalid_grant",\n  "error_description": "Invalid JWT: Token must be '
+          b'a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim."\n}')
+fcm_token("invalid-client", 401, b'{"error":"invalid_client","error_description":"The OAuth client was not found."}')
+fcm_token("invalid-scope", 400, b'{"error":"invalid_scope"}')
+fcm_token("503-html", 503, b"<html><title>Error 503</title></html>")
+fcm_token("200-without-type", 200, b'{"access_token":"abc","expires_in":60}')
+
+FCM_KEY = ("-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANZq9KeyMarker7Xw0123456789abcdef\nQUJDREVGR0g=\n"
+           "-----END PRIVATE KEY-----\n")
+FCM_ACCOUNT = [
+    ("type", "service_account"), ("project_id", "toot-relay-test"),
+    ("private_key_id", "0123456789abcdef0123456789abcdef01234567"), ("private_key", FCM_KEY),
+    ("client_email", "firebase-adminsdk-abc12@toot-relay-test.iam.gserviceaccount.com"),
+    ("client_id", "123456789012345678901"), ("auth_uri", "https://accounts.google.com/o/oauth2/auth"),
+    ("token_uri", "https://oauth2.googleapis.com/token"),
+    ("auth_provider_x509_cert_url", "https://www.googleapis.com/oauth2/v1/certs"),
+    ("universe_domain", "googleapis.com"),
+]
+
+
+def fcm_account(name, changes=None, raw=None):
+    import json
+    members = dict(FCM_ACCOUNT)
+    for key, value in (changes or {}).items():
+        if value is None:
+            members.pop(key, None)
+        else:
+            members[key] = value
+    text = raw if raw is not None else json.dumps(members, indent=2).encode()
+    write("fcm-answer", "account-" + name, b"\x02" + text)
+
+
+fcm_account("console")
+fcm_account("without-token-uri", {"token_uri": None})
+fcm_account("pkcs1", {"private_key": FCM_KEY.replace("PRIVATE KEY", "RSA PRIVATE KEY")})
+fcm_account("escaped-twice", {"private_key": FCM_KEY.replace("\n", "\\n")})
+fcm_account("encrypted", {"private_key": FCM_KEY.replace("PRIVATE KEY", "ENCRYPTED PRIVATE KEY")})
+fcm_account("authorized-user", {"type": "authorized_user"})
+fcm_account("raw-line-breaks", raw=b'{"type": "service_account", "private_key": "' + FCM_KEY.encode() + b'"}')
+
+
+def fcm_splice(name, *splices):
+    data = b"\x03"
+    for choice, raw, value in splices:
+        data += bytes([choice, raw, len(value) & 0xFF, len(value) >> 8]) + value
+    write("fcm-answer", "spliced-" + name, data)
+
+
+fcm_splice("project-path", (1, 0, b"../admin"))
+fcm_splice("key-certificate", (3, 0, b"-----BEGIN CERTIFICATE-----\nQUJD\n-----END CERTIFICATE-----\n"))
+fcm_splice("email-number", (4, 1, b"42"), (6, 0, b"https://127.0.0.1:8443/token"))
+fcm_splice("type-removed", (7, 0, b""))
+
 if __name__ == "__main__":
     for target in sorted(os.listdir(ROOT)):
         print(target, len(os.listdir(os.path.join(ROOT, target))), "seeds")

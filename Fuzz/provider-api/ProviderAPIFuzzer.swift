@@ -31,6 +31,7 @@
 import Foundation
 import FuzzSupport
 import HTTPCore
+import JSON
 import ProviderAPI
 import RelayCore
 

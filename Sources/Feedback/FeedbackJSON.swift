@@ -1,10 +1,11 @@
 // The body of `GET /api/feedback/<app>`: the entries a take
-// returned, as JSON, written with RelayCore's one JSON string escaping and
-// its UTC dates. Not Foundation's JSONEncoder and date formatting: loading
-// them grows the relay by 3 MiB at the first pull (FoundationEssentials and
-// ICU pages; scripts/long-run --api, RELIABILITY.md §5), for four fixed
-// keys and one date format.
+// returned, as JSON, written with the JSON module's one string escaping
+// and RelayCore's UTC dates. Not Foundation's JSONEncoder and date
+// formatting: loading them grows the relay by 3 MiB at the first pull
+// (FoundationEssentials and ICU pages; scripts/long-run --api,
+// RELIABILITY.md §5), for four fixed keys and one date format.
 
+import JSON
 import RelayCore
 
 /// `[{"environment","reason","time","token"}, …]` (keys sorted: the same

@@ -7,6 +7,7 @@
 
 import APNsCore
 import HTTPCore
+import JSON
 import RelayCore
 
 /// A request the proxy passes on to APNs.

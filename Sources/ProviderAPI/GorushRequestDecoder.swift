@@ -5,6 +5,8 @@
 // uses with the wrong type fails the whole request, as Go's decoder fails
 // gorush's binding.
 
+import JSON
+
 /// Why a whole `/api/push` request is refused (answered 400 with
 /// `encodeGorushError`). One line; quotes at most 40 characters of what the
 /// sender wrote, never a whole token or body.

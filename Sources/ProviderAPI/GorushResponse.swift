@@ -4,6 +4,7 @@
 // error JSON (`abortWithError`). Keys in Go's order: gin writes a `gin.H`
 // map with sorted keys, a struct in field order.
 
+import JSON
 import RelayCore
 
 /// One `failed-push` entry of gorush's `logs`, also what the feedback hook

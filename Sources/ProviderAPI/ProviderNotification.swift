@@ -4,6 +4,8 @@
 // ("" and 0 mean "not given"), because gorush's mapping tests them that
 // way (`len(x) > 0`, `x > 0`); pointers in gorush are optionals here.
 
+import JSON
+
 /// The notification's `sound`: a name, or Apple's critical-alert
 /// dictionary (gorush's `Sound`: `critical`, `name`, `volume`, each left
 /// out of the payload when zero).

@@ -7,6 +7,7 @@
 // on them too): a fault.
 
 import APNsCore
+import JSON
 import RelayCore
 import XMLRPC
 
@@ -63,10 +64,4 @@ private func appendJSON(_ value: XMLRPCValue, to output: inout [UInt8]) -> Strin
         return value.typeName
     }
     return nil
-}
-
-private func appendJSONString(_ text: String, to output: inout [UInt8]) {
-    output.append(UInt8(ascii: "\""))
-    appendJSONStringContent(text, to: &output)
-    output.append(UInt8(ascii: "\""))
 }

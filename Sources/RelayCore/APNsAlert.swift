@@ -2,6 +2,8 @@
 // each payload dialect's default, and the one place an app's own alert
 // (`alert` or `alert-loc-key` in the apps file) replaces it.
 
+import JSON
+
 /// An `aps.alert` value, kept as the JSON it is written as: built once per
 /// app, copied into every payload as is.
 public struct APNsAlert: Sendable, Equatable {

@@ -6,6 +6,7 @@
 // request.
 
 import Base64URL
+import JSON
 
 /// The payload written in place into storage of exactly `size` bytes (no
 /// zero-fill, no growth) by `write`; should that not fill it exactly (it

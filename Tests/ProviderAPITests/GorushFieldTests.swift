@@ -3,6 +3,7 @@
 // and apns2 (payload/builder.go, client.go setHeaders) would send.
 
 import APNsCore
+import JSON
 @testable import ProviderAPI
 import RelayCore
 import Testing

@@ -71,14 +71,6 @@ struct WebPushNotificationTests {
         #expect(!text.contains(#"\u003c"#) && !text.contains(#"\u0026"#))
     }
 
-    @Test("uses short escapes and \\u00XX for control characters")
-    func escapeForms() {
-        var output: [UInt8] = []
-        appendJSONStringContent("\"\\\u{8}\u{C}\n\r\t\u{0}\u{1F}/", to: &output)
-        #expect(String(decoding: output, as: UTF8.self) == #"\"\\\b\f\n\r\t\u0000\u001f/"#)
-        #expect(jsonEscapedCount("\"\\\u{8}\u{C}\n\r\t\u{0}\u{1F}/".utf8) == output.count)
-    }
-
     @Test("computes the payload size exactly for random messages")
     func sizes() {
         var generator = SeededGenerator(seed: 4096)

@@ -39,17 +39,8 @@ struct ES256Tests {
     @Test("a tampered message or signature does not verify")
     func tampered() throws {
         let (signer, verifier) = try pair()
-        let signature = try signer.sign(Self.message)
-        var message = Self.message
-        message[0] ^= 1
-        #expect(!verifier.verify(message, signature: signature))
-        for index in [0, 31, 32, 63] {
-            var bad = signature
-            bad[index] ^= 0x80
-            #expect(!verifier.verify(Self.message, signature: bad))
-        }
-        #expect(!verifier.verify(Self.message, signature: [UInt8](repeating: 0, count: 64)))
-        #expect(!verifier.verify(Self.message, signature: [UInt8](repeating: 0xFF, count: 64)))
+        expectTamperingRefused(message: Self.message, signature: try signer.sign(Self.message), flipping: [0, 31, 32, 63],
+                               bit: 0x80, verify: { verifier.verify($0, signature: $1) })
     }
 
     @Test("signatures of the wrong length do not verify", arguments: [0, 63, 65, 72])

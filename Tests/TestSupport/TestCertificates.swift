@@ -30,6 +30,10 @@ public enum TestCertificates {
     public static let authKeyP8 = "authkey.p8"
     public static let authKeyPublic = "authkey-public.pem"
     public static let p384KeyP8 = "p384.p8"
+    public static let serviceAccountKeyP8 = "service-account.p8"
+    public static let serviceAccountKeyPKCS1 = "service-account-rsa.pem"
+    public static let serviceAccountPublicKey = "service-account-public.pem"
+    public static let rsa1024KeyP8 = "rsa1024.p8"
     public static let notAP12 = "not-a-p12.p12"
 
     /// Password of every password-protected p12 the script writes.

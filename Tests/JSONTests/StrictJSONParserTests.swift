@@ -1,7 +1,7 @@
 // The strict parser on its own: RFC 8259's grammar, what it keeps
 // exactly, and what it refuses.
 
-@testable import ProviderAPI
+@testable import JSON
 import Testing
 
 @Test("valid JSON texts parse to the values they write", arguments: [

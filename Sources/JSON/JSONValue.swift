@@ -1,8 +1,6 @@
-// A JSON document as the provider API reads it: numbers kept as the sender
-// wrote them and objects in the sender's order, so custom `data` goes to
-// APNs exactly as it came (ints stay ints, 1.5 stays 1.5).
-
-import RelayCore
+// A JSON document as the strict parser reads it: numbers kept as the sender
+// wrote them and objects in the sender's order, so the provider API's custom
+// `data` goes to APNs exactly as it came (ints stay ints, 1.5 stays 1.5).
 
 /// One JSON value (RFC 8259 §3). Numbers are their text, checked against
 /// the grammar of §6 but never converted; objects keep their members in
@@ -17,6 +15,7 @@ public indirect enum JSONValue: Sendable, Equatable {
     case object([JSONMember])
 
     /// The member called `name`, when this is an object that has one.
+    @inlinable
     public subscript(name: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
         return members.first { $0.name == name }?.value
@@ -34,8 +33,11 @@ public indirect enum JSONValue: Sendable, Equatable {
         }
     }
 
-    /// Appends the value as compact JSON: strings escaped by RelayCore's
-    /// one escaping (RFC 8259 §7), numbers as written.
+    /// Appends the value as compact JSON: strings escaped by the one
+    /// escaping (JSONEscaping.swift, RFC 8259 §7), numbers as written.
+    /// Inlinable, as the writers below: the provider API writes every
+    /// payload's custom `data` with them.
+    @inlinable
     public func appendJSON(to output: inout [UInt8]) {
         switch self {
         case .null: output.append(contentsOf: "null".utf8)
@@ -64,14 +66,16 @@ public struct JSONMember: Sendable, Equatable {
 }
 
 /// Appends `text` as a quoted JSON string.
-func appendJSONString(_ text: String, to output: inout [UInt8]) {
+@inlinable
+public func appendJSONString(_ text: String, to output: inout [UInt8]) {
     output.append(UInt8(ascii: "\""))
     appendJSONStringContent(text, to: &output)
     output.append(UInt8(ascii: "\""))
 }
 
 /// Appends `{"name":value,…}` for members given in order.
-func appendJSONObject(_ members: some Sequence<(String, JSONValue)>, to output: inout [UInt8]) {
+@inlinable
+public func appendJSONObject(_ members: some Sequence<(String, JSONValue)>, to output: inout [UInt8]) {
     output.append(UInt8(ascii: "{"))
     var first = true
     for (name, value) in members {

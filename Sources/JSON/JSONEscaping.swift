@@ -1,16 +1,19 @@
 // Escaping text for the inside of a JSON string (RFC 8259 §7), for the
-// payloads' `x`, `i`, `s` and `k` (and every string ProviderAPI writes):
-// counted and written by one definition.
+// payloads' `x`, `i`, `s` and `k` (and every string the relay writes):
+// counted and written by one definition. Inlinable: the Web Push payload
+// writers in RelayCore count and write `x` through it on every request.
 
 /// Appends `text` escaped for the inside of a JSON string (RFC 8259 §7):
 /// `"` and `\` escaped, control characters as short forms or \u00XX,
 /// everything else (non-ASCII UTF-8, `/`, `<`, `>`, `&`) passed through.
+@inlinable
 public func appendJSONStringContent(_ text: String, to output: inout [UInt8]) {
     forEachJSONEscapedByte(text.utf8) { output.append($0) }
 }
 
 /// Bytes the escaping writes for `text` (UTF-8).
-func jsonEscapedCount(_ text: some Sequence<UInt8>) -> Int {
+@inlinable
+public func jsonEscapedCount(_ text: some Sequence<UInt8>) -> Int {
     var count = 0
     forEachJSONEscapedByte(text) { _ in count += 1 }
     return count
@@ -18,8 +21,8 @@ func jsonEscapedCount(_ text: some Sequence<UInt8>) -> Int {
 
 /// The one definition of the escaping: hands each output byte of `text`
 /// (UTF-8) to `emit`.
-@inline(__always)
-func forEachJSONEscapedByte(_ text: some Sequence<UInt8>, _ emit: (UInt8) -> Void) {
+@inlinable @inline(__always)
+public func forEachJSONEscapedByte(_ text: some Sequence<UInt8>, _ emit: (UInt8) -> Void) {
     for byte in text {
         switch byte {
         case UInt8(ascii: "\""), UInt8(ascii: "\\"):
@@ -50,7 +53,7 @@ func forEachJSONEscapedByte(_ text: some Sequence<UInt8>, _ emit: (UInt8) -> Voi
     }
 }
 
-@inline(__always)
-private func lowercaseHexDigit(_ nibble: UInt8) -> UInt8 {
+@usableFromInline @inline(__always)
+func lowercaseHexDigit(_ nibble: UInt8) -> UInt8 {
     nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") - 10 + nibble
 }

@@ -1,11 +1,12 @@
-// A strict RFC 8259 parser for the provider API's bodies.
+// A strict RFC 8259 parser, for the provider API's bodies and the answers
+// and files of the push services.
 //
 // Written by hand, not Foundation's JSONSerialization or JSONDecoder: those
 // turn numbers into Double/NSNumber (so `data` would not go to APNs as
 // written: 12345678901234567890 and 1.50 change, and 1 and true blur on
 // Linux) and keep the last of duplicate names silently, where the relay
 // refuses them. Work is linear in the input and the nesting is capped, so a
-// hostile body costs at most one pass over at most `ProviderLimits.maxBodyBytes`.
+// hostile body costs at most one pass over it (its caller bounds its size).
 
 /// Why a body is not the JSON the parser accepts: where and what.
 public struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -22,9 +23,16 @@ public struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertib
 /// byte order mark, lone surrogates in `\u` escapes (§8.2), duplicate object
 /// names (§4 leaves them unpredictable), numbers beyond a double's range
 /// (§6), and nesting deeper than `maximumDepth` (§9).
+/// Inlinable: the copy into an array is specialised in the caller (the
+/// provider API's bodies are arrays already), the parse is not generic.
+@inlinable
 public func parseStrictJSON(_ bytes: some Collection<UInt8>, maximumDepth: Int = strictJSONMaximumDepth)
     throws(JSONSyntaxError) -> JSONValue {
-    let buffer = Array(bytes)
+    try parseStrictJSON(buffer: Array(bytes), maximumDepth: maximumDepth)
+}
+
+@usableFromInline
+func parseStrictJSON(buffer: [UInt8], maximumDepth: Int) throws(JSONSyntaxError) -> JSONValue {
     var parser = StrictJSONParser(bytes: buffer, maximumDepth: maximumDepth)
     parser.skipWhitespace()
     let value = try parser.parseValue(depth: 0)
@@ -330,7 +338,7 @@ private let shortEscapes: [UInt8: UInt8] = [
 
 /// A name or value quoted for an error message: at most 40 characters,
 /// control characters shown as `?`, so a message stays one short line.
-func quotedForMessage(_ text: String) -> String {
+public func quotedForMessage(_ text: String) -> String {
     let shown = text.unicodeScalars.prefix(40).map { $0.value < 0x20 || $0.value == 0x7F ? "?" : String($0) }.joined()
     return "\"" + shown + (text.unicodeScalars.count > 40 ? "…\"" : "\"")
 }
