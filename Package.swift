@@ -69,13 +69,16 @@ let package = Package(
                           path: "Fuzz/provider-api"),
         .testTarget(name: "ProviderAPITests", dependencies: ["APNs", "ProviderAPI", "HTTP1", "RelayCore"]),
         // Feedback: the tokens APNs refused for good, per app
-        // (`FeedbackStore`), and the pull endpoint's JSON.
+        // (`FeedbackStore`), the pull endpoint's JSON, the lists a fleet
+        // shares (`SharedFeedbackList`), and the sink every path records a
+        // dead token and posts a failed-push log into (`FeedbackSink`,
+        // through a `HookOutbox`).
         .target(name: "Feedback", dependencies: ["APNs", "Locking", "RelayCore"]),
         // One delivery, whatever the route (Web Push, gorush, the proxy,
         // pyapns): a place under MAX_IN_FLIGHT, the send, and what its end
         // records (app health, a dead token into the feedback list, the
         // failed-push log to the hook).
-        .target(name: "Delivery", dependencies: ["APNs", "RelayCore", "ProviderAPI", "Feedback", "FeedbackHook"]),
+        .target(name: "Delivery", dependencies: ["APNs", "RelayCore", "Feedback"]),
         .testTarget(name: "DeliveryTests", dependencies: ["APNs", "Delivery", "HTTP1", "RelayCore", "ProviderAPI", "Feedback", "FeedbackHook", "TestSupport"]),
         // libcurl, imported by FeedbackHook only.
         .systemLibrary(
@@ -85,8 +88,8 @@ let package = Package(
         ),
         // The feedback hook: failed-push logs queued by the event loops and
         // posted to FEEDBACK_HOOK_URL by a worker thread through libcurl,
-        // with retries and backoff.
-        .target(name: "FeedbackHook", dependencies: ["Locking", "CCurl", "HTTP1", "RelayCore"]),
+        // with retries and backoff; Feedback's `HookOutbox` alone.
+        .target(name: "FeedbackHook", dependencies: ["Locking", "CCurl", "HTTP1", "RelayCore", "Feedback"]),
         .testTarget(name: "FeedbackTests", dependencies: ["APNs", "Locking", "Feedback", "RelayCore"]),
         .testTarget(name: "FeedbackHookTests", dependencies: ["Locking", "FeedbackHook", "TestSupport"]),
         // epoll, timers, eventfd, POSIX sockets.

@@ -1,5 +1,5 @@
 import APNs
-import ProviderAPI
+import Feedback
 import RelayCore
 import Synchronization
 

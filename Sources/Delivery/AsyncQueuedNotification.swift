@@ -1,6 +1,5 @@
 import APNs
 import HTTP1
-import ProviderAPI
 import RelayCore
 
 /// One asynchronous notification as a fleet's shared queue holds it: what
@@ -23,24 +22,15 @@ public struct AsyncQueuedNotification: Sendable, Equatable {
     public var apnsID: String
     /// The gorush notification's `notif_id`, platform and message: what its
     /// failed-push log names. Nil: the log has none (message empty).
-    public var source: Source?
+    public var source: FailedPushSource.Notification?
     /// When the request was answered 200, milliseconds since the epoch.
     public var acceptedAt: Int64
     /// Tries made before it was queued (0: none).
     public var tries: Int
 
-    public struct Source: Sendable, Equatable {
-        public var notificationID: String
-        public var platform: Int
-        public var message: String
-
-        public init(notificationID: String, platform: Int, message: String) {
-            (self.notificationID, self.platform, self.message) = (notificationID, platform, message)
-        }
-    }
-
     public init(appID: String, environment: APNsEnvironment, token: String, deviceToken: String,
-                headers: [HTTPField], payload: [UInt8], apnsID: String, source: Source?, acceptedAt: Int64,
+                headers: [HTTPField], payload: [UInt8], apnsID: String, source: FailedPushSource.Notification?,
+                acceptedAt: Int64,
                 tries: Int = 0) {
         (self.appID, self.environment, self.token, self.deviceToken) = (appID, environment, token, deviceToken)
         (self.headers, self.payload, self.apnsID, self.source) =
@@ -49,13 +39,11 @@ public struct AsyncQueuedNotification: Sendable, Equatable {
     }
 
     /// The queued form of a notification the accept path built for `appID`.
-    public init(_ notification: APNsNotification, appID: String, token: String, source: ProviderNotification?,
-                acceptedAt: Int64) {
+    public init(_ notification: APNsNotification, appID: String, token: String,
+                source: FailedPushSource.Notification?, acceptedAt: Int64) {
         self.init(appID: appID, environment: notification.environment, token: token,
                   deviceToken: notification.deviceToken, headers: notification.headers, payload: notification.payload,
-                  apnsID: notification.apnsID,
-                  source: source.map { Source(notificationID: $0.id, platform: $0.platform, message: $0.message) },
-                  acceptedAt: acceptedAt)
+                  apnsID: notification.apnsID, source: source, acceptedAt: acceptedAt)
     }
 
     /// What the delivery path tries, for `app` as the consuming instance
@@ -72,13 +60,7 @@ public struct AsyncQueuedNotification: Sendable, Equatable {
     }
 
     /// What the failed-push log names besides the token.
-    public var failedPushSource: FailedPushSource {
-        guard let source else { return FailedPushSource() }
-        var notification = ProviderNotification()
-        (notification.id, notification.platform, notification.message) =
-            (source.notificationID, source.platform, source.message)
-        return FailedPushSource(notification: notification)
-    }
+    public var failedPushSource: FailedPushSource { FailedPushSource(notification: source) }
 
     // MARK: the stream fields
 
@@ -109,7 +91,7 @@ public struct AsyncQueuedNotification: Sendable, Equatable {
             (Array("try".utf8), Array(String(tries).utf8)),
         ]
         if let source {
-            fields.append((Array("nid".utf8), Array(source.notificationID.utf8)))
+            fields.append((Array("nid".utf8), Array(source.id.utf8)))
             fields.append((Array("plat".utf8), Array(String(source.platform).utf8)))
             fields.append((Array("msg".utf8), Array(source.message.utf8)))
         }
@@ -186,7 +168,7 @@ public struct AsyncQueuedNotification: Sendable, Equatable {
         acceptedAt = try integer("at", in: 0...Int64(Int32.max) * 1000)
         tries = Int(try integer("try", in: 0...1_000))
         if byName["nid"] != nil || byName["plat"] != nil || byName["msg"] != nil {
-            source = Source(notificationID: try text("nid", max: Self.maxTextBytes, allowEmpty: true),
+            source = FailedPushSource.Notification(id: try text("nid", max: Self.maxTextBytes, allowEmpty: true),
                             platform: Int(try integer("plat", in: 0...1_000)),
                             message: try text("msg", max: Self.maxMessageBytes, allowEmpty: true, oneLine: false))
         } else {

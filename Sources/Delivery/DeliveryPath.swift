@@ -1,6 +1,5 @@
 import APNs
-import HTTP1
-import ProviderAPI
+import Feedback
 import RelayCore
 
 /// The one path every route delivers through — Web Push, gorush's
@@ -123,20 +122,5 @@ public final class DeliveryPath {
             if let log, posting.postsLog { feedback?.post(log) }
             return log
         }
-    }
-}
-
-/// What a provider route's failed-push logs name besides the token
-/// (`failedPushLog(for:…)`): the gorush notification the tokens came in, the
-/// `apns-id` the relay sent when it chose one (the proxy). One per request
-/// or notification, shared by its tokens' completions: a class, since a
-/// completion that held a gorush notification itself copied its forty
-/// fields per token.
-public final class FailedPushSource: Sendable {
-    public let notification: ProviderNotification?
-    public let sentAPNsID: String?
-
-    public init(notification: ProviderNotification? = nil, sentAPNsID: String? = nil) {
-        (self.notification, self.sentAPNsID) = (notification, sentAPNsID)
     }
 }

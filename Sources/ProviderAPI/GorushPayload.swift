@@ -6,6 +6,8 @@
 // dictionary field replaces the string), top-level `name`/`volume` replace
 // `sound` with apns2's critical sound, and zero values are left out.
 
+import RelayCore
+
 /// apns2's `aps` struct as the builder fills it; encoded in its field order.
 struct GorushAPS {
     enum Alert {

@@ -1,6 +1,7 @@
 import APNs
 import Delivery
 import EventLoop
+import Feedback
 import Fleet
 import Locking
 import ProviderAPI
@@ -120,11 +121,8 @@ public final class FleetAsyncDelivery: Sendable {
         }
 
         private func fail(_ id: String, _ queued: AsyncQueuedNotification, why: String) {
-            let source = queued.failedPushSource
-            let log = source.notification.map { FailedPushLog(notification: $0, token: queued.token, app: queued.appID,
-                                                              failure: why) }
-                ?? FailedPushLog(token: queued.token, message: "", error: why, app: queued.appID)
-            feedback.post(log)
+            feedback.post(FailedPushLog(notification: queued.source, token: queued.token, app: queued.appID,
+                                        failure: why))
             counts.countFailed()
             ack(id)
         }

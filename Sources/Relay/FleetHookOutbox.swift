@@ -1,8 +1,8 @@
-import Delivery
 import EventLoop
+import Feedback
 import FeedbackHook
-import Glibc
 import Fleet
+import Glibc
 import Locking
 import Redis
 

@@ -1,4 +1,5 @@
 import Delivery
+import Feedback
 import ProviderAPI
 import RelayCore
 import Locking

@@ -1,6 +1,7 @@
 import APNs
 import Delivery
 import EventLoop
+import Feedback
 import HTTP1
 import ProviderAPI
 import RelayCore
@@ -49,7 +50,7 @@ extension ProviderAPIHandler {
                 continue
             }
             let apnsID = push.headers.first { $0.name == "apns-id" }?.value ?? ""
-            groups.append((app, FailedPushSource(notification: notification)))
+            groups.append((app, FailedPushSource(notification: .init(notification))))
             let headers = APNsRequestHeaders(topic: app.topic, push.headers)
             for (token, deviceToken) in zip(push.tokens, push.deviceTokens) {
                 let apns = APNsNotification(to: deviceToken, environment: push.environment, credential: credential,

@@ -1,9 +1,9 @@
 import APNs
 import Delivery
 import EventLoop
+import Feedback
 import Glibc
 import HTTP1
-import ProviderAPI
 import RelayCore
 import VAPID
 

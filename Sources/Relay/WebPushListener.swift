@@ -1,5 +1,6 @@
 import Delivery
 import EventLoop
+import Feedback
 import HTTP1
 import RelayCore
 import TLS

@@ -1,7 +1,6 @@
 import Delivery
 import APNs
 import EventLoop
-import Feedback
 import FeedbackHook
 import HTTP1
 import Locking
@@ -13,22 +12,20 @@ import XMLRPC
 /// The provider API (ARCHITECTURE.md §11): its listener on API_PORT, and the
 /// feedback list and hook every path records into.
 extension Daemon {
-    /// The feedback list (FEEDBACK_MAX per app) and, with FEEDBACK_HOOK_URL,
-    /// the hook's worker.
-    func makeFeedbackSink(_ configuration: Configuration, logger: Logger) throws(StartupFailure) -> FeedbackSink {
-        var hook: FeedbackHook?
-        if let url = configuration.feedbackHookURL {
-            do {
-                hook = try FeedbackHook(url: url, headers: configuration.feedbackHookHeaders.map { ($0.name, $0.value) },
-                                        queueCapacity: configuration.feedbackHookQueue,
-                                        timeout: configuration.feedbackHookTimeout, maxAttempts: Self.hookAttempts,
-                                        backoff: .seconds(1), log: { logger.warning($0) })
-            } catch {
-                throw StartupFailure("FEEDBACK_HOOK_URL: \(error)")
-            }
-            logger.info("feedback hook: \(hook?.url.loggable ?? "") (queue \(configuration.feedbackHookQueue))")
+    /// With FEEDBACK_HOOK_URL, the hook's worker.
+    func makeFeedbackHook(_ configuration: Configuration, logger: Logger) throws(StartupFailure) -> FeedbackHook? {
+        guard let url = configuration.feedbackHookURL else { return nil }
+        let hook: FeedbackHook
+        do {
+            hook = try FeedbackHook(url: url, headers: configuration.feedbackHookHeaders.map { ($0.name, $0.value) },
+                                    queueCapacity: configuration.feedbackHookQueue,
+                                    timeout: configuration.feedbackHookTimeout, maxAttempts: Self.hookAttempts,
+                                    backoff: .seconds(1), log: { logger.warning($0) })
+        } catch {
+            throw StartupFailure("FEEDBACK_HOOK_URL: \(error)")
         }
-        return FeedbackSink(store: FeedbackStore(maxPerApp: configuration.feedbackMax), hook: hook)
+        logger.info("feedback hook: \(hook.url.loggable) (queue \(configuration.feedbackHookQueue))")
+        return hook
     }
 
     /// A hook post is tried this often (backoff 1 s, 2 s, 4 s between), then counted failed.

@@ -86,8 +86,8 @@ struct Daemon {
         let fleet = try startFleet(redisURL, configuration: configuration, logger: logger)
         shareProviderTokens(catalog, fleet: fleet, logger: logger)
         let fleetMetrics = metrics.map { FleetMetrics(registry: $0.registry) }
-        let feedback = shareFeedback(try makeFeedbackSink(configuration, logger: logger), fleet: fleet,
-                                     configuration: configuration, logger: logger)
+        let feedbackParts = try makeFeedback(configuration, fleet: fleet, logger: logger)
+        let feedback = feedbackParts.sink
         let providerMetrics = metrics.map { ProviderMetrics(registry: $0.registry) }
         let apps = served.apps
         let loopContexts = LoopContexts(loops: group.loops) { loop in
@@ -156,7 +156,7 @@ struct Daemon {
         let connectionReport = Locked(APNsConnectionReport())
         let signal = waitForSignal(every: .seconds(1)) { now in
             refreshAPNsStatus(metrics, clients: clients, report: connectionReport, logger: logger)
-            providerMetrics?.publish(feedback: feedback.store.allCounts(), hook: hookCounts(feedback))
+            providerMetrics?.publish(feedback: feedback.store.allCounts(), hook: hookCounts(feedbackParts))
             if let async = api?.context.async { providerMetrics?.publish(async: async) }
             if let fleet { fleetMetrics?.publish(links: fleet.links) }
             if let shared = feedback.shared { providerMetrics?.publish(feedbackUnflushed: shared.unflushed) }
@@ -189,9 +189,9 @@ struct Daemon {
                  async: api.map { ($0.context.async, asyncQueues) }, grace: configuration.shutdownGrace, logger: logger)
         // Queued hook posts get a little time; the rest are counted dropped
         // (with Redis: left there for the other instances).
-        stopHookOutbox(feedback, logger: logger)
-        feedback.hook?.shutdown(within: .seconds(2))
-        finishHookOutbox(feedback)
+        stopHookOutbox(feedbackParts, logger: logger)
+        feedbackParts.hook?.shutdown(within: .seconds(2))
+        finishHookOutbox(feedbackParts)
         stopSharedFeedback(feedback, logger: logger)
         closeFleet(fleet, async: fleetAsync, logger: logger)
         emulator?.stop()

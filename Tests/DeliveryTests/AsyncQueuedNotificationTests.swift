@@ -1,6 +1,6 @@
 import APNs
 import HTTP1
-import ProviderAPI
+
 import RelayCore
 import Testing
 
@@ -21,7 +21,7 @@ struct AsyncQueuedNotificationTests {
         headers: [HTTPField(name: "apns-push-type", value: "alert"), HTTPField(name: "apns-topic", value: "x.y"),
                   HTTPField(name: "apns-priority", value: "10"), HTTPField(name: "apns-expiration", value: "1900000000")],
         payload: Array(#"{"aps":{"alert":"hé"}}"#.utf8), apnsID: "6F1C0E35-4C2B-4D42-9A4B-1D4A5E6F7A8B",
-        source: .init(notificationID: "n-1", platform: 1, message: "line one\nline two"),
+        source: .init(id: "n-1", platform: 1, message: "line one\nline two"),
         acceptedAt: 1_800_000_000_123, tries: 2)
 
     static func field(_ name: String, _ value: String) -> (name: [UInt8], value: [UInt8]) {

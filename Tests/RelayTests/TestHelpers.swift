@@ -1,6 +1,7 @@
 import APNs
 import Base64URL
 import Delivery
+import Feedback
 import EventLoop
 import Glibc
 import HTTP1

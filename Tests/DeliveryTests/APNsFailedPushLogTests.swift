@@ -3,9 +3,11 @@
 // without a gorush notification (the proxy, pyapns, Web Push) and with one.
 
 import APNs
-import ProviderAPI
+import Delivery
 import RelayCore
 import Testing
+
+private let tokenA = String(repeating: "a1", count: 32)
 
 /// (what, the delivery, the log's error, status, reason, apns_id,
 /// timestamp). `apns_id`: APNs' answer's, else the one the relay sent
@@ -51,7 +53,7 @@ func failedDeliveryLogFields(_ what: String, _ delivery: APNsDelivery, _ error: 
 
 @Test("a gorush notification's token carries its id, platform and message, and no invented apns_id")
 func failedDeliveryLogOfAGorushNotification() throws {
-    let notification = try decodeOne(#""message":"hello","notif_id":"n-7""#)
+    let notification = FailedPushSource.Notification(id: "n-7", platform: 1, message: "hello")
     for (what, delivery, error, status, reason, _, timestamp) in failedDeliveryCases {
         let log = try #require(failedPushLog(for: delivery, token: tokenA, app: "toot", notification: notification))
         let answered: String? = if case .apns(_, _, let id) = delivery.outcome { id } else { nil }
@@ -65,6 +67,6 @@ func failedDeliveryLogOfAGorushNotification() throws {
 func acceptedDeliveryHasNoLog() throws {
     let accepted = APNsDelivery(outcome: .apns(status: 200, reason: nil, apnsID: "ANSWER"))
     #expect(failedPushLog(for: accepted, token: tokenA, app: "toot", sentAPNsID: "SENT") == nil)
-    let notification = try decodeOne(#""message":"hello""#)
+    let notification = FailedPushSource.Notification(id: "", platform: 1, message: "hello")
     #expect(failedPushLog(for: accepted, token: tokenA, app: nil, notification: notification) == nil)
 }

@@ -1,8 +1,5 @@
 import APNs
-import Feedback
-import FeedbackHook
 import Glibc
-import ProviderAPI
 import RelayCore
 
 /// Where a failed push goes besides its answer: a dead token
@@ -11,20 +8,18 @@ import RelayCore
 /// Shared by every loop; both calls are cheap and never wait.
 public struct FeedbackSink: Sendable {
     public let store: FeedbackStore
-    public let hook: FeedbackHook?
+    /// Where failed-push logs go on their way to the hook: the hook's own
+    /// queue (`FeedbackHook`), or with REDIS_URL the fleet's stream, from
+    /// which any instance posts them (`FleetHookOutbox`); nil: no hook.
+    public let hook: (any HookOutbox)?
     /// With REDIS_URL: the fleet's lists in Redis, which `store` is then
     /// this instance's buffer for; a pull goes through it.
     public let shared: (any SharedFeedbackList)?
-    /// With REDIS_URL and a hook: where failed-push logs go instead of the
-    /// hook's own queue (Redis, from which any instance posts them).
-    public let hookOutbox: (any HookOutbox)?
 
-    public init(store: FeedbackStore, hook: FeedbackHook?, shared: (any SharedFeedbackList)? = nil,
-                hookOutbox: (any HookOutbox)? = nil) {
+    public init(store: FeedbackStore, hook: (any HookOutbox)?, shared: (any SharedFeedbackList)? = nil) {
         self.store = store
         self.hook = hook
         self.shared = shared
-        self.hookOutbox = hookOutbox
     }
 
     /// Records the token when `delivery` says it is dead; returns whether it did.
@@ -39,16 +34,10 @@ public struct FeedbackSink: Sendable {
         return true
     }
 
-    /// Hands `log` to the hook, when there is one (through the fleet's
-    /// outbox, with one): a full queue drops it (counted), so a hook that
-    /// is down never slows a notification.
+    /// Hands `log` to the hook, when there is one: a full queue drops it
+    /// (counted), so a hook that is down never slows a notification.
     public func post(_ log: FailedPushLog) {
-        guard let hook else { return }
-        if let hookOutbox {
-            hookOutbox.post(log.json)
-        } else {
-            _ = hook.enqueue(log.json)
-        }
+        hook?.post(log.json)
     }
 
     /// CLOCK_REALTIME in milliseconds: the time of a 400's entry.
@@ -57,10 +46,4 @@ public struct FeedbackSink: Sendable {
         clock_gettime(CLOCK_REALTIME, &now)
         return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
     }
-}
-
-/// Where failed-push logs wait for the hook when several instances share
-/// them (`FleetHookOutbox`): `post` never waits.
-public protocol HookOutbox: Sendable {
-    func post(_ body: [UInt8])
 }

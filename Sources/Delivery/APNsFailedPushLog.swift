@@ -2,7 +2,9 @@
 // (ARCHITECTURE.md §11): every path that tells the feedback hook or a gorush caller
 // about a token — gorush's `/api/push`, Apple's `/3/device/<token>`,
 // pyapns' `notify`, and the Web Push path's dead tokens — builds the entry
-// here, so the fields mean the same on all of them.
+// here, so the fields mean the same on all of them. APNs' words (status,
+// reason, apns-id, 410's timestamp): a second push service has a mapping
+// of its own into the same log.
 
 import APNs
 import RelayCore
@@ -20,12 +22,12 @@ import RelayCore
 ///   none or APNs never answered, so the hook's entry matches what the
 ///   caller was told.
 public func failedPushLog(for delivery: APNsDelivery, token: String, app: String?,
-                          notification: ProviderNotification? = nil, sentAPNsID: String? = nil) -> FailedPushLog? {
+                          notification: FailedPushSource.Notification? = nil, sentAPNsID: String? = nil)
+    -> FailedPushLog? {
     // Most deliveries succeed: nothing is built for them (this runs per token).
     if case .apns(200, _, _) = delivery.outcome { return nil }
     let error = failedPushErrorText(delivery.outcome)
-    var log = notification.map { FailedPushLog(notification: $0, token: token, app: app, failure: error) }
-        ?? FailedPushLog(token: token, message: "", error: error, app: app)
+    var log = FailedPushLog(notification: notification, token: token, app: app, failure: error)
     switch delivery.outcome {
     case .apns(let status, let reason, let apnsID):
         (log.status, log.reason, log.apnsID) = (status, reason?.rawValue, apnsID ?? sentAPNsID)
