@@ -116,18 +116,22 @@ let package = Package(
         .target(name: "APNs", dependencies: ["Locking", "HTTP1", "Base64URL", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
         // An APNs-compatible HTTP/2 server for tests, benchmarks and the demo.
         .target(name: "APNsEmulator", dependencies: ["Locking", "APNs", "Base64URL", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
+        // pyapns' provisioned apps (`ProvisionedApps`: certificates added at
+        // run time, checked, in the credential catalog), and the protocol
+        // through which a fleet shares them (`SharedProvisionedApps`).
+        .target(name: "Provisioning", dependencies: ["APNs", "Locking", "RelayCore", "TLS"]),
         // The daemon's server: the Web Push, provider API and metrics
         // handlers on HTTP/1 listeners, logs, metrics, the apps' loading.
         .target(name: "Relay", dependencies: [
             "Locking", "HTTP1", "RelayCore", "EventLoop", "TLS", "APNs", "AppsFile", "VAPID",
-            "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "PyAPNs", "Fleet",
+            "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "PyAPNs", "Fleet", "Provisioning",
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         // The daemon: flags and environment, start-up, signals, reload,
         // shutdown, the demo.
         .executableTarget(name: "toot-relay", dependencies: [
             "Locking", "HTTP1", "Relay", "APNs", "APNsEmulator", "RelayCore", "EventLoop", "TLS", "AppsFile",
-            "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "Fleet", "Redis",
+            "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "Fleet", "Provisioning", "Redis",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // The emulator as a process (end-to-end tests, the benchmark).
@@ -170,7 +174,7 @@ let package = Package(
         .testTarget(name: "APNsEmulatorTests", dependencies: ["Base64URL", "APNs", "Locking", "APNsEmulator", "HTTP2", "HTTP2Transport", "TLS", "EventLoop", "TestSupport"]),
         .testTarget(name: "RelayTests", dependencies: [
             "Base64URL", "Locking", "HTTP1", "Relay", "APNs", "APNsEmulator", "TestSupport", "ProviderAPI", "Delivery", "Feedback",
-            "FeedbackHook", "XMLRPC",
+            "FeedbackHook", "XMLRPC", "Provisioning",
         ]),
 
         // libxml2 for the XML-RPC decoder, imported by XMLRPC only.
@@ -209,10 +213,13 @@ let package = Package(
         .testTarget(name: "RedisTests", dependencies: ["Redis", "EventLoop", "Locking", "TestSupport"]),
         // What the instances of a fleet share through Redis: the links to it
         // (a thread of their own each), its keys, and the shared state
-        // built on them.
-        .target(name: "Fleet", dependencies: ["Redis", "EventLoop", "Locking", "Feedback", "APNs"]),
+        // built on them (feedback lists, the hook's posts, provisioned
+        // apps, provider tokens), each behind the protocol its users see.
+        .target(name: "Fleet", dependencies: ["Redis", "EventLoop", "Locking", "Feedback", "FeedbackHook", "APNs",
+                                              "RelayCore", "Provisioning"]),
         .testTarget(name: "FleetTests", dependencies: ["Fleet", "Redis", "EventLoop", "Locking", "TestSupport",
-                                                     "Relay", "RelayCore", "APNs", "TLS", "Feedback", "FeedbackHook"]),
+                                                     "Provisioning", "RelayCore", "APNs", "TLS", "Feedback",
+                                                     "FeedbackHook"]),
         // hiredis' reader with the relay's limits, fed in random pieces; built by SwiftPM.
         .executableTarget(name: "redis-reply-fuzzer", dependencies: ["Redis", "FuzzSupport"],
                           path: "Fuzz/redis-reply"),

@@ -5,6 +5,7 @@ import Feedback
 import Fleet
 import Locking
 import ProviderAPI
+import Provisioning
 import RelayCore
 import Synchronization
 

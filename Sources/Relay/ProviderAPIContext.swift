@@ -1,6 +1,7 @@
 import Delivery
 import Feedback
 import ProviderAPI
+import Provisioning
 import RelayCore
 import Locking
 import XMLRPC

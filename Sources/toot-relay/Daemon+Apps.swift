@@ -1,6 +1,7 @@
 import APNs
 import AppsFile
 import Foundation
+import Provisioning
 import Relay
 import RelayCore
 import TLS

@@ -7,6 +7,7 @@ import Foundation
 import HTTP1
 import Locking
 import ProviderAPI
+import Provisioning
 import RelayCore
 import Testing
 import TestSupport

@@ -5,6 +5,7 @@ import Feedback
 import Foundation
 import HTTP1
 import ProviderAPI
+import Provisioning
 import RelayCore
 import TestSupport
 import Testing

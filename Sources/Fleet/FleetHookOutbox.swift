@@ -1,7 +1,6 @@
 import EventLoop
 import Feedback
 import FeedbackHook
-import Fleet
 import Glibc
 import Locking
 import Redis
