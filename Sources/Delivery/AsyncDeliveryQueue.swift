@@ -82,7 +82,7 @@ public final class AsyncDeliveryQueue {
     let policy: AsyncRetryPolicy
     let bound: AsyncPendingBound
     let counts: AsyncDeliveryCounts
-    let feedback: FeedbackSink?
+    let feedback: FeedbackSink
     let schedule: Schedule
     let now: () -> Int64
     let done: Done?
@@ -92,7 +92,7 @@ public final class AsyncDeliveryQueue {
     private var nextKey = 0
 
     public init(path: DeliveryPath, policy: AsyncRetryPolicy, bound: AsyncPendingBound, counts: AsyncDeliveryCounts,
-                feedback: FeedbackSink?, random: any RandomNumberGenerator = SystemRandomNumberGenerator(),
+                feedback: FeedbackSink, random: any RandomNumberGenerator = SystemRandomNumberGenerator(),
                 now: @escaping () -> Int64 = FeedbackSink.unixMilliseconds, done: Done? = nil,
                 schedule: @escaping Schedule) {
         (self.path, self.policy, self.bound, self.counts, self.feedback) = (path, policy, bound, counts, feedback)
@@ -160,7 +160,7 @@ public final class AsyncDeliveryQueue {
         case .done:
             counts.countFailed()
             bound.release()
-            if let log { feedback?.post(log) }
+            if let log { feedback.post(log) }
             done?(item, delivery.outcome)
         case .retry(let at):
             counts.countRetried()

@@ -46,10 +46,9 @@ public final class DeliveryPath {
 
     @usableFromInline let sender: NotificationSender
     @usableFromInline let counters: InFlightDeliveries
-    /// Nil: no feedback list (tests of a route alone).
-    @usableFromInline let feedback: FeedbackSink?
+    @usableFromInline let feedback: FeedbackSink
 
-    public init(sender: NotificationSender, counters: InFlightDeliveries, feedback: FeedbackSink?) {
+    public init(sender: NotificationSender, counters: InFlightDeliveries, feedback: FeedbackSink) {
         (self.sender, self.counters, self.feedback) = (sender, counters, feedback)
     }
 
@@ -104,10 +103,10 @@ public final class DeliveryPath {
         /// Records the end of `delivery`; returns the token's failed-push log
         /// (posted to the hook, when there is one).
         @usableFromInline
-        func record(_ delivery: APNsDelivery, feedback: FeedbackSink?) -> FailedPushLog? {
+        func record(_ delivery: APNsDelivery, feedback: FeedbackSink) -> FailedPushLog? {
             health.record(delivery.outcome.credentialVerdict)
-            let dead = feedback?.recordDeadToken(app: appID, environment: environment, token: deviceToken,
-                                                 delivery: delivery) ?? false
+            let dead = feedback.recordDeadToken(app: appID, environment: environment, token: deviceToken,
+                                                delivery: delivery)
             let log: FailedPushLog?
             switch posting {
             case .deadTokens:
@@ -119,7 +118,7 @@ public final class DeliveryPath {
                 log = failedPushLog(for: delivery, token: token, app: appID, notification: source.notification,
                                     sentAPNsID: source.sentAPNsID)
             }
-            if let log, posting.postsLog { feedback?.post(log) }
+            if let log, posting.postsLog { feedback.post(log) }
             return log
         }
     }

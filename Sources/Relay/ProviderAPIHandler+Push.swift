@@ -59,7 +59,7 @@ extension ProviderAPIHandler {
             }
         }
         let tokenCount = sends.count + failures.count
-        if let asyncQueue, decoded.async ?? context.async.byDefault {
+        if decoded.async ?? context.async.byDefault {
             if let shared = context.async.shared {
                 return pushShared(sends: sends, groups: groups, failures: failures, counts: counts,
                                   summary: "notifications=\(notifications.count) tokens=\(tokenCount)", queue: shared,

@@ -23,36 +23,33 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     let metrics: ProviderMetricsRecorder?
     /// Where every route's notifications go.
     let delivery: DeliveryPath
-    /// This loop's queue of asynchronous notifications; nil: every request
-    /// is answered after APNs (a handler without a loop to time retries on).
-    public let asyncQueue: AsyncDeliveryQueue?
+    /// This loop's queue of asynchronous notifications.
+    public let asyncQueue: AsyncDeliveryQueue
     /// The loop the handler is confined to: answers that waited for Redis
-    /// come back to it.
-    let loop: EventLoop?
+    /// come back to it, retries wait on its timers.
+    let loop: EventLoop
     let output: RelayLog
     let unixTime: () -> Int
     var random = BufferedRandom()
 
-    /// The provider API handler of `loopContext`'s loop; its notifications
-    /// count against `counters` (the API listener's `MAX_IN_FLIGHT`).
-    /// With `loop`, asynchronous requests are queued on it
+    /// The provider API handler of `loopContext`'s loop, `loop`; its
+    /// notifications count against `counters` (the API listener's
+    /// `MAX_IN_FLIGHT`), asynchronous ones queued on the loop
     /// (`AsyncDeliveryQueue`, its retries on the loop's timers).
     public init(loopContext: LoopContext, context: ProviderAPIContext, counters: InFlightDeliveries,
-                loop: EventLoop? = nil, unixTime: @escaping () -> Int = WebPushHandler.unixTime) {
+                loop: EventLoop, unixTime: @escaping () -> Int = WebPushHandler.unixTime) {
         (self.loopContext, self.context) = (loopContext, context)
         self.loop = loop
         metrics = loopContext.providerMetrics
         let delivery = DeliveryPath(sender: loopContext.sender, counters: counters, feedback: context.feedback)
         self.delivery = delivery
         let metrics = self.metrics
-        asyncQueue = loop.map { loop in
-            AsyncDeliveryQueue(path: delivery, policy: context.async.policy, bound: context.async.bound,
-                               counts: context.async.counts, feedback: context.feedback, done: { item, outcome in
-                metrics?.countNotification(app: item.app.id, environment: item.notification.environment,
-                                           outcome: outcome)
-            }) { milliseconds, action in
-                _ = loop.schedule(after: .milliseconds(milliseconds), action)
-            }
+        asyncQueue = AsyncDeliveryQueue(path: delivery, policy: context.async.policy, bound: context.async.bound,
+                                        counts: context.async.counts, feedback: context.feedback, done: { item, outcome in
+            metrics?.countNotification(app: item.app.id, environment: item.notification.environment,
+                                       outcome: outcome)
+        }) { milliseconds, action in
+            _ = loop.schedule(after: .milliseconds(milliseconds), action)
         }
         output = loopContext.output
         self.unixTime = unixTime

@@ -31,7 +31,7 @@ public final class WebPushHandler {
     /// count against `counters` (`MAX_IN_FLIGHT`), and dead tokens go to
     /// `feedback`. `publicURL`: `PUBLIC_URL`, the origin a restricted
     /// endpoint's VAPID `aud` must name; nil: each request's scheme and `Host`.
-    public init(loopContext: LoopContext, counters: InFlightDeliveries, feedback: FeedbackSink? = nil,
+    public init(loopContext: LoopContext, counters: InFlightDeliveries, feedback: FeedbackSink,
                 maxTTL: Int = Configuration.maxTTL, publicURL: String? = nil, listenerIsTLS: Bool = false,
                 unixTime: @escaping () -> Int = WebPushHandler.unixTime) {
         self.loopContext = loopContext

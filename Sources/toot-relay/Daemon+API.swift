@@ -60,7 +60,7 @@ extension Daemon {
                                    warn: { logger.warning($0) }) { loop in
             let handler = ProviderAPIHandler(loopContext: loopContexts.value(on: loop), context: context,
                                              counters: deliveries, loop: loop)
-            if let queue = handler.asyncQueue { asyncQueues.add(queue, on: loop) }
+            asyncQueues.add(handler.asyncQueue, on: loop)
             return handler
         }
         do {
