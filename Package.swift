@@ -80,6 +80,14 @@ let package = Package(
         // failed-push log to the hook).
         .target(name: "Delivery", dependencies: ["APNs", "RelayCore", "Feedback"]),
         .testTarget(name: "DeliveryTests", dependencies: ["APNs", "Delivery", "HTTP1", "RelayCore", "ProviderAPI", "Feedback", "FeedbackHook", "TestSupport"]),
+        // The asynchronous `/api/push`, in one place: the retry policy, the
+        // bound on what is pending, the one queued notification (its stream
+        // fields its encoding), each loop's queue through the loop's
+        // delivery path, and the fleet's queue and its reader.
+        .target(name: "AsyncPush", dependencies: ["APNs", "HTTP1", "RelayCore", "Delivery", "Feedback", "Fleet",
+                                                  "EventLoop", "Locking"]),
+        .testTarget(name: "AsyncPushTests", dependencies: ["AsyncPush", "APNs", "Delivery", "HTTP1", "RelayCore",
+                                                           "Feedback", "FeedbackHook", "TestSupport"]),
         // libcurl, imported by FeedbackHook only.
         .systemLibrary(
             name: "CCurl",
@@ -125,14 +133,14 @@ let package = Package(
         .target(name: "Relay", dependencies: [
             "Locking", "HTTP1", "RelayCore", "EventLoop", "TLS", "APNs", "AppsFile", "VAPID",
             "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "PyAPNs", "Fleet", "Provisioning",
-            .product(name: "Prometheus", package: "swift-prometheus"),
+            "AsyncPush", .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         // The daemon: flags and environment, start-up, signals, reload,
         // shutdown, the demo.
         .executableTarget(name: "toot-relay", dependencies: [
             "Locking", "HTTP1", "Relay", "APNs", "APNsEmulator", "RelayCore", "EventLoop", "TLS", "AppsFile",
             "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "Fleet", "Provisioning", "Redis",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "AsyncPush", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // The emulator as a process (end-to-end tests, the benchmark).
         .executableTarget(name: "apns-emulator", dependencies: [
@@ -174,7 +182,7 @@ let package = Package(
         .testTarget(name: "APNsEmulatorTests", dependencies: ["Base64URL", "APNs", "Locking", "APNsEmulator", "HTTP2", "HTTP2Transport", "TLS", "EventLoop", "TestSupport"]),
         .testTarget(name: "RelayTests", dependencies: [
             "Base64URL", "Locking", "HTTP1", "Relay", "APNs", "APNsEmulator", "TestSupport", "ProviderAPI", "Delivery", "Feedback",
-            "FeedbackHook", "XMLRPC", "Provisioning",
+            "FeedbackHook", "XMLRPC", "Provisioning", "AsyncPush",
         ]),
 
         // libxml2 for the XML-RPC decoder, imported by XMLRPC only.
@@ -225,7 +233,7 @@ let package = Package(
                           path: "Fuzz/redis-reply"),
         // What instances read back from Redis (a feedback value, a queued
         // notification's fields), fuzzed; built by SwiftPM.
-        .executableTarget(name: "fleet-values-fuzzer", dependencies: ["Fleet", "Delivery", "FuzzSupport", "Redis"],
+        .executableTarget(name: "fleet-values-fuzzer", dependencies: ["Fleet", "AsyncPush", "FuzzSupport", "Redis"],
                           path: "Fuzz/fleet-values"),
     ],
     swiftLanguageModes: [.v6]

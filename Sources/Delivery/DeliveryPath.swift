@@ -46,7 +46,8 @@ public final class DeliveryPath {
 
     @usableFromInline let sender: NotificationSender
     @usableFromInline let counters: InFlightDeliveries
-    @usableFromInline let feedback: FeedbackSink
+    /// Where the end of a delivery records its dead token and posts its log.
+    public let feedback: FeedbackSink
 
     public init(sender: NotificationSender, counters: InFlightDeliveries, feedback: FeedbackSink) {
         (self.sender, self.counters, self.feedback) = (sender, counters, feedback)

@@ -1,4 +1,5 @@
 import APNs
+import AsyncPush
 import Delivery
 import EventLoop
 import Feedback
@@ -120,8 +121,9 @@ extension ProviderAPIHandler {
         for failure in failures { context.feedback.post(failure) }
         let now = FeedbackSink.unixMilliseconds()
         for (apns, token, group) in sends {
-            queue.enqueue(AsyncNotification(notification: apns, app: groups[group].app, token: token,
-                                            source: groups[group].source, acceptedAt: now))
+            let app = groups[group].app
+            queue.enqueue(AsyncNotification(apns, appID: app.id, token: token, source: groups[group].source.notification,
+                                            acceptedAt: now), app: app)
         }
         logAPI(call, status: 200, detail: "async \(summary) queued=\(sends.count) failed=\(failures.count)")
         return Self.pushResponse(counts: counts, logs: [])
@@ -144,8 +146,8 @@ extension ProviderAPIHandler {
         }
         let now = FeedbackSink.unixMilliseconds()
         let items = sends.map { apns, token, group in
-            AsyncQueuedNotification(apns, appID: groups[group].app.id, token: token,
-                                    source: groups[group].source.notification, acceptedAt: now)
+            AsyncNotification(apns, appID: groups[group].app.id, token: token,
+                              source: groups[group].source.notification, acceptedAt: now)
         }
         let hop = LoopHop(self, completion, loop: loop)
         let tokens = sends.count

@@ -1,3 +1,4 @@
+import AsyncPush
 import Delivery
 import EventLoop
 import Feedback
@@ -44,12 +45,10 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
         let delivery = DeliveryPath(sender: loopContext.sender, counters: counters, feedback: context.feedback)
         self.delivery = delivery
         let metrics = self.metrics
-        asyncQueue = AsyncDeliveryQueue(path: delivery, policy: context.async.policy, bound: context.async.bound,
-                                        counts: context.async.counts, feedback: context.feedback, done: { item, outcome in
-            metrics?.countNotification(app: item.app.id, environment: item.notification.environment,
-                                       outcome: outcome)
-        }) { milliseconds, action in
-            _ = loop.schedule(after: .milliseconds(milliseconds), action)
+        asyncQueue = context.async.makeQueue(on: loop, path: delivery, apps: { [loopContext, context] id in
+            context.app(id: id, configured: loopContext.apps)
+        }) { item, outcome in
+            metrics?.countNotification(app: item.appID, environment: item.environment, outcome: outcome)
         }
         output = loopContext.output
         self.unixTime = unixTime
@@ -127,7 +126,7 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
 
     /// A configured app or a provisioned one, by id.
     func app(id: String) -> RelayApp? {
-        apps.app(for: .id(id)) ?? context.provisioned.app(id: id)
+        context.app(id: id, configured: apps)
     }
 
     /// The app for an `apns-topic` / gorush `topic`: the configured app with

@@ -45,11 +45,9 @@ extension Daemon {
     /// passed one), sending through each loop's APNs client. Returns the
     /// listener, its notifications in flight (`MAX_IN_FLIGHT` of its own)
     /// and the port bound.
-    /// Each loop's queue of asynchronous notifications joins `asyncQueues`
-    /// (for shutdown).
     func startAPI(_ configuration: Configuration, port: UInt16, socket: Socket?, context: ProviderAPIContext,
                   loops: [EventLoop],
-                  loopContexts: LoopContexts, asyncQueues: AsyncQueues, logger: Logger)
+                  loopContexts: LoopContexts, logger: Logger)
         throws(StartupFailure) -> (HTTP1Listener<ProviderAPIHandler>, InFlightDeliveries, UInt16) {
         var options = ListenerOptions(configuration: configuration)
         options.bindAddress = configuration.apiBindAddress
@@ -58,35 +56,14 @@ extension Daemon {
         let deliveries = InFlightDeliveries(maxInFlight: configuration.maxInFlight)
         let server = HTTP1Listener(options: options, loops: loops, tlsContext: nil,
                                    warn: { logger.warning($0) }) { loop in
-            let handler = ProviderAPIHandler(loopContext: loopContexts.value(on: loop), context: context,
-                                             counters: deliveries, loop: loop)
-            asyncQueues.add(handler.asyncQueue, on: loop)
-            return handler
+            ProviderAPIHandler(loopContext: loopContexts.value(on: loop), context: context, counters: deliveries,
+                               loop: loop)
         }
         do {
             let bound = if let socket { try server.start(acceptingOn: socket) } else { try server.start() }
             return (server, deliveries, bound)
         } catch {
             throw StartupFailure("API_PORT: \(error.description)")
-        }
-    }
-}
-
-/// Every loop's `AsyncDeliveryQueue`, each reached on its own loop: what
-/// shutdown drains.
-final class AsyncQueues: Sendable {
-    private let queues = Locked<[(loop: EventLoop, queue: UnsafeTransfer<AsyncDeliveryQueue>)]>([])
-
-    func add(_ queue: AsyncDeliveryQueue, on loop: EventLoop) {
-        queues.withLock { $0.append((loop, UnsafeTransfer(queue))) }
-    }
-
-    var count: Int { queues.withLock { $0.count } }
-
-    /// Runs `body` with each queue on its loop; returns at once.
-    func forEach(_ body: @escaping @Sendable (AsyncDeliveryQueue) -> Void) {
-        for (loop, box) in queues.withLock({ $0 }) {
-            loop.execute { body(box.value) }
         }
     }
 }

@@ -1,3 +1,4 @@
+import AsyncPush
 import Delivery
 import APNs
 import APNsEmulator
@@ -108,7 +109,6 @@ struct Daemon {
         // The provider API: on its own port, never the Web Push one.
         var api: (server: HTTP1Listener<ProviderAPIHandler>, deliveries: InFlightDeliveries, context: ProviderAPIContext,
                   port: UInt16)?
-        let asyncQueues = AsyncQueues()
         let fleetAsync = makeFleetAsync(configuration, fleet: fleet, logger: logger)
         if let apiPort = configuration.apiPort {
             let (limits, xmlLimits) = providerLimits(configuration)
@@ -121,11 +121,10 @@ struct Daemon {
             do {
                 let (apiServer, apiDeliveries, bound) = try startAPI(
                     configuration, port: apiPort, socket: sockets.api, context: context, loops: group.loops,
-                    loopContexts: loopContexts, asyncQueues: asyncQueues, logger: logger)
+                    loopContexts: loopContexts, logger: logger)
                 api = (apiServer, apiDeliveries, context, bound)
                 metrics?.setAPIDeliveries(apiDeliveries)
-                fleetAsync?.start(pushes: context.async, loopContexts: loopContexts, provisioned: context.provisioned,
-                                  feedback: feedback, deliveries: apiDeliveries)
+                fleetAsync?.start(pushes: context.async)
             } catch let failure {
                 server.beginShutdown()
                 group.stopAndJoin()
@@ -186,7 +185,7 @@ struct Daemon {
             + "open connections \(server.counters.openConnections), grace \(configuration.shutdownGrace)")
         fleetAsync?.stop()
         shutDown(servers: [(server, deliveries)] + (api.map { [($0.server, $0.deliveries)] } ?? []), clients: clients, group: group,
-                 async: api.map { ($0.context.async, asyncQueues) }, grace: configuration.shutdownGrace, logger: logger)
+                 async: api.map { ($0.context.async, $0.context.async.queues) }, grace: configuration.shutdownGrace, logger: logger)
         // Queued hook posts get a little time; the rest are counted dropped
         // (with Redis: left there for the other instances).
         stopHookOutbox(feedbackParts, logger: logger)

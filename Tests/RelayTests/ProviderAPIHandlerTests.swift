@@ -1,3 +1,4 @@
+import AsyncPush
 import Delivery
 import EventLoop
 import APNs

@@ -1,7 +1,7 @@
 import APNs
 import Testing
 
-@testable import Delivery
+@testable import AsyncPush
 import TestSupport
 
 /// The asynchronous `/api/push`'s decision after a try: done or retried,
