@@ -25,7 +25,7 @@ public final class AsyncDeliveryQueue {
     /// route's metrics: one count per notification, as in sync mode).
     public typealias Done = (_ item: AsyncNotification, _ outcome: DeliveryOutcome) -> Void
 
-    let path: DeliveryPath
+    let path: DeliveryPath<APNsPush>
     let policy: AsyncRetryPolicy
     /// Nil: the notifications hold no place here (a fleet's queue holds
     /// API_ASYNC_MAX_PENDING itself).
@@ -42,7 +42,7 @@ public final class AsyncDeliveryQueue {
     private var waiting: [Int: (AsyncNotification, RelayApp)] = [:]
     private var nextKey = 0
 
-    init(path: DeliveryPath, policy: AsyncRetryPolicy, bound: AsyncPendingBound?, counts: AsyncDeliveryCounts,
+    init(path: DeliveryPath<APNsPush>, policy: AsyncRetryPolicy, bound: AsyncPendingBound?, counts: AsyncDeliveryCounts,
          apps: @escaping (_ id: String) -> RelayApp?, random: any RandomNumberGenerator = SystemRandomNumberGenerator(),
          now: @escaping () -> Int64 = FeedbackSink.unixMilliseconds, done: @escaping Done,
          schedule: @escaping Schedule) {
@@ -101,13 +101,13 @@ public final class AsyncDeliveryQueue {
         }
         if case .overloaded(let log) = start {
             counts.add(inFlight: -1)
-            decide(item, app: app, delivery: APNsDelivery(outcome: .overloaded), log: log)
+            decide(item, app: app, delivery: APNsPush.overloaded, log: log)
         }
     }
 
     private func decide(_ item: AsyncNotification, app: RelayApp, delivery: APNsDelivery, log: FailedPushLog?) {
         let time = now()
-        switch policy.decide(after: delivery.outcome, tries: item.tries, expiration: item.expiration,
+        switch policy.decide(after: APNsPush.result(of: delivery), tries: item.tries, expiration: item.expiration,
                              retryAfterSeconds: delivery.retryAfterSeconds, now: time, random: &random) {
         case .done(.accepted):
             counts.countDelivered()

@@ -43,7 +43,7 @@ public final class AsyncPushes: Sendable {
     /// hears each notification's end (the route's metrics), and a fleet's
     /// notification is then acknowledged. The one place a queue is made;
     /// it joins `queues`. On `loop`.
-    public func makeQueue(on loop: EventLoop, path: DeliveryPath, apps: @escaping (_ id: String) -> RelayApp?,
+    public func makeQueue(on loop: EventLoop, path: DeliveryPath<APNsPush>, apps: @escaping (_ id: String) -> RelayApp?,
                           done: @escaping AsyncDeliveryQueue.Done) -> AsyncDeliveryQueue {
         let shared = shared
         let queue = AsyncDeliveryQueue(path: path, policy: policy, bound: shared == nil ? bound : nil, counts: counts,

@@ -9,33 +9,44 @@
 import APNs
 import RelayCore
 
-/// The failed-push log of one token's delivery, nil when APNs accepted it
-/// (200). `status`, `reason` and `apns_id` are APNs' answer; `timestamp`
-/// only for 410 (APNs' time the token stopped being valid); `error` is
-/// `failedPushErrorText(_:)`.
-///
-/// - `notification`: the gorush notification the token came in (its
-///   `notif_id`, platform and message go in the log); nil for the other
-///   paths, which have none (message empty, platform `ios`).
-/// - `sentAPNsID`: the `apns-id` the relay sent or answered with, when it
-///   chose one (the proxy): the log's `apns_id` when APNs' answer has
-///   none or APNs never answered, so the hook's entry matches what the
-///   caller was told.
-public func failedPushLog(for delivery: APNsDelivery, token: String, app: String?,
-                          notification: FailedPushSource.Notification? = nil, sentAPNsID: String? = nil)
-    -> FailedPushLog? {
-    // Most deliveries succeed: nothing is built for them (this runs per token).
-    if case .apns(200, _, _) = delivery.outcome { return nil }
-    let error = failedPushErrorText(delivery.outcome)
-    var log = FailedPushLog(notification: notification, token: token, app: app, failure: error)
-    switch delivery.outcome {
-    case .apns(let status, let reason, let apnsID):
-        (log.status, log.reason, log.apnsID) = (status, reason?.rawValue, apnsID ?? sentAPNsID)
-        log.timestamp = status == 410 ? delivery.unregisteredTimestamp : nil
-    case .answerTimedOut, .connectFailed, .tlsFailed, .streamFailed, .allConnectionsDown, .overloaded:
-        log.apnsID = sentAPNsID
+extension APNsPush {
+    /// The failed-push log of one token's delivery, nil when APNs accepted
+    /// it (200). `status`, `reason` and `apns_id` are APNs' answer;
+    /// `timestamp` only for 410 (APNs' time the token stopped being valid);
+    /// `error` is `failedPushErrorText(_:)`.
+    ///
+    /// - `source.notification`: the gorush notification the token came in
+    ///   (its `notif_id`, platform and message go in the log); nil for the
+    ///   other paths, which have none (message empty, platform `ios`).
+    /// - `source.sentAPNsID`: the `apns-id` the relay sent or answered
+    ///   with, when it chose one (the proxy): the log's `apns_id` when APNs'
+    ///   answer has none or APNs never answered, so the hook's entry
+    ///   matches what the caller was told.
+    ///
+    /// Inlinable: it runs at the end of every delivery, and most
+    /// deliveries succeed, which the first line answers where it is called.
+    @inlinable
+    public static func failedPushLog(for delivery: APNsDelivery, token: String, app: String,
+                                     source: FailedPushSource?) -> FailedPushLog? {
+        if case .apns(200, _, _) = delivery.outcome { return nil }
+        return failureLog(for: delivery, token: token, app: app, source: source)
     }
-    return log
+
+    @usableFromInline
+    static func failureLog(for delivery: APNsDelivery, token: String, app: String, source: FailedPushSource?)
+        -> FailedPushLog {
+        let error = failedPushErrorText(delivery.outcome)
+        var log = FailedPushLog(notification: source?.notification, token: token, app: app, failure: error)
+        let sentAPNsID = source?.sentAPNsID
+        switch delivery.outcome {
+        case .apns(let status, let reason, let apnsID):
+            (log.status, log.reason, log.apnsID) = (status, reason?.rawValue, apnsID ?? sentAPNsID)
+            log.timestamp = status == 410 ? delivery.unregisteredTimestamp : nil
+        case .answerTimedOut, .connectFailed, .tlsFailed, .streamFailed, .allConnectionsDown, .overloaded:
+            log.apnsID = sentAPNsID
+        }
+        return log
+    }
 }
 
 /// A failed-push log's `error` for an outcome: APNs' reason when it gave one

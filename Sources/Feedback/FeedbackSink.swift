@@ -1,4 +1,3 @@
-import APNs
 import Glibc
 import RelayCore
 
@@ -22,16 +21,10 @@ public struct FeedbackSink: Sendable {
         self.shared = shared
     }
 
-    /// Records the token when `delivery` says it is dead; returns whether it did.
-    @discardableResult
-    public func recordDeadToken(app: String, environment: APNsEnvironment, token: String, delivery: APNsDelivery) -> Bool {
-        guard case .apns(let status, let reason, _) = delivery.outcome,
-              let entry = FeedbackEntry(app: app, environment: environment, token: token, status: status,
-                                        reason: reason, apnsTimestamp: delivery.unregisteredTimestamp,
-                                        now: FeedbackSink.unixMilliseconds())
-        else { return false }
-        store.record(entry)
-        return true
+    /// Records a dead token (the push service's answer decides which:
+    /// `FeedbackEntry`'s APNs reading for APNs).
+    public func record(_ deadToken: FeedbackEntry) {
+        store.record(deadToken)
     }
 
     /// Hands `log` to the hook, when there is one: a full queue drops it

@@ -23,7 +23,7 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     /// This loop's request and notification counts (with METRICS_PORT).
     let metrics: ProviderMetricsRecorder?
     /// Where every route's notifications go.
-    let delivery: DeliveryPath
+    let delivery: DeliveryPath<APNsPush>
     /// This loop's queue of asynchronous notifications.
     public let asyncQueue: AsyncDeliveryQueue
     /// The loop the handler is confined to: answers that waited for Redis
@@ -42,7 +42,7 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
         (self.loopContext, self.context) = (loopContext, context)
         self.loop = loop
         metrics = loopContext.providerMetrics
-        let delivery = DeliveryPath(sender: loopContext.sender, counters: counters, feedback: context.feedback)
+        let delivery = DeliveryPath(service: loopContext.apns, counters: counters, feedback: context.feedback)
         self.delivery = delivery
         let metrics = self.metrics
         asyncQueue = context.async.makeQueue(on: loop, path: delivery, apps: { [loopContext, context] id in

@@ -15,7 +15,7 @@ import VAPID
 public final class WebPushHandler {
     /// What this loop's handlers share: the apps, the log, the metrics.
     public let loopContext: LoopContext
-    private let delivery: DeliveryPath
+    private let delivery: DeliveryPath<APNsPush>
     /// Where lines go; on a loop, they are written once per loop iteration.
     private let output: RelayLog
     private let maxTTL: Int
@@ -37,7 +37,7 @@ public final class WebPushHandler {
         self.loopContext = loopContext
         metrics = loopContext.webPushMetrics
         output = loopContext.output
-        delivery = DeliveryPath(sender: loopContext.sender, counters: counters, feedback: feedback)
+        delivery = DeliveryPath(service: loopContext.apns, counters: counters, feedback: feedback)
         self.maxTTL = maxTTL
         self.vapid = VAPIDGate(publicURL: publicURL, listenerIsTLS: listenerIsTLS)
         self.unixTime = unixTime

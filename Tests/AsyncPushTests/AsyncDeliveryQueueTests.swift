@@ -34,7 +34,7 @@ struct AsyncDeliveryQueueTests {
                                     timeout: .seconds(1), maxAttempts: 1, backoff: .zero)
             hook.shutdown(within: .zero)
             let sink = FeedbackSink(store: store, hook: hook)
-            let path = DeliveryPath(sender: sender, counters: InFlightDeliveries(maxInFlight: maxInFlight),
+            let path = DeliveryPath(service: APNsPush(sender: sender), counters: InFlightDeliveries(maxInFlight: maxInFlight),
                                     feedback: sink)
             queue = AsyncDeliveryQueue(path: path, policy: AsyncRetryPolicy(maxTries: maxTries), bound: bound,
                                        counts: counts, apps: { _ in nil }, random: LowestJitter(),
