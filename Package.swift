@@ -79,7 +79,7 @@ let package = Package(
         // records (app health, a dead token into the feedback list, the
         // failed-push log to the hook).
         .target(name: "Delivery", dependencies: ["APNs", "RelayCore", "Feedback"]),
-        .testTarget(name: "DeliveryTests", dependencies: ["APNs", "Delivery", "HTTP1", "RelayCore", "ProviderAPI", "Feedback", "FeedbackHook", "TestSupport"]),
+        .testTarget(name: "DeliveryTests", dependencies: ["APNs", "Delivery", "HTTP1", "RelayCore", "Feedback", "FeedbackHook", "TestSupport"]),
         // The asynchronous `/api/push`, in one place: the retry policy, the
         // bound on what is pending, the one queued notification (its stream
         // fields its encoding), each loop's queue through the loop's

@@ -2,7 +2,6 @@ import APNs
 import Feedback
 import FeedbackHook
 import HTTP1
-import ProviderAPI
 import RelayCore
 import Testing
 
