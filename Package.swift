@@ -93,14 +93,25 @@ let package = Package(
                           path: "Fuzz/provider-api"),
         .testTarget(name: "ProviderAPITests", dependencies: ["APNsCore", "ProviderAPI", "HTTPCore", "JSON", "RelayCore"]),
         // Feedback: the tokens APNs refused for good, per app
-        // (`FeedbackStore`), and the pull endpoint's JSON.
+        // (`FeedbackStore`), the pull endpoint's JSON, the lists a fleet
+        // shares (`SharedFeedbackList`), and the sink every path records a
+        // dead token and posts a failed-push log into (`FeedbackSink`,
+        // through a `HookOutbox`).
         .target(name: "Feedback", dependencies: ["APNsCore", "JSON", "Locking", "RelayCore"]),
         // One delivery, whatever the route (Web Push, gorush, the proxy,
         // pyapns): a place under MAX_IN_FLIGHT, the send, and what its end
         // records (app health, a dead token into the feedback list, the
         // failed-push log to the hook).
-        .target(name: "Delivery", dependencies: ["APNsCore", "HTTPCore", "RelayCore", "ProviderAPI", "Feedback", "FeedbackHook"]),
-        .testTarget(name: "DeliveryTests", dependencies: ["APNsCore", "Delivery", "HTTPCore", "RelayCore", "ProviderAPI", "Feedback", "FeedbackHook", "TestSupport"]),
+        .target(name: "Delivery", dependencies: ["APNsCore", "RelayCore", "Feedback"]),
+        .testTarget(name: "DeliveryTests", dependencies: ["APNsCore", "Delivery", "HTTPCore", "RelayCore", "Feedback", "FeedbackHook", "TestSupport"]),
+        // The asynchronous `/api/push`, in one place: the retry policy, the
+        // bound on what is pending, the one queued notification (its stream
+        // fields its encoding), each loop's queue through the loop's
+        // delivery path, and the fleet's queue and its reader.
+        .target(name: "AsyncPush", dependencies: ["APNsCore", "HTTPCore", "RelayCore", "Delivery", "Feedback", "Fleet",
+                                                  "EventLoop", "Locking"]),
+        .testTarget(name: "AsyncPushTests", dependencies: ["AsyncPush", "APNsCore", "Delivery", "HTTPCore", "RelayCore",
+                                                           "Feedback", "FeedbackHook", "TestSupport"]),
         // libcurl, imported by FeedbackHook only.
         .systemLibrary(
             name: "CCurl",
@@ -109,8 +120,8 @@ let package = Package(
         ),
         // The feedback hook: failed-push logs queued by the event loops and
         // posted to FEEDBACK_HOOK_URL by a worker thread through libcurl,
-        // with retries and backoff.
-        .target(name: "FeedbackHook", dependencies: ["EventLoop", "Locking", "CCurl", "HTTPCore", "RelayCore"]),
+        // with retries and backoff; Feedback's `HookOutbox` alone.
+        .target(name: "FeedbackHook", dependencies: ["EventLoop", "Locking", "CCurl", "HTTPCore", "RelayCore", "Feedback"]),
         .testTarget(name: "FeedbackTests", dependencies: ["APNsCore", "Locking", "Feedback", "RelayCore"]),
         .testTarget(name: "FeedbackHookTests", dependencies: ["Locking", "FeedbackHook", "TestSupport"]),
         // epoll, timers, eventfd, POSIX sockets.
@@ -143,19 +154,23 @@ let package = Package(
         .target(name: "APNs", dependencies: ["APNsCore", "HTTPCore", "Locking", "Base64URL", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
         // An APNs-compatible HTTP/2 server for tests, benchmarks and the demo.
         .target(name: "APNsEmulator", dependencies: ["Locking", "APNsCore", "Base64URL", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
+        // pyapns' provisioned apps (`ProvisionedApps`: certificates added at
+        // run time, checked, in the credential catalog), and the protocol
+        // through which a fleet shares them (`SharedProvisionedApps`).
+        .target(name: "Provisioning", dependencies: ["APNs", "APNsCore", "Delivery", "Locking", "RelayCore", "TLS"]),
         // The daemon's server: the Web Push, provider API and metrics
         // handlers on HTTP/1 listeners, logs, metrics, the apps' loading.
         .target(name: "Relay", dependencies: [
             "Locking", "HTTP1", "HTTPCore", "RelayCore", "EventLoop", "TLS", "APNs", "APNsCore", "AppsFile", "VAPID",
-            "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "PyAPNs", "Fleet",
-            .product(name: "Prometheus", package: "swift-prometheus"),
+            "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "PyAPNs", "Fleet", "Provisioning",
+            "AsyncPush", .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         // The daemon: flags and environment, start-up, signals, reload,
         // shutdown, the demo.
         .executableTarget(name: "toot-relay", dependencies: [
             "Locking", "HTTP1", "HTTPCore", "Relay", "APNs", "APNsCore", "APNsEmulator", "RelayCore", "EventLoop", "TLS", "AppsFile",
-            "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "Fleet", "Redis",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "Fleet", "Provisioning", "Redis",
+            "AsyncPush", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // The emulator as a process (end-to-end tests, the benchmark).
         .executableTarget(name: "apns-emulator", dependencies: [
@@ -215,7 +230,7 @@ let package = Package(
         .testTarget(name: "APNsEmulatorTests", dependencies: ["Base64URL", "APNsCore", "Locking", "APNsEmulator", "HTTP2", "HTTP2Transport", "HTTPCore", "TLS", "EventLoop", "TestSupport"]),
         .testTarget(name: "RelayTests", dependencies: [
             "Base64URL", "Locking", "HTTP1", "HTTPCore", "Relay", "APNs", "APNsCore", "APNsEmulator", "TestSupport", "ProviderAPI", "Delivery", "Feedback",
-            "FeedbackHook", "XMLRPC",
+            "FeedbackHook", "XMLRPC", "Provisioning", "AsyncPush",
         ]),
 
         // libxml2 for the XML-RPC decoder, imported by XMLRPC only.
@@ -254,16 +269,19 @@ let package = Package(
         .testTarget(name: "RedisTests", dependencies: ["Redis", "EventLoop", "Locking", "TestSupport"]),
         // What the instances of a fleet share through Redis: the links to it
         // (a thread of their own each), its keys, and the shared state
-        // built on them.
-        .target(name: "Fleet", dependencies: ["Redis", "EventLoop", "Locking", "Feedback", "APNsCore"]),
+        // built on them (feedback lists, the hook's posts, provisioned
+        // apps, provider tokens), each behind the protocol its users see.
+        .target(name: "Fleet", dependencies: ["Redis", "EventLoop", "Locking", "Feedback", "FeedbackHook", "APNs",
+                                              "APNsCore", "RelayCore", "Provisioning"]),
         .testTarget(name: "FleetTests", dependencies: ["Fleet", "Redis", "EventLoop", "Locking", "TestSupport",
-                                                     "Relay", "RelayCore", "APNs", "APNsCore", "TLS", "Feedback", "FeedbackHook"]),
+                                                     "Provisioning", "RelayCore", "APNs", "APNsCore", "TLS", "Feedback",
+                                                     "FeedbackHook"]),
         // hiredis' reader with the relay's limits, fed in random pieces; built by SwiftPM.
         .executableTarget(name: "redis-reply-fuzzer", dependencies: ["Redis", "FuzzSupport"],
                           path: "Fuzz/redis-reply"),
         // What instances read back from Redis (a feedback value, a queued
         // notification's fields), fuzzed; built by SwiftPM.
-        .executableTarget(name: "fleet-values-fuzzer", dependencies: ["Fleet", "Delivery", "FuzzSupport", "Redis"],
+        .executableTarget(name: "fleet-values-fuzzer", dependencies: ["Fleet", "AsyncPush", "FuzzSupport", "Redis"],
                           path: "Fuzz/fleet-values"),
         // What FCMCore reads from outside (a send's answer, the token
         // endpoint's, a service account's file), fuzzed; built by SwiftPM.

@@ -1,8 +1,8 @@
 // Fuzz target fleet-values: what an instance reads back from Redis, which
 // another instance (or whoever can write to Redis) wrote: a feedback list's
 // value (`decodeFeedbackValue`, Sources/Fleet/FeedbackValue.swift), an
-// asynchronous notification's stream fields (`AsyncQueuedNotification(fields:)`,
-// Sources/Delivery/AsyncQueuedNotification.swift), and the stream replies
+// asynchronous notification's stream fields (`AsyncNotification(fields:)`,
+// Sources/AsyncPush/AsyncNotification.swift), and the stream replies
 // that carry them (`StreamEntry.readReply`, `.autoclaimReply`,
 // Sources/Fleet/StreamEntry.swift).
 //
@@ -29,7 +29,7 @@
 // plain `swift build` makes a replay tool of it:
 // `fleet-values-fuzzer <input file>…`.
 
-import Delivery
+import AsyncPush
 import Fleet
 import FuzzSupport
 import Redis
@@ -65,11 +65,11 @@ private func checkFeedbackValue(_ value: [UInt8]) {
 }
 
 private func checkStreamFields(_ fields: [(name: [UInt8], value: [UInt8])]) {
-    do throws(AsyncQueuedNotification.DecodingError) {
-        let queued = try AsyncQueuedNotification(fields: fields)
+    do throws(AsyncNotification.DecodingError) {
+        let queued = try AsyncNotification(fields: fields)
         let written = queued.fields
-        do throws(AsyncQueuedNotification.DecodingError) {
-            let again = try AsyncQueuedNotification(fields: written)
+        do throws(AsyncNotification.DecodingError) {
+            let again = try AsyncNotification(fields: written)
             let rewritten = again.fields
             require(rewritten.count == written.count
                         && zip(rewritten, written).allSatisfy { $0.name == $1.name && $0.value == $1.value },

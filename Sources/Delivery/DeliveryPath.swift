@@ -1,142 +1,137 @@
 import APNsCore
-import HTTPCore
-import ProviderAPI
+import Feedback
 import RelayCore
 
 /// The one path every route delivers through — Web Push, gorush's
-/// `/api/push`, the APNs-shaped proxy, pyapns' `notify` — on one event loop:
-/// a place under MAX_IN_FLIGHT, the send over the loop's APNs client, and
-/// what the end of a delivery means beyond the route's own answer: APNs'
-/// verdict on the app's credentials (`AppHealth`, decided by
-/// `DeliveryOutcome.credentialVerdict`), a dead token into the app's
+/// `/api/push`, the APNs-shaped proxy, pyapns' `notify` — on one event loop,
+/// through one push service (`PushService`: APNs today): a place under
+/// MAX_IN_FLIGHT, the send over the loop's client, and what the end of a
+/// delivery means beyond the route's own answer: the service's verdict on
+/// the app's credentials (`AppHealth`), a dead token into the app's
 /// feedback list, the token's failed-push log to the hook. The routes keep
 /// what differs between them: building their request, their answer, their
 /// metrics series and their log line.
 ///
-/// Thread-confined to its loop, like the sender it is given.
-public final class DeliveryPath {
-    /// Which failed deliveries the hook hears of.
-    public enum HookPosting {
-        /// Only a dead token's: the Web Push path's sender (a fediverse
-        /// server) has every other answer itself.
-        case deadTokens
-        /// Every failed token's (gorush's feedback hook), named as
-        /// `source` says.
-        case everyFailure(FailedPushSource)
-        /// Every failed token's log, as `.everyFailure` makes it, handed to
-        /// the completion and not posted: the caller posts the one that is
-        /// final (an asynchronous push tries a 5xx again, and only its last
-        /// try's failure is the token's).
-        case everyFailureToCaller(FailedPushSource)
-
-        /// Whether the end of a delivery posts its log to the hook itself.
-        @usableFromInline var postsLog: Bool {
-            if case .everyFailureToCaller = self { false } else { true }
-        }
-    }
-
-    /// How `deliver` ended at once.
-    public enum Start {
-        /// Sent: the completion runs later.
-        case sent
-        /// Over MAX_IN_FLIGHT: nothing was sent and the completion never
-        /// runs; the refusal is recorded like any end of a delivery, and
-        /// this is the token's failed-push log (nil for `.deadTokens`).
-        case overloaded(FailedPushLog?)
-    }
-
-    @usableFromInline let sender: NotificationSender
+/// Thread-confined to its loop, like the client it is given.
+public final class DeliveryPath<Service: PushService> {
+    @usableFromInline let service: Service
     @usableFromInline let counters: InFlightDeliveries
-    /// Nil: no feedback list (tests of a route alone).
-    @usableFromInline let feedback: FeedbackSink?
+    /// Where the end of a delivery records its dead token and posts its log.
+    public let feedback: FeedbackSink
 
-    public init(sender: NotificationSender, counters: InFlightDeliveries, feedback: FeedbackSink?) {
-        (self.sender, self.counters, self.feedback) = (sender, counters, feedback)
+    public init(service: Service, counters: InFlightDeliveries, feedback: FeedbackSink) {
+        (self.service, self.counters, self.feedback) = (service, counters, feedback)
     }
 
     /// Delivers `notification` for `app`. `token` is the device token as the
     /// sender wrote it (a failed-push log echoes it; the feedback list takes
-    /// APNs' form, `notification.deviceToken`). Unless it returns
+    /// the service's form, from the notification). Unless it returns
     /// `.overloaded`, `completion` runs exactly once, on this loop, never
-    /// inside this call, with APNs' answer and the token's failed-push log
-    /// (nil when APNs accepted it, or when `posting` has none for it).
+    /// inside this call, with the service's answer and the token's
+    /// failed-push log (nil when the service accepted it, or when `posting`
+    /// has none for it).
     /// Inlinable: the routes call it once per notification from another
-    /// module, and its completion is the one closure the send allocates.
+    /// module, where it is specialised for their service, and its
+    /// completion is the one closure the send allocates.
     @inlinable
-    public func deliver(_ notification: APNsNotification, app: RelayApp, token: String, posting: HookPosting,
-                 completion: @escaping (APNsDelivery, FailedPushLog?) -> Void) -> Start {
-        let ending = Ending(appID: app.id, health: app.health, environment: notification.environment,
-                            deviceToken: notification.deviceToken, token: token, posting: posting)
+    public func deliver(_ notification: Service.Notification, app: RelayApp, token: String, posting: HookPosting,
+                        completion: @escaping (Service.Delivery, FailedPushLog?) -> Void) -> DeliveryStart {
+        let end = DeliveryEnd<Service>(appID: app.id, health: Service.health(of: app), token: token, posting: posting,
+                                       counters: counters, feedback: feedback, completion: completion)
         guard counters.beginDelivery() else {
-            return .overloaded(ending.record(APNsDelivery(outcome: .overloaded), feedback: feedback))
+            return .overloaded(end.record(Service.overloaded, recipient: Service.recipient(of: notification)))
         }
-        // The completion holds what it needs, not the path: a weak reference
-        // cost a second allocation per request (the box of the weak
-        // reference), and none of these owns the sender.
-        let counters = self.counters
-        let feedback = self.feedback
-        sender.send(notification) { delivery in
-            counters.endDelivery()
-            completion(delivery, ending.record(delivery, feedback: feedback))
-        }
+        service.send(notification, then: end)
         return .sent
-    }
-
-    /// What a delivery's end records, whatever the route: only what that
-    /// needs, so the send's completion holds (and retains) little.
-    @usableFromInline
-    struct Ending {
-        let appID: String
-        let health: any CredentialHealth
-        let environment: APNsEnvironment
-        /// APNs' form, for the feedback list.
-        let deviceToken: String
-        /// As the sender wrote it, for the failed-push log.
-        let token: String
-        let posting: HookPosting
-
-        @usableFromInline
-        init(appID: String, health: any CredentialHealth, environment: APNsEnvironment, deviceToken: String, token: String,
-             posting: HookPosting) {
-            (self.appID, self.health, self.environment) = (appID, health, environment)
-            (self.deviceToken, self.token, self.posting) = (deviceToken, token, posting)
-        }
-
-        /// Records the end of `delivery`; returns the token's failed-push log
-        /// (posted to the hook, when there is one).
-        @usableFromInline
-        func record(_ delivery: APNsDelivery, feedback: FeedbackSink?) -> FailedPushLog? {
-            health.record(delivery.outcome.credentialVerdict)
-            let dead = feedback?.recordDeadToken(app: appID, environment: environment, token: deviceToken,
-                                                 delivery: delivery) ?? false
-            let log: FailedPushLog?
-            switch posting {
-            case .deadTokens:
-                log = dead ? failedPushLog(for: delivery, token: token, app: appID) : nil
-            case .everyFailure(let source), .everyFailureToCaller(let source):
-                // Most deliveries succeed: nothing of the source (a gorush
-                // notification has forty fields) is copied for them.
-                if case .apns(200, _, _) = delivery.outcome { return nil }
-                log = failedPushLog(for: delivery, token: token, app: appID, notification: source.notification,
-                                    sentAPNsID: source.sentAPNsID)
-            }
-            if let log, posting.postsLog { feedback?.post(log) }
-            return log
-        }
     }
 }
 
-/// What a provider route's failed-push logs name besides the token
-/// (`failedPushLog(for:…)`): the gorush notification the tokens came in, the
-/// `apns-id` the relay sent when it chose one (the proxy). One per request
-/// or notification, shared by its tokens' completions: a class, since a
-/// completion that held a gorush notification itself copied its forty
-/// fields per token.
-public final class FailedPushSource: Sendable {
-    public let notification: ProviderNotification?
-    public let sentAPNsID: String?
+/// Which failed deliveries the hook hears of.
+public enum HookPosting {
+    /// Only a dead token's: the Web Push path's sender (a fediverse
+    /// server) has every other answer itself.
+    case deadTokens
+    /// Every failed token's (gorush's feedback hook), named as
+    /// `source` says.
+    case everyFailure(FailedPushSource)
+    /// Every failed token's log, as `.everyFailure` makes it, handed to
+    /// the completion and not posted: the caller posts the one that is
+    /// final (an asynchronous push tries a 5xx again, and only its last
+    /// try's failure is the token's).
+    case everyFailureToCaller(FailedPushSource)
 
-    public init(notification: ProviderNotification? = nil, sentAPNsID: String? = nil) {
-        (self.notification, self.sentAPNsID) = (notification, sentAPNsID)
+    /// Whether the end of a delivery posts its log to the hook itself.
+    @usableFromInline var postsLog: Bool {
+        if case .everyFailureToCaller = self { false } else { true }
+    }
+}
+
+/// How `DeliveryPath.deliver` ended at once.
+public enum DeliveryStart {
+    /// Sent: the completion runs later.
+    case sent
+    /// Over MAX_IN_FLIGHT: nothing was sent and the completion never
+    /// runs; the refusal is recorded like any end of a delivery, and
+    /// this is the token's failed-push log (nil for `.deadTokens`).
+    case overloaded(FailedPushLog?)
+}
+
+/// The end of one delivery, whatever the route: what it records (the
+/// app's health, a dead token, the failed-push log) and the route's
+/// completion. The service's `send` hands it the answer, with the
+/// notification's recipient, from the one closure it gives its client:
+/// formed there, in the service's own code, that closure takes the client's
+/// answer as the client passes it (a closure formed here, in generic code,
+/// took it indirectly, and the client's call then went through a
+/// reabstraction thunk: an allocation more per notification, measured with
+/// callgrind). No field's type depends on the service: with the recipient
+/// in it, each copy went through the struct's value witnesses (callgrind:
+/// about 380 instructions more per Web Push notification, 120 per provider
+/// one). It holds what the end needs, not the path: a weak reference to the
+/// path cost a second allocation per request (the box of the weak
+/// reference).
+public struct DeliveryEnd<Service: PushService> {
+    @usableFromInline let appID: String
+    @usableFromInline let health: any CredentialHealth
+    /// As the sender wrote it, for the failed-push log.
+    @usableFromInline let token: String
+    @usableFromInline let posting: HookPosting
+    @usableFromInline let counters: InFlightDeliveries
+    @usableFromInline let feedback: FeedbackSink
+    @usableFromInline let completion: (Service.Delivery, FailedPushLog?) -> Void
+
+    @inlinable
+    init(appID: String, health: any CredentialHealth, token: String, posting: HookPosting, counters: InFlightDeliveries,
+         feedback: FeedbackSink, completion: @escaping (Service.Delivery, FailedPushLog?) -> Void) {
+        (self.appID, self.health, self.token, self.posting) = (appID, health, token, posting)
+        (self.counters, self.feedback, self.completion) = (counters, feedback, completion)
+    }
+
+    /// The service answered the notification sent to `recipient`
+    /// (`PushService.recipient(of:)`): the delivery's place under
+    /// MAX_IN_FLIGHT is given back, its end recorded, and the route told.
+    /// Once, on the loop.
+    @inlinable
+    public func finish(_ delivery: Service.Delivery, recipient: Service.Recipient) {
+        counters.endDelivery()
+        completion(delivery, record(delivery, recipient: recipient))
+    }
+
+    /// Records the end of `delivery`; returns the token's failed-push log
+    /// (posted to the hook, when there is one).
+    @inlinable
+    func record(_ delivery: Service.Delivery, recipient: Service.Recipient) -> FailedPushLog? {
+        health.record(Service.credentialVerdict(of: delivery))
+        let deadToken = Service.deadToken(in: delivery, recipient: recipient, app: appID)
+        if let deadToken { feedback.record(deadToken) }
+        let log: FailedPushLog?
+        switch posting {
+        case .deadTokens:
+            log = deadToken == nil ? nil : Service.failedPushLog(for: delivery, token: token, app: appID, source: nil)
+        case .everyFailure(let source), .everyFailureToCaller(let source):
+            log = Service.failedPushLog(for: delivery, token: token, app: appID, source: source)
+        }
+        if let log, posting.postsLog { feedback.post(log) }
+        return log
     }
 }

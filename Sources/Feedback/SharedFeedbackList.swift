@@ -15,8 +15,9 @@ public struct FeedbackPull: Sendable {
 }
 
 /// A feedback list shared by several instances, which this instance's
-/// `FeedbackStore` buffers for.
-public protocol SharedFeedbackList: Sendable {
+/// `FeedbackStore` buffers for. Class-bound, as `HookOutbox` is: the sink
+/// that holds it is copied into every delivery's completion.
+public protocol SharedFeedbackList: AnyObject, Sendable {
     /// Takes and clears the shared entries of `app` (this instance's
     /// included); `completion` runs on another thread, exactly once.
     func pull(app: String, completion: @escaping @Sendable (FeedbackPull) -> Void)

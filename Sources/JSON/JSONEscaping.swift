@@ -11,6 +11,15 @@ public func appendJSONStringContent(_ text: String, to output: inout [UInt8]) {
     forEachJSONEscapedByte(text.utf8) { output.append($0) }
 }
 
+/// Appends `text` as a quoted JSON string. Inlinable: the payload writers
+/// of other modules call it for every string they write.
+@inlinable
+public func appendJSONString(_ text: String, to output: inout [UInt8]) {
+    output.append(UInt8(ascii: "\""))
+    appendJSONStringContent(text, to: &output)
+    output.append(UInt8(ascii: "\""))
+}
+
 /// Bytes the escaping writes for `text` (UTF-8).
 @inlinable
 public func jsonEscapedCount(_ text: some Sequence<UInt8>) -> Int {

@@ -65,14 +65,6 @@ public struct JSONMember: Sendable, Equatable {
     public init(name: String, value: JSONValue) { (self.name, self.value) = (name, value) }
 }
 
-/// Appends `text` as a quoted JSON string.
-@inlinable
-public func appendJSONString(_ text: String, to output: inout [UInt8]) {
-    output.append(UInt8(ascii: "\""))
-    appendJSONStringContent(text, to: &output)
-    output.append(UInt8(ascii: "\""))
-}
-
 /// Appends `{"name":value,…}` for members given in order.
 @inlinable
 public func appendJSONObject(_ members: some Sequence<(String, JSONValue)>, to output: inout [UInt8]) {

@@ -7,6 +7,7 @@
 // `sound` with apns2's critical sound, and zero values are left out.
 
 import JSON
+import RelayCore
 
 /// apns2's `aps` struct as the builder fills it; encoded in its field order.
 struct GorushAPS {

@@ -1,4 +1,5 @@
 import APNsCore
+import Delivery
 import EventLoop
 import RelayCore
 
@@ -10,8 +11,9 @@ import RelayCore
 ///
 /// Confined to its loop: made, read and replaced on it.
 public final class LoopContext {
-    /// The loop's APNs client.
-    let sender: NotificationSender
+    /// APNs as this loop's push service, over the loop's APNs client: the
+    /// service every route delivers through.
+    let apns: APNsPush
     /// Where every handler's lines go; with a loop, written once per iteration.
     let output: RelayLog
     /// What the URLs' and the API's app references resolve to.
@@ -25,7 +27,7 @@ public final class LoopContext {
     /// at once.
     public init(sender: NotificationSender, apps: RelayApps, logger: Logger, loop: EventLoop? = nil,
                 metrics: RelayMetrics? = nil, providerMetrics: ProviderMetrics? = nil) {
-        self.sender = sender
+        apns = APNsPush(sender: sender)
         self.apps = apps
         output = RelayLog(logger: logger, buffer: loop.map { LoopLogBuffer(logger: logger, loop: $0) })
         webPushMetrics = metrics?.makeRecorder()

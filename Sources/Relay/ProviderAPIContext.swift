@@ -1,5 +1,7 @@
-import Delivery
+import AsyncPush
+import Feedback
 import ProviderAPI
+import Provisioning
 import RelayCore
 import Locking
 import XMLRPC
@@ -21,7 +23,7 @@ public final class ProviderAPIContext: Sendable {
 
     public init(keyring: APIKeyring, provisioned: ProvisionedApps, feedback: FeedbackSink,
                 limits: ProviderLimits, xmlLimits: XMLRPCLimits, provisionDirectory: String?,
-                async: AsyncPushes = AsyncPushes(byDefault: false, maxTries: 5, maxPending: 1_000_000)) {
+                async: AsyncPushes) {
         self.async = async
         self.keyring = Locked(keyring)
         self.provisioned = provisioned
@@ -39,6 +41,12 @@ public final class ProviderAPIContext: Sendable {
         let keys = keyring.withLock { $0 }
         if keys.isEmpty { return .key(name: "-", apps: .all) }
         return keys.authorize(authorization: header)
+    }
+
+    /// The app `id` among `configured` (the apps file's, as a loop serves
+    /// them), else a provisioned one.
+    func app(id: String, configured: RelayApps) -> RelayApp? {
+        configured.app(for: .id(id)) ?? provisioned.app(id: id)
     }
 
     /// The keys of a reloaded apps file (with API_KEYS').

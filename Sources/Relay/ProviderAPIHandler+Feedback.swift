@@ -13,7 +13,7 @@ extension ProviderAPIHandler {
     func takeFeedback(app: String, completion: @escaping (HTTP1Response) -> Void,
                       answer: @escaping @Sendable (ProviderAPIHandler, [FeedbackEntry], String?) -> HTTP1Response)
         -> HTTP1Response? {
-        guard let shared = context.feedback.shared, loop != nil else {
+        guard let shared = context.feedback.shared else {
             return answer(self, context.feedback.store.take(app: app), nil)
         }
         let hop = LoopHop(self, completion, loop: loop)

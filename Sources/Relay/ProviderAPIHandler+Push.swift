@@ -1,6 +1,8 @@
 import APNsCore
+import AsyncPush
 import Delivery
 import EventLoop
+import Feedback
 import HTTPCore
 import ProviderAPI
 import RelayCore
@@ -49,7 +51,7 @@ extension ProviderAPIHandler {
                 continue
             }
             let apnsID = push.headers.first { $0.name == "apns-id" }?.value ?? ""
-            groups.append((app, FailedPushSource(notification: notification)))
+            groups.append((app, FailedPushSource(notification: .init(notification))))
             let headers = APNsRequestHeaders(topic: app.topic, push.headers)
             for (token, deviceToken) in zip(push.tokens, push.deviceTokens) {
                 let apns = APNsNotification(to: deviceToken, environment: push.environment, credential: credential,
@@ -58,7 +60,7 @@ extension ProviderAPIHandler {
             }
         }
         let tokenCount = sends.count + failures.count
-        if let asyncQueue, decoded.async ?? context.async.byDefault {
+        if decoded.async ?? context.async.byDefault {
             if let shared = context.async.shared {
                 return pushShared(sends: sends, groups: groups, failures: failures, counts: counts,
                                   summary: "notifications=\(notifications.count) tokens=\(tokenCount)", queue: shared,
@@ -119,8 +121,9 @@ extension ProviderAPIHandler {
         for failure in failures { context.feedback.post(failure) }
         let now = FeedbackSink.unixMilliseconds()
         for (apns, token, group) in sends {
-            queue.enqueue(AsyncNotification(notification: apns, app: groups[group].app, token: token,
-                                            source: groups[group].source, acceptedAt: now))
+            let app = groups[group].app
+            queue.enqueue(AsyncNotification(apns, appID: app.id, token: token, source: groups[group].source.notification,
+                                            acceptedAt: now), app: app)
         }
         logAPI(call, status: 200, detail: "async \(summary) queued=\(sends.count) failed=\(failures.count)")
         return Self.pushResponse(counts: counts, logs: [])
@@ -143,8 +146,8 @@ extension ProviderAPIHandler {
         }
         let now = FeedbackSink.unixMilliseconds()
         let items = sends.map { apns, token, group in
-            AsyncQueuedNotification(apns, appID: groups[group].app.id, token: token,
-                                    source: groups[group].source.notification, acceptedAt: now)
+            AsyncNotification(apns, appID: groups[group].app.id, token: token,
+                              source: groups[group].source.notification, acceptedAt: now)
         }
         let hop = LoopHop(self, completion, loop: loop)
         let tokens = sends.count

@@ -3,6 +3,7 @@ import Delivery
 import Glibc
 import HTTPCore
 import ProviderAPI
+import Provisioning
 import PyAPNs
 import RelayCore
 import TLS
@@ -53,7 +54,7 @@ extension ProviderAPIHandler {
         let provisioned = context.provisioned
         if let sharing = provisioned.sharing, apps.app(for: .id(provision.appID)) == nil,
            provisioned.app(id: provision.appID) == nil {
-            // A fleet: answered once Redis took the app (ProvisionedAppsSharing).
+            // A fleet: answered once the fleet took the app (SharedProvisionedApps).
             let answer = LoopHop(self, completion, loop: loop)
             sharing.provision(appID: provision.appID, pem: pem, environment: provision.environment,
                               into: provisioned) { outcome in
@@ -194,15 +195,6 @@ extension ProviderAPIHandler {
 
     func xmlAnswer(_ body: [UInt8]) -> HTTP1Response {
         HTTP1Response(status: 200, headers: [HTTPField(name: "Content-Type", value: "text/xml")], body: body)
-    }
-}
-
-/// pyapns took any string; here an id also names the app in log lines and
-/// metrics labels, so it keeps to the characters those take as they are.
-func isProvisionableAppID(_ id: String) -> Bool {
-    (1...64).contains(id.utf8.count) && id.utf8.allSatisfy { byte in
-        (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A)
-            || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
     }
 }
 

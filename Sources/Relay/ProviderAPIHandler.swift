@@ -1,3 +1,4 @@
+import AsyncPush
 import Delivery
 import EventLoop
 import Feedback
@@ -23,37 +24,32 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     /// This loop's request and notification counts (with METRICS_PORT).
     let metrics: ProviderMetricsRecorder?
     /// Where every route's notifications go.
-    let delivery: DeliveryPath
-    /// This loop's queue of asynchronous notifications; nil: every request
-    /// is answered after APNs (a handler without a loop to time retries on).
-    public let asyncQueue: AsyncDeliveryQueue?
+    let delivery: DeliveryPath<APNsPush>
+    /// This loop's queue of asynchronous notifications.
+    public let asyncQueue: AsyncDeliveryQueue
     /// The loop the handler is confined to: answers that waited for Redis
-    /// come back to it.
-    let loop: EventLoop?
+    /// come back to it, retries wait on its timers.
+    let loop: EventLoop
     let output: RelayLog
     let unixTime: () -> Int
     var random = BufferedRandom()
 
-    /// The provider API handler of `loopContext`'s loop; its notifications
-    /// count against `counters` (the API listener's `MAX_IN_FLIGHT`).
-    /// With `loop`, asynchronous requests are queued on it
+    /// The provider API handler of `loopContext`'s loop, `loop`; its
+    /// notifications count against `counters` (the API listener's
+    /// `MAX_IN_FLIGHT`), asynchronous ones queued on the loop
     /// (`AsyncDeliveryQueue`, its retries on the loop's timers).
     public init(loopContext: LoopContext, context: ProviderAPIContext, counters: InFlightDeliveries,
-                loop: EventLoop? = nil, unixTime: @escaping () -> Int = WebPushHandler.unixTime) {
+                loop: EventLoop, unixTime: @escaping () -> Int = WebPushHandler.unixTime) {
         (self.loopContext, self.context) = (loopContext, context)
         self.loop = loop
         metrics = loopContext.providerMetrics
-        let delivery = DeliveryPath(sender: loopContext.sender, counters: counters, feedback: context.feedback)
+        let delivery = DeliveryPath(service: loopContext.apns, counters: counters, feedback: context.feedback)
         self.delivery = delivery
         let metrics = self.metrics
-        asyncQueue = loop.map { loop in
-            AsyncDeliveryQueue(path: delivery, policy: context.async.policy, bound: context.async.bound,
-                               counts: context.async.counts, feedback: context.feedback, done: { item, outcome in
-                metrics?.countNotification(app: item.app.id, environment: item.notification.environment,
-                                           outcome: outcome)
-            }) { milliseconds, action in
-                _ = loop.schedule(after: .milliseconds(milliseconds), action)
-            }
+        asyncQueue = context.async.makeQueue(on: loop, path: delivery, apps: { [loopContext, context] id in
+            context.app(id: id, configured: loopContext.apps)
+        }) { item, outcome in
+            metrics?.countNotification(app: item.appID, environment: item.environment, outcome: outcome)
         }
         output = loopContext.output
         self.unixTime = unixTime
@@ -131,7 +127,7 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
 
     /// A configured app or a provisioned one, by id.
     func app(id: String) -> RelayApp? {
-        apps.app(for: .id(id)) ?? context.provisioned.app(id: id)
+        context.app(id: id, configured: apps)
     }
 
     /// The app for an `apns-topic` / gorush `topic`: the configured app with

@@ -1,5 +1,5 @@
 import APNsCore
-import Delivery
+import AsyncPush
 import Feedback
 import FeedbackHook
 import Locking

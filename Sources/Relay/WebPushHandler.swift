@@ -1,9 +1,9 @@
 import APNsCore
 import Delivery
 import EventLoop
+import Feedback
 import Glibc
 import HTTPCore
-import ProviderAPI
 import RelayCore
 import VAPID
 
@@ -15,7 +15,7 @@ import VAPID
 public final class WebPushHandler {
     /// What this loop's handlers share: the apps, the log, the metrics.
     public let loopContext: LoopContext
-    private let delivery: DeliveryPath
+    private let delivery: DeliveryPath<APNsPush>
     /// Where lines go; on a loop, they are written once per loop iteration.
     private let output: RelayLog
     private let maxTTL: Int
@@ -31,13 +31,13 @@ public final class WebPushHandler {
     /// count against `counters` (`MAX_IN_FLIGHT`), and dead tokens go to
     /// `feedback`. `publicURL`: `PUBLIC_URL`, the origin a restricted
     /// endpoint's VAPID `aud` must name; nil: each request's scheme and `Host`.
-    public init(loopContext: LoopContext, counters: InFlightDeliveries, feedback: FeedbackSink? = nil,
+    public init(loopContext: LoopContext, counters: InFlightDeliveries, feedback: FeedbackSink,
                 maxTTL: Int = Configuration.maxTTL, publicURL: String? = nil, listenerIsTLS: Bool = false,
                 unixTime: @escaping () -> Int = WebPushHandler.unixTime) {
         self.loopContext = loopContext
         metrics = loopContext.webPushMetrics
         output = loopContext.output
-        delivery = DeliveryPath(sender: loopContext.sender, counters: counters, feedback: feedback)
+        delivery = DeliveryPath(service: loopContext.apns, counters: counters, feedback: feedback)
         self.maxTTL = maxTTL
         self.vapid = VAPIDGate(publicURL: publicURL, listenerIsTLS: listenerIsTLS)
         self.unixTime = unixTime

@@ -1,5 +1,6 @@
 import Delivery
 import EventLoop
+import Feedback
 import HTTP1
 import HTTPCore
 import RelayCore
@@ -14,7 +15,7 @@ extension HTTP1Listener where Handler == WebPushHandler {
     public convenience init(options: ListenerOptions, loops: [EventLoop], tlsContext: TLSContext?,
                             loopContexts: LoopContexts, publicURL: String? = nil, logger: Logger,
                             counters: HTTP1ListenerCounters? = nil, deliveries: InFlightDeliveries,
-                            feedback: FeedbackSink? = nil) {
+                            feedback: FeedbackSink) {
         let listenerIsTLS = tlsContext != nil
         self.init(options: options, loops: loops, tlsContext: tlsContext, counters: counters,
                   warn: { logger.warning($0) }) { loop in

@@ -2,6 +2,7 @@ import APNs
 import APNsCore
 import AppsFile
 import Foundation
+import Provisioning
 import Relay
 import RelayCore
 import TLS

@@ -1,4 +1,4 @@
-import Delivery
+import AsyncPush
 import Fleet
 import Relay
 import RelayCore

@@ -1,6 +1,7 @@
 import APNs
 import Fleet
 import Glibc
+import Provisioning
 import Relay
 
 extension Daemon {

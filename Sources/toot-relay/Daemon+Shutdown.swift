@@ -1,4 +1,5 @@
 import APNs
+import AsyncPush
 import Delivery
 import Dispatch
 import EventLoop

@@ -1,3 +1,4 @@
+import AsyncPush
 import Delivery
 import APNs
 import APNsCore
@@ -88,8 +89,8 @@ struct Daemon {
         let fleet = try startFleet(redisURL, configuration: configuration, logger: logger)
         shareProviderTokens(catalog, fleet: fleet, logger: logger)
         let fleetMetrics = metrics.map { FleetMetrics(registry: $0.registry) }
-        let feedback = shareFeedback(try makeFeedbackSink(configuration, logger: logger), fleet: fleet,
-                                     configuration: configuration, logger: logger)
+        let feedbackParts = try makeFeedback(configuration, fleet: fleet, logger: logger)
+        let feedback = feedbackParts.sink
         let providerMetrics = metrics.map { ProviderMetrics(registry: $0.registry) }
         let apps = served.apps
         let loopContexts = LoopContexts(loops: group.loops) { loop in
@@ -110,7 +111,6 @@ struct Daemon {
         // The provider API: on its own port, never the Web Push one.
         var api: (server: HTTP1Listener<ProviderAPIHandler>, deliveries: InFlightDeliveries, context: ProviderAPIContext,
                   port: UInt16)?
-        let asyncQueues = AsyncQueues()
         let fleetAsync = makeFleetAsync(configuration, fleet: fleet, logger: logger)
         if let apiPort = configuration.apiPort {
             let (limits, xmlLimits) = providerLimits(configuration)
@@ -123,11 +123,10 @@ struct Daemon {
             do {
                 let (apiServer, apiDeliveries, bound) = try startAPI(
                     configuration, port: apiPort, socket: sockets.api, context: context, loops: group.loops,
-                    loopContexts: loopContexts, asyncQueues: asyncQueues, logger: logger)
+                    loopContexts: loopContexts, logger: logger)
                 api = (apiServer, apiDeliveries, context, bound)
                 metrics?.setAPIDeliveries(apiDeliveries)
-                fleetAsync?.start(pushes: context.async, loopContexts: loopContexts, provisioned: context.provisioned,
-                                  feedback: feedback, deliveries: apiDeliveries)
+                fleetAsync?.start(pushes: context.async)
             } catch let failure {
                 server.beginShutdown()
                 group.stopAndJoin()
@@ -158,7 +157,7 @@ struct Daemon {
         let connectionReport = Locked(APNsConnectionReport())
         let signal = waitForSignal(every: .seconds(1)) { now in
             refreshAPNsStatus(metrics, clients: clients, report: connectionReport, logger: logger)
-            providerMetrics?.publish(feedback: feedback.store.allCounts(), hook: hookCounts(feedback))
+            providerMetrics?.publish(feedback: feedback.store.allCounts(), hook: hookCounts(feedbackParts))
             if let async = api?.context.async { providerMetrics?.publish(async: async) }
             if let fleet { fleetMetrics?.publish(links: fleet.links) }
             if let shared = feedback.shared { providerMetrics?.publish(feedbackUnflushed: shared.unflushed) }
@@ -188,12 +187,12 @@ struct Daemon {
             + "open connections \(server.counters.openConnections), grace \(configuration.shutdownGrace)")
         fleetAsync?.stop()
         shutDown(servers: [(server, deliveries)] + (api.map { [($0.server, $0.deliveries)] } ?? []), clients: clients, group: group,
-                 async: api.map { ($0.context.async, asyncQueues) }, grace: configuration.shutdownGrace, logger: logger)
+                 async: api.map { ($0.context.async, $0.context.async.queues) }, grace: configuration.shutdownGrace, logger: logger)
         // Queued hook posts get a little time; the rest are counted dropped
         // (with Redis: left there for the other instances).
-        stopHookOutbox(feedback, logger: logger)
-        feedback.hook?.shutdown(within: .seconds(2))
-        finishHookOutbox(feedback)
+        stopHookOutbox(feedbackParts, logger: logger)
+        feedbackParts.hook?.shutdown(within: .seconds(2))
+        finishHookOutbox(feedbackParts)
         stopSharedFeedback(feedback, logger: logger)
         closeFleet(fleet, async: fleetAsync, logger: logger)
         emulator?.stop()

@@ -2,7 +2,6 @@ import APNsCore
 import Feedback
 import FeedbackHook
 import HTTPCore
-import ProviderAPI
 import RelayCore
 import Testing
 
@@ -18,12 +17,12 @@ struct DeliveryPathTests {
         let sender = FakeSender()
         let counters: InFlightDeliveries
         let store = FeedbackStore(maxPerApp: 10)
-        let path: DeliveryPath
+        let path: DeliveryPath<APNsPush>
         let app = RelayApp(id: "toot", topic: "cx.c3.toot")
 
         init(maxInFlight: Int = 10) {
             counters = InFlightDeliveries(maxInFlight: maxInFlight)
-            path = DeliveryPath(sender: sender, counters: counters, feedback: FeedbackSink(store: store, hook: nil))
+            path = DeliveryPath(service: APNsPush(sender: sender), counters: counters, feedback: FeedbackSink(store: store, hook: nil))
         }
 
         static let token = String(repeating: "ab", count: 32)
@@ -36,7 +35,7 @@ struct DeliveryPathTests {
 
         /// Delivers one notification, completes it with `outcome`, and
         /// returns what the route's completion got.
-        func deliver(_ outcome: DeliveryOutcome, posting: DeliveryPath.HookPosting,
+        func deliver(_ outcome: DeliveryOutcome, posting: HookPosting,
                      token: String = Fixture.token) -> (APNsDelivery, FailedPushLog?)? {
             var got: (APNsDelivery, FailedPushLog?)?
             let start = path.deliver(notification(), app: app, token: token, posting: posting) { got = ($0, $1) }
@@ -117,7 +116,7 @@ struct DeliveryPathTests {
         let (delivery, log) = try #require(fixture.deliver(example.outcome, posting: .everyFailure(Self.gorushSource)))
         let accepted = example.outcome == .apns(status: 200, reason: nil, apnsID: nil)
         #expect((log == nil) == accepted)
-        #expect(log == failedPushLog(for: delivery, token: Fixture.token, app: "toot", sentAPNsID: "SENT"))
+        #expect(log == APNsPush.failedPushLog(for: delivery, token: Fixture.token, app: "toot", source: Self.gorushSource))
         #expect(fixture.store.take(app: "toot").count == (example.dead ? 1 : 0))
     }
 
@@ -131,7 +130,7 @@ struct DeliveryPathTests {
         hook.shutdown(within: .zero)
         let store = FeedbackStore(maxPerApp: 10)
         let sender = FakeSender()
-        let path = DeliveryPath(sender: sender, counters: InFlightDeliveries(maxInFlight: 10),
+        let path = DeliveryPath(service: APNsPush(sender: sender), counters: InFlightDeliveries(maxInFlight: 10),
                                 feedback: FeedbackSink(store: store, hook: hook))
         let app = RelayApp(id: "toot", topic: "cx.c3.toot")
         var got: (APNsDelivery, FailedPushLog?)?
@@ -141,7 +140,7 @@ struct DeliveryPathTests {
         let (delivery, log) = try #require(got)
         let accepted = example.outcome == .apns(status: 200, reason: nil, apnsID: nil)
         #expect((log == nil) == accepted)
-        #expect(log == failedPushLog(for: delivery, token: Fixture.token, app: "toot", sentAPNsID: "SENT"))
+        #expect(log == APNsPush.failedPushLog(for: delivery, token: Fixture.token, app: "toot", source: Self.gorushSource))
         #expect(store.take(app: "toot").count == (example.dead ? 1 : 0))
         #expect(hook.counts == FeedbackHookCounts())
 

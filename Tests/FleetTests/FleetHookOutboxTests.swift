@@ -3,7 +3,6 @@ import Fleet
 import Foundation
 import Locking
 import Redis
-import Relay
 import Testing
 import TestSupport
 

@@ -4,7 +4,6 @@ import Fleet
 import Glibc
 import Locking
 import Redis
-import Relay
 import TLS
 import Testing
 import TestSupport

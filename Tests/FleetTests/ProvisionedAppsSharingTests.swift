@@ -5,7 +5,7 @@ import Fleet
 import Glibc
 import Locking
 import Redis
-import Relay
+import Provisioning
 import RelayCore
 import Testing
 import TestSupport

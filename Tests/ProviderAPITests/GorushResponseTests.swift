@@ -2,6 +2,7 @@
 // and without our extensions, the error JSON.
 
 @testable import ProviderAPI
+import RelayCore
 import Testing
 
 @Test("an answer without failures is gorush's success JSON")

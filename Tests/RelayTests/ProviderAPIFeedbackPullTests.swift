@@ -1,4 +1,5 @@
 import APNs
+import AsyncPush
 import Delivery
 import Dispatch
 import EventLoop
@@ -7,6 +8,7 @@ import Foundation
 import HTTPCore
 import Locking
 import ProviderAPI
+import Provisioning
 import RelayCore
 import Testing
 import TestSupport
@@ -48,7 +50,7 @@ struct ProviderAPIFeedbackPullTests {
             feedback: FeedbackSink(store: FeedbackStore(maxPerApp: 10), hook: nil, shared: shared),
             limits: ProviderLimits(maxBodyBytes: 1 << 20, maxNotifications: 100, maxTokens: 100),
             xmlLimits: XMLRPCLimits(maxBodyBytes: 1 << 20, maxDepth: 32, maxElements: 1000, maxStringBytes: 1 << 20),
-            provisionDirectory: nil)
+            provisionDirectory: nil, async: AsyncPushes(byDefault: false, maxTries: 5, maxPending: 100))
         let result = Locked<(HTTP1Response?, Bool)>((nil, false))
         let done = DispatchSemaphore(value: 0)
         loop.execute {

@@ -1,3 +1,4 @@
+import AsyncPush
 import Delivery
 import EventLoop
 import APNs
@@ -6,6 +7,7 @@ import Feedback
 import Foundation
 import HTTPCore
 import ProviderAPI
+import Provisioning
 import RelayCore
 import Testing
 import TestSupport

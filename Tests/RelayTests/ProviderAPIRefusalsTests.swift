@@ -1,3 +1,4 @@
+import AsyncPush
 import Delivery
 import APNs
 import EventLoop
@@ -6,6 +7,7 @@ import Foundation
 import HTTP1
 import HTTPCore
 import ProviderAPI
+import Provisioning
 import RelayCore
 import TestSupport
 import Testing
@@ -87,7 +89,7 @@ private final class APIServerFixture {
             feedback: FeedbackSink(store: FeedbackStore(maxPerApp: 10), hook: nil),
             limits: ProviderLimits(maxBodyBytes: 1024, maxNotifications: 10, maxTokens: 10),
             xmlLimits: XMLRPCLimits(maxBodyBytes: 1024, maxDepth: 32, maxElements: 1000, maxStringBytes: 1024),
-            provisionDirectory: nil)
+            provisionDirectory: nil, async: AsyncPushes(byDefault: false, maxTries: 5, maxPending: 100))
         let options = ListenerOptions(bindAddress: "127.0.0.1", port: 0, reusePort: true,
                                       limits: HTTP1Limits(maxHeaderBytes: 2048, maxBodyBytes: 1024),
                                       timeouts: .init(header: .milliseconds(300), body: .milliseconds(300),

@@ -1,6 +1,7 @@
 import APNsCore
 import Base64URL
 import Delivery
+import Feedback
 import EventLoop
 import Glibc
 import HTTP1
@@ -17,6 +18,12 @@ import Testing
 /// One default app, `com.example.app`, with a health of its own.
 func exampleApps() -> RelayApps {
     RelayApps(defaultApp: RelayApp(topic: "com.example.app"))
+}
+
+/// A feedback list in memory and no hook: where a route's dead tokens go
+/// when the test does not look at them.
+func unwatchedFeedback() -> FeedbackSink {
+    FeedbackSink(store: FeedbackStore(maxPerApp: 100), hook: nil)
 }
 
 /// Log lines captured for assertions.
@@ -110,7 +117,7 @@ final class ServerFixture {
                         apps: exampleApps(), logger: logger, loop: loop)
         }
         server = HTTP1Listener(options: options, loops: group.loops, tlsContext: tlsContext, loopContexts: loopContexts,
-                               logger: logger, deliveries: deliveries)
+                               logger: logger, deliveries: deliveries, feedback: unwatchedFeedback())
         port = try server.start()
     }
 
@@ -179,7 +186,7 @@ extension WebPushHandler {
     convenience init(sender: NotificationSender, apps: RelayApps, counters: InFlightDeliveries, logger: Logger,
                      loop: EventLoop? = nil, maxTTL: Int = Configuration.maxTTL, publicURL: String? = nil,
                      listenerIsTLS: Bool = false, unixTime: @escaping () -> Int = WebPushHandler.unixTime,
-                     metrics: RelayMetrics? = nil, feedback: FeedbackSink? = nil) {
+                     metrics: RelayMetrics? = nil, feedback: FeedbackSink = unwatchedFeedback()) {
         self.init(loopContext: LoopContext(sender: sender, apps: apps, logger: logger, loop: loop, metrics: metrics),
                   counters: counters, feedback: feedback, maxTTL: maxTTL, publicURL: publicURL,
                   listenerIsTLS: listenerIsTLS, unixTime: unixTime)
@@ -192,7 +199,7 @@ extension WebPushHandler {
 extension ProviderAPIHandler {
     /// A handler over a loop context of its own, as the fixtures make them.
     convenience init(sender: NotificationSender, apps: RelayApps, context: ProviderAPIContext,
-                     counters: InFlightDeliveries, logger: Logger, loop: EventLoop? = nil,
+                     counters: InFlightDeliveries, logger: Logger, loop: EventLoop,
                      unixTime: @escaping () -> Int = WebPushHandler.unixTime, metrics: ProviderMetrics? = nil) {
         self.init(loopContext: LoopContext(sender: sender, apps: apps, logger: logger, loop: loop,
                                            providerMetrics: metrics),

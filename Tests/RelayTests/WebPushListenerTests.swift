@@ -200,7 +200,7 @@ struct WebPushListenerAPNsTests {
             }
             server = HTTP1Listener(options: ListenerOptions(bindAddress: "127.0.0.1", port: 0), loops: group.loops,
                                    tlsContext: nil, loopContexts: loopContexts, logger: logger,
-                                   deliveries: InFlightDeliveries(maxInFlight: 1000))
+                                   deliveries: InFlightDeliveries(maxInFlight: 1000), feedback: unwatchedFeedback())
             port = try server.start()
         }
 

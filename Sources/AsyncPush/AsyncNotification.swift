@@ -1,84 +1,72 @@
 import APNsCore
 import HTTPCore
-import ProviderAPI
 import RelayCore
 
-/// One asynchronous notification as a fleet's shared queue holds it: what
-/// any instance needs to send it and to word its failed-push log, by value
-/// and naming its app by id (the consuming instance looks the app up in
-/// its own apps when it delivers). Encoded as stream fields (`fields`),
-/// decoded defensively (`init(fields:)`): another instance, an older
-/// version or anyone who can write to Redis may have written the entry.
-public struct AsyncQueuedNotification: Sendable, Equatable {
+/// One notification an asynchronous `/api/push` accepted, from the 200 to
+/// its end: what any instance needs to send it and to word its failed-push
+/// log, by value, naming its app by id. The in-process queue holds it as it
+/// is; a fleet's queue holds its stream fields (`fields`), read back
+/// defensively (`init(fields:)`): another instance, an older version or
+/// anyone who can write to Redis may have written the entry. The consuming
+/// instance looks the app up in its own apps when it delivers.
+public struct AsyncNotification: Sendable, Equatable {
     public var appID: String
     public var environment: APNsEnvironment
     /// As the sender wrote it (the failed-push log's).
     public var token: String
     /// APNs' form (the request path's, the feedback list's).
     public var deviceToken: String
-    /// The APNs headers without `apns-topic` (the consuming instance's app
-    /// supplies it, as for any route).
+    /// The APNs headers without `apns-topic` (the app supplies it, as for
+    /// any route).
     public var headers: [HTTPField]
     public var payload: [UInt8]
     public var apnsID: String
     /// The gorush notification's `notif_id`, platform and message: what its
     /// failed-push log names. Nil: the log has none (message empty).
-    public var source: Source?
+    public var source: FailedPushSource.Notification?
     /// When the request was answered 200, milliseconds since the epoch.
     public var acceptedAt: Int64
-    /// Tries made before it was queued (0: none).
+    /// Tries made (0: none yet).
     public var tries: Int
-
-    public struct Source: Sendable, Equatable {
-        public var notificationID: String
-        public var platform: Int
-        public var message: String
-
-        public init(notificationID: String, platform: Int, message: String) {
-            (self.notificationID, self.platform, self.message) = (notificationID, platform, message)
-        }
-    }
+    /// Where a fleet's queue holds it (the stream entry's id), to
+    /// acknowledge when done; nil in the in-process queue. Not a stream
+    /// field: the entry's id is the stream's.
+    public var receipt: String?
 
     public init(appID: String, environment: APNsEnvironment, token: String, deviceToken: String,
-                headers: [HTTPField], payload: [UInt8], apnsID: String, source: Source?, acceptedAt: Int64,
-                tries: Int = 0) {
+                headers: [HTTPField], payload: [UInt8], apnsID: String, source: FailedPushSource.Notification?,
+                acceptedAt: Int64, tries: Int = 0) {
         (self.appID, self.environment, self.token, self.deviceToken) = (appID, environment, token, deviceToken)
         (self.headers, self.payload, self.apnsID, self.source) =
             (headers.filter { $0.name != "apns-topic" }, payload, apnsID, source)
         (self.acceptedAt, self.tries) = (acceptedAt, tries)
     }
 
-    /// The queued form of a notification the accept path built for `appID`.
-    public init(_ notification: APNsNotification, appID: String, token: String, source: ProviderNotification?,
-                acceptedAt: Int64) {
+    /// The asynchronous form of a notification the accept path built for `appID`.
+    public init(_ notification: APNsNotification, appID: String, token: String,
+                source: FailedPushSource.Notification?, acceptedAt: Int64) {
         self.init(appID: appID, environment: notification.environment, token: token,
                   deviceToken: notification.deviceToken, headers: notification.headers, payload: notification.payload,
-                  apnsID: notification.apnsID,
-                  source: source.map { Source(notificationID: $0.id, platform: $0.platform, message: $0.message) },
-                  acceptedAt: acceptedAt)
+                  apnsID: notification.apnsID, source: source, acceptedAt: acceptedAt)
     }
 
-    /// What the delivery path tries, for `app` as the consuming instance
-    /// knows it; nil when that app does not serve the environment.
-    public func notification(app: RelayApp) -> AsyncNotification? {
+    /// APNs' request for `app`, as the delivering instance knows it; nil
+    /// when that app does not serve the environment.
+    public func request(for app: RelayApp) -> APNsNotification? {
         guard let credential = app.credential(for: environment) else { return nil }
-        let apns = APNsNotification(to: deviceToken, environment: environment, credential: credential,
-                                    headers: APNsRequestHeaders(topic: app.topic, headers), payload: payload,
-                                    apnsID: apnsID, ttl: 0)
-        var item = AsyncNotification(notification: apns, app: app, token: token, source: failedPushSource,
-                                     acceptedAt: acceptedAt)
-        item.tries = tries
-        return item
+        return APNsNotification(to: deviceToken, environment: environment, credential: credential,
+                                headers: APNsRequestHeaders(topic: app.topic, headers), payload: payload,
+                                apnsID: apnsID, ttl: 0)
+    }
+
+    /// `apns-expiration`, seconds since the epoch; nil: none (or not a
+    /// number, which APNs refuses: the policy then bounds only the tries).
+    public var expiration: Int64? {
+        headers.first { $0.name == "apns-expiration" }.flatMap { Int64($0.value) }
     }
 
     /// What the failed-push log names besides the token.
-    public var failedPushSource: FailedPushSource {
-        guard let source else { return FailedPushSource() }
-        var notification = ProviderNotification()
-        (notification.id, notification.platform, notification.message) =
-            (source.notificationID, source.platform, source.message)
-        return FailedPushSource(notification: notification)
-    }
+    public var failedPushSource: FailedPushSource { FailedPushSource(notification: source) }
 
     // MARK: the stream fields
 
@@ -109,7 +97,7 @@ public struct AsyncQueuedNotification: Sendable, Equatable {
             (Array("try".utf8), Array(String(tries).utf8)),
         ]
         if let source {
-            fields.append((Array("nid".utf8), Array(source.notificationID.utf8)))
+            fields.append((Array("nid".utf8), Array(source.id.utf8)))
             fields.append((Array("plat".utf8), Array(String(source.platform).utf8)))
             fields.append((Array("msg".utf8), Array(source.message.utf8)))
         }
@@ -186,7 +174,7 @@ public struct AsyncQueuedNotification: Sendable, Equatable {
         acceptedAt = try integer("at", in: 0...Int64(Int32.max) * 1000)
         tries = Int(try integer("try", in: 0...1_000))
         if byName["nid"] != nil || byName["plat"] != nil || byName["msg"] != nil {
-            source = Source(notificationID: try text("nid", max: Self.maxTextBytes, allowEmpty: true),
+            source = FailedPushSource.Notification(id: try text("nid", max: Self.maxTextBytes, allowEmpty: true),
                             platform: Int(try integer("plat", in: 0...1_000)),
                             message: try text("msg", max: Self.maxMessageBytes, allowEmpty: true, oneLine: false))
         } else {
@@ -222,25 +210,4 @@ public struct AsyncQueuedNotification: Sendable, Equatable {
         }
         return fields
     }
-}
-
-/// The queue a fleet shares for asynchronous notifications (with
-/// `REDIS_URL`): the accept path adds to it, any instance delivers.
-public protocol AsyncSharedQueue: Sendable {
-    /// Adds all of `items` or none; `completion` (on any thread) says which.
-    func add(_ items: [AsyncQueuedNotification], completion: @escaping @Sendable (AsyncSharedAddResult) -> Void)
-    /// The fleet's pending notifications, as last read.
-    var length: Int { get }
-    /// Notifications this instance took over from others.
-    var claimed: Int { get }
-}
-
-/// `AsyncSharedQueue.add`'s answer.
-public enum AsyncSharedAddResult: Sendable, Equatable {
-    case added
-    /// Over `API_ASYNC_MAX_PENDING` across the fleet: nothing was added.
-    case full
-    /// The queue did not take the write (why, for the log): nothing is
-    /// known to be added.
-    case failed(String)
 }

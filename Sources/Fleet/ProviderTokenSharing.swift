@@ -1,6 +1,5 @@
 import APNs
 import Dispatch
-import Fleet
 import Locking
 import Redis
 

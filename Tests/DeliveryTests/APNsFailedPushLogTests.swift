@@ -1,11 +1,13 @@
 // The one mapping of a delivery's end to its failed-push log
-// (`failedPushLog(for:…)`): each outcome kind → the log's fields, on a path
+// (`APNsPush.failedPushLog(for:…)`): each outcome kind → the log's fields, on a path
 // without a gorush notification (the proxy, pyapns, Web Push) and with one.
 
 import APNsCore
-import ProviderAPI
+import Delivery
 import RelayCore
 import Testing
+
+private let tokenA = String(repeating: "a1", count: 32)
 
 /// (what, the delivery, the log's error, status, reason, apns_id,
 /// timestamp). `apns_id`: APNs' answer's, else the one the relay sent
@@ -43,7 +45,8 @@ let failedDeliveryCases: [(String, APNsDelivery, String, Int?, String?, String?,
 @Test("each way a delivery fails gives its log fields", arguments: failedDeliveryCases)
 func failedDeliveryLogFields(_ what: String, _ delivery: APNsDelivery, _ error: String, _ status: Int?,
                              _ reason: String?, _ apnsID: String?, _ timestamp: Int64?) throws {
-    let log = try #require(failedPushLog(for: delivery, token: tokenA, app: "toot", sentAPNsID: "SENT"))
+    let log = try #require(APNsPush.failedPushLog(for: delivery, token: tokenA, app: "toot",
+                                                  source: FailedPushSource(sentAPNsID: "SENT")))
     #expect(log == FailedPushLog(token: tokenA, message: "", error: error, status: status, reason: reason,
                                  apnsID: apnsID, app: "toot", timestamp: timestamp), "\(what)")
     #expect(failedPushErrorText(delivery.outcome) == error, "\(what)")
@@ -51,9 +54,10 @@ func failedDeliveryLogFields(_ what: String, _ delivery: APNsDelivery, _ error: 
 
 @Test("a gorush notification's token carries its id, platform and message, and no invented apns_id")
 func failedDeliveryLogOfAGorushNotification() throws {
-    let notification = try decodeOne(#""message":"hello","notif_id":"n-7""#)
+    let notification = FailedPushSource.Notification(id: "n-7", platform: 1, message: "hello")
     for (what, delivery, error, status, reason, _, timestamp) in failedDeliveryCases {
-        let log = try #require(failedPushLog(for: delivery, token: tokenA, app: "toot", notification: notification))
+        let log = try #require(APNsPush.failedPushLog(for: delivery, token: tokenA, app: "toot",
+                                                      source: FailedPushSource(notification: notification)))
         let answered: String? = if case .apns(_, _, let id) = delivery.outcome { id } else { nil }
         #expect(log == FailedPushLog(notificationID: "n-7", token: tokenA, message: "hello", error: error,
                                      status: status, reason: reason, apnsID: answered, app: "toot",
@@ -64,7 +68,9 @@ func failedDeliveryLogOfAGorushNotification() throws {
 @Test("a delivery APNs accepted has no log, with or without a notification")
 func acceptedDeliveryHasNoLog() throws {
     let accepted = APNsDelivery(outcome: .apns(status: 200, reason: nil, apnsID: "ANSWER"))
-    #expect(failedPushLog(for: accepted, token: tokenA, app: "toot", sentAPNsID: "SENT") == nil)
-    let notification = try decodeOne(#""message":"hello""#)
-    #expect(failedPushLog(for: accepted, token: tokenA, app: nil, notification: notification) == nil)
+    #expect(APNsPush.failedPushLog(for: accepted, token: tokenA, app: "toot",
+                                   source: FailedPushSource(sentAPNsID: "SENT")) == nil)
+    let notification = FailedPushSource.Notification(id: "", platform: 1, message: "hello")
+    #expect(APNsPush.failedPushLog(for: accepted, token: tokenA, app: "toot",
+                                   source: FailedPushSource(notification: notification)) == nil)
 }

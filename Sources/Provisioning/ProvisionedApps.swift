@@ -1,7 +1,9 @@
 import APNs
 import APNsCore
-import RelayCore
+import Delivery
+
 import Locking
+import RelayCore
 import TLS
 
 /// The apps pyapns' `provision` call adds at run time: each an
@@ -15,6 +17,8 @@ public final class ProvisionedApps: Sendable {
     /// Why a certificate could not be provisioned (a pyapns fault's text).
     public struct Refusal: Error, Equatable, Sendable, CustomStringConvertible {
         public var description: String
+
+        public init(description: String) { self.description = description }
     }
 
     public enum Outcome: Equatable, Sendable {
@@ -37,10 +41,10 @@ public final class ProvisionedApps: Sendable {
     public let limit: Int
 
     /// With a fleet: where the apps are shared.
-    public let sharing: ProvisionedAppsSharing?
+    public let sharing: (any SharedProvisionedApps)?
 
     public init(catalog: APNsCredentialCatalog, limit: Int = ProvisionedApps.defaultLimit,
-                sharing: ProvisionedAppsSharing? = nil) {
+                sharing: (any SharedProvisionedApps)? = nil) {
         self.catalog = catalog
         self.limit = limit
         self.sharing = sharing
@@ -117,5 +121,14 @@ public final class ProvisionedApps: Sendable {
             state.apps[appID] = app
             return .provisioned(app)
         }
+    }
+}
+
+/// pyapns took any string; here an id also names the app in log lines and
+/// metrics labels, so it keeps to the characters those take as they are.
+public func isProvisionableAppID(_ id: String) -> Bool {
+    (1...64).contains(id.utf8.count) && id.utf8.allSatisfy { byte in
+        (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A)
+            || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
     }
 }

@@ -1,12 +1,12 @@
 import APNsCore
+import Delivery
 import Feedback
 import FeedbackHook
 import HTTPCore
-import ProviderAPI
 import RelayCore
 import Testing
 
-@testable import Delivery
+@testable import AsyncPush
 import TestSupport
 
 /// One loop's queue of asynchronous notifications, over a manual
@@ -34,10 +34,10 @@ struct AsyncDeliveryQueueTests {
                                     timeout: .seconds(1), maxAttempts: 1, backoff: .zero)
             hook.shutdown(within: .zero)
             let sink = FeedbackSink(store: store, hook: hook)
-            let path = DeliveryPath(sender: sender, counters: InFlightDeliveries(maxInFlight: maxInFlight),
+            let path = DeliveryPath(service: APNsPush(sender: sender), counters: InFlightDeliveries(maxInFlight: maxInFlight),
                                     feedback: sink)
             queue = AsyncDeliveryQueue(path: path, policy: AsyncRetryPolicy(maxTries: maxTries), bound: bound,
-                                       counts: counts, feedback: sink, random: LowestJitter(),
+                                       counts: counts, apps: { _ in nil }, random: LowestJitter(),
                                        now: { [unowned self] in self.time },
                                        done: { [unowned self] _, outcome in self.doneOutcomes.append(outcome) }) {
                 [unowned self] delay, action in
@@ -50,17 +50,15 @@ struct AsyncDeliveryQueueTests {
         func item(expiration: Int64? = nil) -> AsyncNotification {
             var fields = [HTTPField(name: "apns-push-type", value: "alert")]
             if let expiration { fields.append(HTTPField(name: "apns-expiration", value: String(expiration))) }
-            let notification = APNsNotification(to: Fixture.token, environment: .production, credential: .primary,
-                                                headers: APNsRequestHeaders(topic: app.topic, fields),
-                                                payload: Array("{}".utf8), apnsID: "ID", ttl: 0)
-            return AsyncNotification(notification: notification, app: app, token: Fixture.token,
-                                     source: FailedPushSource(sentAPNsID: "SENT"), acceptedAt: time)
+            return AsyncNotification(appID: app.id, environment: .production, token: Fixture.token,
+                                     deviceToken: Fixture.token, headers: fields, payload: Array("{}".utf8),
+                                     apnsID: "ID", source: nil, acceptedAt: time)
         }
 
         /// Accepts one notification as a request would: its place, then the queue.
         func accept(_ item: AsyncNotification) {
             #expect(bound.reserve(1))
-            queue.enqueue(item)
+            queue.enqueue(item, app: app)
         }
 
         /// Moves the clock to the first timer's time and runs every timer due.

@@ -1,5 +1,5 @@
 import APNsCore
-import Relay
+import Fleet
 import Testing
 
 @Suite("A provisioned app's record in Redis: environment line, then the PEM")

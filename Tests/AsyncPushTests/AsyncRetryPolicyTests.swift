@@ -1,7 +1,8 @@
 import APNsCore
+import Delivery
 import Testing
 
-@testable import Delivery
+@testable import AsyncPush
 import TestSupport
 
 /// The asynchronous `/api/push`'s decision after a try: done or retried,
@@ -13,6 +14,11 @@ struct AsyncRetryPolicyTests {
 
     static func apns(_ status: Int, _ reason: APNsReason? = nil) -> DeliveryOutcome {
         .apns(status: status, reason: reason, apnsID: nil)
+    }
+
+    /// What APNs' answer means for the policy (`APNsPush.result(of:)`).
+    static func result(_ outcome: DeliveryOutcome) -> PushResult {
+        APNsPush.result(of: APNsDelivery(outcome: outcome))
     }
 
     static let outcomeCases: [(outcome: DeliveryOutcome, decision: AsyncRetryDecision)] = [
@@ -38,7 +44,7 @@ struct AsyncRetryPolicyTests {
           arguments: outcomeCases)
     func outcomes(_ example: (outcome: DeliveryOutcome, decision: AsyncRetryDecision)) {
         var random = LowestJitter()
-        let decision = Self.policy.decide(after: example.outcome, tries: 1, expiration: nil, now: Self.now,
+        let decision = Self.policy.decide(after: Self.result(example.outcome), tries: 1, expiration: nil, now: Self.now,
                                           random: &random)
         #expect(decision == example.decision)
     }
@@ -71,7 +77,7 @@ struct AsyncRetryPolicyTests {
           arguments: boundCases)
     func bounds(_ example: (tries: Int, expiration: Int64?, retryAfter: Int?, decision: AsyncRetryDecision)) {
         var random = LowestJitter()
-        let decision = Self.policy.decide(after: Self.apns(503, .serviceUnavailable), tries: example.tries,
+        let decision = Self.policy.decide(after: Self.result(Self.apns(503, .serviceUnavailable)), tries: example.tries,
                                           expiration: example.expiration, retryAfterSeconds: example.retryAfter,
                                           now: Self.now, random: &random)
         #expect(decision == example.decision)
@@ -82,9 +88,9 @@ struct AsyncRetryPolicyTests {
         var random = LowestJitter()
         for tries in [1, 5, 50] {
             for expiration: Int64? in [nil, 0, Self.now / 1_000 - 100] {
-                #expect(Self.policy.decide(after: Self.apns(200), tries: tries, expiration: expiration, now: Self.now,
+                #expect(Self.policy.decide(after: Self.result(Self.apns(200)), tries: tries, expiration: expiration, now: Self.now,
                                            random: &random) == .done(.accepted))
-                #expect(Self.policy.decide(after: Self.apns(410, .unregistered), tries: tries, expiration: expiration,
+                #expect(Self.policy.decide(after: Self.result(Self.apns(410, .unregistered)), tries: tries, expiration: expiration,
                                            now: Self.now, random: &random) == .done(.refused))
             }
         }
@@ -94,7 +100,7 @@ struct AsyncRetryPolicyTests {
     func singleTry() {
         var random = LowestJitter()
         let once = AsyncRetryPolicy(maxTries: 1)
-        #expect(once.decide(after: .answerTimedOut, tries: 1, expiration: nil, now: Self.now, random: &random)
+        #expect(once.decide(after: Self.result(.answerTimedOut), tries: 1, expiration: nil, now: Self.now, random: &random)
             == .done(.triesSpent))
     }
 

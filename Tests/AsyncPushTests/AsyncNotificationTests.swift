@@ -1,27 +1,26 @@
 import APNsCore
 import HTTPCore
-import ProviderAPI
 import RelayCore
 import Testing
 
-@testable import Delivery
+@testable import AsyncPush
 
 /// A fleet's queued asynchronous notification as stream fields: what the
 /// accept path writes comes back the same, and whatever else an entry
 /// holds (another writer's, an attacker's) is refused by field, never
 /// read half.
 @Suite("A queued asynchronous notification's stream fields")
-struct AsyncQueuedNotificationTests {
+struct AsyncNotificationTests {
     typealias Fields = [(name: [UInt8], value: [UInt8])]
 
     static let token = String(repeating: "ab", count: 32)
 
-    static let sample = AsyncQueuedNotification(
+    static let sample = AsyncNotification(
         appID: "mastodon", environment: .development, token: " " + token, deviceToken: token,
         headers: [HTTPField(name: "apns-push-type", value: "alert"), HTTPField(name: "apns-topic", value: "x.y"),
                   HTTPField(name: "apns-priority", value: "10"), HTTPField(name: "apns-expiration", value: "1900000000")],
         payload: Array(#"{"aps":{"alert":"hé"}}"#.utf8), apnsID: "6F1C0E35-4C2B-4D42-9A4B-1D4A5E6F7A8B",
-        source: .init(notificationID: "n-1", platform: 1, message: "line one\nline two"),
+        source: .init(id: "n-1", platform: 1, message: "line one\nline two"),
         acceptedAt: 1_800_000_000_123, tries: 2)
 
     static func field(_ name: String, _ value: String) -> (name: [UInt8], value: [UInt8]) {
@@ -37,7 +36,7 @@ struct AsyncQueuedNotificationTests {
 
     @Test("what the accept path writes decodes to the same notification, topic left to the app")
     func roundTrip() throws {
-        let decoded = try AsyncQueuedNotification(fields: Self.sample.fields)
+        let decoded = try AsyncNotification(fields: Self.sample.fields)
         #expect(decoded == Self.sample)
         #expect(!decoded.headers.contains { $0.name == "apns-topic" })
         #expect(decoded.headers.map(\.name) == ["apns-push-type", "apns-priority", "apns-expiration"])
@@ -50,24 +49,25 @@ struct AsyncQueuedNotificationTests {
         bare.headers = []
         bare.payload = []
         bare.apnsID = ""
-        #expect(try AsyncQueuedNotification(fields: bare.fields) == bare)
+        #expect(try AsyncNotification(fields: bare.fields) == bare)
     }
 
     @Test("the notification for an app carries the app's topic and credential; none without one for the environment")
     func notificationForApp() throws {
         let app = RelayApp(id: "mastodon", topic: "org.example.app", production: CredentialID(1),
                            development: CredentialID(2))
-        let item = try #require(Self.sample.notification(app: app))
-        #expect(item.notification.credential == CredentialID(2))
-        #expect(item.notification.path == "/3/device/" + Self.token)
-        #expect(item.notification.headers.first { $0.name == "apns-topic" }?.value == "org.example.app")
-        #expect(item.expiration == 1_900_000_000)
-        #expect(item.tries == 2)
-        #expect(item.token == " " + Self.token)
-        #expect(item.source.notification?.id == "n-1" && item.source.notification?.message == "line one\nline two")
+        let request = try #require(Self.sample.request(for: app))
+        #expect(request.credential == CredentialID(2))
+        #expect(request.path == "/3/device/" + Self.token)
+        #expect(request.headers.first { $0.name == "apns-topic" }?.value == "org.example.app")
+        #expect(Self.sample.expiration == 1_900_000_000)
+        #expect(Self.sample.tries == 2)
+        #expect(Self.sample.token == " " + Self.token)
+        let source = Self.sample.failedPushSource
+        #expect(source.notification?.id == "n-1" && source.notification?.message == "line one\nline two")
         let productionOnly = RelayApp(id: "mastodon", topic: "org.example.app", production: CredentialID(1),
                                       development: nil)
-        #expect(Self.sample.notification(app: productionOnly) == nil)
+        #expect(Self.sample.request(for: productionOnly) == nil)
     }
 
     static let hostile: [(String, Fields, String)] = [
@@ -106,7 +106,7 @@ struct AsyncQueuedNotificationTests {
     @Test("a hostile entry is refused naming the field, never its value", arguments: hostile)
     func hostileEntry(_ label: String, _ fields: Fields, _ field: String) {
         do {
-            _ = try AsyncQueuedNotification(fields: fields)
+            _ = try AsyncNotification(fields: fields)
             Issue.record("\(label): decoded")
         } catch {
             #expect(error.field == field, "\(label): \(error)")
@@ -116,6 +116,6 @@ struct AsyncQueuedNotificationTests {
 
     @Test("an unknown field (a newer writer's) is ignored")
     func unknownField() throws {
-        #expect(try AsyncQueuedNotification(fields: Self.sample.fields + [Self.field("future", "1")]) == Self.sample)
+        #expect(try AsyncNotification(fields: Self.sample.fields + [Self.field("future", "1")]) == Self.sample)
     }
 }

@@ -1,5 +1,5 @@
-import APNsCore
 import EventLoop
+import Delivery
 
 /// What an asynchronous `/api/push` does after one try of one notification:
 /// done (with why), or try again at a time. Pure: the time (`now`) and the
@@ -11,13 +11,11 @@ import EventLoop
 /// expressed in seconds (UTC)"), and a queue shared by several hosts can
 /// carry only a wall-clock time.
 ///
-/// Retried: APNs 5xx, APNs 429 (TooManyRequests), no answer (answer timeout, stream
-/// reset, connect or TLS failure), and the relay's own refusals (over
-/// `MAX_IN_FLIGHT`, every connection down). Final: APNs 2xx, any other
-/// APNs status (4xx: the token, the payload or the credentials are wrong,
-/// and a try more would get the same answer), `apns-expiration` 0 (APNs'
-/// "deliver only once"), a retry that would fall after the expiration, and
-/// `maxTries` spent.
+/// Retried: what the push service's answer makes retryable (`PushResult`;
+/// for APNs: 5xx, 429 TooManyRequests, no answer, and the relay's own
+/// refusals, `APNsPush.result(of:)`). Final: an accepted or refused
+/// answer, `apns-expiration` 0 (APNs' "deliver only once"), a retry that
+/// would fall after the expiration, and `maxTries` spent.
 ///
 /// Backoff: capped exponential with equal jitter. After the n-th failed try
 /// the ceiling is `min(maxDelay, baseDelay × 2^(n−1))`, and the delay half
@@ -47,17 +45,17 @@ public struct AsyncRetryPolicy: Sendable, Equatable {
 
     /// The decision after a try.
     /// - Parameters:
-    ///   - outcome: how the try ended.
+    ///   - result: what the try's answer means (`PushService.result(of:)`).
     ///   - tries: tries made so far, this one included (1 after the first).
     ///   - expiration: the notification's `apns-expiration`, seconds since
     ///     the epoch; 0 is "deliver once"; nil (no header) bounds nothing
     ///     but `maxTries`.
     ///   - retryAfterSeconds: the answer's `Retry-After`, if any.
     ///   - now: milliseconds since the epoch.
-    public func decide(after outcome: DeliveryOutcome, tries: Int, expiration: Int64?, retryAfterSeconds: Int? = nil,
+    public func decide(after result: PushResult, tries: Int, expiration: Int64?, retryAfterSeconds: Int? = nil,
                        now: Int64, random: inout some RandomNumberGenerator) -> AsyncRetryDecision {
         precondition(tries >= 1, "a decision follows a try")
-        switch Self.classify(outcome) {
+        switch result {
         case .accepted: return .done(.accepted)
         case .refused: return .done(.refused)
         case .retryable: break
@@ -87,21 +85,6 @@ public struct AsyncRetryPolicy: Sendable, Equatable {
     private var backoff: Backoff {
         Backoff(base: UInt64(baseDelayMilliseconds), cap: UInt64(maxDelayMilliseconds))
     }
-
-    enum Class { case accepted, refused, retryable }
-
-    static func classify(_ outcome: DeliveryOutcome) -> Class {
-        switch outcome {
-        case .apns(let status, _, _):
-            switch status {
-            case 200..<300: return .accepted
-            case 429, 500..<600: return .retryable
-            default: return .refused
-            }
-        case .answerTimedOut, .connectFailed, .tlsFailed, .streamFailed, .allConnectionsDown, .overloaded:
-            return .retryable
-        }
-    }
 }
 
 /// `AsyncRetryPolicy.decide`'s answer.
@@ -115,9 +98,10 @@ public enum AsyncRetryDecision: Sendable, Equatable {
 
 /// Why an asynchronous notification is done.
 public enum AsyncEnd: Sendable, Equatable {
-    /// APNs accepted it (2xx).
+    /// The push service accepted it (APNs: 2xx).
     case accepted
-    /// APNs refused it for good (a status other than 2xx, 429 and 5xx).
+    /// The push service refused it for good (APNs: a status other than
+    /// 2xx, 429 and 5xx).
     case refused
     /// A retryable failure, but the notification expires before a retry
     /// (or its `apns-expiration` is 0: APNs' "deliver only once").

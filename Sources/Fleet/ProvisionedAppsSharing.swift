@@ -1,7 +1,7 @@
 import APNsCore
 import EventLoop
-import Fleet
 import Locking
+import Provisioning
 import Redis
 import RelayCore
 
@@ -21,7 +21,7 @@ import RelayCore
 /// Every value read back is checked as a provision checks it; one that
 /// fails is one log line (the id when it is a valid one, the reason, never
 /// the value: it holds a private key) and is not asked for again.
-public final class ProvisionedAppsSharing: Sendable {
+public final class ProvisionedAppsSharing: SharedProvisionedApps {
     public typealias Warn = @Sendable (String) -> Void
 
     let link: RedisLink

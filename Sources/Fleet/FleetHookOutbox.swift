@@ -1,8 +1,7 @@
-import Delivery
 import EventLoop
+import Feedback
 import FeedbackHook
 import Glibc
-import Fleet
 import Locking
 import Redis
 

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Delivery
+@testable import AsyncPush
 
 @Suite("The asynchronous queue's bound")
 struct AsyncPendingBoundTests {

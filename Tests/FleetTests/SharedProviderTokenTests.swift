@@ -1,4 +1,4 @@
-import Relay
+import Fleet
 import Testing
 
 @Suite("A key's provider token as a fleet shares it: iat, a space, the JWT")

@@ -1,0 +1,133 @@
+import APNsCore
+import Delivery
+import Feedback
+import RelayCore
+
+/// One event loop's queue of asynchronous notifications: each is tried
+/// through the loop's `DeliveryPath` (so the end of every try records the
+/// app's health and a dead token, as in sync mode), then `AsyncRetryPolicy`
+/// decides; a retry waits on a loop timer. A final failure's log goes to
+/// the hook once (the tries' logs are handed back unposted:
+/// `HookPosting.everyFailureToCaller`). In-process, every notification
+/// holds a place of `AsyncPendingBound`, reserved by the request that
+/// brought it and given back when it is done; a fleet's queue bounds what
+/// is pending itself, and its notifications hold no place here.
+///
+/// In-process: what is queued lives in this process's memory and is lost
+/// on a crash, like gorush's local queue. Thread-confined to its loop, like
+/// the delivery path; made by `AsyncPushes.makeQueue`, the one place that
+/// knows the loop's timers (`schedule`) and what a notification's end
+/// tells (`done`); tests inject both, and the clock (`now`).
+public final class AsyncDeliveryQueue {
+    /// Runs `action` on this loop after `milliseconds`.
+    typealias Schedule = (_ milliseconds: Int64, _ action: @escaping () -> Void) -> Void
+    /// Told of each notification done, with its last try's outcome (the
+    /// route's metrics: one count per notification, as in sync mode).
+    public typealias Done = (_ item: AsyncNotification, _ outcome: DeliveryOutcome) -> Void
+
+    let path: DeliveryPath<APNsPush>
+    let policy: AsyncRetryPolicy
+    /// Nil: the notifications hold no place here (a fleet's queue holds
+    /// API_ASYNC_MAX_PENDING itself).
+    let bound: AsyncPendingBound?
+    let counts: AsyncDeliveryCounts
+    /// This loop's apps by id, configured then provisioned: where a fleet's
+    /// notification finds its app when it is delivered.
+    let apps: (_ id: String) -> RelayApp?
+    let schedule: Schedule
+    let now: () -> Int64
+    let done: Done
+    var random: any RandomNumberGenerator
+    /// Retries waiting for their time, by a key of this queue's.
+    private var waiting: [Int: (AsyncNotification, RelayApp)] = [:]
+    private var nextKey = 0
+
+    init(path: DeliveryPath<APNsPush>, policy: AsyncRetryPolicy, bound: AsyncPendingBound?, counts: AsyncDeliveryCounts,
+         apps: @escaping (_ id: String) -> RelayApp?, random: any RandomNumberGenerator = SystemRandomNumberGenerator(),
+         now: @escaping () -> Int64 = FeedbackSink.unixMilliseconds, done: @escaping Done,
+         schedule: @escaping Schedule) {
+        (self.path, self.policy, self.bound, self.counts, self.apps) = (path, policy, bound, counts, apps)
+        (self.random, self.now, self.done, self.schedule) = (random, now, done, schedule)
+    }
+
+    /// Retries waiting on this loop.
+    public var waitingRetries: Int { waiting.count }
+
+    /// Tries `item` now, for `app`, which serves its environment (the accept
+    /// path and the fleet's reader check that first). In-process, its place
+    /// in `bound` is the caller's reservation.
+    public func enqueue(_ item: AsyncNotification, app: RelayApp) {
+        attempt(item, app: app)
+    }
+
+    /// Shutdown: every waiting retry is tried now, once more, whatever its
+    /// time, as its last: a failure now is final. Returns how many.
+    @discardableResult
+    public func retryAllNow() -> Int {
+        let all = waiting.values
+        waiting = [:]
+        for (var item, app) in all {
+            item.tries = max(item.tries, policy.maxTries - 1)
+            attempt(item, app: app)
+        }
+        return all.count
+    }
+
+    /// Gives up the retries still waiting (the process is exiting): each is
+    /// counted failed and its place given back. Returns how many.
+    @discardableResult
+    public func dropWaiting() -> Int {
+        let count = waiting.count
+        waiting = [:]
+        if count > 0 {
+            counts.countFailed(count)
+            bound?.release(count)
+        }
+        return count
+    }
+
+    private func attempt(_ item: AsyncNotification, app: RelayApp) {
+        guard let request = item.request(for: app) else {
+            preconditionFailure("AsyncDeliveryQueue: app \(app.id) does not serve \(item.environment.rawValue)")
+        }
+        var item = item
+        item.tries += 1
+        counts.add(inFlight: 1)
+        let start = path.deliver(request, app: app, token: item.token,
+                                 posting: .everyFailureToCaller(item.failedPushSource)) { [weak self] delivery, log in
+            guard let self else { return }
+            self.counts.add(inFlight: -1)
+            self.decide(item, app: app, delivery: delivery, log: log)
+        }
+        if case .overloaded(let log) = start {
+            counts.add(inFlight: -1)
+            decide(item, app: app, delivery: APNsPush.overloaded, log: log)
+        }
+    }
+
+    private func decide(_ item: AsyncNotification, app: RelayApp, delivery: APNsDelivery, log: FailedPushLog?) {
+        let time = now()
+        switch policy.decide(after: APNsPush.result(of: delivery), tries: item.tries, expiration: item.expiration,
+                             retryAfterSeconds: delivery.retryAfterSeconds, now: time, random: &random) {
+        case .done(.accepted):
+            counts.countDelivered()
+            bound?.release()
+            done(item, delivery.outcome)
+        case .done:
+            counts.countFailed()
+            bound?.release()
+            if let log { path.feedback.post(log) }
+            done(item, delivery.outcome)
+        case .retry(let at):
+            counts.countRetried()
+            let key = nextKey
+            nextKey &+= 1
+            waiting[key] = (item, app)
+            schedule(max(0, at - time)) { [weak self] in
+                // Gone when shutdown already tried or dropped it.
+                guard let self, let (item, app) = self.waiting.removeValue(forKey: key) else { return }
+                self.attempt(item, app: app)
+            }
+        }
+    }
+}

@@ -1,0 +1,24 @@
+/// The queue a fleet shares for asynchronous notifications (with
+/// `REDIS_URL`, `FleetAsyncQueue`): the accept path adds to it, any
+/// instance delivers.
+public protocol AsyncSharedQueue: Sendable {
+    /// Adds all of `items` or none; `completion` (on any thread) says which.
+    func add(_ items: [AsyncNotification], completion: @escaping @Sendable (AsyncSharedAddResult) -> Void)
+    /// The notification held under `receipt` is done (delivered, or failed
+    /// for good): it leaves the queue.
+    func finish(_ receipt: String)
+    /// The fleet's pending notifications, as last read.
+    var length: Int { get }
+    /// Notifications this instance took over from others.
+    var claimed: Int { get }
+}
+
+/// `AsyncSharedQueue.add`'s answer.
+public enum AsyncSharedAddResult: Sendable, Equatable {
+    case added
+    /// Over `API_ASYNC_MAX_PENDING` across the fleet: nothing was added.
+    case full
+    /// The queue did not take the write (why, for the log): nothing is
+    /// known to be added.
+    case failed(String)
+}
