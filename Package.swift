@@ -113,17 +113,30 @@ let package = Package(
         .target(name: "APNs", dependencies: ["Locking", "HTTP1", "Base64URL", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
         // An APNs-compatible HTTP/2 server for tests, benchmarks and the demo.
         .target(name: "APNsEmulator", dependencies: ["Locking", "APNs", "Base64URL", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
-        // The daemon's server: the Web Push, provider API and metrics
-        // handlers on HTTP/1 listeners, logs, metrics, the apps' loading.
+        // What the relay tells its operator: the log (one line per event,
+        // batched per loop iteration on the loops), the request lines, the
+        // Prometheus metrics and their endpoint. Below the concept modules
+        // (Fleet, Delivery, FeedbackHook, the asynchronous queue), so that
+        // they can log through a `Logger`: their counts reach the metrics as
+        // numbers the daemon's tick hands over.
+        .target(name: "Observability", dependencies: [
+            "Locking", "EventLoop", "HTTP1", "RelayCore", "APNs", "VAPID",
+            .product(name: "Prometheus", package: "swift-prometheus"),
+        ]),
+        .testTarget(name: "ObservabilityTests", dependencies: [
+            "Observability", "APNs", "EventLoop", "HTTP1", "Locking", "RelayCore", "TestSupport",
+            .product(name: "Prometheus", package: "swift-prometheus"),
+        ]),
+        // The daemon's server: the Web Push and provider API handlers on
+        // HTTP/1 listeners, the apps' loading.
         .target(name: "Relay", dependencies: [
             "Locking", "HTTP1", "RelayCore", "EventLoop", "TLS", "APNs", "AppsFile", "VAPID",
-            "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "PyAPNs", "Fleet",
-            .product(name: "Prometheus", package: "swift-prometheus"),
+            "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "PyAPNs", "Fleet", "Observability",
         ]),
         // The daemon: flags and environment, start-up, signals, reload,
         // shutdown, the demo.
         .executableTarget(name: "toot-relay", dependencies: [
-            "Locking", "HTTP1", "Relay", "APNs", "APNsEmulator", "RelayCore", "EventLoop", "TLS", "AppsFile",
+            "Locking", "HTTP1", "Relay", "Observability", "APNs", "APNsEmulator", "RelayCore", "EventLoop", "TLS", "AppsFile",
             "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "Fleet", "Redis",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
@@ -166,7 +179,7 @@ let package = Package(
         .testTarget(name: "APNsTests", dependencies: ["Base64URL", "APNs", "APNsEmulator", "HTTP1", "Locking", "TestSupport"]),
         .testTarget(name: "APNsEmulatorTests", dependencies: ["Base64URL", "APNs", "Locking", "APNsEmulator", "HTTP2", "HTTP2Transport", "TLS", "EventLoop", "TestSupport"]),
         .testTarget(name: "RelayTests", dependencies: [
-            "Base64URL", "Locking", "HTTP1", "Relay", "APNs", "APNsEmulator", "TestSupport", "ProviderAPI", "Delivery", "Feedback",
+            "Base64URL", "Locking", "HTTP1", "Relay", "Observability", "APNs", "APNsEmulator", "TestSupport", "ProviderAPI", "Delivery", "Feedback",
             "FeedbackHook", "XMLRPC",
         ]),
 

@@ -1,5 +1,6 @@
 import APNs
 import EventLoop
+import Observability
 import RelayCore
 
 /// What one event loop's request handlers share, made for the loop before

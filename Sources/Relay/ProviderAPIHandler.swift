@@ -2,6 +2,7 @@ import Delivery
 import EventLoop
 import Feedback
 import HTTP1
+import Observability
 import ProviderAPI
 import RelayCore
 

@@ -3,6 +3,7 @@ import Delivery
 import EventLoop
 import Glibc
 import HTTP1
+import Observability
 import ProviderAPI
 import RelayCore
 import VAPID

@@ -1,6 +1,7 @@
 import Delivery
 import EventLoop
 import HTTP1
+import Observability
 import RelayCore
 import TLS
 

@@ -5,6 +5,7 @@ import Feedback
 import FeedbackHook
 import HTTP1
 import Locking
+import Observability
 import ProviderAPI
 import Relay
 import RelayCore

@@ -1,6 +1,7 @@
 import APNs
 import EventLoop
 import Locking
+import Observability
 import Relay
 
 extension Daemon {

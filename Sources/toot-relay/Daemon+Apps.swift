@@ -1,6 +1,7 @@
 import APNs
 import AppsFile
 import Foundation
+import Observability
 import Relay
 import RelayCore
 import TLS

@@ -2,6 +2,7 @@ import Delivery
 import Feedback
 import FeedbackHook
 import Fleet
+import Observability
 import Relay
 import RelayCore
 

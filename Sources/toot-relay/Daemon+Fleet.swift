@@ -1,4 +1,5 @@
 import Fleet
+import Observability
 import Redis
 import Relay
 import RelayCore

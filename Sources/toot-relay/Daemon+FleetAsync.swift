@@ -1,5 +1,6 @@
 import Delivery
 import Fleet
+import Observability
 import Relay
 import RelayCore
 

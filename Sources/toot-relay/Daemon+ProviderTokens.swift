@@ -1,6 +1,7 @@
 import APNs
 import Fleet
 import Glibc
+import Observability
 import Relay
 
 extension Daemon {

@@ -1,5 +1,6 @@
 import Foundation
 import HTTP1
+import Observability
 import Relay
 import RelayCore
 import TLS

@@ -4,6 +4,7 @@ import Dispatch
 import EventLoop
 import Foundation
 import HTTP1
+import Observability
 import Relay
 
 extension Daemon {

@@ -1,5 +1,6 @@
 import EventLoop
 import Glibc
+import Observability
 import Relay
 import RelayCore
 

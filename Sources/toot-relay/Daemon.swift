@@ -6,6 +6,7 @@ import Fleet
 import Foundation
 import HTTP1
 import Locking
+import Observability
 import Relay
 import RelayCore
 import TLS
@@ -80,7 +81,8 @@ struct Daemon {
         let connections = HTTP1ListenerCounters(maxConnections: options.maxConnections)
         let deliveries = InFlightDeliveries(maxInFlight: configuration.maxInFlight)
         let metricsPort = configuration.metricsPort
-        let metrics = metricsPort == nil ? nil : RelayMetrics(connections: connections, deliveries: deliveries)
+        let metrics = metricsPort == nil ? nil
+            : RelayMetrics(connections: connections, maxInFlight: deliveries.maxInFlight, inFlight: { deliveries.inFlight })
         metrics.map { expiryMonitors.publish(to: $0) }
         metrics?.setApps(served.apps)
         let fleet = try startFleet(redisURL, configuration: configuration, logger: logger)
@@ -123,7 +125,7 @@ struct Daemon {
                     configuration, port: apiPort, socket: sockets.api, context: context, loops: group.loops,
                     loopContexts: loopContexts, asyncQueues: asyncQueues, logger: logger)
                 api = (apiServer, apiDeliveries, context, bound)
-                metrics?.setAPIDeliveries(apiDeliveries)
+                metrics?.setAPIInFlight { apiDeliveries.inFlight }
                 fleetAsync?.start(pushes: context.async, loopContexts: loopContexts, provisioned: context.provisioned,
                                   feedback: feedback, deliveries: apiDeliveries)
             } catch let failure {
@@ -156,10 +158,14 @@ struct Daemon {
         let connectionReport = Locked(APNsConnectionReport())
         let signal = waitForSignal(every: .seconds(1)) { now in
             refreshAPNsStatus(metrics, clients: clients, report: connectionReport, logger: logger)
-            providerMetrics?.publish(feedback: feedback.store.allCounts(), hook: hookCounts(feedback))
-            if let async = api?.context.async { providerMetrics?.publish(async: async) }
-            if let fleet { fleetMetrics?.publish(links: fleet.links) }
-            if let shared = feedback.shared { providerMetrics?.publish(feedbackUnflushed: shared.unflushed) }
+            if let providerMetrics {
+                publishProviderMetrics(providerMetrics, feedback: feedback, async: api?.context.async)
+            }
+            if let fleet, let fleetMetrics {
+                for link in fleet.links {
+                    fleetMetrics.publish(link: link.name, isConnected: link.isConnected, failures: link.failureCount)
+                }
+            }
             expiryMonitors.tick(now: now, apps: current.apps)
         } reload: {
             notifySystemd("RELOADING=1", logger: logger)

@@ -1,6 +1,7 @@
 import APNs
 import APNsEmulator
 import EventLoop
+import Observability
 import Relay
 import RelayCore
 

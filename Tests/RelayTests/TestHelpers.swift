@@ -5,6 +5,7 @@ import EventLoop
 import Glibc
 import HTTP1
 import Locking
+import Observability
 import RelayCore
 import TLS
 import TestSupport

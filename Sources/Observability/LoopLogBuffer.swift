@@ -11,8 +11,8 @@ import RelayCore
 /// whole lines of at most `Logger.maxLineBytes` bytes in all, so writes to a
 /// pipe stay atomic and lines from several loops never interleave. Confined
 /// to its loop; `flush()` on shutdown.
-final class LoopLogBuffer {
-    let logger: Logger
+public final class LoopLogBuffer {
+    public let logger: Logger
     private let loop: EventLoop
     private var pending: [UInt8] = []
     private var flushScheduled = false
@@ -23,7 +23,7 @@ final class LoopLogBuffer {
     private let reference: LogBufferReference
     private let flushCallback: () -> Void
 
-    init(logger: Logger, loop: EventLoop) {
+    public init(logger: Logger, loop: EventLoop) {
         self.logger = logger
         self.loop = loop
         let reference = LogBufferReference()
@@ -38,14 +38,14 @@ final class LoopLogBuffer {
         flush()
     }
 
-    func log(_ level: LogLevel, _ message: @autoclosure () -> String) {
+    public func log(_ level: LogLevel, _ message: @autoclosure () -> String) {
         guard logger.isEnabled(level) else { return }
         log(level) { $0.append(contentsOf: message().utf8) }
     }
 
     /// `Logger.log(_:building:)`, batched like `log(_:_:)`: the message is
     /// written straight into the pending lines.
-    func log(_ level: LogLevel, building message: (inout [UInt8]) -> Void) {
+    public func log(_ level: LogLevel, building message: (inout [UInt8]) -> Void) {
         guard logger.isEnabled(level) else { return }
         let start = pending.count
         logger.appendLine(level, to: &pending, timestamps: &timestamps, building: message)
@@ -60,7 +60,7 @@ final class LoopLogBuffer {
         }
     }
 
-    func flush() {
+    public func flush() {
         flushScheduled = false
         guard !pending.isEmpty else { return }
         pending.withUnsafeBytes { logger.write($0) }

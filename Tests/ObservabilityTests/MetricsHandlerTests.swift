@@ -3,7 +3,7 @@ import HTTP1
 import TestSupport
 import Testing
 
-@testable import Relay
+@testable import Observability
 
 @Suite("Metrics listener answers")
 struct MetricsHandlerTests {

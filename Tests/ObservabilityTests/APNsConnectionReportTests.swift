@@ -1,7 +1,7 @@
 import APNs
 import Testing
 
-@testable import Relay
+@testable import Observability
 
 @Suite("APNs connection lines")
 struct APNsConnectionReportTests {

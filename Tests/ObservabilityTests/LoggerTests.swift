@@ -3,7 +3,7 @@ import RelayCore
 import Locking
 import Testing
 
-@testable import Relay
+@testable import Observability
 
 private final class Lines: Sendable {
     let storage = Locked<[String]>([])

@@ -1,10 +1,6 @@
 import APNs
-import Delivery
-import Feedback
-import FeedbackHook
 import Locking
 import Prometheus
-import RelayCore
 
 /// The provider API's metrics, beside the relay's on
 /// METRICS_PORT: requests by route and status, notifications by app and
@@ -12,16 +8,22 @@ import RelayCore
 /// counted as they end, by each loop's `ProviderMetricsRecorder` (a series
 /// is made once per label set; the API's labels are bounded: routes,
 /// statuses, the apps, Apple's reasons); the
-/// feedback and hook counts are cumulative in their own modules and are
-/// copied here by the daemon's once-a-second tick.
+/// feedback, hook and asynchronous queue counts are cumulative in their own
+/// modules and are copied here, as numbers, by the daemon's once-a-second
+/// tick (Observability sits below those modules, so they can log through
+/// it).
 public final class ProviderMetrics: Sendable {
     private let registry: PrometheusCollectorRegistry
     private let published = Locked<Published>(Published())
 
     private struct Published {
-        var feedback: [String: FeedbackCounts] = [:]
-        var hook = FeedbackHookCounts()
+        var feedback: [String: (recorded: Int, dropped: Int)] = [:]
+        var hook = HookPostsSnapshot()
         var async = AsyncCountsSnapshot()
+    }
+
+    private struct HookPostsSnapshot {
+        var delivered = 0, retried = 0, failed = 0, dropped = 0
     }
 
     private struct AsyncCountsSnapshot {
@@ -40,7 +42,7 @@ public final class ProviderMetrics: Sendable {
     }
 
     /// A recorder for one loop's handler (its series cache is loop-confined).
-    func makeRecorder() -> ProviderMetricsRecorder { ProviderMetricsRecorder(metrics: self) }
+    public func makeRecorder() -> ProviderMetricsRecorder { ProviderMetricsRecorder(metrics: self) }
 
     /// `toot_relay_api_notifications_total{app,environment,result}`'s
     /// series for one label set; the registry hands back the same counter
@@ -72,26 +74,37 @@ public final class ProviderMetrics: Sendable {
         }
     }
 
-    /// Copies the feedback lists' and the hook's counts (the daemon's tick).
-    public func publish(feedback: [String: FeedbackCounts], hook: FeedbackHookCounts?) {
-        let (previous, previousHook) = published.withLock { state in
-            defer { state.feedback = feedback; state.hook = hook ?? state.hook }
-            return (state.feedback, state.hook)
+    /// Copies the feedback lists' counts per app (the daemon's tick): dead
+    /// tokens recorded, and entries dropped past FEEDBACK_MAX, since start.
+    public func publish(feedback: [String: (recorded: Int, dropped: Int)]) {
+        let previous = published.withLock { state in
+            defer { state.feedback = feedback }
+            return state.feedback
         }
         for (app, counts) in feedback {
-            let before = previous[app] ?? FeedbackCounts()
+            let before = previous[app] ?? (0, 0)
             add(counts.recorded - before.recorded, "feedback_recorded", "Dead tokens recorded in the feedback list", app)
             add(counts.dropped - before.dropped, "feedback_dropped",
                 "Feedback entries dropped, oldest first, past FEEDBACK_MAX", app)
         }
-        guard let hook else { return }
+    }
+
+    /// Copies the feedback hook's counts since start (the daemon's tick,
+    /// with FEEDBACK_HOOK_URL): posts delivered, retried, failed, and logs
+    /// dropped before a post.
+    public func publishHookPosts(delivered: Int, retried: Int, failed: Int, dropped: Int) {
+        let now = HookPostsSnapshot(delivered: delivered, retried: retried, failed: failed, dropped: dropped)
+        let before = published.withLock { state in
+            defer { state.hook = now }
+            return state.hook
+        }
         // Every result's series from the first tick on, at 0 until it
         // happens: a counter that first appears at 89 has no increase a rule
         // can see (Prometheus' increase() needs two samples of a series).
-        for (result, now, before) in [("delivered", hook.delivered, previousHook.delivered),
-                                      ("retried", hook.retried, previousHook.retried),
-                                      ("failed", hook.failed, previousHook.failed),
-                                      ("dropped", hook.dropped, previousHook.dropped)] {
+        for (result, now, before) in [("delivered", now.delivered, before.delivered),
+                                      ("retried", now.retried, before.retried),
+                                      ("failed", now.failed, before.failed),
+                                      ("dropped", now.dropped, before.dropped)] {
             let series = counter("feedback_hook_posts", "Failed-push logs posted to FEEDBACK_HOOK_URL by result",
                                  [("result", result)])
             if now > before { series.increment(by: Int64(now - before)) }
@@ -108,27 +121,26 @@ public final class ProviderMetrics: Sendable {
 
     /// The asynchronous `/api/push`'s gauges and counters (the daemon's
     /// tick): `toot_relay_api_async_queued` (accepted and not done, per
-    /// token), `toot_relay_api_async_in_flight` (tries waiting for APNs)
-    /// and `toot_relay_api_async_total{result}` (`delivered`, `failed`,
-    /// `retried`), every series from the first tick on. With a fleet's
-    /// queue (`REDIS_URL`), `queued` is the fleet's stream length (every
-    /// instance shows the same), and `result="claimed"` counts what this
-    /// instance took over from others.
-    public func publish(async: AsyncPushes) {
-        let counts = async.counts
-        let current = AsyncCountsSnapshot(delivered: counts.delivered, failed: counts.failed, retried: counts.retried,
-                                          claimed: async.shared?.claimed ?? 0)
+    /// token: `queued`), `toot_relay_api_async_in_flight` (tries waiting for
+    /// APNs: `inFlight`) and `toot_relay_api_async_total{result}`
+    /// (`delivered`, `failed`, `retried`, counts since start), every series
+    /// from the first tick on. With a fleet's queue (`REDIS_URL`), `queued`
+    /// is the fleet's stream length (every instance shows the same), and
+    /// `claimed` (nil without a fleet) counts, as `result="claimed"`, what
+    /// this instance took over from others.
+    public func publishAsync(queued: Int, inFlight: Int, delivered: Int, failed: Int, retried: Int, claimed: Int?) {
+        let current = AsyncCountsSnapshot(delivered: delivered, failed: failed, retried: retried, claimed: claimed ?? 0)
         let previous = published.withLock { state in
             defer { state.async = current }
             return state.async
         }
         gauge("api_async_queued", "Asynchronous notifications accepted and not done, per device token")
-            .set(to: Double(async.shared?.length ?? async.bound.pending))
-        gauge("api_async_in_flight", "Asynchronous notifications' tries waiting for APNs").set(to: Double(counts.inFlight))
+            .set(to: Double(queued))
+        gauge("api_async_in_flight", "Asynchronous notifications' tries waiting for APNs").set(to: Double(inFlight))
         for (result, now, before) in [("delivered", current.delivered, previous.delivered),
                                       ("failed", current.failed, previous.failed),
                                       ("retried", current.retried, previous.retried)]
-                + (async.shared == nil ? [] : [("claimed", current.claimed, previous.claimed)]) {
+                + (claimed == nil ? [] : [("claimed", current.claimed, previous.claimed)]) {
             let series = counter("api_async", "Asynchronous notifications by result: delivered, failed, or a try retried",
                                  [("result", result)])
             if now > before { series.increment(by: Int64(now - before)) }
@@ -178,7 +190,7 @@ enum NotificationResult: Equatable {
 /// environments × the common results, emptied by a reload (refilled on
 /// first use) so an app the reload dropped does not stay. Confined to its
 /// loop, like its handler.
-final class ProviderMetricsRecorder {
+public final class ProviderMetricsRecorder {
     private let metrics: ProviderMetrics
     private var notifications = AppCounterCache(slots: 2 * ProviderMetrics.commonResults.count)
     private var requests: [RequestSeries: Counter] = [:]
@@ -193,7 +205,7 @@ final class ProviderMetricsRecorder {
         self.metrics = metrics
     }
 
-    func countRequest(route: String, status: Int) {
+    public func countRequest(route: String, status: Int) {
         let series = RequestSeries(route: route, status: status)
         if let lastRequest, lastRequest.series == series { return lastRequest.counter.increment() }
         let counter = requests[series] ?? metrics.requestCounter(route: route, status: status)
@@ -202,7 +214,7 @@ final class ProviderMetricsRecorder {
         counter.increment()
     }
 
-    func countNotification(app: String, environment: APNsEnvironment, outcome: DeliveryOutcome) {
+    public func countNotification(app: String, environment: APNsEnvironment, outcome: DeliveryOutcome) {
         let slot: Int
         switch ProviderMetrics.result(of: outcome) {
         case .common(let index): slot = index
@@ -220,7 +232,7 @@ final class ProviderMetricsRecorder {
     var cachedApps: Int { notifications.apps }
 
     /// The apps were replaced (a reload): forget every app's series.
-    func appsReplaced() {
+    public func appsReplaced() {
         notifications.removeAll()
     }
 }

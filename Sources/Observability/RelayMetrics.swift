@@ -1,9 +1,8 @@
-import Delivery
 import APNs
 import HTTP1
+import Locking
 import Prometheus
 import RelayCore
-import Locking
 import VAPID
 
 /// The relay's Prometheus metrics (swift-prometheus), served by
@@ -37,10 +36,11 @@ public final class RelayMetrics: Sendable {
     /// sums; a Prometheus counter only adds).
     private let apnsEvents: Locked<(counters: [Counter], resends: Counter, last: APNsCounters)>
     private let connections: HTTP1ListenerCounters
-    private let deliveries: InFlightDeliveries
+    /// The Web Push listener's notifications in flight, read when scraped.
+    private let inFlight: @Sendable () -> Int
     /// The provider API's notifications in flight (its own `MAX_IN_FLIGHT`),
     /// with its gauge; nil without `API_PORT`.
-    private let apiDeliveries = Locked<(deliveries: InFlightDeliveries, gauge: Gauge)?>(nil)
+    private let apiInFlight = Locked<(count: @Sendable () -> Int, gauge: Gauge)?>(nil)
     /// The apps served now (their health is read when scraped).
     private let apps = Locked<RelayApps>(RelayApps(defaultApp: nil))
     /// The per-app gauges made so far, so a reload that drops an app (or an
@@ -77,13 +77,15 @@ public final class RelayMetrics: Sendable {
         .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10),
     ]
 
-    /// `connections` and `deliveries`: the Web Push listener's, whose
-    /// gauges (sender connections, requests in flight) are set when scraped.
-    public init(connections: HTTP1ListenerCounters, deliveries: InFlightDeliveries,
+    /// `connections` and `inFlight`: the Web Push listener's, whose gauges
+    /// (sender connections, requests in flight) are set when scraped;
+    /// `maxInFlight`: its cap (`MAX_IN_FLIGHT`). The count is read through
+    /// a closure: Observability sits below the delivery that keeps it.
+    public init(connections: HTTP1ListenerCounters, maxInFlight: Int, inFlight: @escaping @Sendable () -> Int,
                 registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
         self.connections = connections
-        self.deliveries = deliveries
+        self.inFlight = inFlight
         apnsLatency = Self.environments.map { environment in
             registry.makeDurationHistogram(
                 descriptor: MetricNameDescriptor(namespace: "toot_relay", metricName: "apns_latency",
@@ -101,7 +103,7 @@ public final class RelayMetrics: Sendable {
         // The cap as a gauge of its own, so that an alert can say "near the
         // cap" as a ratio whatever MAX_IN_FLIGHT is set to.
         gauge("max_in_flight", "MAX_IN_FLIGHT: notifications in flight (per listener) beyond which the relay answers 503")
-            .set(to: Double(deliveries.maxInFlight))
+            .set(to: Double(maxInFlight))
         openConnectionsGauge = gauge("sender_connections", "Open connections from Web Push senders")
         apnsEvents = Locked((
             counters: Self.apnsConnectionEvents.map { event, _ in
@@ -126,14 +128,14 @@ public final class RelayMetrics: Sendable {
     }
 
     /// Serves the provider API's notifications in flight from now on
-    /// (`toot_relay_api_notifications_in_flight`, read when scraped).
-    public func setAPIDeliveries(_ deliveries: InFlightDeliveries) {
+    /// (`toot_relay_api_notifications_in_flight`, `count` read when scraped).
+    public func setAPIInFlight(_ count: @escaping @Sendable () -> Int) {
         let gauge = registry.makeGauge(
             descriptor: MetricNameDescriptor(namespace: "toot_relay", metricName: "api_notifications_in_flight",
                                              unitName: "",
                                              helpText: "Provider API notifications waiting for APNs"),
             labels: [])
-        apiDeliveries.withLock { $0 = (deliveries, gauge) }
+        apiInFlight.withLock { $0 = (count, gauge) }
     }
 
     /// Serves the metrics of `apps` from now on (start and every reload):
@@ -167,7 +169,7 @@ public final class RelayMetrics: Sendable {
     }
 
     /// A recorder for one event loop (its series cache is loop-confined).
-    func makeRecorder() -> RelayMetricsRecorder { RelayMetricsRecorder(metrics: self) }
+    public func makeRecorder() -> RelayMetricsRecorder { RelayMetricsRecorder(metrics: self) }
 
     /// The series of one (app, environment, status, reason); the registry
     /// hands back the same counter for the same labels.
@@ -272,10 +274,10 @@ public final class RelayMetrics: Sendable {
     /// The exposition (text format 0.0.4), gauges of shared counters
     /// refreshed first.
     public func exposition() -> [UInt8] {
-        inFlightGauge.set(to: Double(deliveries.inFlight))
+        inFlightGauge.set(to: Double(inFlight()))
         openConnectionsGauge.set(to: Double(connections.openConnections))
-        if let api = apiDeliveries.withLock({ $0 }) {
-            api.gauge.set(to: Double(api.deliveries.inFlight))
+        if let api = apiInFlight.withLock({ $0 }) {
+            api.gauge.set(to: Double(api.count()))
         }
         appGauges.withLock { gauges in
             for app in apps.withLock({ $0.all }) {
@@ -301,7 +303,7 @@ public final class RelayMetrics: Sendable {
 /// (`AppCounterCache`), so a request costs at most a small dictionary
 /// read, an array read and an atomic add.
 /// Confined to its event loop.
-final class RelayMetricsRecorder {
+public final class RelayMetricsRecorder {
     private let metrics: RelayMetrics
     /// Per app id (a removed app's entry stays: its counters live on in the
     /// registry anyway, and ids are few).
@@ -313,7 +315,7 @@ final class RelayMetricsRecorder {
 
     /// Counts one notification's end: the relay's own reason, else the
     /// APNs reason if any, else "".
-    func count(app: String, environment: APNsEnvironment, status: Int, localReason: LocalReason? = nil,
+    public func count(app: String, environment: APNsEnvironment, status: Int, localReason: LocalReason? = nil,
                apnsReason: APNsReason? = nil) {
         var reasonSlot = localReason?.slot ?? 0
         if let apnsReason {
@@ -336,7 +338,7 @@ final class RelayMetricsRecorder {
         }.increment()
     }
 
-    func recordAPNsLatency(environment: APNsEnvironment, nanoseconds: UInt64) {
+    public func recordAPNsLatency(environment: APNsEnvironment, nanoseconds: UInt64) {
         metrics.recordAPNsLatency(environment: environment, nanoseconds: nanoseconds)
     }
 
@@ -344,7 +346,7 @@ final class RelayMetricsRecorder {
     /// on first use, a few per app.
     private var vapidSeries: [String: Counter] = [:]
 
-    func countVAPID(app: String, result: VAPIDResult) {
+    public func countVAPID(app: String, result: VAPIDResult) {
         let key = app + " " + result.rawValue
         if let counter = vapidSeries[key] { return counter.increment() }
         let counter = metrics.registry.makeCounter(
@@ -359,7 +361,7 @@ final class RelayMetricsRecorder {
 
 /// The `result` label of `toot_relay_vapid_checks_total` (external: the
 /// values must not change).
-enum VAPIDResult: String, CaseIterable, Sendable {
+public enum VAPIDResult: String, CaseIterable, Sendable {
     case accepted
     /// No VAPID authentication (401).
     case unauthenticated
@@ -373,7 +375,7 @@ enum VAPIDResult: String, CaseIterable, Sendable {
     /// An unrestricted endpoint of a `restricted-only` app (403).
     case unrestricted
 
-    init(_ verdict: VAPIDVerdict) {
+    public init(_ verdict: VAPIDVerdict) {
         switch verdict {
         case .accepted: self = .accepted
         case .unauthenticated: self = .unauthenticated
@@ -388,7 +390,7 @@ enum VAPIDResult: String, CaseIterable, Sendable {
 /// The relay's own `reason` label values, for outcomes that are not an APNs
 /// answer. The raw values are the labels Prometheus shows (external: they
 /// must not change).
-enum LocalReason: String, CaseIterable, Sendable {
+public enum LocalReason: String, CaseIterable, Sendable {
     case invalidRequest = "invalid_request"
     case timeout
     case connectFailed = "connect_failed"
@@ -420,7 +422,7 @@ enum LocalReason: String, CaseIterable, Sendable {
 
     /// The relay's reason for an outcome; nil for an APNs answer (its own
     /// reason counts).
-    init?(_ outcome: DeliveryOutcome) {
+    public init?(_ outcome: DeliveryOutcome) {
         switch outcome {
         case .apns: return nil
         case .answerTimedOut: self = .timeout

@@ -7,18 +7,23 @@ import RelayCore
 /// iteration by a `LoopLogBuffer`. Lines are built as bytes straight into
 /// the output (a String per line cost an allocation per request). Holds no
 /// reference to the handler, so a delivery's completion can keep it.
-struct RelayLog {
-    let logger: Logger
+public struct RelayLog {
+    public let logger: Logger
     /// On a loop: lines are written once per loop iteration (see LoopLogBuffer).
-    let buffer: LoopLogBuffer?
+    public let buffer: LoopLogBuffer?
 
-    func log(_ level: LogLevel, building message: (inout [UInt8]) -> Void) {
+    public init(logger: Logger, buffer: LoopLogBuffer?) {
+        self.logger = logger
+        self.buffer = buffer
+    }
+
+    public func log(_ level: LogLevel, building message: (inout [UInt8]) -> Void) {
         if let buffer { buffer.log(level, building: message) } else { logger.log(level, building: message) }
     }
 
     /// `keyID`: the app's token key for the target's environment, named
     /// when APNs rejected the credentials.
-    func logDelivery(_ target: RelayTarget, app: String, outcome: DeliveryOutcome, answer: RelayResponse, apnsID: String,
+    public func logDelivery(_ target: RelayTarget, app: String, outcome: DeliveryOutcome, answer: RelayResponse, apnsID: String,
                      started: UInt64, keyID: String? = nil) {
         let level: LogLevel = answer.credentialsRejected ? .error : (answer.status >= 500 ? .warning : .info)
         guard logger.isEnabled(level) else { return }
@@ -55,7 +60,7 @@ struct RelayLog {
 
     /// `refused status=… reason="…"`: a request the connection refused
     /// before routing.
-    func logRefusal(status: Int, reason: String) {
+    public func logRefusal(status: Int, reason: String) {
         guard logger.isEnabled(.info) else { return }
         log(.info) { $0.append(contentsOf: "refused status=\(status) reason=\"\(reason)\"".utf8) }
     }
@@ -63,7 +68,7 @@ struct RelayLog {
     /// `<method> status=… reason="…" latency=…ms`: a request answered
     /// without routing it to APNs. The path may hold a token: only the
     /// method is logged.
-    func logLocal(method: String, status: Int, reason: String, started: UInt64) {
+    public func logLocal(method: String, status: Int, reason: String, started: UInt64) {
         guard logger.isEnabled(.info) else { return }
         log(.info) { line in
             line.append(contentsOf: method.utf8)
@@ -77,7 +82,7 @@ struct RelayLog {
     }
 
     /// A relay request answered without APNs (`apns=-`).
-    func logRelay(_ target: RelayTarget, app: String, status: Int, reason: String, started: UInt64) {
+    public func logRelay(_ target: RelayTarget, app: String, status: Int, reason: String, started: UInt64) {
         let level: LogLevel = status >= 500 ? .warning : .info
         guard logger.isEnabled(level) else { return }
         log(level) { appendRelayLine(target, app: app, status: status, reason: reason, started: started, to: &$0) }
@@ -85,7 +90,7 @@ struct RelayLog {
 
     /// `relay app=… env=… token=<8 hex> status=… apns=<status or -> reason="…"
     /// latency=…ms[ apns-id=…]`; `app=-` when the URL named no app the relay has.
-    func appendRelayLine(_ target: RelayTarget, app: String, status: Int, apnsStatus: Int? = nil, reason: String,
+    public func appendRelayLine(_ target: RelayTarget, app: String, status: Int, apnsStatus: Int? = nil, reason: String,
                          started: UInt64, apnsID: String? = nil, to line: inout [UInt8]) {
         line.append(contentsOf: "relay app=".utf8)
         line.append(contentsOf: app.utf8)
@@ -108,7 +113,7 @@ struct RelayLog {
     }
 
     /// Milliseconds with one decimal: `12.3ms`.
-    static func appendLatency(since started: UInt64, to line: inout [UInt8]) {
+    public static func appendLatency(since started: UInt64, to line: inout [UInt8]) {
         let micros = (EventLoop.monotonicNanoseconds() &- started) / 1000
         appendDecimal(Int(micros / 1000), to: &line)
         line.append(UInt8(ascii: "."))

@@ -1,10 +1,5 @@
 import APNs
-import Delivery
-import Feedback
-import FeedbackHook
-import HTTP1
-@testable import Relay
-import RelayCore
+@testable import Observability
 import Testing
 
 // The provider API's notification count: each outcome's
@@ -28,8 +23,7 @@ let providerResultCases: [(DeliveryOutcome, APNsEnvironment, String)] = [
 ]
 
 private func providerMetrics() -> (RelayMetrics, ProviderMetrics) {
-    let relay = RelayMetrics(connections: HTTP1ListenerCounters(maxConnections: 10),
-                             deliveries: InFlightDeliveries(maxInFlight: 10))
+    let relay = RelayMetricsTests.metrics()
     return (relay, ProviderMetrics(registry: relay.registry))
 }
 
@@ -109,15 +103,15 @@ func providerRecorderForgetsDroppedApps() {
 @Test("with a hook, its four results show at 0 from the first tick and count what each tick adds")
 func hookSeriesFromTheFirstTick() {
     let (relay, metrics) = providerMetrics()
-    metrics.publish(feedback: [:], hook: nil)
+    metrics.publish(feedback: [:])
     #expect(!RelayMetricsTests.exposition(relay).contains("toot_relay_feedback_hook_posts_total"))
-    metrics.publish(feedback: [:], hook: FeedbackHookCounts())
+    metrics.publishHookPosts(delivered: 0, retried: 0, failed: 0, dropped: 0)
     let fresh = RelayMetricsTests.exposition(relay)
     for result in ["delivered", "retried", "failed", "dropped"] {
         #expect(fresh.contains(#"toot_relay_feedback_hook_posts_total{result="\#(result)"} 0"#))
     }
-    metrics.publish(feedback: [:], hook: FeedbackHookCounts(delivered: 3, dropped: 89))
-    metrics.publish(feedback: [:], hook: FeedbackHookCounts(delivered: 5, failed: 1, dropped: 89))
+    metrics.publishHookPosts(delivered: 3, retried: 0, failed: 0, dropped: 89)
+    metrics.publishHookPosts(delivered: 5, retried: 0, failed: 1, dropped: 89)
     let text = RelayMetricsTests.exposition(relay)
     #expect(text.contains(#"toot_relay_feedback_hook_posts_total{result="delivered"} 5"#))
     #expect(text.contains(#"toot_relay_feedback_hook_posts_total{result="retried"} 0"#))
@@ -128,10 +122,10 @@ func hookSeriesFromTheFirstTick() {
 @Test("the feedback list's counts show per app once they happen, adding what each tick adds")
 func feedbackCountsPerApp() {
     let (relay, metrics) = providerMetrics()
-    metrics.publish(feedback: ["toot": FeedbackCounts()], hook: nil)
+    metrics.publish(feedback: ["toot": (recorded: 0, dropped: 0)])
     #expect(!RelayMetricsTests.exposition(relay).contains("toot_relay_feedback_recorded_total"))
-    metrics.publish(feedback: ["toot": FeedbackCounts(recorded: 4)], hook: nil)
-    metrics.publish(feedback: ["toot": FeedbackCounts(recorded: 6, dropped: 2)], hook: nil)
+    metrics.publish(feedback: ["toot": (recorded: 4, dropped: 0)])
+    metrics.publish(feedback: ["toot": (recorded: 6, dropped: 2)])
     let text = RelayMetricsTests.exposition(relay)
     #expect(text.contains(#"toot_relay_feedback_recorded_total{app="toot"} 6"#))
     #expect(text.contains(#"toot_relay_feedback_dropped_total{app="toot"} 2"#))

@@ -1,5 +1,5 @@
 import Prometheus
-@testable import Relay
+@testable import Observability
 import Testing
 
 @Suite("A loop's counters by app and slot")

@@ -1,9 +1,9 @@
-import Delivery
-import Testing
-@testable import Relay
 import APNs
 import HTTP1
+import Locking
+@testable import Observability
 import RelayCore
+import Testing
 
 @Suite("Relay metrics")
 struct RelayMetricsTests {
@@ -11,10 +11,16 @@ struct RelayMetricsTests {
         String(decoding: metrics.exposition(), as: UTF8.self)
     }
 
+    /// Metrics of a Web Push listener with nothing in flight (of at most
+    /// `maxInFlight`) unless `inFlight` says otherwise.
+    static func metrics(connections: HTTP1ListenerCounters = HTTP1ListenerCounters(maxConnections: 10),
+                        maxInFlight: Int = 10, inFlight: @escaping @Sendable () -> Int = { 0 }) -> RelayMetrics {
+        RelayMetrics(connections: connections, maxInFlight: maxInFlight, inFlight: inFlight)
+    }
+
     @Test("outcomes count under environment, status and reason; delivered shows 0 from the start")
     func notifications() {
-        let metrics = RelayMetrics(connections: HTTP1ListenerCounters(maxConnections: 10),
-                                   deliveries: InFlightDeliveries(maxInFlight: 10))
+        let metrics = Self.metrics()
         metrics.setApps(RelayApps(defaultApp: RelayApp(topic: "com.example.app")))
         let start = Self.exposition(metrics)
         #expect(start.contains(#"toot_relay_notifications_total{app="default",environment="production",status="201",reason=""} 0"#))
@@ -42,13 +48,13 @@ struct RelayMetricsTests {
     @Test("latency histogram, gauges from the shared counters, APNs connections and the expiry")
     func gauges() {
         let connections = HTTP1ListenerCounters(maxConnections: 10)
-        let deliveries = InFlightDeliveries(maxInFlight: 10)
-        let metrics = RelayMetrics(connections: connections, deliveries: deliveries)
+        let inFlight = Locked(0)
+        let metrics = Self.metrics(connections: connections, inFlight: { inFlight.withLock { $0 } })
         let recorder = metrics.makeRecorder()
         recorder.recordAPNsLatency(environment: .production, nanoseconds: 30_000_000)
         _ = connections.openConnection()
         _ = connections.openConnection()
-        _ = deliveries.beginDelivery()
+        inFlight.withLock { $0 += 1 }
         let apps = RelayApps([RelayApp(topic: "com.example.app"), RelayApp(id: "beta", topic: "com.example.beta")],
                              defaultAppID: "default")
         metrics.setApps(apps)
@@ -72,8 +78,7 @@ struct RelayMetricsTests {
 
     @Test("a reload that drops an app, or an app's environment, takes its expiry and rejection gauges out of the exposition")
     func reloadDropsGaugesOfAppsNoLongerServed() {
-        let metrics = RelayMetrics(connections: HTTP1ListenerCounters(maxConnections: 10),
-                                   deliveries: InFlightDeliveries(maxInFlight: 10))
+        let metrics = Self.metrics()
         let beta = RelayApp(id: "beta", topic: "com.example.beta", production: CredentialID(2),
                             development: CredentialID(3))
         metrics.setApps(RelayApps([RelayApp(topic: "com.example.app"), beta], defaultAppID: "default"))
@@ -108,8 +113,7 @@ struct RelayMetricsTests {
 
     @Test("the APNs event counters show from the start at 0 and add what the clients' sums counted since the last tick")
     func apnsEventCounters() {
-        let metrics = RelayMetrics(connections: HTTP1ListenerCounters(maxConnections: 10),
-                                   deliveries: InFlightDeliveries(maxInFlight: 10))
+        let metrics = Self.metrics()
         let fresh = Self.exposition(metrics)
         for event in ["attempted", "connect_failed", "lost", "goaway"] {
             #expect(fresh.contains("toot_relay_apns_connection_events_total{event=\"\(event)\"} 0"), "\(event)")
@@ -135,8 +139,7 @@ struct RelayMetricsTests {
 
     @Test("the cap and the waiting notifications show from the start, at 0 while nothing waits")
     func capAndQueueFromTheStart() {
-        let metrics = RelayMetrics(connections: HTTP1ListenerCounters(maxConnections: 10),
-                                   deliveries: InFlightDeliveries(maxInFlight: 250))
+        let metrics = Self.metrics(maxInFlight: 250)
         let text = Self.exposition(metrics)
         #expect(text.contains("toot_relay_max_in_flight 250"))
         #expect(text.contains("toot_relay_apns_queued 0"))
@@ -145,14 +148,12 @@ struct RelayMetricsTests {
 
     @Test("the provider API's notifications in flight show once its listener is set, read when scraped")
     func apiInFlight() {
-        let metrics = RelayMetrics(connections: HTTP1ListenerCounters(maxConnections: 10),
-                                   deliveries: InFlightDeliveries(maxInFlight: 10))
+        let metrics = Self.metrics()
         #expect(!Self.exposition(metrics).contains("toot_relay_api_notifications_in_flight"))
-        let api = InFlightDeliveries(maxInFlight: 10)
-        metrics.setAPIDeliveries(api)
+        let api = Locked(0)
+        metrics.setAPIInFlight { api.withLock { $0 } }
         #expect(Self.exposition(metrics).contains("toot_relay_api_notifications_in_flight 0"))
-        _ = api.beginDelivery()
-        _ = api.beginDelivery()
+        api.withLock { $0 += 2 }
         let text = Self.exposition(metrics)
         #expect(text.contains("toot_relay_api_notifications_in_flight 2"))
         // The Web Push listener's count is its own.
