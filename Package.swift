@@ -128,16 +128,21 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         // The daemon's server: the Web Push and provider API handlers on
-        // HTTP/1 listeners, the apps' loading.
+        // HTTP/1 listeners.
         .target(name: "Relay", dependencies: [
-            "Locking", "HTTP1", "RelayCore", "EventLoop", "TLS", "APNs", "AppsFile", "VAPID",
+            "Locking", "HTTP1", "RelayCore", "EventLoop", "TLS", "APNs", "VAPID",
             "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "PyAPNs", "Fleet", "Observability",
         ]),
-        // The daemon: flags and environment, start-up, signals, reload,
-        // shutdown, the demo.
+        // The daemon: the configuration's adapters, the apps' and
+        // certificates' loading, start-up, signals, reload, shutdown.
+        .target(name: "Daemon", dependencies: [
+            "Locking", "HTTP1", "Relay", "Observability", "APNs", "APNsEmulator", "RelayCore", "EventLoop", "TLS",
+            "AppsFile", "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "Fleet", "Redis",
+        ]),
+        .testTarget(name: "DaemonTests", dependencies: ["Daemon", "APNs", "EventLoop", "HTTP1", "RelayCore", "TestSupport"]),
+        // The executable: the command line, its commands, the demo.
         .executableTarget(name: "toot-relay", dependencies: [
-            "Locking", "HTTP1", "Relay", "Observability", "APNs", "APNsEmulator", "RelayCore", "EventLoop", "TLS", "AppsFile",
-            "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "Fleet", "Redis",
+            "Daemon", "EventLoop", "RelayCore",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // The emulator as a process (end-to-end tests, the benchmark).

@@ -5,15 +5,15 @@ import TLS
 /// startup and once a day: a warning within `warningWindow` of `notAfter`,
 /// an error once it has passed (APNs then refuses every notification, and
 /// the relay answers 502 so Mastodon keeps the subscriptions).
-public enum CertificateExpiry {
+enum CertificateExpiry {
     /// 30 days: Apple's certificates last a year; a month leaves time to
     /// renew in the developer portal.
-    public static let warningWindow = 30 * 86_400
+    static let warningWindow = 30 * 86_400
 
     /// The level and line to log, or nil when expiry is further away.
     /// `subject` names the certificate ("APNs client certificate of app
     /// toot (production)").
-    public static func check(notAfter: Int, now: Int,
+    static func check(notAfter: Int, now: Int,
                              subject: String = "APNs client certificate") -> (level: LogLevel, message: String)? {
         if now > notAfter {
             return (.error, "\(subject) expired on \(certificateDateText(notAfter)): APNs refuses every "
@@ -32,22 +32,22 @@ public enum CertificateExpiry {
 /// once when the certificate expires while the relay runs (from then on
 /// APNs refuses the TLS handshake, which is no 403: `isExpired` tells the
 /// daemon to turn the health check 503 itself).
-public struct CertificateExpiryMonitor: Sendable {
-    public let notAfter: Int
+struct CertificateExpiryMonitor: Sendable {
+    let notAfter: Int
     private var nextDailyCheck: Int
     private var reportedExpiry = false
 
     /// `startedAt`: when the startup check was logged.
-    public init(notAfter: Int, startedAt now: Int) {
+    init(notAfter: Int, startedAt now: Int) {
         self.notAfter = notAfter
         nextDailyCheck = now + 86_400
         reportedExpiry = now > notAfter
     }
 
-    public func isExpired(now: Int) -> Bool { now > notAfter }
+    func isExpired(now: Int) -> Bool { now > notAfter }
 
     /// The line to log at `now`, if any.
-    public mutating func tick(now: Int, subject: String = "APNs client certificate") -> (level: LogLevel, message: String)? {
+    mutating func tick(now: Int, subject: String = "APNs client certificate") -> (level: LogLevel, message: String)? {
         if isExpired(now: now) && !reportedExpiry {
             reportedExpiry = true
             nextDailyCheck = now + 86_400

@@ -1,5 +1,5 @@
 import Foundation
-import Relay
+@testable import Daemon
 import TestSupport
 import Testing
 

@@ -1,7 +1,7 @@
 import RelayCore
 import Testing
 
-@testable import Relay
+@testable import Daemon
 
 /// The provider API's keys as the relay loads them: API_KEYS
 /// and the apps file's entries in one keyring that reloads replace, and the

@@ -4,7 +4,7 @@ import RelayCore
 extension ListenerOptions {
     /// The listener part of the configuration: the Web Push port's address,
     /// limits, timeouts and connection cap.
-    public init(configuration: Configuration) {
+    init(configuration: Configuration) {
         self.init(
             bindAddress: configuration.bindAddress, port: configuration.port, reusePort: configuration.reusePort,
             limits: HTTP1Limits(maxHeaderBytes: configuration.maxHeaderBytes, maxBodyBytes: configuration.maxBodyBytes),

@@ -51,7 +51,7 @@ func probeAppsFile(_ path: String, environment: [String: String]) -> String? {
 
 /// The child's side: reads and parses the file (no credentials), exit 0 or
 /// 1 with the one-line error on stderr.
-func parseAppsFileInChild(_ path: String, environment: [String: String]) -> Int32 {
+public func parseAppsFileInChild(_ path: String, environment: [String: String]) -> Int32 {
     guard let data = FileManager.default.contents(atPath: path) else {
         writeAll(2, "toot-relay: APPS_FILE (\(path)): cannot be read\n")
         return 1

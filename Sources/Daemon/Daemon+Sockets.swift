@@ -11,7 +11,7 @@ import RelayCore
 
 /// The LISTEN_* variables of this process, read once and unset (so no
 /// child takes them for its own), and the environment without them.
-func takePassedSockets(_ environment: [String: String]) throws(StartupFailure)
+public func takePassedSockets(_ environment: [String: String]) throws(StartupFailure)
     -> (passed: SocketActivation.Passed, environment: [String: String]) {
     defer { for name in SocketActivation.variables { unsetenv(name) } }
     let rest = environment.filter { name, _ in !SocketActivation.variables.contains(name) }

@@ -1,5 +1,5 @@
 import Testing
-@testable import Relay
+@testable import Daemon
 import RelayCore
 
 @Suite("Certificate expiry in the log")

@@ -4,20 +4,20 @@ import RelayCore
 /// The relay's listeners as its systemd `.socket` units name their sockets
 /// (`FileDescriptorName=`, read from LISTEN_FDNAMES): a listener whose
 /// socket is passed accepts on it; the others bind their own address.
-public enum ListenerSocketName: String, CaseIterable, Sendable {
+enum ListenerSocketName: String, CaseIterable, Sendable {
     case webPush = "webpush"
     case api
     case metrics
 
     /// Every name, in the order the errors list them.
-    public static let all = allCases.map(\.rawValue)
+    static let all = allCases.map(\.rawValue)
 
     /// Why a socket of this name cannot serve `configuration`, nil when it
     /// can: the provider API and the metrics are switched on by their port
     /// variable, and a socket does not switch them on behind the
     /// operator's back (an API on a socket nobody configured could take
     /// pushes without a key).
-    public func problem(with configuration: Configuration) -> String? {
+    func problem(with configuration: Configuration) -> String? {
         switch self {
         case .webPush:
             return nil
@@ -35,7 +35,7 @@ public enum ListenerSocketName: String, CaseIterable, Sendable {
     /// `configuration` with this listener's address and port those of the
     /// socket it accepts on, so what checks an address (an API without keys
     /// only on loopback) and every log line see where it really listens.
-    public func configuration(_ configuration: Configuration, listeningOn address: SocketAddress) -> Configuration {
+    func configuration(_ configuration: Configuration, listeningOn address: SocketAddress) -> Configuration {
         var changed = configuration
         switch self {
         case .webPush:

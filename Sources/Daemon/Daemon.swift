@@ -11,14 +11,25 @@ import Relay
 import RelayCore
 import TLS
 
-struct Daemon {
+/// The relay as a process: its configuration (the environment, flags
+/// winning), start-up, signals (SIGHUP reloads; SIGTERM/SIGINT stop it), and
+/// `check-config`.
+public struct Daemon {
     let environment: [String: String]
     let flags: [String: String]
     let demoCertificates: String?
     /// The listening sockets systemd passed (LISTEN_FDS), if any.
     var passedSockets: SocketActivation.Passed = .none
 
-    func run() throws(StartupFailure) {
+    public init(environment: [String: String], flags: [String: String], demoCertificates: String?,
+                passedSockets: SocketActivation.Passed = .none) {
+        self.environment = environment
+        self.flags = flags
+        self.demoCertificates = demoCertificates
+        self.passedSockets = passedSockets
+    }
+
+    public func run() throws(StartupFailure) {
         ignoreSIGPIPE()
         // Before any thread starts, so only waitForBlockedSignal below takes them.
         do { try SignalSource.block([SIGTERM, SIGINT, SIGHUP]) } catch { throw StartupFailure("cannot block signals: \(error)") }
@@ -217,7 +228,7 @@ struct Daemon {
 
     /// `check-config`: everything `run` loads before it listens, and the
     /// lines that describe it (no secrets).
-    func checkConfig() throws(StartupFailure) -> [String] {
+    public func checkConfig() throws(StartupFailure) -> [String] {
         let configuration = try makeConfiguration(variableValues)
         let redis = try redisURL(configuration)
         let served = try loadApps(AppsLoader(), configuration, previous: nil)

@@ -5,7 +5,7 @@ extension APNsSettings {
     /// The APNs part of the configuration: hosts, timeouts, connections per
     /// pool, and a pool's queue bounded by MAX_IN_FLIGHT (a queue can never
     /// hold more than the relay lets wait in all).
-    public init(configuration: Configuration) {
+    init(configuration: Configuration) {
         self.init()
         productionHost = configuration.productionHost
         developmentHost = configuration.developmentHost

@@ -4,19 +4,19 @@ import TLS
 /// a server TLS context, loaded at start and again on SIGHUP: certbot
 /// renews the files in place, and new connections then handshake with the
 /// renewed certificate while those already open keep theirs.
-public struct ServerCertificate {
-    public let certificateFile: String
-    public let keyFile: String
+struct ServerCertificate {
+    let certificateFile: String
+    let keyFile: String
     /// The context new connections handshake with.
-    public private(set) var context: TLSContext
+    private(set) var context: TLSContext
     /// The certificate's end of validity, unix seconds.
-    public private(set) var notAfter: Int
+    private(set) var notAfter: Int
     /// The files' bytes the context was made from: a reload that reads the
     /// same bytes changes nothing.
     private var loaded: (certificate: [UInt8], key: [UInt8])
 
     /// What a reload did.
-    public enum Reload: Equatable {
+    enum Reload: Equatable {
         /// The files hold what is already served.
         case unchanged
         /// New connections get the certificate the files hold now.
@@ -28,7 +28,7 @@ public struct ServerCertificate {
 
     /// Loads both files; throws why they do not load (the files' text
     /// never appears in it).
-    public init(certificateFile: String, keyFile: String) throws(ServerCertificateError) {
+    init(certificateFile: String, keyFile: String) throws(ServerCertificateError) {
         self.certificateFile = certificateFile
         self.keyFile = keyFile
         let bytes = try Self.read(certificateFile: certificateFile, keyFile: keyFile)
@@ -39,7 +39,7 @@ public struct ServerCertificate {
     /// Reads the files again and, when they changed and load, serves them
     /// from now on. `now`: unix seconds; a certificate expired by then is
     /// refused, since the running one can only be better.
-    public mutating func reload(now: Int) -> Reload {
+    mutating func reload(now: Int) -> Reload {
         let bytes: (certificate: [UInt8], key: [UInt8])
         do { bytes = try Self.read(certificateFile: certificateFile, keyFile: keyFile) } catch {
             return .failed(error.description)
@@ -76,6 +76,6 @@ public struct ServerCertificate {
 }
 
 /// Why the relay's own certificate or key does not load.
-public struct ServerCertificateError: Error, Equatable, CustomStringConvertible {
-    public var description: String
+struct ServerCertificateError: Error, Equatable, CustomStringConvertible {
+    var description: String
 }

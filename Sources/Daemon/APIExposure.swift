@@ -15,7 +15,7 @@ import RelayCore
 /// notifications for every app. The text names `API_BIND` and the fixes.
 /// Called by `AppsLoader.load`, so start-up and every reload apply it (a
 /// reload that removes the last key is refused).
-public func apiExposureProblem(configuration: Configuration, keyring: APIKeyring) -> String? {
+func apiExposureProblem(configuration: Configuration, keyring: APIKeyring) -> String? {
     guard configuration.apiPort != nil, keyring.isEmpty, !isLoopbackAddress(configuration.apiBindAddress) else {
         return nil
     }
@@ -29,7 +29,7 @@ public func apiExposureProblem(configuration: Configuration, keyring: APIKeyring
 /// address in 127.0.0.0/8 (RFC 1122 §3.2.1.3), `::1` (RFC 4291 §2.5.3),
 /// or 127.0.0.0/8 mapped into IPv6 (`::ffff:127.0.0.1`). Any other name,
 /// and the wildcards `0.0.0.0` and `::`, are not.
-public func isLoopbackAddress(_ address: String) -> Bool {
+func isLoopbackAddress(_ address: String) -> Bool {
     let lowered = asciiLowercased(address)
     if lowered == "localhost" || lowered == "localhost." { return true }
     guard let parsed = SocketAddress(ip: address, port: 0) else { return false }

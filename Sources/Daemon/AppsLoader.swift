@@ -5,25 +5,25 @@ import RelayCore
 /// Why the apps could not be loaded: one line naming where (the variable,
 /// or the apps file, app and key) and what. Startup stops; a reload keeps
 /// the running apps.
-public struct AppsLoadError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
+struct AppsLoadError: Error, Equatable, Sendable, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
 }
 
 /// The apps the relay serves, loaded: what the loops route with, the
 /// credentials they name, and what the log and `check-config` show.
-public struct ServedApps: Sendable {
-    public var apps: RelayApps
-    public var credentials: [CredentialID: LoadedCredential]
+struct ServedApps: Sendable {
+    var apps: RelayApps
+    var credentials: [CredentialID: LoadedCredential]
     /// One log-safe line per app and environment (ARCHITECTURE.md §4).
-    public var summaries: [String]
+    var summaries: [String]
     /// Each app's credential per enabled environment: its certificate's
     /// not-after (unix seconds), nil with token auth.
-    public var expiries: [(app: String, environment: APNsEnvironment, notAfter: Int?)]
+    var expiries: [(app: String, environment: APNsEnvironment, notAfter: Int?)]
     /// The provider API's keys: `API_KEYS` and the apps file's
     /// `[[api-key]]` entries, as loaded with these apps; a reload replaces
     /// them with the file's new ones.
-    public var apiKeys: APIKeyring
+    var apiKeys: APIKeyring
 }
 
 /// Loads the apps from the environment's app and the apps file,
@@ -33,11 +33,11 @@ public struct ServedApps: Sendable {
 /// a new id, and new connections.
 ///
 /// Not thread-safe: the daemon's main thread owns it.
-public final class AppsLoader {
+final class AppsLoader {
     private var ids: [CredentialFingerprint: CredentialID] = [:]
     private var nextID = 1
 
-    public init() {}
+    init() {}
 
     /// - Parameters:
     ///   - configuration: the variables (`APPS_FILE`, the default app's credential).
@@ -46,7 +46,7 @@ public final class AppsLoader {
     ///   - fileExists: whether a path exists (the default `toot-relay.p12`).
     ///   - previous: the apps served until now: an app keeps its health.
     ///   - now: unix seconds.
-    public func load(configuration: Configuration, appsFileText: String?, environment: [String: String],
+    func load(configuration: Configuration, appsFileText: String?, environment: [String: String],
                      fileExists: (String) -> Bool, previous: RelayApps?, now: Int) throws(AppsLoadError) -> ServedApps {
         var contents = AppsFileContents(apps: [])
         if let file = configuration.appsFile {

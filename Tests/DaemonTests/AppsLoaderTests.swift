@@ -4,7 +4,7 @@ import RelayCore
 import TestSupport
 import Testing
 
-@testable import Relay
+@testable import Daemon
 
 /// Loads with `environment` as the variables, `file` as the apps file's
 /// text (nil: no APPS_FILE), and no toot-relay.p12 on disk.

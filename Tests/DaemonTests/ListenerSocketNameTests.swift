@@ -1,5 +1,5 @@
 import EventLoop
-import Relay
+@testable import Daemon
 import RelayCore
 import Testing
 
