@@ -49,7 +49,7 @@ let package = Package(
         // sees), for every module that shares a value between threads.
         .target(name: "Locking"),
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
-        // Linux headers Glibc does not import (epoll, eventfd, signalfd).
+        // Linux headers Glibc does not import (epoll, eventfd, signalfd, prctl).
         .systemLibrary(name: "CEventLoop"),
         // The apps file: TOML text and the environment in,
         // validated app definitions out; no other I/O.
@@ -111,7 +111,8 @@ let package = Package(
         // notification, reasons, outcomes, settings; what the RelayCore
         // fuzzers compile) and the client: credentials, JWT, connections, pools.
         .target(name: "APNs", dependencies: ["Locking", "HTTP1", "Base64URL", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
-        // An APNs-compatible HTTP/2 server for tests, benchmarks and the demo.
+        // An APNs-compatible HTTP/2 server for tests and benchmarks (and, as
+        // the apns-emulator executable, the demo).
         .target(name: "APNsEmulator", dependencies: ["Locking", "APNs", "Base64URL", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
         // What the relay tells its operator: the log (one line per event,
         // batched per loop iteration on the loops), the request lines, the
@@ -136,11 +137,13 @@ let package = Package(
         // The daemon: the configuration's adapters, the apps' and
         // certificates' loading, start-up, signals, reload, shutdown.
         .target(name: "Daemon", dependencies: [
-            "Locking", "HTTP1", "Relay", "Observability", "APNs", "APNsEmulator", "RelayCore", "EventLoop", "TLS",
+            "Locking", "HTTP1", "Relay", "Observability", "APNs", "RelayCore", "EventLoop", "TLS",
             "AppsFile", "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "Fleet", "Redis",
         ]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "APNs", "EventLoop", "HTTP1", "RelayCore", "TestSupport"]),
-        // The executable: the command line, its commands, the demo.
+        // The executable: the command line, its commands, and the demo's
+        // wiring (it runs the apns-emulator executable: the relay's binary
+        // links no emulator).
         .executableTarget(name: "toot-relay", dependencies: [
             "Daemon", "EventLoop", "RelayCore",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -1,6 +1,5 @@
 import Delivery
 import APNs
-import APNsEmulator
 import EventLoop
 import Fleet
 import Foundation
@@ -17,15 +16,15 @@ import TLS
 public struct Daemon {
     let environment: [String: String]
     let flags: [String: String]
-    let demoCertificates: String?
+    let demo: Demo?
     /// The listening sockets systemd passed (LISTEN_FDS), if any.
     var passedSockets: SocketActivation.Passed = .none
 
-    public init(environment: [String: String], flags: [String: String], demoCertificates: String?,
+    public init(environment: [String: String], flags: [String: String], demo: Demo?,
                 passedSockets: SocketActivation.Passed = .none) {
         self.environment = environment
         self.flags = flags
-        self.demoCertificates = demoCertificates
+        self.demo = demo
         self.passedSockets = passedSockets
     }
 
@@ -40,10 +39,10 @@ public struct Daemon {
         let logger = Logger(level: configuration.logLevel)
         let sockets = try PassedListeners(passedSockets, configuration: &configuration, logger: logger)
 
-        var emulator: APNsEmulator?
-        if let directory = demoCertificates {
-            emulator = try startDemoEmulator(directory: directory, values: values, configuration: &configuration,
-                                             logger: logger)
+        var emulator: DemoEmulator?
+        if let demo {
+            try startDemoEmulator(demo, values: values, configuration: &configuration, logger: logger)
+            emulator = demo.emulator
         }
 
         // The apps: the one the variables describe and those of
@@ -88,7 +87,7 @@ public struct Daemon {
         let clientConfiguration = APNsClientConfiguration(APNsSettings(configuration: configuration), credentials: catalog)
         let clients = PerLoop(loops: group.loops) { APNsClient(loop: $0, configuration: clientConfiguration) }
         var options = ListenerOptions(configuration: configuration)
-        if demoCertificates != nil && options.bindAddress == nil { options.bindAddress = "127.0.0.1" }
+        if demo != nil && options.bindAddress == nil { options.bindAddress = "127.0.0.1" }
         let connections = HTTP1ListenerCounters(maxConnections: options.maxConnections)
         let deliveries = InFlightDeliveries(maxInFlight: configuration.maxInFlight)
         let metricsPort = configuration.metricsPort
