@@ -140,7 +140,9 @@ let package = Package(
             "Locking", "HTTP1", "Relay", "Observability", "APNs", "RelayCore", "EventLoop", "TLS",
             "AppsFile", "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "Fleet", "Redis",
         ]),
-        .testTarget(name: "DaemonTests", dependencies: ["Daemon", "APNs", "EventLoop", "HTTP1", "RelayCore", "TestSupport"]),
+        .testTarget(name: "DaemonTests", dependencies: [
+            "Daemon", "APNs", "EventLoop", "HTTP1", "Locking", "Observability", "RelayCore", "TestSupport",
+        ]),
         // The executable: the command line, its commands, and the demo's
         // wiring (it runs the apns-emulator executable: the relay's binary
         // links no emulator).
