@@ -150,7 +150,7 @@ let package = Package(
             "Daemon", "EventLoop", "RelayCore",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        // The emulator as a process (end-to-end tests, the benchmark).
+        // The emulator as a process (end-to-end tests, the benchmark, the demo).
         .executableTarget(name: "apns-emulator", dependencies: [
             "APNs", "Locking", "APNsEmulator", "EventLoop", "TLS",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),

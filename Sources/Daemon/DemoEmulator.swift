@@ -18,7 +18,7 @@ public protocol DemoEmulator: AnyObject {
 /// `--demo DIR`: the relay on 127.0.0.1 (unless BIND says otherwise),
 /// delivering to `emulator` with the throwaway certificates in `certificates`.
 public struct Demo {
-    public let certificates: String
+    let certificates: String
     let emulator: any DemoEmulator
 
     public init(certificates: String, emulator: any DemoEmulator) {
