@@ -6,7 +6,7 @@ import Testing
 
 @Suite("Listener options")
 struct ListenerOptionsTests {
-    @Test("the listener part of the configuration carries over (ARCHITECTURE.md §6)")
+    @Test("the listener part of the configuration carries over (WIRE.md §5)")
     func fromConfiguration() throws {
         let configuration = try Configuration(environment: [
             "PORT": "8443", "BIND": "::1", "MAX_HEADER_BYTES": "4096", "MAX_BODY_BYTES": "2048",
@@ -25,7 +25,7 @@ struct ListenerOptionsTests {
         #expect(configuration.maxInFlight == 20)
     }
 
-    @Test("defaults are ARCHITECTURE.md §6's")
+    @Test("defaults are the README configuration table's")
     func defaults() {
         let configuration = Configuration()
         let options = ListenerOptions(configuration: configuration)
