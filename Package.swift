@@ -73,7 +73,7 @@ let package = Package(
         // sees), for every module that shares a value between threads.
         .target(name: "Locking"),
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
-        // Linux headers Glibc does not import (epoll, eventfd, signalfd).
+        // Linux headers Glibc does not import (epoll, eventfd, signalfd, prctl).
         .systemLibrary(name: "CEventLoop"),
         // The apps file: TOML text and the environment in,
         // validated app definitions out; no other I/O.
@@ -152,27 +152,52 @@ let package = Package(
         .testTarget(name: "APNsCoreTests", dependencies: ["APNsCore", "TestSupport"]),
         // The APNs client: credentials, JWT, connections, pools.
         .target(name: "APNs", dependencies: ["APNsCore", "HTTPCore", "Locking", "Base64URL", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
-        // An APNs-compatible HTTP/2 server for tests, benchmarks and the demo.
+        // An APNs-compatible HTTP/2 server for tests and benchmarks (and, as
+        // the apns-emulator executable, the demo).
         .target(name: "APNsEmulator", dependencies: ["Locking", "APNsCore", "Base64URL", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
         // pyapns' provisioned apps (`ProvisionedApps`: certificates added at
         // run time, checked, in the credential catalog), and the protocol
         // through which a fleet shares them (`SharedProvisionedApps`).
         .target(name: "Provisioning", dependencies: ["APNs", "APNsCore", "Delivery", "Locking", "RelayCore", "TLS"]),
-        // The daemon's server: the Web Push, provider API and metrics
-        // handlers on HTTP/1 listeners, logs, metrics, the apps' loading.
+        // What the relay tells its operator: the log (one line per event,
+        // batched per loop iteration on the loops), the request lines, the
+        // Prometheus metrics and their endpoint. Below the concept modules
+        // (Fleet, Delivery, FeedbackHook, the asynchronous queue), so that
+        // they can log through a `Logger`: their counts reach the metrics as
+        // numbers the daemon's tick hands over.
+        .target(name: "Observability", dependencies: [
+            "Locking", "EventLoop", "HTTP1", "HTTPCore", "RelayCore", "APNs", "APNsCore", "VAPID",
+            .product(name: "Prometheus", package: "swift-prometheus"),
+        ]),
+        .testTarget(name: "ObservabilityTests", dependencies: [
+            "Observability", "APNs", "APNsCore", "Delivery", "EventLoop", "HTTP1", "HTTPCore", "Locking", "RelayCore", "TestSupport",
+            .product(name: "Prometheus", package: "swift-prometheus"),
+        ]),
+        // The daemon's server: the Web Push and provider API handlers on
+        // HTTP/1 listeners.
         .target(name: "Relay", dependencies: [
-            "Locking", "HTTP1", "HTTPCore", "RelayCore", "EventLoop", "TLS", "APNs", "APNsCore", "AppsFile", "VAPID",
+            "Locking", "HTTP1", "HTTPCore", "RelayCore", "EventLoop", "TLS", "APNs", "APNsCore", "VAPID",
             "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "PyAPNs", "Fleet", "Provisioning",
-            "AsyncPush", .product(name: "Prometheus", package: "swift-prometheus"),
+            "AsyncPush", "Observability",
         ]),
-        // The daemon: flags and environment, start-up, signals, reload,
-        // shutdown, the demo.
+        // The daemon: the configuration's adapters, the apps' and
+        // certificates' loading, start-up, signals, reload, shutdown.
+        .target(name: "Daemon", dependencies: [
+            "Locking", "HTTP1", "HTTPCore", "Relay", "Observability", "APNs", "APNsCore", "RelayCore", "EventLoop", "TLS",
+            "AppsFile", "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "Fleet", "Provisioning",
+            "AsyncPush", "Redis",
+        ]),
+        .testTarget(name: "DaemonTests", dependencies: [
+            "Daemon", "APNs", "APNsCore", "EventLoop", "HTTP1", "HTTPCore", "Locking", "Observability", "RelayCore", "TestSupport",
+        ]),
+        // The executable: the command line, its commands, and the demo's
+        // wiring (it runs the apns-emulator executable: the relay's binary
+        // links no emulator).
         .executableTarget(name: "toot-relay", dependencies: [
-            "Locking", "HTTP1", "HTTPCore", "Relay", "APNs", "APNsCore", "APNsEmulator", "RelayCore", "EventLoop", "TLS", "AppsFile",
-            "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "Fleet", "Provisioning", "Redis",
-            "AsyncPush", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "Daemon", "EventLoop", "RelayCore", "APNsCore",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        // The emulator as a process (end-to-end tests, the benchmark).
+        // The emulator as a process (end-to-end tests, the benchmark, the demo).
         .executableTarget(name: "apns-emulator", dependencies: [
             "APNsCore", "Locking", "APNsEmulator", "EventLoop", "TLS",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -229,7 +254,7 @@ let package = Package(
         .testTarget(name: "APNsTests", dependencies: ["Base64URL", "APNs", "APNsCore", "APNsEmulator", "HTTPCore", "Locking", "TestSupport"]),
         .testTarget(name: "APNsEmulatorTests", dependencies: ["Base64URL", "APNsCore", "Locking", "APNsEmulator", "HTTP2", "HTTP2Transport", "HTTPCore", "TLS", "EventLoop", "TestSupport"]),
         .testTarget(name: "RelayTests", dependencies: [
-            "Base64URL", "Locking", "HTTP1", "HTTPCore", "Relay", "APNs", "APNsCore", "APNsEmulator", "TestSupport", "ProviderAPI", "Delivery", "Feedback",
+            "Base64URL", "Locking", "HTTP1", "HTTPCore", "Relay", "Observability", "APNs", "APNsCore", "APNsEmulator", "TestSupport", "ProviderAPI", "Delivery", "Feedback",
             "FeedbackHook", "XMLRPC", "Provisioning", "AsyncPush",
         ]),
 

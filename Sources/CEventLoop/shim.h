@@ -1,7 +1,7 @@
 #ifndef TOOT_RELAY_CEVENTLOOP_SHIM_H
 #define TOOT_RELAY_CEVENTLOOP_SHIM_H
 // Linux interfaces the Swift Glibc module does not import: epoll, eventfd,
-// signalfd, and two GNU extensions (accept4, pthread_setname_np) that are
+// signalfd, prctl, and two GNU extensions (accept4, pthread_setname_np) that are
 // only declared under _GNU_SOURCE. Used by the EventLoop module only.
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -10,6 +10,8 @@
 #include <signal.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 // GNU extensions: declared here because the Glibc module is not built with
 // _GNU_SOURCE. The prototypes match glibc's exactly.
@@ -36,5 +38,26 @@ static inline void shim_epoll_event_set(struct epoll_event *event, uint32_t even
 }
 static inline uint32_t shim_epoll_event_events(const struct epoll_event *event) { return event->events; }
 static inline uint64_t shim_epoll_event_token(const struct epoll_event *event) { return event->data.u64; }
+
+// The child's side of `spawnChildDyingWithParent` (ChildProcess.swift), in
+// C so that nothing between fork and exec allocates or takes a lock (another
+// thread of the parent may hold one): async-signal-safe calls only. prctl is
+// variadic, which Swift cannot call. Returns the child's pid, or -1 (errno).
+static inline pid_t shim_spawn_dying_with_parent(const char *path, char *const argv[], int standard_output,
+                                                 int death_signal) {
+    pid_t parent = getpid();
+    pid_t child = fork();
+    if (child != 0) return child;
+    sigset_t none;
+    sigemptyset(&none);
+    if (dup2(standard_output, STDOUT_FILENO) < 0 || sigprocmask(SIG_SETMASK, &none, NULL) != 0
+        || setpgid(0, 0) != 0 || prctl(PR_SET_PDEATHSIG, (unsigned long)death_signal, 0UL, 0UL, 0UL) != 0) {
+        _exit(127);
+    }
+    // A parent that died before prctl left the child to another: no signal would come.
+    if (getppid() != parent) _exit(127);
+    execv(path, argv);
+    _exit(127);
+}
 
 #endif

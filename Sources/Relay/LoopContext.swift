@@ -1,6 +1,7 @@
 import APNsCore
 import Delivery
 import EventLoop
+import Observability
 import RelayCore
 
 /// What one event loop's request handlers share, made for the loop before

@@ -4,6 +4,7 @@ import EventLoop
 import Feedback
 import HTTP1
 import HTTPCore
+import Observability
 import ProviderAPI
 import RelayCore
 

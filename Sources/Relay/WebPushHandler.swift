@@ -4,6 +4,7 @@ import EventLoop
 import Feedback
 import Glibc
 import HTTPCore
+import Observability
 import RelayCore
 import VAPID
 

@@ -3,6 +3,7 @@ import EventLoop
 import Feedback
 import HTTP1
 import HTTPCore
+import Observability
 import RelayCore
 import TLS
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Daemon
 import EventLoop
 import Foundation
 import RelayCore
@@ -43,8 +44,8 @@ struct TootRelayCommand: ParsableCommand {
     func run() throws {
         do {
             let (passed, environment) = try takePassedSockets(ProcessInfo.processInfo.environment)
-            try Daemon(environment: environment, flags: options.flagValues, demoCertificates: options.demoCertificates,
-                       passedSockets: passed).run()
+            let demo = options.demoCertificates.map { Demo(certificates: $0, emulator: DemoEmulatorProcess()) }
+            try Daemon(environment: environment, flags: options.flagValues, demo: demo, passedSockets: passed).run()
         } catch {
             writeAll(2, "toot-relay: \(error.message)\n")
             throw ExitCode(1)
@@ -65,7 +66,7 @@ struct CheckConfigCommand: ParsableCommand {
     func run() throws {
         do {
             let lines = try Daemon(environment: ProcessInfo.processInfo.environment, flags: options.flagValues,
-                                   demoCertificates: nil).checkConfig()
+                                   demo: nil).checkConfig()
             writeAll(1, lines.map { $0 + "\n" }.joined())
         } catch {
             writeAll(2, "toot-relay: \(error.message)\n")
@@ -144,7 +145,7 @@ struct RelayOptions: ParsableArguments {
     @Option(name: .customLong("redis-url"), help: help("REDIS_URL")) var redisURL: String?
     @Option(name: .customLong("redis-claim-idle"), help: help("REDIS_CLAIM_IDLE")) var redisClaimIdle: String?
     @Option(name: .customLong("demo"), help: ArgumentHelp(
-        "demo: run an embedded APNs emulator on 127.0.0.1 with the throwaway certificates of scripts/make-test-certs in DIR, and print each notification it receives as a JSON line",
+        "demo: run the apns-emulator built beside toot-relay on 127.0.0.1 with the throwaway certificates of scripts/make-test-certs in DIR, and print each notification it receives as a JSON line",
         valueName: "dir"))
     var demoCertificates: String?
 

@@ -1,6 +1,7 @@
-"""The demo behind scripts/demo: the relay with its embedded APNs emulator on
-127.0.0.1 and throwaway certificates; a real encrypted Web Push goes through,
-and each notification is shown as an iOS client would get it. The provider
+"""The demo behind scripts/demo: the relay with its APNs emulator (the
+apns-emulator executable, which the relay runs as its child) on 127.0.0.1
+and throwaway certificates; a real encrypted Web Push goes through, and
+each notification is shown as an iOS client would get it. The provider
 API is on too, on loopback without keys, for a backend's curl to try.
 
   demo.py run  CERTDIR STATEDIR        start (Ctrl-C stops)

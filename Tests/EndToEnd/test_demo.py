@@ -1,5 +1,5 @@
 """scripts/demo's relay (Tests/EndToEnd/demo.py, the README's first command):
-it starts with its embedded APNs emulator, a first encrypted Web Push goes
+it starts with its APNs emulator (a child process), a first encrypted Web Push goes
 through and is decrypted as the app would, `scripts/demo send` and the
 provider API's curl line each reach the emulator, and Ctrl-C stops it all;
 a demo killed outright takes its relay with it."""

@@ -2,6 +2,7 @@ import APNsCore
 import Delivery
 import HTTP1
 import HTTPCore
+import Observability
 import RelayCore
 import TestSupport
 import Testing
@@ -112,7 +113,7 @@ struct SeveralAppsHandlerTests {
 
     @Test("pushes for unknown apps warn once a minute per loop, naming the id, and count in one series")
     func unknownAppsWarnOnceAndCount() throws {
-        let metrics = RelayMetrics(connections: HTTP1ListenerCounters(maxConnections: 10), deliveries: InFlightDeliveries(maxInFlight: 10))
+        let metrics = RelayMetrics(connections: HTTP1ListenerCounters(maxConnections: 10), maxInFlight: 10, inFlight: { 0 })
         let fixture = AppsFixture.fixture(metrics: metrics)
         for id in ["nosuch", "other", "nosuch"] {
             #expect(fixture.answer(webPushRequest(path: "/relay-to/\(id)/production/" + testToken))?.status == 503)

@@ -7,6 +7,7 @@ import Glibc
 import HTTP1
 import HTTPCore
 import Locking
+import Observability
 import RelayCore
 import TLS
 import TestSupport

@@ -184,14 +184,15 @@ struct WebPushListenerAPNsTests {
             configuration.p12File = try TestCertificates.path(TestCertificates.clientP12)
             configuration.p12Password = TestCertificates.p12Password
             configuration.caFile = try TestCertificates.path(TestCertificates.caCertificate)
-            configuration.productionHost = HostAndPort(host: "127.0.0.1", port: emulator.port)
-            configuration.developmentHost = configuration.productionHost
-            configuration.apnsAnswerTimeout = .seconds(1)
             let credential = try loadCredential(configuration.credentialSpec, now: WebPushHandler.unixTime())
             let topic = configuration.effectiveTopic(certificateUID: credential.certificateUID)
             let catalog = APNsCredentialCatalog(caFile: configuration.caFile)
             catalog.add(.primary, credential.authentication)
-            let clientConfiguration = APNsClientConfiguration(APNsSettings(configuration: configuration), credentials: catalog)
+            var settings = APNsSettings()
+            settings.productionHost = HostAndPort(host: "127.0.0.1", port: emulator.port)
+            settings.developmentHost = settings.productionHost
+            settings.answerTimeout = .seconds(1)
+            let clientConfiguration = APNsClientConfiguration(settings, credentials: catalog)
             group = try EventLoopGroup(count: 2, namePrefix: "stack")
             let logger = log.logger
             let loopContexts = LoopContexts(loops: group.loops) { loop in
@@ -237,40 +238,5 @@ struct WebPushListenerAPNsTests {
         let client = try TestClient(port: stack.port)
         try client.send(webPushBytes(path: "/relay-to/production/" + APNsFaultToken.token(code: code)))
         #expect(try client.readResponse().status == status)
-    }
-}
-
-@Suite("Listener options")
-struct ListenerOptionsTests {
-    @Test("the listener part of the configuration carries over (WIRE.md §5)")
-    func fromConfiguration() throws {
-        let configuration = try Configuration(environment: [
-            "PORT": "8443", "BIND": "::1", "MAX_HEADER_BYTES": "4096", "MAX_BODY_BYTES": "2048",
-            "HEADER_TIMEOUT": "1.5", "BODY_TIMEOUT": "2", "KEEPALIVE_TIMEOUT": "30", "MAX_CONNECTIONS": "10",
-            "MAX_IN_FLIGHT": "20", "REUSE_PORT": "0",
-        ])
-        let options = ListenerOptions(configuration: configuration)
-        #expect(options.port == 8443)
-        #expect(options.bindAddress == "::1")
-        #expect(!options.reusePort)
-        #expect(options.limits == HTTP1Limits(maxHeaderBytes: 4096, maxBodyBytes: 2048))
-        #expect(options.timeouts == .init(header: .milliseconds(1500), body: .seconds(2), keepAlive: .seconds(30)))
-        #expect(options.maxConnections == 10)
-        // MAX_IN_FLIGHT is no listener option: the daemon gives it to the
-        // handlers' InFlightDeliveries.
-        #expect(configuration.maxInFlight == 20)
-    }
-
-    @Test("defaults are the README configuration table's")
-    func defaults() {
-        let configuration = Configuration()
-        let options = ListenerOptions(configuration: configuration)
-        #expect(options.port == 42069)
-        #expect(options.bindAddress == nil)
-        #expect(options.reusePort)
-        #expect(options.limits == HTTP1Limits(maxHeaderBytes: 16384, maxBodyBytes: 8192))
-        #expect(options.timeouts == .init(header: .seconds(10), body: .seconds(10), keepAlive: .seconds(75)))
-        #expect(options.maxConnections == 16_384)
-        #expect(configuration.maxInFlight == 20_000)
     }
 }
