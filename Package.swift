@@ -103,15 +103,16 @@ let package = Package(
         // records (app health, a dead token into the feedback list, the
         // failed-push log to the hook).
         .target(name: "Delivery", dependencies: ["APNsCore", "RelayCore", "Feedback"]),
-        .testTarget(name: "DeliveryTests", dependencies: ["APNsCore", "Delivery", "HTTPCore", "RelayCore", "Feedback", "FeedbackHook", "TestSupport"]),
+        .testTarget(name: "DeliveryTests", dependencies: ["APNsCore", "Delivery", "HTTPCore", "RelayCore", "Feedback", "FeedbackHook",
+                                                      "Observability", "TestSupport"]),
         // The asynchronous `/api/push`, in one place: the retry policy, the
         // bound on what is pending, the one queued notification (its stream
         // fields its encoding), each loop's queue through the loop's
         // delivery path, and the fleet's queue and its reader.
         .target(name: "AsyncPush", dependencies: ["APNsCore", "HTTPCore", "RelayCore", "Delivery", "Feedback", "Fleet",
-                                                  "EventLoop", "Locking"]),
+                                                  "EventLoop", "Locking", "Observability"]),
         .testTarget(name: "AsyncPushTests", dependencies: ["AsyncPush", "APNsCore", "Delivery", "HTTPCore", "RelayCore",
-                                                           "Feedback", "FeedbackHook", "TestSupport"]),
+                                                           "Feedback", "FeedbackHook", "Observability", "TestSupport"]),
         // libcurl, imported by FeedbackHook only.
         .systemLibrary(
             name: "CCurl",
@@ -121,9 +122,10 @@ let package = Package(
         // The feedback hook: failed-push logs queued by the event loops and
         // posted to FEEDBACK_HOOK_URL by a worker thread through libcurl,
         // with retries and backoff; Feedback's `HookOutbox` alone.
-        .target(name: "FeedbackHook", dependencies: ["EventLoop", "Locking", "CCurl", "HTTPCore", "RelayCore", "Feedback"]),
+        .target(name: "FeedbackHook", dependencies: ["EventLoop", "Locking", "CCurl", "HTTPCore", "RelayCore", "Feedback",
+                                                     "Observability"]),
         .testTarget(name: "FeedbackTests", dependencies: ["APNsCore", "Locking", "Feedback", "RelayCore"]),
-        .testTarget(name: "FeedbackHookTests", dependencies: ["Locking", "FeedbackHook", "TestSupport"]),
+        .testTarget(name: "FeedbackHookTests", dependencies: ["Locking", "FeedbackHook", "Observability", "TestSupport"]),
         // epoll, timers, eventfd, POSIX sockets.
         .target(name: "EventLoop", dependencies: ["Locking", "CEventLoop"]),
         // OpenSSL: contexts, non-blocking TLS stream, credentials, ES256.
@@ -297,10 +299,10 @@ let package = Package(
         // built on them (feedback lists, the hook's posts, provisioned
         // apps, provider tokens), each behind the protocol its users see.
         .target(name: "Fleet", dependencies: ["Redis", "EventLoop", "Locking", "Feedback", "FeedbackHook", "APNs",
-                                              "APNsCore", "RelayCore", "Provisioning"]),
+                                              "APNsCore", "RelayCore", "Provisioning", "Observability"]),
         .testTarget(name: "FleetTests", dependencies: ["Fleet", "Redis", "EventLoop", "Locking", "TestSupport",
                                                      "Provisioning", "RelayCore", "APNs", "APNsCore", "TLS", "Feedback",
-                                                     "FeedbackHook"]),
+                                                     "FeedbackHook", "Observability"]),
         // hiredis' reader with the relay's limits, fed in random pieces; built by SwiftPM.
         .executableTarget(name: "redis-reply-fuzzer", dependencies: ["Redis", "FuzzSupport"],
                           path: "Fuzz/redis-reply"),

@@ -3,6 +3,7 @@ import EventLoop
 import Feedback
 import Fleet
 import Locking
+import Observability
 import RelayCore
 import Synchronization
 
@@ -40,14 +41,14 @@ public final class FleetAsyncDelivery: Sendable {
     /// What `start` was given: the loops' queues, and the counts.
     private let pushes = Locked<AsyncPushes?>(nil)
     private let next = Atomic<Int>(0)
-    private let log: StreamQueue.Log
+    private let logger: Logger
 
     /// Makes the queue (`add` works at once); `start` begins delivering.
     /// `capacity`: entries this instance holds at most.
-    public init(fleet: Fleet, maxPending: Int, capacity: Int, log: @escaping StreamQueue.Log) {
-        self.log = log
+    public init(fleet: Fleet, maxPending: Int, capacity: Int, logger: Logger) {
+        self.logger = logger
         let box = Locked<FleetAsyncDelivery?>(nil)
-        queue = FleetAsyncQueue(fleet: fleet, maxPending: maxPending, capacity: capacity, log: log) { entries, _ in
+        queue = FleetAsyncQueue(fleet: fleet, maxPending: maxPending, capacity: capacity, logger: logger) { entries, _ in
             box.withLock { $0 }?.receive(entries)
         }
         box.withLock { $0 = self }
@@ -82,13 +83,13 @@ public final class FleetAsyncDelivery: Sendable {
                 var givenUpAfter: Int?
                 if let deliveries = entry.deliveries, deliveries > Self.maxDeliveries {
                     givenUpAfter = deliveries
-                    log("async stream: entry \(entry.id) given up after \(deliveries) deliveries (every instance "
+                    logger.warning("async stream: entry \(entry.id) given up after \(deliveries) deliveries (every instance "
                         + "that took it stopped before finishing it: a crash?); it goes to the hook as failed")
                 }
                 let index = next.wrappingAdd(1, ordering: .relaxed).oldValue % perLoop.count
                 perLoop[index].append((item, givenUpAfter))
             } catch {
-                log("async stream: entry \(entry.id) dropped: \(error)")
+                logger.warning("async stream: entry \(entry.id) dropped: \(error)")
                 pushes.counts.countFailed()
                 queue.stream.done(entry.id)
             }

@@ -1,4 +1,5 @@
 import Fleet
+import Observability
 
 /// The asynchronous `/api/push` of a fleet (`REDIS_URL`): the accept path
 /// adds to the stream `FleetKeys.asyncStream` (`StreamQueue`, bounded by
@@ -8,11 +9,11 @@ public final class FleetAsyncQueue: AsyncSharedQueue {
     public let stream: StreamQueue
     private let fleet: Fleet
 
-    public init(fleet: Fleet, maxPending: Int, capacity: Int, log: @escaping StreamQueue.Log,
+    public init(fleet: Fleet, maxPending: Int, capacity: Int, logger: Logger,
                 receive: @escaping StreamQueue.Receive) {
         self.fleet = fleet
         stream = StreamQueue(fleet: fleet, stream: FleetKeys.asyncStream, maxPending: maxPending, capacity: capacity,
-                             log: log, receive: receive)
+                             logger: logger, receive: receive)
     }
 
     public func add(_ items: [AsyncNotification],

@@ -22,7 +22,7 @@ extension Daemon {
             hook = try FeedbackHook(url: url, headers: configuration.feedbackHookHeaders.map { ($0.name, $0.value) },
                                     queueCapacity: configuration.feedbackHookQueue,
                                     timeout: configuration.feedbackHookTimeout, maxAttempts: Self.hookAttempts,
-                                    backoff: .seconds(1), log: { logger.warning($0) })
+                                    backoff: .seconds(1), logger: logger)
         } catch {
             throw StartupFailure("FEEDBACK_HOOK_URL: \(error)")
         }

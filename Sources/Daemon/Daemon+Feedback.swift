@@ -28,16 +28,13 @@ extension Daemon {
         let store = FeedbackStore(maxPerApp: configuration.feedbackMax)
         let hook = try makeFeedbackHook(configuration, logger: logger)
         guard let fleet else { return FeedbackParts(sink: FeedbackSink(store: store, hook: hook), hook: hook, hookOutbox: nil) }
-        let shared = FleetFeedback(store: store, link: fleet.commands, instance: fleet.instance) { line in
-            logger.warning(line)
-        }
+        let shared = FleetFeedback(store: store, link: fleet.commands, instance: fleet.instance, logger: logger)
         shared.start()
         logger.info("feedback: kept in Redis (\(FleetKeys.feedback(app: "<app>"))), FEEDBACK_MAX \(store.maxPerApp) each")
         var outbox: FleetHookOutbox?
         if let hook {
-            outbox = FleetHookOutbox(fleet: fleet, hook: hook, capacity: configuration.feedbackHookQueue) { line in
-                logger.warning(line)
-            }
+            outbox = FleetHookOutbox(fleet: fleet, hook: hook, capacity: configuration.feedbackHookQueue,
+                                     logger: logger)
             outbox?.start()
             logger.info("feedback hook: posts wait in Redis (\(FleetKeys.hookStream)), posted by any instance")
         }

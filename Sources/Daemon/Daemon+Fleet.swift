@@ -19,17 +19,9 @@ extension Daemon {
     func startFleet(_ url: RedisURL?, configuration: Configuration, logger: Logger) throws(StartupFailure) -> Fleet? {
         guard let url else { return nil }
         let instance = InstanceName.make()
-        let logs = ["commands", "reads"].map { name in
-            (name, RedisLinkLog(name: name, url: url) { warning, line in
-                if warning { logger.warning(line) } else { logger.info(line) }
-            })
-        }
-        let byName = Dictionary(uniqueKeysWithValues: logs)
         let fleet: Fleet
         do {
-            fleet = try Fleet(url: url, instance: instance, claimIdle: configuration.redisClaimIdle) { link, event in
-                byName[link]?.handle(event)
-            }
+            fleet = try Fleet(url: url, instance: instance, claimIdle: configuration.redisClaimIdle, logger: logger)
         } catch {
             throw StartupFailure("cannot start the Redis links: \(error)")
         }

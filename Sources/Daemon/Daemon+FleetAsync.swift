@@ -11,7 +11,7 @@ extension Daemon {
     func makeFleetAsync(_ configuration: Configuration, fleet: Fleet?, logger: Logger) -> FleetAsyncDelivery? {
         guard let fleet, configuration.apiPort != nil else { return nil }
         return FleetAsyncDelivery(fleet: fleet, maxPending: configuration.apiAsyncMaxPending,
-                                  capacity: Self.fleetAsyncCapacity(configuration), log: { logger.warning($0) })
+                                  capacity: Self.fleetAsyncCapacity(configuration), logger: logger)
     }
 
     /// What one instance holds of the fleet's stream at most (tries in

@@ -13,7 +13,7 @@ extension Daemon {
     func shareProviderTokens(_ catalog: APNsCredentialCatalog, fleet: Fleet?, logger: Logger) {
         guard let fleet else { return }
         let sharing = ProviderTokenSharing(link: fleet.commands, providers: { catalog.tokenProviders },
-                                           now: { Int(Glibc.time(nil)) }) { logger.warning($0) }
+                                           now: { Int(Glibc.time(nil)) }, logger: logger)
         if !sharing.synchronizeAll(waitingAtMost: .seconds(2)) {
             logger.warning("fleet: Redis did not answer within 2 s: provider tokens signed here until it does")
         }

@@ -11,7 +11,7 @@ extension Daemon {
     /// never wait for it).
     func makeProvisionedApps(_ catalog: APNsCredentialCatalog, fleet: Fleet?, logger: Logger) -> ProvisionedApps {
         guard let fleet else { return ProvisionedApps(catalog: catalog) }
-        let sharing = ProvisionedAppsSharing(link: fleet.commands, now: { Int(Glibc.time(nil)) }) { logger.warning($0) }
+        let sharing = ProvisionedAppsSharing(link: fleet.commands, now: { Int(Glibc.time(nil)) }, logger: logger)
         let apps = ProvisionedApps(catalog: catalog, sharing: sharing)
         sharing.start(loading: apps)
         return apps

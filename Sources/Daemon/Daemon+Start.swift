@@ -189,7 +189,7 @@ extension Daemon {
 
     private func startMetrics(_ metrics: RelayMetrics, host: String, port: UInt16, socket: Socket?, loop: EventLoop,
                               logger: Logger) throws(StartupFailure) -> HTTP1Listener<MetricsHandler> {
-        let listener = HTTP1Listener(metricsOn: host, port: port, loop: loop, warn: { logger.warning($0) }) {
+        let listener = HTTP1Listener(metricsOn: host, port: port, loop: loop, logger: logger) {
             metrics.exposition()
         }
         do {

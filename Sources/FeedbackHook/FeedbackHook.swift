@@ -6,6 +6,7 @@
 // configured headers, a timeout); here the post leaves the event loop first.
 
 import Foundation
+import Observability
 import Synchronization
 
 /// The hook's counters, for metrics.
@@ -46,13 +47,13 @@ public final class FeedbackHook: Sendable {
     ///   - maxAttempts: tries per body, the first included (1: no retry).
     ///   - backoff: the wait before the first retry, doubled for each next
     ///     one up to `maxBackoff`.
-    ///   - log: called on the worker thread with one line per body given up
+    ///   - logger: gets a warning on the worker thread per body given up
     ///     and one for the bodies still queued at shutdown's deadline (a
     ///     full queue's drops are only counted: they happen on the event
     ///     loops); lines name the URL by `url.loggable` only, never a body.
     public init(url: String, headers: [(name: String, value: String)], queueCapacity: Int,
                 timeout: Duration, maxAttempts: Int, backoff: Duration,
-                log: @escaping @Sendable (String) -> Void = { _ in }) throws(FeedbackHookError) {
+                logger: Logger) throws(FeedbackHookError) {
         let parsedURL = try parseFeedbackHookURL(url)
         var checked: [(name: String, value: String)] = []
         for (index, header) in headers.enumerated() {
@@ -73,7 +74,7 @@ public final class FeedbackHook: Sendable {
         let multi = try CurlMulti()
         let easy = try CurlEasy(url: url, headerLines: lines,
                                 timeoutMilliseconds: milliseconds(timeout))
-        shared = HookShared(multi: multi, queueCapacity: queueCapacity, log: log, loggableURL: parsedURL.loggable)
+        shared = HookShared(multi: multi, queueCapacity: queueCapacity, logger: logger, loggableURL: parsedURL.loggable)
         let worker = HookWorker(shared: shared, easy: easy, retry: RetryPolicy(maxAttempts: maxAttempts, backoff: backoff))
         let finished = self.finished
         let thread = Thread {

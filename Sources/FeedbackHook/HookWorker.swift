@@ -5,13 +5,14 @@
 
 import EventLoop
 import Locking
+import Observability
 import Synchronization
 
 /// What `enqueue`, `shutdown` and the worker share.
 final class HookShared: Sendable {
     let multi: CurlMulti
     let queueCapacity: Int
-    let log: @Sendable (String) -> Void
+    let logger: Logger
     let loggableURL: String
     let state = Locked(PostingState())
     let delivered = Atomic<Int>(0)
@@ -19,10 +20,10 @@ final class HookShared: Sendable {
     let failed = Atomic<Int>(0)
     let dropped = Atomic<Int>(0)
 
-    init(multi: CurlMulti, queueCapacity: Int, log: @escaping @Sendable (String) -> Void, loggableURL: String) {
+    init(multi: CurlMulti, queueCapacity: Int, logger: Logger, loggableURL: String) {
         self.multi = multi
         self.queueCapacity = queueCapacity
-        self.log = log
+        self.logger = logger
         self.loggableURL = loggableURL
     }
 
@@ -169,7 +170,7 @@ final class HookWorker: @unchecked Sendable {
                 let abandoned = shared.state.withLock { $0.queue.removeAll() }
                 if !abandoned.isEmpty {
                     shared.dropped.add(abandoned.count, ordering: .relaxed)
-                    shared.log("feedback hook \(shared.loggableURL): \(abandoned.count) queued bodies dropped at shutdown")
+                    shared.logger.warning("feedback hook \(shared.loggableURL): \(abandoned.count) queued bodies dropped at shutdown")
                     for post in abandoned { post.ended?(.notPosted) }
                 }
                 return
@@ -213,7 +214,7 @@ final class HookWorker: @unchecked Sendable {
         case .aborted: "shutdown's time ran out"
         }
         let tries = attempts == 1 ? "1 attempt" : "\(attempts) attempts"
-        shared.log("feedback hook \(shared.loggableURL): a post failed after \(tries): \(why)")
+        shared.logger.warning("feedback hook \(shared.loggableURL): a post failed after \(tries): \(why)")
     }
 
     /// Waits `delay` (a backoff); false when shutdown's deadline came first.

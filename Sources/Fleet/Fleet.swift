@@ -1,4 +1,5 @@
 import EventLoop
+import Observability
 import Redis
 
 /// What this instance shares with the others of its fleet: its name, and
@@ -18,18 +19,19 @@ public final class Fleet: Sendable {
     /// is taken over.
     public let claimIdle: Duration
 
-    public init(url: RedisURL, instance: String, claimIdle: Duration,
-                onEvent: @escaping @Sendable (_ link: String, RedisConnectionEvent) -> Void = { _, _ in })
-        throws(EventLoopError) {
+    /// `logger` gets each link's connects and failures (`RedisLinkLog`).
+    public init(url: RedisURL, instance: String, claimIdle: Duration, logger: Logger) throws(EventLoopError) {
         self.instance = instance
         self.claimIdle = claimIdle
-        commands = try RedisLink(url: url, name: "commands") { onEvent("commands", $0) }
+        let commandsLog = RedisLinkLog(name: "commands", url: url, logger: logger)
+        commands = try RedisLink(url: url, name: "commands") { commandsLog.handle($0) }
         var readSettings = RedisConnectionSettings()
         // A read blocks for up to `readBlock` on the server: its reply may
         // take that long on a healthy link.
         readSettings.commandTimeout = Self.readBlock + .seconds(5)
         do {
-            reads = try RedisLink(url: url, name: "reads", settings: readSettings) { onEvent("reads", $0) }
+            let readsLog = RedisLinkLog(name: "reads", url: url, logger: logger)
+            reads = try RedisLink(url: url, name: "reads", settings: readSettings) { readsLog.handle($0) }
         } catch {
             commands.close()
             throw error

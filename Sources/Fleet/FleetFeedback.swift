@@ -2,6 +2,7 @@ import Dispatch
 import EventLoop
 import Feedback
 import Glibc
+import Observability
 import Redis
 import Synchronization
 
@@ -39,7 +40,7 @@ public final class FleetFeedback: SharedFeedbackList {
     /// script's memory of sequences).
     public let writtenKey: String
     private let tick: Duration
-    private let log: @Sendable (String) -> Void
+    private let logger: Logger
     private let state: LoopConfined<Box>
     /// The entries of batches out (`FeedbackFlushMachine.entriesOut`),
     /// for the metrics thread: added under the store's lock as they leave
@@ -59,14 +60,14 @@ public final class FleetFeedback: SharedFeedbackList {
         var stopped = false
     }
 
-    /// `log`: a warning line (never a token). Call `start()` to begin the
+    /// `logger`: where its warnings go (never a token). Call `start()` to begin the
     /// flusher's rounds.
     public init(store: FeedbackStore, link: RedisLink, instance: String, tick: Duration = .milliseconds(100),
-                log: @escaping @Sendable (String) -> Void) {
+                logger: Logger) {
         self.store = store
         self.link = link
         self.tick = tick
-        self.log = log
+        self.logger = logger
         writtenKey = FleetKeys.feedbackWritten(instance: instance)
         state = LoopConfined(Box())
     }
@@ -162,10 +163,10 @@ public final class FleetFeedback: SharedFeedbackList {
             case .countDropped(let app, let count):
                 store.countDropped(count, app: app)
             case .logFailure(let app, let entries, let error):
-                log("feedback: \(entries) entries of app \(app) not written to Redis yet (\(error)); "
+                logger.warning("feedback: \(entries) entries of app \(app) not written to Redis yet (\(error)); "
                     + "kept here and sent again")
             case .logRecovered(let app, let entries, let failures):
-                log("feedback: \(entries) entries of app \(app) written to Redis after \(failures) failed tries")
+                logger.warning("feedback: \(entries) entries of app \(app) written to Redis after \(failures) failed tries")
             }
         }
     }
@@ -218,7 +219,7 @@ public final class FleetFeedback: SharedFeedbackList {
                     }
                 }
                 for (why, count) in skipped.sorted(by: { $0.key.description < $1.key.description }) {
-                    self.log("feedback: skipped \(count) value\(count == 1 ? "" : "s") in app \(app)'s list in Redis "
+                    self.logger.warning("feedback: skipped \(count) value\(count == 1 ? "" : "s") in app \(app)'s list in Redis "
                         + "that \(count == 1 ? "is" : "are") not an entry: \(why)")
                 }
                 if values.count == chunk, entries.count + (skipped.values.reduce(0, +)) < max(store.maxPerApp, chunk) {

@@ -3,6 +3,7 @@ import Feedback
 import FeedbackHook
 import Glibc
 import Locking
+import Observability
 import Redis
 
 /// The feedback hook's posts in a fleet: each failed-push log is written to
@@ -26,7 +27,7 @@ public final class FleetHookOutbox: HookOutbox, Sendable {
     private let handOff: HookHandOff
     private let loop: EventLoop
     private let capacity: Int
-    private let log: @Sendable (String) -> Void
+    private let logger: Logger
     private let state = Locked(State())
 
     private struct State {
@@ -45,16 +46,16 @@ public final class FleetHookOutbox: HookOutbox, Sendable {
     ///   - capacity: logs waiting for Redis at most (`FEEDBACK_HOOK_QUEUE`);
     ///     also the fleet's stream bound, so a hook that is down for long
     ///     holds as many logs in Redis as one instance's queue would.
-    public init(fleet: Fleet, hook: FeedbackHook, capacity: Int, log: @escaping @Sendable (String) -> Void) {
+    public init(fleet: Fleet, hook: FeedbackHook, capacity: Int, logger: Logger) {
         precondition(capacity >= 1)
-        let handOff = HookHandOff(hook: hook, log: log)
+        let handOff = HookHandOff(hook: hook, logger: logger)
         queue = StreamQueue(fleet: fleet, stream: FleetKeys.hookStream, maxPending: capacity,
-                            capacity: min(capacity, 1024), log: log) { entries, _ in handOff.receive(entries) }
+                            capacity: min(capacity, 1024), logger: logger) { entries, _ in handOff.receive(entries) }
         handOff.attach(queue)
         self.handOff = handOff
         loop = fleet.commands.loop
         self.capacity = capacity
-        self.log = log
+        self.logger = logger
     }
 
     /// Starts reading the stream (once).
@@ -122,7 +123,7 @@ public final class FleetHookOutbox: HookOutbox, Sendable {
                     defer { state.failing = false }
                     return state.failing
                 }
-                if recovered { log("feedback hook: writing to Redis again") }
+                if recovered { logger.warning("feedback hook: writing to Redis again") }
                 writeBatch()
             case .full, .failed:
                 let first = state.withLock { state in
@@ -133,7 +134,7 @@ public final class FleetHookOutbox: HookOutbox, Sendable {
                     let why = if case .failed(let error) = result { "\(error)" } else {
                         "the fleet's hook stream holds \(queue.maxPending) logs already"
                     }
-                    log("feedback hook: cannot write to Redis (\(why)); the logs wait here, tried every second")
+                    logger.warning("feedback hook: cannot write to Redis (\(why)); the logs wait here, tried every second")
                 }
                 loop.schedule(after: .seconds(1)) { [self] in writeBatch() }
             }
@@ -147,12 +148,12 @@ final class HookHandOff: Sendable {
     static let bodyField = Array("body".utf8)
 
     private let hook: FeedbackHook
-    private let log: @Sendable (String) -> Void
+    private let logger: Logger
     private let queue = Locked<StreamQueue?>(nil)
 
-    init(hook: FeedbackHook, log: @escaping @Sendable (String) -> Void) {
+    init(hook: FeedbackHook, logger: Logger) {
         self.hook = hook
-        self.log = log
+        self.logger = logger
     }
 
     func attach(_ queue: StreamQueue) {
@@ -165,7 +166,7 @@ final class HookHandOff: Sendable {
             let id = entry.id
             guard let body = entry.value("body") else {
                 // Not a log the relay wrote: dropped, never posted.
-                log("feedback hook: stream entry \(id) has no body; dropped")
+                logger.warning("feedback hook: stream entry \(id) has no body; dropped")
                 queue.done(id)
                 continue
             }

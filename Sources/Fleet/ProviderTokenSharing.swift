@@ -1,6 +1,7 @@
 import APNs
 import Dispatch
 import Locking
+import Observability
 import Redis
 
 /// One provider token per key across a fleet (`REDIS_URL`). Apple refuses
@@ -21,12 +22,10 @@ import Redis
 /// The APNs module knows nothing of Redis: this drives each provider
 /// through `inUse`, `sign`, `adopt` and `isSigningHeld`.
 public final class ProviderTokenSharing: Sendable {
-    public typealias Warn = @Sendable (String) -> Void
-
     let link: RedisLink
     private let providers: @Sendable () -> [APNsTokenProvider]
     private let now: @Sendable () -> Int
-    private let warn: Warn
+    private let logger: Logger
     /// The keys whose value was refused, so that one bad value is one line.
     private let refusedValues = Locked<[String: [UInt8]]>([:])
 
@@ -47,11 +46,11 @@ public final class ProviderTokenSharing: Sendable {
         """
 
     public init(link: RedisLink, providers: @escaping @Sendable () -> [APNsTokenProvider],
-                now: @escaping @Sendable () -> Int, warn: @escaping Warn) {
+                now: @escaping @Sendable () -> Int, logger: Logger) {
         self.link = link
         self.providers = providers
         self.now = now
-        self.warn = warn
+        self.logger = logger
     }
 
     /// Every provider's token in step with the fleet's once; `done` runs
@@ -152,7 +151,7 @@ public final class ProviderTokenSharing: Sendable {
             refused[name] = bytes
             return true
         }
-        if first { warn("fleet: the provider token in \(name) is not used: \(reason); a new one replaces it") }
+        if first { logger.warning("fleet: the provider token in \(name) is not used: \(reason); a new one replaces it") }
         return nil
     }
 

@@ -1,6 +1,7 @@
 import APNsCore
 import EventLoop
 import Locking
+import Observability
 import Provisioning
 import Redis
 import RelayCore
@@ -22,10 +23,8 @@ import RelayCore
 /// fails is one log line (the id when it is a valid one, the reason, never
 /// the value: it holds a private key) and is not asked for again.
 public final class ProvisionedAppsSharing: SharedProvisionedApps {
-    public typealias Warn = @Sendable (String) -> Void
-
     let link: RedisLink
-    private let warn: Warn
+    private let logger: Logger
     private let now: @Sendable () -> Int
     /// App ids whose value was refused: neither loaded again nor looked up
     /// (bounded by the apps' limit; past it, refusals are no longer kept).
@@ -41,10 +40,10 @@ public final class ProvisionedAppsSharing: SharedProvisionedApps {
     /// Values asked for per HMGET while loading (bounds one reply).
     static let batch = 50
 
-    public init(link: RedisLink, now: @escaping @Sendable () -> Int, warn: @escaping Warn) {
+    public init(link: RedisLink, now: @escaping @Sendable () -> Int, logger: Logger) {
         self.link = link
         self.now = now
-        self.warn = warn
+        self.logger = logger
     }
 
     private static var key: [UInt8] { Array(FleetKeys.provisionedApps.utf8) }
@@ -116,12 +115,12 @@ public final class ProvisionedAppsSharing: SharedProvisionedApps {
                 return refused != (refusedNow != nil)
             }
             if refusalChanged {
-                self.warn(refusedNow.map { "fleet: Redis refuses HKEYS \(FleetKeys.provisionedApps): \($0); apps provisioned "
+                self.logger.warning(refusedNow.map { "fleet: Redis refuses HKEYS \(FleetKeys.provisionedApps): \($0); apps provisioned "
                     + "elsewhere are found on a notify only" } ?? "fleet: Redis takes HKEYS \(FleetKeys.provisionedApps) again")
             }
             guard case .success(let value) = result, let fields = value.array else {
                 if case .success(let value) = result {
-                    self.warn("fleet: \(FleetKeys.provisionedApps) answered HKEYS with \(value): not a hash, skipped")
+                    self.logger.warning("fleet: \(FleetKeys.provisionedApps) answered HKEYS with \(value): not a hash, skipped")
                 }
                 done()
                 return
@@ -141,7 +140,7 @@ public final class ProvisionedAppsSharing: SharedProvisionedApps {
                 return counted != malformed
             }
             if malformed > 0, changed {
-                self.warn("fleet: \(malformed) field(s) of \(FleetKeys.provisionedApps) are not app ids: skipped")
+                self.logger.warning("fleet: \(malformed) field(s) of \(FleetKeys.provisionedApps) are not app ids: skipped")
             }
             self.fetch(ArraySlice(wanted.prefix(max(0, apps.limit - apps.count))), into: apps, done: done)
         }
@@ -193,7 +192,7 @@ public final class ProvisionedAppsSharing: SharedProvisionedApps {
             guard refused.count < ProvisionedApps.defaultLimit else { return true }
             return refused.insert(appID).inserted
         }
-        if first { warn("fleet: provisioned app \(appID) in \(FleetKeys.provisionedApps) skipped: \(reason)") }
+        if first { logger.warning("fleet: provisioned app \(appID) in \(FleetKeys.provisionedApps) skipped: \(reason)") }
     }
 
     /// Loads the hash now and every `refreshInterval` on the link's loop,

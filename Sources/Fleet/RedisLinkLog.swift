@@ -1,14 +1,15 @@
 import Locking
+import Observability
 import Redis
+import RelayCore
 
 /// The lines a link's events deserve: one when it connects, one when a
 /// connection is lost or the first attempt after one fails, then one a
 /// minute while Redis stays unreachable (the backoff retries every few
 /// seconds; a line each would bury the log). Never the password: the URL
-/// is shown by `RedisURL.description`.
+/// is shown by `RedisURL.description`. A connect is an info line, the
+/// rest are warnings.
 public final class RedisLinkLog: Sendable {
-    public typealias Write = @Sendable (_ warning: Bool, _ line: String) -> Void
-
     private struct State {
         var down = false
         var lastRepeat: ContinuousClock.Instant?
@@ -17,7 +18,7 @@ public final class RedisLinkLog: Sendable {
 
     private let name: String
     private let url: RedisURL
-    private let write: Write
+    private let logger: Logger
     private let state = Locked(State())
     static let repeatInterval: Duration = .seconds(60)
 
@@ -26,33 +27,33 @@ public final class RedisLinkLog: Sendable {
         return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
 
-    public init(name: String, url: RedisURL, write: @escaping Write) {
-        (self.name, self.url, self.write) = (name, url, write)
+    public init(name: String, url: RedisURL, logger: Logger) {
+        (self.name, self.url, self.logger) = (name, url, logger)
     }
 
     public func handle(_ event: RedisConnectionEvent, now: ContinuousClock.Instant = .now) {
-        let line: (Bool, String)? = state.withLock { state in
+        let line: (LogLevel, String)? = state.withLock { state in
             switch event {
             case .connected:
                 let wasDown = state.down
                 state = State()
-                return (false, "redis (\(name)): connected to \(url)" + (wasDown ? " again" : ""))
+                return (.info, "redis (\(name)): connected to \(url)" + (wasDown ? " again" : ""))
             case .connectFailed(let error, let retryIn), .lost(let error, let retryIn):
                 if !state.down {
                     state.down = true
                     state.lastRepeat = now
                     state.failuresSinceLine = 0
-                    return (true, "redis (\(name)): \(error); retrying in \(Self.milliseconds(retryIn)) ms, the relay goes on without it")
+                    return (.warning, "redis (\(name)): \(error); retrying in \(Self.milliseconds(retryIn)) ms, the relay goes on without it")
                 }
                 state.failuresSinceLine += 1
                 if let last = state.lastRepeat, now - last < Self.repeatInterval { return nil }
                 state.lastRepeat = now
                 defer { state.failuresSinceLine = 0 }
-                return (true, "redis (\(name)): still unreachable after \(state.failuresSinceLine) more attempts: \(error)")
+                return (.warning, "redis (\(name)): still unreachable after \(state.failuresSinceLine) more attempts: \(error)")
             case .closed:
                 return nil
             }
         }
-        if let line { write(line.0, line.1) }
+        if let line { logger.log(line.0, line.1) }
     }
 }

@@ -1,6 +1,7 @@
 import EventLoop
 import Glibc
 import Locking
+import Observability
 import Redis
 
 /// Work handed between the instances of a fleet, at least once: a Redis
@@ -49,7 +50,6 @@ public final class StreamQueue: Sendable {
     /// on a link's thread; each must be `done` once, whatever happens to
     /// it, unless the process stops first.
     public typealias Receive = @Sendable (_ entries: [StreamEntry], _ claimed: Bool) -> Void
-    public typealias Log = @Sendable (_ line: String) -> Void
 
     public let stream: String
     public let group: String
@@ -64,16 +64,16 @@ public final class StreamQueue: Sendable {
     public let claimInterval: Duration
     private let fleet: Fleet
     private let receive: Receive
-    private let log: Log
+    private let logger: Logger
     /// Every decision of the consumer's; its actions are carried out
     /// here, outside the lock.
     private let state: Locked<StreamQueueMachine>
 
     public init(fleet: Fleet, stream: String, group: String = FleetKeys.consumerGroup, maxPending: Int, capacity: Int,
-                log: @escaping Log, receive: @escaping Receive) {
+                logger: Logger, receive: @escaping Receive) {
         precondition(maxPending >= 1 && capacity >= 1)
         (self.fleet, self.stream, self.group, self.maxPending, self.capacity) = (fleet, stream, group, maxPending, capacity)
-        (self.log, self.receive) = (log, receive)
+        (self.logger, self.receive) = (logger, receive)
         renewInterval = max(fleet.claimIdle / 3, .milliseconds(100))
         claimInterval = max(fleet.claimIdle / 2, .milliseconds(200))
         state = Locked(StreamQueueMachine(capacity: capacity, renewInterval: renewInterval, claimInterval: claimInterval))
@@ -238,7 +238,7 @@ public final class StreamQueue: Sendable {
                 let loop = fleet.commands.loop
                 loop.execute { loop.schedule(after: delay) { [self] in feed { $0.fired(timer, into: &$1) } } }
             case .log(let line):
-                log("stream \(stream): \(line)")
+                logger.warning("stream \(stream): \(line)")
             }
         }
     }

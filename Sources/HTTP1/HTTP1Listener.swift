@@ -23,6 +23,8 @@ public final class HTTP1Listener<Handler: HTTP1RequestHandler>: DrainableListene
     private let loops: [EventLoop]
     private let tlsContext: TLSContext?
     /// Where the listener's own troubles go (a failed accept, a TLS setup).
+    /// A closure, not Observability's `Logger`: HTTP1 is below Observability,
+    /// which serves its metrics through this listener.
     private let warn: @Sendable (String) -> Void
     /// Makes each loop's request handler, on that loop.
     private let makeHandler: @Sendable (EventLoop) -> Handler

@@ -52,16 +52,16 @@ extension HTTP1Listener where Handler == MetricsHandler {
     /// with `exposition()` (run on that loop). A scraper's request is a few
     /// hundred bytes and it needs one or two connections: the caps are
     /// small (8 KiB of head or body, 64 connections), and a connection that
-    /// has not sent its request within 10 s is closed.
-    public convenience init(metricsOn host: String, port: UInt16, loop: EventLoop,
-                            warn: @escaping @Sendable (String) -> Void,
+    /// has not sent its request within 10 s is closed. The listener's own
+    /// troubles are `logger`'s warnings.
+    public convenience init(metricsOn host: String, port: UInt16, loop: EventLoop, logger: Logger,
                             exposition: @escaping @Sendable () -> [UInt8]) {
         let options = ListenerOptions(
             bindAddress: host, port: port, reusePort: false,
             limits: HTTP1Limits(maxHeaderBytes: 8192, maxBodyBytes: 8192),
             timeouts: .init(header: .seconds(10), body: .seconds(10), keepAlive: .seconds(10)),
             maxConnections: 64)
-        self.init(options: options, loops: [loop], tlsContext: nil, warn: warn) { _ in
+        self.init(options: options, loops: [loop], tlsContext: nil, warn: { logger.warning($0) }) { _ in
             MetricsHandler(exposition: exposition)
         }
     }

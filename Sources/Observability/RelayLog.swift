@@ -3,22 +3,22 @@ import EventLoop
 import HTTPCore
 import RelayCore
 
-/// The relay's log output: lines written at once, or batched per loop
-/// iteration by a `LoopLogBuffer`. Lines are built as bytes straight into
+/// The relay's log output on a loop: lines batched per loop iteration by
+/// the loop's `LoopLogBuffer`. Lines are built as bytes straight into
 /// the output (a String per line cost an allocation per request). Holds no
 /// reference to the handler, so a delivery's completion can keep it.
 public struct RelayLog {
     public let logger: Logger
-    /// On a loop: lines are written once per loop iteration (see LoopLogBuffer).
-    public let buffer: LoopLogBuffer?
+    /// Lines are written once per loop iteration (see LoopLogBuffer).
+    public let buffer: LoopLogBuffer
 
-    public init(logger: Logger, buffer: LoopLogBuffer?) {
-        self.logger = logger
+    public init(buffer: LoopLogBuffer) {
+        logger = buffer.logger
         self.buffer = buffer
     }
 
     public func log(_ level: LogLevel, building message: (inout [UInt8]) -> Void) {
-        if let buffer { buffer.log(level, building: message) } else { logger.log(level, building: message) }
+        buffer.log(level, building: message)
     }
 
     /// `keyID`: the app's token key for the target's environment, named

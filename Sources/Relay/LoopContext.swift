@@ -15,7 +15,7 @@ public final class LoopContext {
     /// APNs as this loop's push service, over the loop's APNs client: the
     /// service every route delivers through.
     let apns: APNsPush
-    /// Where every handler's lines go; with a loop, written once per iteration.
+    /// Where every handler's lines go, written once per iteration of the loop.
     let output: RelayLog
     /// What the URLs' and the API's app references resolve to.
     public private(set) var apps: RelayApps
@@ -23,14 +23,13 @@ public final class LoopContext {
     let webPushMetrics: RelayMetricsRecorder?
     let providerMetrics: ProviderMetricsRecorder?
 
-    /// With `loop`, log lines are batched per iteration of that loop (the
-    /// context must then be used on it only); without, each line is written
-    /// at once.
-    public init(sender: NotificationSender, apps: RelayApps, logger: Logger, loop: EventLoop? = nil,
+    /// Log lines are batched per iteration of `loop`, the loop the context
+    /// is used on.
+    public init(sender: NotificationSender, apps: RelayApps, logger: Logger, loop: EventLoop,
                 metrics: RelayMetrics? = nil, providerMetrics: ProviderMetrics? = nil) {
         apns = APNsPush(sender: sender)
         self.apps = apps
-        output = RelayLog(logger: logger, buffer: loop.map { LoopLogBuffer(logger: logger, loop: $0) })
+        output = RelayLog(buffer: LoopLogBuffer(logger: logger, loop: loop))
         webPushMetrics = metrics?.makeRecorder()
         self.providerMetrics = providerMetrics?.makeRecorder()
     }
@@ -44,7 +43,7 @@ public final class LoopContext {
 
     /// Writes the lines still waiting in this loop's buffer (shutdown).
     public func flushLog() {
-        output.buffer?.flush()
+        output.buffer.flush()
     }
 }
 

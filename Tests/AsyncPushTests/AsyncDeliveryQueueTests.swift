@@ -2,6 +2,7 @@ import APNsCore
 import Delivery
 import Feedback
 import FeedbackHook
+import Observability
 import HTTPCore
 import RelayCore
 import Testing
@@ -31,7 +32,8 @@ struct AsyncDeliveryQueueTests {
             // A hook already shut down counts each post as dropped: the
             // count is the number of posts, with no server.
             hook = try FeedbackHook(url: "http://127.0.0.1:9/hook", headers: [], queueCapacity: 10,
-                                    timeout: .seconds(1), maxAttempts: 1, backoff: .zero)
+                                    timeout: .seconds(1), maxAttempts: 1, backoff: .zero,
+                                    logger: Logger(level: .warning) { _ in })
             hook.shutdown(within: .zero)
             let sink = FeedbackSink(store: store, hook: hook)
             let path = DeliveryPath(service: APNsPush(sender: sender), counters: InFlightDeliveries(maxInFlight: maxInFlight),

@@ -1,6 +1,7 @@
 import APNsCore
 import Feedback
 import FeedbackHook
+import Observability
 import HTTPCore
 import RelayCore
 import Testing
@@ -126,7 +127,8 @@ struct DeliveryPathTests {
         // A hook already shut down counts every post as dropped: the count
         // is the number of posts, with no server and no wait.
         let hook = try FeedbackHook(url: "http://127.0.0.1:9/hook", headers: [], queueCapacity: 10,
-                                    timeout: .seconds(1), maxAttempts: 1, backoff: .zero)
+                                    timeout: .seconds(1), maxAttempts: 1, backoff: .zero,
+                                    logger: Logger(level: .warning) { _ in })
         hook.shutdown(within: .zero)
         let store = FeedbackStore(maxPerApp: 10)
         let sender = FakeSender()

@@ -1,4 +1,5 @@
 import FeedbackHook
+import Observability
 import Testing
 
 @Suite struct FeedbackHookURLTests {
@@ -51,7 +52,8 @@ import Testing
     func refusesMalformedHeaders(row: (name: String, value: String, message: String)) {
         #expect {
             try FeedbackHook(url: "http://127.0.0.1:9/hook", headers: [(name: row.name, value: row.value)],
-                             queueCapacity: 1, timeout: .seconds(1), maxAttempts: 1, backoff: .zero)
+                             queueCapacity: 1, timeout: .seconds(1), maxAttempts: 1, backoff: .zero,
+                             logger: Logger(level: .warning) { _ in })
         } throws: { error in
             guard case FeedbackHookError.invalidHeader(let message)? = error as? FeedbackHookError else { return false }
             return message == row.message && !String(describing: error).contains("sec")

@@ -1,6 +1,7 @@
 import FeedbackHook
 import Foundation
 import Locking
+import Observability
 import Testing
 import TestSupport
 
@@ -17,18 +18,12 @@ private func scripted(_ statuses: [Int]) -> @Sendable (HTTPTestServer.Request) -
     }
 }
 
-/// Log lines the hook wrote.
-private final class LogLines: Sendable {
-    private let lines = Locked<[String]>([])
-    var all: [String] { lines.withLock { $0 } }
-    var sink: @Sendable (String) -> Void { { line in self.lines.withLock { $0.append(line) } } }
-}
-
 private func makeHook(port: UInt16, path: String = "/hook", headers: [(name: String, value: String)] = [],
                       queueCapacity: Int = 1_000, timeout: Duration = .seconds(5), maxAttempts: Int = 3,
-                      backoff: Duration = .milliseconds(10), log: LogLines = LogLines()) throws -> FeedbackHook {
+                      backoff: Duration = .milliseconds(10), log: LoggedLines = LoggedLines()) throws -> FeedbackHook {
     try FeedbackHook(url: "http://127.0.0.1:\(port)\(path)", headers: headers, queueCapacity: queueCapacity,
-                     timeout: timeout, maxAttempts: maxAttempts, backoff: backoff, log: log.sink)
+                     timeout: timeout, maxAttempts: maxAttempts, backoff: backoff,
+                     logger: Logger(level: .debug, sink: log.sink))
 }
 
 /// Time bounds widen under a sanitizer (scripts/sanitize sets
@@ -112,14 +107,14 @@ private func body(_ number: Int) -> [UInt8] {
     func failsOtherClientErrors(status: Int) throws {
         let server = try HTTPTestServer(reply: scripted([status, 200]))
         defer { server.stop() }
-        let log = LogLines()
+        let log = LoggedLines()
         let hook = try makeHook(port: server.port, maxAttempts: 5, log: log)
         hook.enqueue(body(1))
         hook.enqueue(body(2))
         #expect(eventually { hook.counts.delivered == 1 })
         #expect(hook.counts == FeedbackHookCounts(delivered: 1, retried: 0, failed: 1, dropped: 0))
         #expect(server.requests.map(\.body) == [body(1), body(2)])
-        #expect(log.all == ["feedback hook http://127.0.0.1:\(server.port): a post failed after 1 attempt: HTTP \(status)"])
+        #expect(log.messages == ["feedback hook http://127.0.0.1:\(server.port): a post failed after 1 attempt: HTTP \(status)"])
     }
 
     @Test("A 5xx on every attempt fails the body after maxAttempts")
@@ -136,14 +131,14 @@ private func body(_ number: Int) -> [UInt8] {
     @Test("With the hook down, posts are retried then failed, and enqueue stays fast and counts drops")
     func closedPortRetriesAndEnqueueStaysFast() throws {
         let port = try HTTPTestServer.closedPort()
-        let log = LogLines()
+        let log = LoggedLines()
         let hook = try makeHook(port: port, queueCapacity: 100, maxAttempts: 3, backoff: .milliseconds(20), log: log)
         hook.enqueue(body(0))
         #expect(eventually { hook.counts.failed == 1 })
         #expect(hook.counts.retried == 2)
         // The worker counts the failure, then logs it.
-        #expect(eventually { log.all.count == 1 })
-        #expect(log.all.first?.hasPrefix("feedback hook http://127.0.0.1:\(port): a post failed after 3 attempts: ") == true)
+        #expect(eventually { log.messages.count == 1 })
+        #expect(log.messages.first?.hasPrefix("feedback hook http://127.0.0.1:\(port): a post failed after 3 attempts: ") == true)
 
         // The worker is busy retrying its first body (long backoffs) while
         // 10,000 more arrive: only the queue's 100 fit, the rest are dropped,
@@ -208,20 +203,20 @@ private func body(_ number: Int) -> [UInt8] {
     func logsHideSecrets() throws {
         let server = try HTTPTestServer { _ in .status(403) }
         defer { server.stop() }
-        let log = LogLines()
+        let log = LoggedLines()
         let hook = try FeedbackHook(
             url: "http://user:pa55word@127.0.0.1:\(server.port)/services/PATHSECRET?token=QUERYSECRET",
             headers: [(name: "X-Api-Key", value: "HEADERSECRET")], queueCapacity: 10, timeout: .seconds(5),
-            maxAttempts: 1, backoff: .zero, log: log.sink)
+            maxAttempts: 1, backoff: .zero, logger: Logger(level: .debug, sink: log.sink))
         hook.enqueue(Array("BODYSECRET".utf8))
         #expect(eventually { hook.counts.failed == 1 })
         #expect(server.requests.first?.header("authorization") == "Basic dXNlcjpwYTU1d29yZA==")
         #expect(server.requests.first?.target == "/services/PATHSECRET?token=QUERYSECRET")
         #expect(hook.url.loggable == "http://127.0.0.1:\(server.port)")
         // The worker counts the failure, then logs it.
-        #expect(eventually { log.all.count == 1 })
+        #expect(eventually { log.messages.count == 1 })
         for secret in ["pa55word", "user", "PATHSECRET", "QUERYSECRET", "HEADERSECRET", "BODYSECRET"] {
-            #expect(!log.all.joined().contains(secret))
+            #expect(!log.messages.joined().contains(secret))
         }
     }
 
@@ -236,7 +231,8 @@ private func body(_ number: Int) -> [UInt8] {
     func refusesBadSettings(row: (capacity: Int, attempts: Int, timeout: Duration, backoff: Duration, message: String)) {
         #expect {
             try FeedbackHook(url: "http://127.0.0.1:1/", headers: [], queueCapacity: row.capacity,
-                             timeout: row.timeout, maxAttempts: row.attempts, backoff: row.backoff)
+                             timeout: row.timeout, maxAttempts: row.attempts, backoff: row.backoff,
+                             logger: Logger(level: .warning) { _ in })
         } throws: { error in String(describing: error) == row.message }
     }
 
@@ -244,7 +240,8 @@ private func body(_ number: Int) -> [UInt8] {
     func refusesBadDirectHeaders() {
         #expect {
             try FeedbackHook(url: "http://127.0.0.1:1/", headers: [(name: "X-Key", value: "sec\r\nX-Evil: 1")],
-                             queueCapacity: 1, timeout: .seconds(1), maxAttempts: 1, backoff: .zero)
+                             queueCapacity: 1, timeout: .seconds(1), maxAttempts: 1, backoff: .zero,
+                             logger: Logger(level: .warning) { _ in })
         } throws: { error in
             String(describing: error)
                 == "FEEDBACK_HOOK_HEADERS: entry 1 (X-Key): the value holds a control character (CR, LF…)"

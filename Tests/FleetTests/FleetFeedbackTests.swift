@@ -4,6 +4,7 @@ import Feedback
 import Fleet
 import Foundation
 import Locking
+import Observability
 import Redis
 import Testing
 import TestSupport
@@ -14,7 +15,7 @@ private final class Member: Sendable {
     let store: FeedbackStore
     let link: RedisLink
     let shared: FleetFeedback
-    let lines = CollectedLines()
+    let lines = LoggedLines()
 
     init(_ server: RedisServer, maxPerApp: Int = 10_000, instance: String, fastFailure: Bool = false) throws {
         var settings = RedisConnectionSettings()
@@ -24,10 +25,8 @@ private final class Member: Sendable {
         }
         store = FeedbackStore(maxPerApp: maxPerApp)
         link = try RedisLink(url: RedisURL(parsing: "redis://127.0.0.1:\(server.port)"), name: "commands", settings: settings)
-        let lines = lines
-        shared = FleetFeedback(store: store, link: link, instance: instance, tick: .milliseconds(20)) {
-            lines.write(true, $0)
-        }
+        shared = FleetFeedback(store: store, link: link, instance: instance, tick: .milliseconds(20),
+                               logger: lines.logger)
         shared.start()
     }
 
@@ -189,13 +188,13 @@ struct FleetFeedbackTests {
         let pid = try #require(server.pid)
         kill(pid, SIGSTOP)
         one.record(1...3)
-        #expect(eventually(timeout: .seconds(10)) { one.lines.all.contains { $0.line.contains("not written to Redis yet") } })
+        #expect(eventually(timeout: .seconds(10)) { one.lines.all.contains { $0.message.contains("not written to Redis yet") } })
         #expect(one.shared.unflushed == 3)
         kill(pid, SIGCONT)
         #expect(eventually(timeout: .seconds(15)) { one.shared.unflushed == 0 })
         #expect(one.pull()?.entries == (1...3).map { feedbackEntry($0) })
-        #expect(one.lines.all.contains { $0.line.contains("written to Redis after") })
-        #expect(one.lines.all.allSatisfy { !$0.line.contains(feedbackEntry(1).token) })
+        #expect(one.lines.all.contains { $0.message.contains("written to Redis after") })
+        #expect(one.lines.all.allSatisfy { !$0.message.contains(feedbackEntry(1).token) })
     }
 
     @Test("values in the list that are not entries are skipped with a line that shows none of them")
@@ -209,7 +208,7 @@ struct FleetFeedbackTests {
                              "1 production 1 Unregistered secret\u{1}token") == .success(.integer(4)))
         let pull = try #require(one.pull())
         #expect(pull.entries == [feedbackEntry(7)])
-        let lines = one.lines.all.map(\.line)
+        let lines = one.lines.messages
         #expect(lines.count == 3)
         #expect(lines.allSatisfy { $0.hasPrefix("feedback: skipped 1 value in app toot's list in Redis that is not an entry: ") })
         #expect(lines.allSatisfy { !$0.contains("secret") })

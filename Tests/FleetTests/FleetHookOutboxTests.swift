@@ -2,6 +2,7 @@ import FeedbackHook
 import Fleet
 import Foundation
 import Locking
+import Observability
 import Redis
 import Testing
 import TestSupport
@@ -11,12 +12,14 @@ import TestSupport
 @Suite("Hook outbox: failed-push logs posted by any instance, at least once", .serialized)
 struct FleetHookOutboxTests {
     static func fleet(_ server: RedisServer, name: String, claimIdle: Duration = .milliseconds(600)) throws -> Fleet {
-        try Fleet(url: RedisURL(parsing: "redis://127.0.0.1:\(server.port)"), instance: name, claimIdle: claimIdle)
+        try Fleet(url: RedisURL(parsing: "redis://127.0.0.1:\(server.port)"), instance: name, claimIdle: claimIdle,
+                  logger: LoggedLines().logger)
     }
 
     static func hook(port: UInt16, maxAttempts: Int = 1) throws -> FeedbackHook {
         try FeedbackHook(url: "http://127.0.0.1:\(port)/hook", headers: [], queueCapacity: 100,
-                         timeout: .seconds(5), maxAttempts: maxAttempts, backoff: .milliseconds(10))
+                         timeout: .seconds(5), maxAttempts: maxAttempts, backoff: .milliseconds(10),
+                         logger: LoggedLines().logger)
     }
 
     static func body(_ number: Int) -> [UInt8] {
@@ -30,8 +33,10 @@ struct FleetHookOutboxTests {
         defer { receiver.stop() }
         let one = try Self.fleet(redis, name: "one"), two = try Self.fleet(redis, name: "two")
         defer { one.close(); two.close() }
-        let first = FleetHookOutbox(fleet: one, hook: try Self.hook(port: receiver.port), capacity: 1_000) { _ in }
-        let second = FleetHookOutbox(fleet: two, hook: try Self.hook(port: receiver.port), capacity: 1_000) { _ in }
+        let first = FleetHookOutbox(fleet: one, hook: try Self.hook(port: receiver.port), capacity: 1_000,
+                                    logger: LoggedLines().logger)
+        let second = FleetHookOutbox(fleet: two, hook: try Self.hook(port: receiver.port), capacity: 1_000,
+                                    logger: LoggedLines().logger)
         first.start()
         second.start()
         for number in 0..<300 { first.post(Self.body(number)) }
@@ -58,7 +63,8 @@ struct FleetHookOutboxTests {
         defer { receiver.stop() }
         let fleet = try Self.fleet(redis, name: "solo", claimIdle: .milliseconds(300))
         defer { fleet.close() }
-        let outbox = FleetHookOutbox(fleet: fleet, hook: try Self.hook(port: receiver.port), capacity: 100) { _ in }
+        let outbox = FleetHookOutbox(fleet: fleet, hook: try Self.hook(port: receiver.port), capacity: 100,
+                                     logger: LoggedLines().logger)
         outbox.start()
         for number in 0..<3 { outbox.post(Self.body(number)) }
         #expect(eventually(timeout: .seconds(15)) { receiver.requests.count >= 6 })
@@ -79,7 +85,8 @@ struct FleetHookOutboxTests {
         defer { receiver.stop() }
         let fleet = try Self.fleet(redis, name: "solo", claimIdle: .milliseconds(300))
         defer { fleet.close() }
-        let outbox = FleetHookOutbox(fleet: fleet, hook: try Self.hook(port: receiver.port, maxAttempts: 3), capacity: 100) { _ in }
+        let outbox = FleetHookOutbox(fleet: fleet, hook: try Self.hook(port: receiver.port, maxAttempts: 3), capacity: 100,
+                                     logger: LoggedLines().logger)
         outbox.start()
         outbox.post(Self.body(1))
         #expect(eventually(timeout: .seconds(5)) { receiver.requests.count == 1 })
@@ -95,22 +102,21 @@ struct FleetHookOutboxTests {
         defer { receiver.stop() }
         let fleet = try Self.fleet(redis, name: "solo")
         defer { fleet.close() }
-        let lines = Locked<[String]>([])
-        let outbox = FleetHookOutbox(fleet: fleet, hook: try Self.hook(port: receiver.port), capacity: 5) { line in
-            lines.withLock { $0.append(line) }
-        }
+        let lines = LoggedLines()
+        let outbox = FleetHookOutbox(fleet: fleet, hook: try Self.hook(port: receiver.port), capacity: 5,
+                                     logger: lines.logger)
         outbox.start()
         #expect(eventually(timeout: .seconds(5)) { fleet.commands.isConnected })
         redis.kill()
         for number in 0..<7 { outbox.post(Self.body(number)) }
         #expect(outbox.dropped == 2)
         #expect(outbox.unwritten == 5)
-        #expect(eventually(timeout: .seconds(10)) { lines.withLock { $0.contains { $0.contains("cannot write to Redis") } } })
+        #expect(eventually(timeout: .seconds(10)) { lines.messages.contains { $0.contains("cannot write to Redis") } })
         try redis.restart()
         #expect(eventually(timeout: .seconds(20)) { receiver.requests.count == 5 })
         #expect(Set(receiver.requests.map(\.body)) == Set((0..<5).map(Self.body)))
         #expect(outbox.unwritten == 0)
-        #expect(lines.withLock { $0.contains("feedback hook: writing to Redis again") })
-        #expect(lines.withLock { $0.allSatisfy { !$0.contains("failed-push") } })
+        #expect(lines.messages.contains("feedback hook: writing to Redis again"))
+        #expect(lines.messages.allSatisfy { !$0.contains("failed-push") })
     }
 }

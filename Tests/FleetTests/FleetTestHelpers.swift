@@ -1,7 +1,9 @@
 import Dispatch
 import Fleet
 import Locking
+import Observability
 import Redis
+import TestSupport
 
 extension RedisLink {
     /// Sends `arguments` and waits (at most `timeout`) for the reply: the
@@ -24,9 +26,7 @@ extension RedisLink {
     }
 }
 
-/// The lines a `RedisLinkLog` wrote, for checks.
-final class CollectedLines: Sendable {
-    private let lines = Locked<[(warning: Bool, line: String)]>([])
-    var all: [(warning: Bool, line: String)] { lines.withLock { $0 } }
-    var write: RedisLinkLog.Write { { warning, line in self.lines.withLock { $0.append((warning, line)) } } }
+extension LoggedLines {
+    /// A logger that writes every level here.
+    var logger: Logger { Logger(level: .debug, sink: sink) }
 }

@@ -3,6 +3,7 @@ import Dispatch
 import Fleet
 import Glibc
 import Locking
+import Observability
 import Redis
 import TLS
 import Testing
@@ -13,7 +14,7 @@ private struct Signer {
     let link: RedisLink
     let provider: APNsTokenProvider
     let sharing: ProviderTokenSharing
-    let warnings = Locked<[String]>([])
+    let warnings = LoggedLines()
 
     init(_ server: RedisServer, now: @escaping @Sendable () -> Int = { Int(Glibc.time(nil)) },
          issuedAt: Int = Int(Glibc.time(nil)), commandTimeout: Duration = .seconds(5)) throws {
@@ -23,10 +24,7 @@ private struct Signer {
         let signer = try ES256Signer(pkcs8File: TestCertificates.path(TestCertificates.authKeyP8))
         let provider = try APNsTokenProvider(signer: signer, keyID: "KEY1234567", teamID: "TEAM765432", now: issuedAt)
         self.provider = provider
-        let warnings = warnings
-        sharing = ProviderTokenSharing(link: link, providers: { [provider] }, now: now) { line in
-            warnings.withLock { $0.append(line) }
-        }
+        sharing = ProviderTokenSharing(link: link, providers: { [provider] }, now: now, logger: warnings.logger)
     }
 }
 
@@ -129,7 +127,7 @@ struct ProviderTokenSharingTests {
         #expect(signer.provider.inUse.issuedAt <= now + 1)
         // Checked again: the good value stays, no second line.
         #expect(signer.sharing.synchronizeAll(waitingAtMost: .seconds(10)))
-        let lines = signer.warnings.withLock { $0 }
+        let lines = signer.warnings.messages
         #expect(lines.count == 1)
         #expect(lines.allSatisfy { !$0.contains(value.split(separator: " ").last.map(String.init) ?? value) || kind == "garbage" })
     }
@@ -143,6 +141,6 @@ struct ProviderTokenSharingTests {
         let own = signer.provider.inUse
         #expect(signer.sharing.synchronizeAll(waitingAtMost: .seconds(5)))
         #expect(signer.provider.inUse == own)
-        #expect(signer.warnings.withLock { $0 }.isEmpty)
+        #expect(signer.warnings.messages.isEmpty)
     }
 }

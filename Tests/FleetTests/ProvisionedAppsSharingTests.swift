@@ -4,6 +4,7 @@ import Dispatch
 import Fleet
 import Glibc
 import Locking
+import Observability
 import Redis
 import Provisioning
 import RelayCore
@@ -15,16 +16,13 @@ private struct Instance {
     let link: RedisLink
     let apps: ProvisionedApps
     let sharing: ProvisionedAppsSharing
-    let warnings = Locked<[String]>([])
+    let warnings = LoggedLines()
 
     init(_ server: RedisServer, commandTimeout: Duration = .seconds(5)) throws {
         var settings = RedisConnectionSettings()
         settings.commandTimeout = commandTimeout
         link = try RedisLink(url: RedisURL(parsing: "redis://127.0.0.1:\(server.port)"), name: "commands", settings: settings)
-        let warnings = warnings
-        sharing = ProvisionedAppsSharing(link: link, now: { Int(Glibc.time(nil)) }) { line in
-            warnings.withLock { $0.append(line) }
-        }
+        sharing = ProvisionedAppsSharing(link: link, now: { Int(Glibc.time(nil)) }, logger: warnings.logger)
         apps = ProvisionedApps(catalog: APNsCredentialCatalog(caFile: nil), sharing: sharing)
     }
 
@@ -119,7 +117,7 @@ struct ProvisionedAppsSharingTests {
         }
         #expect(refusal.description.contains("cannot use"))
         #expect(instance.apps.app(id: "toot") == nil)
-        #expect(instance.warnings.withLock { $0 }.count == 1)
+        #expect(instance.warnings.messages.count == 1)
     }
 
     @Test("a restarted fleet loads every app back, and values that fail the checks are one line each, without the PEM")
@@ -153,7 +151,7 @@ struct ProvisionedAppsSharingTests {
         #expect(restarted.load())
         #expect(restarted.apps.count == 2)
         #expect(restarted.apps.app(id: "one") != nil && restarted.apps.app(id: "two") != nil)
-        let lines = restarted.warnings.withLock { $0 }
+        let lines = restarted.warnings.messages
         #expect(lines.count == 5)
         #expect(lines.allSatisfy { !$0.contains("PRIVATE KEY") && !$0.contains("BEGIN") })
         #expect(lines.contains { $0.contains("garbage") && $0.contains("no environment line") })
@@ -162,7 +160,7 @@ struct ProvisionedAppsSharingTests {
         // Loaded again (the refresh), a refused value is neither fetched nor logged again.
         #expect(restarted.load())
         #expect(restarted.lookUp("expired") == nil)
-        #expect(restarted.warnings.withLock { $0.count } == 5)
+        #expect(restarted.warnings.messages.count == 5)
     }
 
     @Test("with Redis down a provision faults and nothing is provisioned, so no instance answers a success it would lose")

@@ -2,6 +2,7 @@ import Dispatch
 import Fleet
 import Foundation
 import Locking
+import Observability
 import Redis
 import Testing
 import TestSupport
@@ -40,9 +41,9 @@ struct RedisLinkTests {
         var settings = RedisConnectionSettings()
         settings.commandTimeout = .milliseconds(500)
         settings.reconnectCap = .milliseconds(200)
-        let lines = CollectedLines()
+        let lines = LoggedLines()
         let url = try RedisURL(parsing: "redis://127.0.0.1:\(server.port)")
-        let log = RedisLinkLog(name: "commands", url: url, write: lines.write)
+        let log = RedisLinkLog(name: "commands", url: url, logger: lines.logger)
         let link = try RedisLink(url: url, name: "commands", settings: settings) { log.handle($0) }
         defer { link.close() }
         #expect(link.run("SET", "k", "v") == .success(.status("OK")))
@@ -54,7 +55,7 @@ struct RedisLinkTests {
         try server.restart()
         #expect(eventually(timeout: .seconds(10)) { link.isConnected })
         #expect(link.run("PING") == .success(.status("PONG")))
-        let texts = lines.all.map(\.line)
+        let texts = lines.messages
         #expect(texts.first?.hasPrefix("redis (commands): connected to redis://127.0.0.1:") == true)
         #expect(texts.contains { $0.hasPrefix("redis (commands): Redis: ") && $0.contains("the relay goes on without it") })
         #expect(texts.last?.hasSuffix(" again") == true)
@@ -63,9 +64,9 @@ struct RedisLinkTests {
 
     @Test("the link log writes one line when Redis goes, then one a minute while it stays away")
     func linkLogRepeatsOncePerMinute() throws {
-        let lines = CollectedLines()
+        let lines = LoggedLines()
         let url = try RedisURL(parsing: "redis://:secret@127.0.0.1:1")
-        let log = RedisLinkLog(name: "reads", url: url, write: lines.write)
+        let log = RedisLinkLog(name: "reads", url: url, logger: lines.logger)
         let start = ContinuousClock.now
         let failure = RedisConnectionEvent.connectFailed(.connectFailed("refused"), retryIn: .seconds(1))
         log.handle(failure, now: start)
@@ -73,10 +74,10 @@ struct RedisLinkTests {
         #expect(lines.all.count == 1)
         log.handle(failure, now: start + .seconds(61))
         #expect(lines.all.count == 2)
-        #expect(lines.all[1].line.contains("still unreachable after 60 more attempts"))
+        #expect(lines.all[1].message.contains("still unreachable after 60 more attempts"))
         log.handle(.connected, now: start + .seconds(62))
         #expect(lines.all.count == 3)
-        #expect(lines.all[2] == (false, "redis (reads): connected to \(url) again"))
-        #expect(lines.all.allSatisfy { $0.line.contains("secret") == false })
+        #expect(lines.all[2] == LoggedLines.Line(level: "info", message: "redis (reads): connected to \(url) again"))
+        #expect(lines.all.allSatisfy { $0.message.contains("secret") == false })
     }
 }

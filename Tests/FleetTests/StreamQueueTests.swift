@@ -2,6 +2,7 @@ import Dispatch
 @testable import Fleet
 import Glibc
 import Locking
+import Observability
 import Redis
 import Testing
 import TestSupport
@@ -30,16 +31,17 @@ struct StreamQueueTests {
     }
 
     static func fleet(_ server: RedisServer, name: String, claimIdle: Duration) throws -> Fleet {
-        try Fleet(url: RedisURL(parsing: "redis://127.0.0.1:\(server.port)"), instance: name, claimIdle: claimIdle)
+        try Fleet(url: RedisURL(parsing: "redis://127.0.0.1:\(server.port)"), instance: name, claimIdle: claimIdle,
+                  logger: LoggedLines().logger)
     }
 
     /// A queue whose consumer records what it gets and, when `finish`,
     /// calls `done` for it at once.
     static func queue(_ fleet: Fleet, maxPending: Int = 1_000, capacity: Int = 100, finish: Bool,
-                      received: Received, log: @escaping StreamQueue.Log = { _ in }) -> StreamQueue {
+                      received: Received, logger: Logger = LoggedLines().logger) -> StreamQueue {
         let box = Locked<StreamQueue?>(nil)
         let queue = StreamQueue(fleet: fleet, stream: stream, maxPending: maxPending, capacity: capacity,
-                                log: log) { entries, claimed in
+                                logger: logger) { entries, claimed in
             received.add(entries, claimed: claimed)
             if finish, let queue = box.withLock({ $0 }) { for entry in entries { queue.done(entry.id) } }
         }
@@ -184,8 +186,8 @@ struct StreamQueueTests {
         let fleet = try Self.fleet(server, name: "a", claimIdle: .seconds(30))
         defer { fleet.close() }
         let received = Received()
-        let lines = Locked<[String]>([])
-        let queue = Self.queue(fleet, finish: true, received: received) { line in lines.withLock { $0.append(line) } }
+        let lines = LoggedLines()
+        let queue = Self.queue(fleet, finish: true, received: received, logger: lines.logger)
         queue.start()
         #expect(Self.add(queue, 3, tag: "before") == .added)
         #expect(eventually(timeout: .seconds(10)) { received.ids.count == 3 })
@@ -199,7 +201,7 @@ struct StreamQueueTests {
         #expect(eventually(timeout: .seconds(5)) { fleet.commands.run("XLEN", Self.stream) == .success(.integer(0)) })
         // The ended read is taken for the lost group it means, not said as
         // a failure and waited on.
-        let said = lines.withLock { $0 }
+        let said = lines.messages
         #expect(said.contains { $0.contains("the consumer group is gone") }, "\(said)")
         #expect(!said.contains { $0.contains("reading failed") }, "\(said)")
     }

@@ -69,7 +69,8 @@ struct MetricsHandlerTests {
     func overASocket() throws {
         let group = try EventLoopGroup(count: 1, namePrefix: "metrics-test")
         defer { group.stopAndJoin() }
-        let listener = HTTP1Listener(metricsOn: "127.0.0.1", port: 0, loop: group.loops[0], warn: { _ in }) {
+        let listener = HTTP1Listener(metricsOn: "127.0.0.1", port: 0, loop: group.loops[0],
+                                     logger: Logger(level: .warning) { _ in }) {
             Array("m 1\n".utf8)
         }
         let port = try listener.start()
@@ -90,10 +91,12 @@ struct MetricsHandlerTests {
     func portInUse() throws {
         let group = try EventLoopGroup(count: 1, namePrefix: "metrics-test")
         defer { group.stopAndJoin() }
-        let first = HTTP1Listener(metricsOn: "127.0.0.1", port: 0, loop: group.loops[0], warn: { _ in }) { [] }
+        let first = HTTP1Listener(metricsOn: "127.0.0.1", port: 0, loop: group.loops[0],
+                                     logger: Logger(level: .warning) { _ in }) { [] }
         let port = try first.start()
         defer { first.beginShutdown() }
-        let second = HTTP1Listener(metricsOn: "127.0.0.1", port: port, loop: group.loops[0], warn: { _ in }) { [] }
+        let second = HTTP1Listener(metricsOn: "127.0.0.1", port: port, loop: group.loops[0],
+                                     logger: Logger(level: .warning) { _ in }) { [] }
         let error = #expect(throws: HTTP1ListenerError.self) { try second.start() }
         #expect(error?.description.hasPrefix("cannot listen on 127.0.0.1 port \(port): ") == true)
     }

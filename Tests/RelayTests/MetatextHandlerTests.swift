@@ -19,7 +19,7 @@ struct MetatextHandlerTests {
               ("/push/com.example.app/\(testToken)/42", .production),
           ])
     func delivers(path: String, environment: APNsEnvironment) throws {
-        let fixture = WebPushHandlerFixture()
+        let fixture = try WebPushHandlerFixture()
         let response = try #require(fixture.answer(webPushRequest(path: path, topic: "abc")))
         #expect(response.status == 201)
         let notification = try #require(fixture.sender.sent.first)
@@ -45,14 +45,14 @@ struct MetatextHandlerTests {
         (.answerTimedOut, 504),
     ])
     func mapsOutcomes(outcome: DeliveryOutcome, status: Int) throws {
-        let fixture = WebPushHandlerFixture(outcome: outcome)
+        let fixture = try WebPushHandlerFixture(outcome: outcome)
         #expect(fixture.answer(webPushRequest(path: "/push/\(testToken)/1"))?.status == status)
         #expect(fixture.sender.sent.count == 1)
     }
 
     @Test("the same 3000-byte body fits the toot-relay payload")
-    func tootRelayFits() {
-        let fixture = WebPushHandlerFixture()
+    func tootRelayFits() throws {
+        let fixture = try WebPushHandlerFixture()
         #expect(fixture.answer(webPushRequest(body: [UInt8](repeating: 1, count: 3000)))?.status == 201)
     }
 }

@@ -1,5 +1,6 @@
 import APNsCore
 import Delivery
+import EventLoop
 import HTTP1
 import HTTPCore
 import Observability
@@ -25,8 +26,8 @@ private struct AppsFixture {
     ], defaultAppID: RelayApp.defaultID, retired: [RetiredApp(id: "old", topic: "com.example.old")])
 
     /// APNs answers 403 for the topics in `rejecting`, else 200.
-    static func fixture(rejecting: Set<String> = [], metrics: RelayMetrics? = nil) -> WebPushHandlerFixture {
-        WebPushHandlerFixture(apps: apps, metrics: metrics) { notification in
+    static func fixture(rejecting: Set<String> = [], metrics: RelayMetrics? = nil) throws -> WebPushHandlerFixture {
+        try WebPushHandlerFixture(apps: apps, metrics: metrics) { notification in
             let topic = notification.headers.first { $0.name == "apns-topic" }?.value ?? ""
             return rejecting.contains(topic)
                 ? .apns(status: 403, reason: .badCertificate, apnsID: nil)
@@ -46,7 +47,7 @@ struct SeveralAppsHandlerTests {
         ("/push/com.example.beta/\(testToken)/7?sandbox=true", "com.example.beta", AppsFixture.beta),
     ])
     func sendsWithTheAppsCredential(path: String, topic: String, credential: CredentialID) throws {
-        let fixture = AppsFixture.fixture()
+        let fixture = try AppsFixture.fixture()
         #expect(fixture.answer(webPushRequest(path: path))?.status == 201)
         let sent = try #require(fixture.sender.sent.first)
         #expect(sent.headers.contains(HTTPField(name: "apns-topic", value: topic)))
@@ -55,7 +56,7 @@ struct SeveralAppsHandlerTests {
 
     @Test("an app's own alert replaces the dialect's default")
     func appAlert() throws {
-        let fixture = AppsFixture.fixture()
+        let fixture = try AppsFixture.fixture()
         #expect(fixture.answer(webPushRequest(path: "/relay-to/beta/development/" + testToken))?.status == 201)
         let payload = String(decoding: try #require(fixture.sender.sent.first).payload, as: UTF8.self)
         #expect(payload.hasPrefix(#"{"aps":{"alert":"beta","#))
@@ -65,11 +66,11 @@ struct SeveralAppsHandlerTests {
         "/relay-to/beta/production/" + testToken,
         "/push/beta/\(testToken)/7",
     ])
-    func excludedEnvironmentIs404(path: String) {
-        let fixture = AppsFixture.fixture()
+    func excludedEnvironmentIs404(path: String) throws {
+        let fixture = try AppsFixture.fixture()
         #expect(fixture.answer(webPushRequest(path: path))?.status == 404)
         #expect(fixture.sender.sent.isEmpty)
-        #expect(fixture.log.lines.last?.contains("status=404") == true)
+        #expect(fixture.logLines.last?.contains("status=404") == true)
     }
 
     @Test("a URL naming an app the relay does not have is 503 with Retry-After: the relay's mistake", arguments: [
@@ -79,14 +80,14 @@ struct SeveralAppsHandlerTests {
         "/relay-to/com.example.beta/development/" + testToken,
         "/relay-to/com.example.old/production/" + testToken,
     ])
-    func unknownAppIs503(path: String) {
-        let fixture = AppsFixture.fixture()
+    func unknownAppIs503(path: String) throws {
+        let fixture = try AppsFixture.fixture()
         let response = fixture.answer(webPushRequest(path: path))
         #expect(response?.status == 503)
         #expect(response?.headers.first { $0.name == "Retry-After" }?.value == "300")
         #expect(fixture.sender.sent.isEmpty)
-        #expect(fixture.log.lines.contains { $0.contains("status=503") && $0.contains("reason=\"no such app\"") })
-        #expect(fixture.log.lines.contains { $0.contains("which the relay does not have") })
+        #expect(fixture.logLines.contains { $0.contains("status=503") && $0.contains("reason=\"no such app\"") })
+        #expect(fixture.logLines.contains { $0.contains("which the relay does not have") })
     }
 
     @Test("a URL naming an app the operator retired is 410, so senders drop the subscription", arguments: [
@@ -95,16 +96,16 @@ struct SeveralAppsHandlerTests {
         "/push/old/\(testToken)/7",
         "/push/com.example.old/\(testToken)/7?sandbox=true",
     ])
-    func retiredAppIs410(path: String) {
-        let fixture = AppsFixture.fixture()
+    func retiredAppIs410(path: String) throws {
+        let fixture = try AppsFixture.fixture()
         #expect(fixture.answer(webPushRequest(path: path))?.status == 410)
         #expect(fixture.sender.sent.isEmpty)
-        #expect(fixture.log.lines.last?.contains("status=410") == true)
+        #expect(fixture.logLines.last?.contains("status=410") == true)
     }
 
     @Test("without a default app the URLs without an app part are 503, and the apps' own URLs still deliver")
-    func noDefaultApp() {
-        let fixture = AppsFixture.fixture()
+    func noDefaultApp() throws {
+        let fixture = try AppsFixture.fixture()
         fixture.handler.replaceApps(RelayApps(fixture.apps.all.filter { $0.id != "default" }, defaultAppID: nil))
         #expect(fixture.answer(webPushRequest(path: "/relay-to/production/" + testToken))?.status == 503)
         #expect(fixture.answer(webPushRequest(path: "/push/\(testToken)/7"))?.status == 503)
@@ -114,11 +115,11 @@ struct SeveralAppsHandlerTests {
     @Test("pushes for unknown apps warn once a minute per loop, naming the id, and count in one series")
     func unknownAppsWarnOnceAndCount() throws {
         let metrics = RelayMetrics(connections: HTTP1ListenerCounters(maxConnections: 10), maxInFlight: 10, inFlight: { 0 })
-        let fixture = AppsFixture.fixture(metrics: metrics)
+        let fixture = try AppsFixture.fixture(metrics: metrics)
         for id in ["nosuch", "other", "nosuch"] {
             #expect(fixture.answer(webPushRequest(path: "/relay-to/\(id)/production/" + testToken))?.status == 503)
         }
-        let warnings = fixture.log.lines.filter { $0.contains("which the relay does not have") }
+        let warnings = fixture.logLines.filter { $0.contains("which the relay does not have") }
         #expect(warnings.count == 1)
         #expect(warnings.first?.contains(#"app "nosuch""#) == true)
         let text = String(decoding: metrics.exposition(), as: UTF8.self)
@@ -127,8 +128,8 @@ struct SeveralAppsHandlerTests {
     }
 
     @Test("one app's rejected credentials fail its own health, and the relay's only when every app's are")
-    func healthPerApp() {
-        let fixture = AppsFixture.fixture(rejecting: ["com.example.beta"])
+    func healthPerApp() throws {
+        let fixture = try AppsFixture.fixture(rejecting: ["com.example.beta"])
         #expect(fixture.answer(webPushRequest(path: "/relay-to/beta/development/" + testToken))?.status == 502)
         #expect(fixture.health("/relay-to/_health/beta") == 503)
         #expect(fixture.health("/relay-to/_health/feditext") == 200)
@@ -149,13 +150,15 @@ struct RejectedKeyTests {
         let log = CapturedLog()
         let sender = FakeSender(outcome: { _ in .apns(status: 403, reason: reason, apnsID: nil) })
         let handler = WebPushHandler(sender: sender, apps: RelayApps([app], defaultAppID: nil),
-                                   counters: InFlightDeliveries(maxInFlight: 10), logger: log.logger)
+                                   counters: InFlightDeliveries(maxInFlight: 10), logger: log.logger,
+                                   loop: try EventLoop())
         var answer: HTTP1Response?
         #expect(handler.handle(webPushRequest(path: "/relay-to/feditext/development/" + testToken),
                                completion: { answer = $0 }) == nil)
         sender.completeAll()
         #expect(answer?.status == 502)
         #expect(app.health.credentialsRejected)
+        handler.flushLog()
         let line = try #require(log.lines.last)
         #expect(line.contains("[error]") || line.lowercased().contains("error"))
         #expect(line.contains("app=feditext env=development") && line.contains("key-id=SANDBOX789"))

@@ -149,20 +149,31 @@ struct WebPushHandlerFixture {
     let counters: InFlightDeliveries
     let log = CapturedLog()
     let handler: WebPushHandler
+    /// A loop that never runs: the test's thread is the handler's loop
+    /// thread, and `logLines` ends the iteration (flushes the log).
+    let loop: EventLoop
 
     /// `outcome`: what APNs answers each notification (200 by default).
     init(apps: RelayApps = exampleApps(), maxInFlight: Int = 10, metrics: RelayMetrics? = nil,
-         outcome: @escaping (APNsNotification) -> DeliveryOutcome = { .apns(status: 200, reason: nil, apnsID: $0.apnsID) }) {
+         outcome: @escaping (APNsNotification) -> DeliveryOutcome = { .apns(status: 200, reason: nil, apnsID: $0.apnsID) })
+        throws {
         self.apps = apps
+        loop = try EventLoop()
         sender = FakeSender(outcome: outcome)
         counters = InFlightDeliveries(maxInFlight: maxInFlight)
-        handler = WebPushHandler(sender: sender, apps: apps, counters: counters, logger: log.logger,
+        handler = WebPushHandler(sender: sender, apps: apps, counters: counters, logger: log.logger, loop: loop,
                                  unixTime: { 1_000_000 }, metrics: metrics)
     }
 
     /// APNs answers every notification with `outcome`.
-    init(maxInFlight: Int = 10, outcome: DeliveryOutcome) {
-        self.init(maxInFlight: maxInFlight, outcome: { _ in outcome })
+    init(maxInFlight: Int = 10, outcome: DeliveryOutcome) throws {
+        try self.init(maxInFlight: maxInFlight, outcome: { _ in outcome })
+    }
+
+    /// The handler's log lines so far, its loop's buffer written out first.
+    var logLines: [String] {
+        handler.flushLog()
+        return log.lines
     }
 
     /// Runs the request to its answer: the handler's own, or the one after
@@ -185,7 +196,7 @@ struct WebPushHandlerFixture {
 extension WebPushHandler {
     /// A handler over a loop context of its own, as the fixtures make them.
     convenience init(sender: NotificationSender, apps: RelayApps, counters: InFlightDeliveries, logger: Logger,
-                     loop: EventLoop? = nil, maxTTL: Int = Configuration.maxTTL, publicURL: String? = nil,
+                     loop: EventLoop, maxTTL: Int = Configuration.maxTTL, publicURL: String? = nil,
                      listenerIsTLS: Bool = false, unixTime: @escaping () -> Int = WebPushHandler.unixTime,
                      metrics: RelayMetrics? = nil, feedback: FeedbackSink = unwatchedFeedback()) {
         self.init(loopContext: LoopContext(sender: sender, apps: apps, logger: logger, loop: loop, metrics: metrics),

@@ -1,4 +1,5 @@
 import Delivery
+import EventLoop
 import HTTPCore
 import RelayCore
 import TestSupport
@@ -33,7 +34,7 @@ struct VAPIDGateTests {
         let sender = FakeSender()
         let handler = WebPushHandler(sender: sender, apps: exampleApps(),
                                    counters: InFlightDeliveries(maxInFlight: 10),
-                                   logger: CapturedLog().logger)
+                                   logger: CapturedLog().logger, loop: try EventLoop())
         let hash = String(repeating: "A", count: 43)
         let response = try #require(handler.handle(webPushRequest(path: "/relay-to/production/\(testToken)?vapid=\(hash)"),
                                                    completion: { _ in }))

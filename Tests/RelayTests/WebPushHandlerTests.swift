@@ -19,7 +19,7 @@ private func bodyText(_ response: HTTP1Response?) -> String {
 struct WebPushHandlerTests {
     @Test("a valid Web Push becomes one APNs notification; 201 with Location and TTL only after APNs said 200")
     func deliversAndAnswers201() throws {
-        let fixture = WebPushHandlerFixture(maxInFlight: 2)
+        let fixture = try WebPushHandlerFixture(maxInFlight: 2)
         var delivered: HTTP1Response?
         let immediate = fixture.handler.handle(webPushRequest(topic: "abc"), completion: { delivered = $0 })
         #expect(immediate == nil)
@@ -36,7 +36,7 @@ struct WebPushHandlerTests {
         #expect(header(response, "Location") == "/relay-to/message/" + notification.apnsID)
         #expect(header(response, "TTL") == "172800")
         #expect(fixture.counters.inFlight == 0)
-        let line = try #require(fixture.log.lines.last)
+        let line = try #require(fixture.logLines.last)
         #expect(line.contains("env=production token=01234567 status=201 apns=200"))
         #expect(!line.contains(testToken))
         // The whole line: `relay app= env= token= status= apns= reason="" latency=N.Nms apns-id=`.
@@ -67,7 +67,7 @@ struct WebPushHandlerTests {
         (.allConnectionsDown, 503),
     ])
     func statusTable(outcome: DeliveryOutcome, status: Int) throws {
-        let fixture = WebPushHandlerFixture(maxInFlight: 2, outcome: outcome)
+        let fixture = try WebPushHandlerFixture(maxInFlight: 2, outcome: outcome)
         let response = try #require(fixture.answer(webPushRequest()))
         #expect(response.status == status)
         #expect(bodyText(response).hasSuffix("\n"))
@@ -76,14 +76,14 @@ struct WebPushHandlerTests {
 
     @Test("a 403 turns the health check 503 until the next 201")
     func healthFollowsCredentials() throws {
-        let rejected = WebPushHandlerFixture(maxInFlight: 2, outcome: .apns(status: 403, reason: .badCertificate, apnsID: nil))
+        let rejected = try WebPushHandlerFixture(maxInFlight: 2, outcome: .apns(status: 403, reason: .badCertificate, apnsID: nil))
         let health = HTTP1Request(method: "GET", target: "/relay-to/_health", version: .http1_1, headers: [:],
                                   body: [], keepAlive: true)
         #expect(rejected.answer(health)?.status == 200)
         #expect(bodyText(rejected.answer(health)) == "OK")
         #expect(rejected.answer(webPushRequest())?.status == 502)
         #expect(rejected.answer(health)?.status == 503)
-        #expect(rejected.log.lines.contains { $0.contains(" error relay ") })
+        #expect(rejected.logLines.contains { $0.contains(" error relay ") })
         rejected.handler.apps.defaultApp?.health.record(.accepted)
         #expect(rejected.answer(health)?.status == 200)
     }
@@ -118,7 +118,7 @@ struct WebPushHandlerTests {
 
     @Test("bad input is answered at once, without APNs traffic", arguments: badRequests)
     func badInput(request: HTTP1Request, status: Int) throws {
-        let fixture = WebPushHandlerFixture(maxInFlight: 2)
+        let fixture = try WebPushHandlerFixture(maxInFlight: 2)
         let response = try #require(fixture.handler.handle(request, completion: { _ in
             Issue.record("no completion expected")
         }))
@@ -134,9 +134,9 @@ struct WebPushHandlerTests {
                       body: [], keepAlive: true), #"GET status=405 reason="method not allowed" latency="#),
     ])
     func localLines(request: HTTP1Request, expected: String) throws {
-        let fixture = WebPushHandlerFixture(maxInFlight: 2)
+        let fixture = try WebPushHandlerFixture(maxInFlight: 2)
         _ = fixture.handler.handle(request, completion: { _ in })
-        let line = try #require(fixture.log.lines.last)
+        let line = try #require(fixture.logLines.last)
         let message = try #require(line.split(separator: " ", maxSplits: 2).last)
         #expect(message.hasPrefix(expected), "\(message)")
         #expect(message.dropFirst(expected.count).wholeMatch(of: /[0-9]+\.[0-9]ms\n/) != nil, "\(message)")
@@ -144,7 +144,7 @@ struct WebPushHandlerTests {
 
     @Test("an extra path too long for the payload even without the body is 413: that endpoint can never work")
     func extraTooLong() throws {
-        let fixture = WebPushHandlerFixture(maxInFlight: 2)
+        let fixture = try WebPushHandlerFixture(maxInFlight: 2)
         let extra = String(repeating: "x", count: 4000)
         let response = try #require(fixture.handler.handle(
             webPushRequest(path: "/relay-to/production/\(testToken)/\(extra)",
@@ -167,7 +167,7 @@ struct WebPushHandlerTests {
     @Test("a body of at most 4096 bytes that does not fit once encoded goes without its ciphertext, 201 once APNs took it",
           arguments: oversizedOnceEncoded)
     func oversizedBodyGoesWithoutCiphertext(_ example: (path: String, bodyBytes: Int, ciphertextKey: String)) throws {
-        let fixture = WebPushHandlerFixture(maxInFlight: 2)
+        let fixture = try WebPushHandlerFixture(maxInFlight: 2)
         let response = fixture.answer(webPushRequest(path: example.path,
                                                      body: [UInt8](repeating: 1, count: example.bodyBytes)))
         #expect(response?.status == 201)
@@ -176,12 +176,12 @@ struct WebPushHandlerTests {
         #expect(sent.payload.count <= apnsMaxPayloadBytes)
         #expect(!payload.contains(example.ciphertextKey), "\(payload.prefix(120))")
         #expect(payload.hasPrefix(#"{"aps":{"alert":"#))
-        #expect(fixture.log.lines.contains { $0.contains("sent without its ciphertext") && $0.contains("app=default") })
+        #expect(fixture.logLines.contains { $0.contains("sent without its ciphertext") && $0.contains("app=default") })
     }
 
     @Test("beyond MAX_IN_FLIGHT the relay answers 503 with Retry-After: 1")
     func overloaded() throws {
-        let fixture = WebPushHandlerFixture(maxInFlight: 2)
+        let fixture = try WebPushHandlerFixture(maxInFlight: 2)
         #expect(fixture.handler.handle(webPushRequest(), completion: { _ in }) == nil)
         #expect(fixture.handler.handle(webPushRequest(), completion: { _ in }) == nil)
         let response = try #require(fixture.handler.handle(webPushRequest(), completion: { _ in }))
