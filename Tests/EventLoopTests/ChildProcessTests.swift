@@ -70,9 +70,18 @@ struct ChildProcessTests {
     @Test("it gets the signal when the thread that started it ends")
     func diesWithItsParentThread() throws {
         let started = Locked<pid_t?>(nil)
+        let (readEnd, writeEnd) = try Self.pipeEnds()
+        defer { close(readEnd) }
         let thread = Thread {
-            let pid = try? spawnChildDyingWithParent(path: "/bin/sleep", arguments: ["sleep", "30"],
-                                                     standardOutput: STDERR_FILENO, parentDeathSignal: SIGTERM)
+            // The thread ends only once the child has exec'd (its first
+            // line), so after its prctl: a thread that ended before it
+            // would leave the child no one to hear the death of, a race of
+            // the test's making (the daemon spawns from its main thread).
+            let pid = try? spawnChildDyingWithParent(path: "/bin/sh", arguments: ["sh", "-c", "echo ready; exec sleep 30"],
+                                                     standardOutput: writeEnd, parentDeathSignal: SIGTERM)
+            close(writeEnd)
+            var byte: UInt8 = 0
+            _ = read(readEnd, &byte, 1)
             started.withLock { $0 = pid }
         }
         thread.start()
