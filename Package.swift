@@ -175,11 +175,12 @@ let package = Package(
             "Observability", "APNs", "APNsCore", "Delivery", "EventLoop", "HTTP1", "HTTPCore", "Locking", "RelayCore", "TestSupport",
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
-        // The daemon's server: the Web Push and provider API handlers on
-        // HTTP/1 listeners.
+        // The front doors: the Web Push and provider API handlers on HTTP/1
+        // listeners. They reach the APNs client, the fleet and the hook only
+        // through the protocols of Delivery, Feedback and Provisioning.
         .target(name: "Relay", dependencies: [
-            "Locking", "HTTP1", "HTTPCore", "RelayCore", "EventLoop", "TLS", "APNs", "APNsCore", "VAPID",
-            "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "PyAPNs", "Fleet", "Provisioning",
+            "Locking", "HTTP1", "HTTPCore", "RelayCore", "EventLoop", "TLS", "APNsCore", "VAPID",
+            "ProviderAPI", "Delivery", "Feedback", "XMLRPC", "PyAPNs", "Provisioning",
             "AsyncPush", "Observability",
         ]),
         // The daemon: the configuration's adapters, the apps' and
