@@ -1,0 +1,156 @@
+import Feedback
+import Redis
+
+/// One acknowledgement of a `StreamQueue`'s done entries as a Redis
+/// script, and what its reply says: the entries acknowledged and deleted,
+/// and the dead tokens they carry appended to their apps' feedback lists,
+/// in one step on the server.
+enum StreamAcknowledgement {
+    /// `XACK`, `XDEL` and the feedback's `RPUSH` as one step: an entry
+    /// acknowledged but left in the stream would count against
+    /// `maxPending` for ever, and a dead token whose entry is acknowledged
+    /// while the token waits in this instance's store is lost with the
+    /// instance. Only what `XACK` acknowledged here is deleted and has its
+    /// feedback appended: an id this group no longer has pending was
+    /// finished (deleted, its feedback appended) by whoever acknowledged it
+    /// (this instance, in a try whose reply was lost, or another that
+    /// claimed it), or belongs to a stream made again after Redis lost its
+    /// data, where a new entry added in the same millisecond carries the old
+    /// id and must not be deleted unread.
+    ///
+    /// KEYS[1] the stream, then the apps' feedback lists; ARGV: the group,
+    /// FEEDBACK_MAX, then per entry its id, the index in KEYS of its list (0:
+    /// no feedback) and its value (`feedbackValue`). Each list grown is
+    /// trimmed to the newest FEEDBACK_MAX, as the flusher's
+    /// `FleetFeedback.writeScript` does. The deletion comes before the
+    /// appends, and an append is `pcall`ed: a script's commands are not
+    /// undone when a later one fails, so a refused append (a key of another
+    /// type) must neither stop the deletion nor fail the whole reply, which
+    /// would be sent again and acknowledge nothing. Returns the entries
+    /// deleted, the positions (1-based, in ARGV's order) of the values not
+    /// appended, the first refusal's text ('' for none), then per list
+    /// (KEYS[2] on) the values appended to it and what its trim dropped.
+    static let script = """
+        local acknowledged, appends = {}, {}
+        for i = 3, #ARGV, 3 do
+          if redis.call('XACK', KEYS[1], ARGV[1], ARGV[i]) == 1 then
+            acknowledged[#acknowledged + 1] = ARGV[i]
+            if ARGV[i + 1] ~= '0' then appends[#appends + 1] = i end
+          end
+        end
+        local reply = {0, {}, ''}
+        if #acknowledged > 0 then reply[1] = redis.call('XDEL', KEYS[1], unpack(acknowledged)) end
+        local grown = {}
+        for _, i in ipairs(appends) do
+          local list = tonumber(ARGV[i + 1])
+          local pushed = redis.pcall('RPUSH', KEYS[list], ARGV[i + 2])
+          if type(pushed) == 'table' and pushed.err then
+            reply[2][#reply[2] + 1] = (i - 3) / 3 + 1
+            if reply[3] == '' then reply[3] = pushed.err end
+          else
+            grown[list] = (grown[list] or 0) + 1
+          end
+        end
+        for list = 2, #KEYS do
+          local over = 0
+          if grown[list] then
+            over = redis.call('LLEN', KEYS[list]) - tonumber(ARGV[2])
+            if over > 0 then redis.call('LTRIM', KEYS[list], over, -1) else over = 0 end
+          end
+          reply[#reply + 1] = grown[list] or 0
+          reply[#reply + 1] = over
+        end
+        return reply
+        """
+
+    /// The `EVAL` of `script` for `acks` done in `stream`'s `group`.
+    static func command(stream: String, group: String, acks: [StreamAck]) -> RedisCommand {
+        var lists: [String] = []
+        var listIndex: [String: Int] = [:]
+        var maxPerApp = 0
+        var perEntry: [[UInt8]] = []
+        perEntry.reserveCapacity(acks.count * 3)
+        for ack in acks {
+            perEntry.append(Array(ack.id.utf8))
+            guard let feedback = ack.feedback else {
+                perEntry.append(Array("0".utf8))
+                perEntry.append([])
+                continue
+            }
+            let key = FleetKeys.feedback(app: feedback.entry.app)
+            let index: Int
+            if let known = listIndex[key] {
+                index = known
+            } else {
+                lists.append(key)
+                index = lists.count + 1
+                listIndex[key] = index
+            }
+            maxPerApp = max(maxPerApp, feedback.store.maxPerApp)
+            perEntry.append(Array(String(index).utf8))
+            perEntry.append(feedbackValue(feedback.entry))
+        }
+        var arguments: [[UInt8]] = [Array("EVAL".utf8), Array(script.utf8), Array(String(1 + lists.count).utf8),
+                                    Array(stream.utf8)]
+        arguments.reserveCapacity(arguments.count + lists.count + 2 + perEntry.count)
+        for list in lists { arguments.append(Array(list.utf8)) }
+        arguments.append(Array(group.utf8))
+        arguments.append(Array(String(maxPerApp).utf8))
+        arguments += perEntry
+        return RedisCommand(arguments)
+    }
+
+    /// What the script's reply says of `acks`.
+    struct Outcome: Equatable {
+        /// Feedback Redis refused to append (its entry acknowledged all the
+        /// same), and the first refusal's text.
+        var notAppended: [StreamAck.Feedback] = []
+        var refusal = ""
+        /// Per app with feedback in `acks`, in their first order: the
+        /// values appended to its list, what the list's trim dropped, and
+        /// the store that counts both.
+        var lists: [List] = []
+
+        struct List: Equatable {
+            var app: String
+            var appended: Int
+            var dropped: Int
+            var store: FeedbackStore
+
+            static func == (left: List, right: List) -> Bool {
+                left.app == right.app && left.appended == right.appended && left.dropped == right.dropped
+                    && left.store === right.store
+            }
+        }
+    }
+
+    /// The script's reply to `command(…, acks:)` made out, or nil when it
+    /// is not the shape the script gives.
+    static func outcome(of reply: RedisValue, acks: [StreamAck]) -> Outcome? {
+        guard case .array(let fields) = reply, fields.count >= 3, case .integer = fields[0],
+              case .array(let positions) = fields[1], let refusal = fields[2].string
+        else { return nil }
+        var outcome = Outcome(refusal: refusal)
+        for position in positions {
+            guard case .integer(let one) = position, one >= 1, one <= acks.count, let feedback = acks[Int(one) - 1].feedback
+            else { return nil }
+            outcome.notAppended.append(feedback)
+        }
+        // The lists in the order `command` named them.
+        var seen: Set<String> = []
+        var apps: [(String, FeedbackStore)] = []
+        for ack in acks {
+            if let feedback = ack.feedback, seen.insert(feedback.entry.app).inserted {
+                apps.append((feedback.entry.app, feedback.store))
+            }
+        }
+        guard fields.count == 3 + 2 * apps.count else { return nil }
+        for (index, (app, store)) in apps.enumerated() {
+            guard case .integer(let appended) = fields[3 + 2 * index], appended >= 0,
+                  case .integer(let dropped) = fields[4 + 2 * index], dropped >= 0
+            else { return nil }
+            outcome.lists.append(Outcome.List(app: app, appended: Int(appended), dropped: Int(dropped), store: store))
+        }
+        return outcome
+    }
+}
