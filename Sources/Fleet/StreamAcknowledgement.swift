@@ -4,8 +4,9 @@ import Redis
 /// One acknowledgement of a `StreamQueue`'s done entries as a Redis
 /// script, and what its reply says: the entries acknowledged and deleted,
 /// and the dead tokens they carry appended to their apps' feedback lists,
-/// in one step on the server.
-enum StreamAcknowledgement {
+/// in one step on the server. Public for the fleet-values fuzzer: the
+/// reply is read back from Redis.
+public enum StreamAcknowledgement {
     /// `XACK`, `XDEL` and the feedback's `RPUSH` as one step: an entry
     /// acknowledged but left in the stream would count against
     /// `maxPending` for ever, and a dead token whose entry is acknowledged
@@ -101,36 +102,43 @@ enum StreamAcknowledgement {
     }
 
     /// What the script's reply says of `acks`.
-    struct Outcome: Equatable {
+    public struct Outcome: Equatable, Sendable {
         /// Feedback Redis refused to append (its entry acknowledged all the
-        /// same), and the first refusal's text.
-        var notAppended: [StreamAck.Feedback] = []
-        var refusal = ""
+        /// same), and the first refusal's text: its first line, at most
+        /// `refusalLimit` bytes, for a log line.
+        public var notAppended: [StreamAck.Feedback] = []
+        public var refusal = ""
         /// Per app with feedback in `acks`, in their first order: the
         /// values appended to its list, what the list's trim dropped, and
         /// the store that counts both.
-        var lists: [List] = []
+        public var lists: [List] = []
 
-        struct List: Equatable {
-            var app: String
-            var appended: Int
-            var dropped: Int
-            var store: FeedbackStore
+        public struct List: Equatable, Sendable {
+            public var app: String
+            public var appended: Int
+            public var dropped: Int
+            public var store: FeedbackStore
 
-            static func == (left: List, right: List) -> Bool {
+            public static func == (left: List, right: List) -> Bool {
                 left.app == right.app && left.appended == right.appended && left.dropped == right.dropped
                     && left.store === right.store
             }
         }
     }
 
+    /// A refusal's text longer than this is cut: Redis' own are one short
+    /// line.
+    public static let refusalLimit = 200
+
     /// The script's reply to `command(…, acks:)` made out, or nil when it
     /// is not the shape the script gives.
-    static func outcome(of reply: RedisValue, acks: [StreamAck]) -> Outcome? {
+    public static func outcome(of reply: RedisValue, acks: [StreamAck]) -> Outcome? {
         guard case .array(let fields) = reply, fields.count >= 3, case .integer = fields[0],
-              case .array(let positions) = fields[1], let refusal = fields[2].string
+              case .array(let positions) = fields[1], let text = fields[2].bytes
         else { return nil }
-        var outcome = Outcome(refusal: refusal)
+        let line = text.prefix { $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: "\r") }.prefix(refusalLimit)
+        var outcome = Outcome()
+        outcome.refusal = String(decoding: line, as: UTF8.self)
         for position in positions {
             guard case .integer(let one) = position, one >= 1, one <= acks.count, let feedback = acks[Int(one) - 1].feedback
             else { return nil }

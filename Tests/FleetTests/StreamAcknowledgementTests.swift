@@ -77,6 +77,10 @@ struct StreamAcknowledgementTests {
         (.array([.integer(3), .array([.integer(3)]), .bulkString("WRONGTYPE x"), .integer(1), .integer(0), .integer(0),
                  .integer(0)]),
          ["a"], "WRONGTYPE x", [("b", 1, 0), ("a", 0, 0)]),
+        // A refusal's text is one line for the log.
+        (.array([.integer(3), .array([.integer(2), .integer(3)]), .bulkString("ERR one\r\ntwo"), .integer(0),
+                 .integer(0), .integer(0), .integer(0)]),
+         ["b", "a"], "ERR one", [("b", 0, 0), ("a", 0, 0)]),
         // Not the script's shape: a position without feedback, out of
         // range, a count missing or negative, another type.
         (.array([.integer(3), .array([.integer(1)]), .bulkString("e"), .integer(0), .integer(0), .integer(0), .integer(0)]),
