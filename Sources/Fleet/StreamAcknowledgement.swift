@@ -20,36 +20,41 @@ public enum StreamAcknowledgement {
     /// id and must not be deleted unread.
     ///
     /// KEYS[1] the stream, then the apps' feedback lists; ARGV: the group,
-    /// FEEDBACK_MAX, then per entry its id, the index in KEYS of its list (0:
-    /// no feedback) and its value (`feedbackValue`). Each list grown is
-    /// trimmed to the newest FEEDBACK_MAX, as the flusher's
-    /// `FleetFeedback.writeScript` does. The deletion comes before the
-    /// appends, and an append is `pcall`ed: a script's commands are not
+    /// FEEDBACK_MAX, the number of ids, the ids, then per feedback the
+    /// position (1-based) of its id, the index in KEYS of its list and its
+    /// value (`feedbackValue`): an acknowledgement without feedback, the
+    /// common one, is its ids alone, as small as before feedback joined it.
+    /// Each list grown is trimmed to the newest FEEDBACK_MAX, as the
+    /// flusher's `FleetFeedback.writeScript` does. The deletion comes before
+    /// the appends, and an append is `pcall`ed: a script's commands are not
     /// undone when a later one fails, so a refused append (a key of another
     /// type) must neither stop the deletion nor fail the whole reply, which
     /// would be sent again and acknowledge nothing. Returns the entries
-    /// deleted, the positions (1-based, in ARGV's order) of the values not
-    /// appended, the first refusal's text ('' for none), then per list
-    /// (KEYS[2] on) the values appended to it and what its trim dropped.
+    /// deleted, the positions of the ids whose feedback was not appended,
+    /// the first refusal's text ('' for none), then per list (KEYS[2] on)
+    /// the values appended to it and what its trim dropped.
     static let script = """
-        local acknowledged, appends = {}, {}
-        for i = 3, #ARGV, 3 do
+        local n = tonumber(ARGV[3])
+        local acknowledged, done = {}, {}
+        for i = 4, 3 + n do
           if redis.call('XACK', KEYS[1], ARGV[1], ARGV[i]) == 1 then
             acknowledged[#acknowledged + 1] = ARGV[i]
-            if ARGV[i + 1] ~= '0' then appends[#appends + 1] = i end
+            done[i - 3] = true
           end
         end
         local reply = {0, {}, ''}
         if #acknowledged > 0 then reply[1] = redis.call('XDEL', KEYS[1], unpack(acknowledged)) end
         local grown = {}
-        for _, i in ipairs(appends) do
-          local list = tonumber(ARGV[i + 1])
-          local pushed = redis.pcall('RPUSH', KEYS[list], ARGV[i + 2])
-          if type(pushed) == 'table' and pushed.err then
-            reply[2][#reply[2] + 1] = (i - 3) / 3 + 1
-            if reply[3] == '' then reply[3] = pushed.err end
-          else
-            grown[list] = (grown[list] or 0) + 1
+        for j = 4 + n, #ARGV, 3 do
+          local position, list = tonumber(ARGV[j]), tonumber(ARGV[j + 1])
+          if done[position] then
+            local pushed = redis.pcall('RPUSH', KEYS[list], ARGV[j + 2])
+            if type(pushed) == 'table' and pushed.err then
+              reply[2][#reply[2] + 1] = position
+              if reply[3] == '' then reply[3] = pushed.err end
+            else
+              grown[list] = (grown[list] or 0) + 1
+            end
           end
         end
         for list = 2, #KEYS do
@@ -67,37 +72,27 @@ public enum StreamAcknowledgement {
     /// The `EVAL` of `script` for `acks` done in `stream`'s `group`.
     static func command(stream: String, group: String, acks: [StreamAck]) -> RedisCommand {
         var lists: [String] = []
-        var listIndex: [String: Int] = [:]
         var maxPerApp = 0
-        var perEntry: [[UInt8]] = []
-        perEntry.reserveCapacity(acks.count * 3)
-        for ack in acks {
-            perEntry.append(Array(ack.id.utf8))
-            guard let feedback = ack.feedback else {
-                perEntry.append(Array("0".utf8))
-                perEntry.append([])
-                continue
-            }
-            let key = FleetKeys.feedback(app: feedback.entry.app)
-            let index: Int
-            if let known = listIndex[key] {
-                index = known
-            } else {
-                lists.append(key)
-                index = lists.count + 1
-                listIndex[key] = index
-            }
-            maxPerApp = max(maxPerApp, feedback.store.maxPerApp)
-            perEntry.append(Array(String(index).utf8))
-            perEntry.append(feedbackValue(feedback.entry))
+        var feedback: [[UInt8]] = []
+        for (position, ack) in acks.enumerated() {
+            guard let carried = ack.feedback else { continue }
+            let key = FleetKeys.feedback(app: carried.entry.app)
+            let index = (lists.firstIndex(of: key) ?? lists.endIndex) + 2
+            if index == lists.count + 2 { lists.append(key) }
+            maxPerApp = max(maxPerApp, carried.store.maxPerApp)
+            feedback.append(Array(String(position + 1).utf8))
+            feedback.append(Array(String(index).utf8))
+            feedback.append(feedbackValue(carried.entry))
         }
         var arguments: [[UInt8]] = [Array("EVAL".utf8), Array(script.utf8), Array(String(1 + lists.count).utf8),
                                     Array(stream.utf8)]
-        arguments.reserveCapacity(arguments.count + lists.count + 2 + perEntry.count)
+        arguments.reserveCapacity(arguments.count + lists.count + 3 + acks.count + feedback.count)
         for list in lists { arguments.append(Array(list.utf8)) }
         arguments.append(Array(group.utf8))
         arguments.append(Array(String(maxPerApp).utf8))
-        arguments += perEntry
+        arguments.append(Array(String(acks.count).utf8))
+        for ack in acks { arguments.append(Array(ack.id.utf8)) }
+        arguments += feedback
         return RedisCommand(arguments)
     }
 

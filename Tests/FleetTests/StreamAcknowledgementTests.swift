@@ -45,7 +45,7 @@ struct StreamAcknowledgementTests {
 
     // MARK: the command
 
-    @Test("the command names each app's list once, in first order, and each entry's id, list and value")
+    @Test("the command names each app's list once, in first order, the ids, and each feedback's id, list and value")
     func command() {
         let store = FeedbackStore(maxPerApp: 7)
         let acks = [Self.ack("1-1", store: store), Self.ack("1-2", "b", token: "x", store: store),
@@ -54,14 +54,15 @@ struct StreamAcknowledgementTests {
         #expect(arguments.first == "EVAL" && arguments[1] == StreamAcknowledgement.script)
         #expect(Array(arguments.dropFirst(2)) == [
             "3", Self.stream, "toot-relay:feedback:b", "toot-relay:feedback:a", Self.group, "7",
-            "1-1", "0", "",
-            "1-2", "2", "1 production 1764114000123 Unregistered x",
-            "1-3", "3", "1 production 1764114000123 Unregistered y",
-            "1-4", "2", "1 production 1764114000123 Unregistered z",
+            "4", "1-1", "1-2", "1-3", "1-4",
+            "2", "2", "1 production 1764114000123 Unregistered x",
+            "3", "3", "1 production 1764114000123 Unregistered y",
+            "4", "2", "1 production 1764114000123 Unregistered z",
         ])
+        // Without feedback: the ids alone.
         let plain = Self.arguments(StreamAcknowledgement.command(stream: Self.stream, group: Self.group,
-                                                                 acks: [StreamAck(id: "1-1")]))
-        #expect(Array(plain.dropFirst(2)) == ["1", Self.stream, Self.group, "0", "1-1", "0", ""])
+                                                                 acks: [StreamAck(id: "1-1"), StreamAck(id: "1-2")]))
+        #expect(Array(plain.dropFirst(2)) == ["1", Self.stream, Self.group, "0", "2", "1-1", "1-2"])
     }
 
     // MARK: the reply
