@@ -118,6 +118,18 @@ struct StreamAcknowledgementTests {
 
     // MARK: on a real redis-server
 
+    /// A redis-server of the test's own and one instance's links to it.
+    struct Live {
+        let server: RedisServer
+        let fleet: Fleet
+
+        init() throws {
+            server = try RedisServer()
+            fleet = try Fleet(url: RedisURL(parsing: "redis://127.0.0.1:\(server.port)"), instance: "a",
+                              claimIdle: .seconds(30))
+        }
+    }
+
     /// A stream holding `ids`, every one read (pending) by one consumer.
     static func pending(_ link: RedisLink, ids: [String]) -> Bool {
         for id in ids where link.run("XADD", stream, id, "n", id) != .success(.bulkString(id)) { return false }
@@ -139,11 +151,9 @@ struct StreamAcknowledgementTests {
 
     @Test("an acknowledgement appends its entries' feedback once; sent again it acknowledges and appends nothing")
     func appendsOnce() throws {
-        let server = try RedisServer()
-        let fleet = try Fleet(url: RedisURL(parsing: "redis://127.0.0.1:\(server.port)"), instance: "a",
-                              claimIdle: .seconds(30))
-        defer { fleet.close() }
-        let link = fleet.commands
+        let redis = try Live()
+        defer { redis.fleet.close() }
+        let link = redis.fleet.commands
         let store = FeedbackStore(maxPerApp: 10)
         #expect(Self.pending(link, ids: ["1-1", "1-2", "1-3"]))
         let acks = [Self.ack("1-1", "a", token: "t1", store: store), Self.ack("1-2", store: store),
@@ -159,11 +169,9 @@ struct StreamAcknowledgementTests {
 
     @Test("an entry another instance acknowledged first has its feedback appended by that one only")
     func acknowledgedElsewhere() throws {
-        let server = try RedisServer()
-        let fleet = try Fleet(url: RedisURL(parsing: "redis://127.0.0.1:\(server.port)"), instance: "a",
-                              claimIdle: .seconds(30))
-        defer { fleet.close() }
-        let link = fleet.commands
+        let redis = try Live()
+        defer { redis.fleet.close() }
+        let link = redis.fleet.commands
         let store = FeedbackStore(maxPerApp: 10)
         #expect(Self.pending(link, ids: ["1-1", "1-2"]))
         #expect(Self.run(link, [Self.ack("1-1", "a", token: "first", store: store)])
@@ -179,11 +187,9 @@ struct StreamAcknowledgementTests {
         (before: 4, maximum: 2, appended: 1, dropped: 3), (before: 1, maximum: 0, appended: 2, dropped: 3),
     ])
     func trim(before: Int, maximum: Int, appended: Int, dropped: Int) throws {
-        let server = try RedisServer()
-        let fleet = try Fleet(url: RedisURL(parsing: "redis://127.0.0.1:\(server.port)"), instance: "a",
-                              claimIdle: .seconds(30))
-        defer { fleet.close() }
-        let link = fleet.commands
+        let redis = try Live()
+        defer { redis.fleet.close() }
+        let link = redis.fleet.commands
         let store = FeedbackStore(maxPerApp: maximum)
         for index in 0..<before { _ = link.run("RPUSH", FleetKeys.feedback(app: "a"), "old\(index)") }
         // Another app's list, untouched by this acknowledgement, not trimmed.
@@ -201,11 +207,9 @@ struct StreamAcknowledgementTests {
 
     @Test("an append Redis refuses (a key of another type) is answered; the entry is deleted all the same")
     func refusedAppend() throws {
-        let server = try RedisServer()
-        let fleet = try Fleet(url: RedisURL(parsing: "redis://127.0.0.1:\(server.port)"), instance: "a",
-                              claimIdle: .seconds(30))
-        defer { fleet.close() }
-        let link = fleet.commands
+        let redis = try Live()
+        defer { redis.fleet.close() }
+        let link = redis.fleet.commands
         let store = FeedbackStore(maxPerApp: 10)
         #expect(link.run("SET", FleetKeys.feedback(app: "bad"), "a string") == .success(.status("OK")))
         #expect(Self.pending(link, ids: ["1-1", "1-2"]))
@@ -222,10 +226,9 @@ struct StreamAcknowledgementTests {
 
     @Test("through the queue: done with feedback lands in the app's list, counted recorded and dropped in the store")
     func throughTheQueue() throws {
-        let server = try RedisServer()
-        let fleet = try Fleet(url: RedisURL(parsing: "redis://127.0.0.1:\(server.port)"), instance: "a",
-                              claimIdle: .seconds(30))
-        defer { fleet.close() }
+        let redis = try Live()
+        defer { redis.fleet.close() }
+        let fleet = redis.fleet
         let store = FeedbackStore(maxPerApp: 2)
         let received = StreamQueueTests.Received()
         let queue = StreamQueueTests.queue(fleet, finish: false, received: received)
