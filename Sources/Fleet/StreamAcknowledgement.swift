@@ -135,7 +135,8 @@ public enum StreamAcknowledgement {
         var outcome = Outcome()
         outcome.refusal = String(decoding: line, as: UTF8.self)
         for position in positions {
-            guard case .integer(let one) = position, one >= 1, one <= acks.count, let feedback = acks[Int(one) - 1].feedback
+            guard case .integer(let one) = position, one >= 1, one <= acks.count,
+                  let feedback = acks[Int(one) - 1].feedback
             else { return nil }
             outcome.notAppended.append(feedback)
         }
