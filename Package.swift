@@ -309,7 +309,8 @@ let package = Package(
                           path: "Fuzz/redis-reply"),
         // What instances read back from Redis (a feedback value, a queued
         // notification's fields), fuzzed; built by SwiftPM.
-        .executableTarget(name: "fleet-values-fuzzer", dependencies: ["Fleet", "AsyncPush", "FuzzSupport", "Redis"],
+        .executableTarget(name: "fleet-values-fuzzer",
+                          dependencies: ["Fleet", "AsyncPush", "Feedback", "FuzzSupport", "Redis"],
                           path: "Fuzz/fleet-values"),
         // What FCMCore reads from outside (a send's answer, the token
         // endpoint's, a service account's file), fuzzed; built by SwiftPM.

@@ -2,13 +2,14 @@
 // another instance (or whoever can write to Redis) wrote: a feedback list's
 // value (`decodeFeedbackValue`, Sources/Fleet/FeedbackValue.swift), an
 // asynchronous notification's stream fields (`AsyncNotification(fields:)`,
-// Sources/AsyncPush/AsyncNotification.swift), and the stream replies
-// that carry them (`StreamEntry.readReply`, `.autoclaimReply`,
-// Sources/Fleet/StreamEntry.swift).
+// Sources/AsyncPush/AsyncNotification.swift), the stream replies that
+// carry them (`StreamEntry.readReply`, `.autoclaimReply`,
+// Sources/Fleet/StreamEntry.swift), and the acknowledgement script's reply
+// (`StreamAcknowledgement.outcome`, Sources/Fleet/StreamAcknowledgement.swift).
 //
 // Input: [mode][rest].
-// - mode 3 (mod 4): the rest draws a reply value (below), read both as a
-//   read's reply and as a claim's.
+// - mode 3 (mod 4): the rest draws a reply value (below), read as a read's
+//   reply, a claim's and an acknowledgement's.
 // - else mode even: the rest is a feedback value.
 // - else (odd): the rest is a stream entry's fields, each
 //   [name length byte][name][value length: 2 bytes][value].
@@ -23,13 +24,17 @@
 // written again by the relay's own encoder and reads back to itself; every
 // entry a reply yields has a stream id, a delivery count that is none or at
 // least 1 (exactly 1 for a read), no more entries than the reply had
-// elements, and a claim's counts only where the reply gave one per entry.
+// elements, and a claim's counts only where the reply gave one per entry;
+// an acknowledgement's reply, when made out, names only feedback its
+// acknowledgement carried, every app of it once with counts of 0 or more,
+// and a refusal of one short line.
 //
 // Built by scripts/fuzz with SwiftPM (Fuzz/README.md), like redis-reply; a
 // plain `swift build` makes a replay tool of it:
 // `fleet-values-fuzzer <input file>…`.
 
 import AsyncPush
+import Feedback
 import Fleet
 import FuzzSupport
 import Redis
@@ -38,7 +43,9 @@ private func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     var input = FuzzInput(data, size)
     let mode = input.byte()
     if mode % 4 == 3 {
-        checkStreamReply(replyValue(&input, depth: 0))
+        let reply = replyValue(&input, depth: 0)
+        checkStreamReply(reply)
+        checkAcknowledgementReply(reply)
     } else if mode % 2 == 0 {
         checkFeedbackValue(input.rest())
     } else {
@@ -132,6 +139,31 @@ private func checkStreamReply(_ reply: RedisValue) {
             }
         }
     }
+}
+
+/// An acknowledgement of four entries, three with feedback of two apps.
+private let acknowledged: [StreamAck] = {
+    let store = FeedbackStore(maxPerApp: 10)
+    func feedback(_ app: String, _ token: String) -> StreamAck.Feedback {
+        StreamAck.Feedback(entry: FeedbackEntry(app: app, environment: .production, token: token, reason: "Unregistered",
+                                                time: 1), store: store)
+    }
+    return [StreamAck(id: "1-1"), StreamAck(id: "1-2", feedback: feedback("a", "t2")),
+            StreamAck(id: "1-3", feedback: feedback("b", "t3")), StreamAck(id: "1-4", feedback: feedback("a", "t4"))]
+}()
+
+private func checkAcknowledgementReply(_ reply: RedisValue) {
+    guard let outcome = StreamAcknowledgement.outcome(of: reply, acks: acknowledged) else { return }
+    let carried = acknowledged.compactMap(\.feedback?.entry.token)
+    require(outcome.notAppended.allSatisfy { carried.contains($0.entry.token) },
+            "an acknowledgement's reply named feedback it did not carry")
+    require(outcome.lists.map(\.app) == ["a", "b"], "an acknowledgement's lists: \(outcome.lists.map(\.app))")
+    require(outcome.lists.allSatisfy { $0.appended >= 0 && $0.dropped >= 0 }, "a negative count of an acknowledgement")
+    // Cut at the limit in bytes; a cut sequence reads as one U+FFFD (3 bytes).
+    require(outcome.refusal.utf8.count <= StreamAcknowledgement.refusalLimit * 3
+                && !outcome.refusal.utf8.contains(UInt8(ascii: "\n"))
+                && !outcome.refusal.utf8.contains(UInt8(ascii: "\r")),
+            "an acknowledgement's refusal is not one short line")
 }
 
 /// One line, and no value of 8 bytes or more quoted in it.

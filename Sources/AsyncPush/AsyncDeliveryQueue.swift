@@ -5,10 +5,13 @@ import RelayCore
 
 /// One event loop's queue of asynchronous notifications: each is tried
 /// through the loop's `DeliveryPath` (so the end of every try records the
-/// app's health and a dead token, as in sync mode), then `AsyncRetryPolicy`
-/// decides; a retry waits on a loop timer. A final failure's log goes to
-/// the hook once (the tries' logs are handed back unposted:
-/// `HookPosting.everyFailureToCaller`). In-process, every notification
+/// app's health, as in sync mode), then `AsyncRetryPolicy` decides; a retry
+/// waits on a loop timer. A final failure's log goes to the hook once, and
+/// its dead token to the feedback list (both handed back by the path:
+/// `HookPosting.everyFailureToCaller`): in-process into the sink's store,
+/// as in sync mode; a fleet's notification with its acknowledgement
+/// (`AsyncSharedQueue.finish`), so its entry never leaves the stream while
+/// its dead token waits in this instance's memory. In-process, every notification
 /// holds a place of `AsyncPendingBound`, reserved by the request that
 /// brought it and given back when it is done; a fleet's queue bounds what
 /// is pending itself, and its notifications hold no place here.
@@ -37,6 +40,9 @@ public final class AsyncDeliveryQueue {
     let schedule: Schedule
     let now: () -> Int64
     let done: Done
+    /// With a fleet: the queue a notification with a receipt came from,
+    /// which its end finishes.
+    let shared: (any AsyncSharedQueue)?
     var random: any RandomNumberGenerator
     /// Retries waiting for their time, by a key of this queue's.
     private var waiting: [Int: (AsyncNotification, RelayApp)] = [:]
@@ -44,10 +50,10 @@ public final class AsyncDeliveryQueue {
 
     init(path: DeliveryPath<APNsPush>, policy: AsyncRetryPolicy, bound: AsyncPendingBound?, counts: AsyncDeliveryCounts,
          apps: @escaping (_ id: String) -> RelayApp?, random: any RandomNumberGenerator = SystemRandomNumberGenerator(),
-         now: @escaping () -> Int64 = FeedbackSink.unixMilliseconds, done: @escaping Done,
-         schedule: @escaping Schedule) {
+         now: @escaping () -> Int64 = FeedbackSink.unixMilliseconds, shared: (any AsyncSharedQueue)? = nil,
+         done: @escaping Done, schedule: @escaping Schedule) {
         (self.path, self.policy, self.bound, self.counts, self.apps) = (path, policy, bound, counts, apps)
-        (self.random, self.now, self.done, self.schedule) = (random, now, done, schedule)
+        (self.random, self.now, self.shared, self.done, self.schedule) = (random, now, shared, done, schedule)
     }
 
     /// Retries waiting on this loop.
@@ -105,6 +111,18 @@ public final class AsyncDeliveryQueue {
         }
     }
 
+    /// `item` is done: the route hears of it; a fleet's notification is
+    /// finished in the fleet's queue, with `deadToken`, else `deadToken` is
+    /// recorded here.
+    private func end(_ item: AsyncNotification, _ outcome: DeliveryOutcome, deadToken: FeedbackEntry?) {
+        done(item, outcome)
+        if let receipt = item.receipt, let shared {
+            shared.finish(receipt, deadToken: deadToken, feedback: path.feedback.store)
+        } else if let deadToken {
+            path.feedback.record(deadToken)
+        }
+    }
+
     private func decide(_ item: AsyncNotification, app: RelayApp, delivery: APNsDelivery, log: FailedPushLog?) {
         let time = now()
         switch policy.decide(after: APNsPush.result(of: delivery), tries: item.tries, expiration: item.expiration,
@@ -112,12 +130,13 @@ public final class AsyncDeliveryQueue {
         case .done(.accepted):
             counts.countDelivered()
             bound?.release()
-            done(item, delivery.outcome)
+            end(item, delivery.outcome, deadToken: nil)
         case .done:
             counts.countFailed()
             bound?.release()
             if let log { path.feedback.post(log) }
-            done(item, delivery.outcome)
+            let recipient = APNsPush.Recipient(environment: item.environment, deviceToken: item.deviceToken)
+            end(item, delivery.outcome, deadToken: APNsPush.deadToken(in: delivery, recipient: recipient, app: app.id))
         case .retry(let at):
             counts.countRetried()
             let key = nextKey

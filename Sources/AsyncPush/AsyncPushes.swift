@@ -45,12 +45,8 @@ public final class AsyncPushes: Sendable {
     /// it joins `queues`. On `loop`.
     public func makeQueue(on loop: EventLoop, path: DeliveryPath<APNsPush>, apps: @escaping (_ id: String) -> RelayApp?,
                           done: @escaping AsyncDeliveryQueue.Done) -> AsyncDeliveryQueue {
-        let shared = shared
         let queue = AsyncDeliveryQueue(path: path, policy: policy, bound: shared == nil ? bound : nil, counts: counts,
-                                       apps: apps, done: { item, outcome in
-            done(item, outcome)
-            if let receipt = item.receipt { shared?.finish(receipt) }
-        }) { [self] milliseconds, action in
+                                       apps: apps, shared: shared, done: done) { [self] milliseconds, action in
             guard !areRetriesStopped else { return }
             _ = loop.schedule(after: .milliseconds(milliseconds)) { [self] in
                 if !areRetriesStopped { action() }

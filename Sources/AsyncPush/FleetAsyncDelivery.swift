@@ -11,8 +11,9 @@ import Synchronization
 /// decoded (a bad one is a log line naming its id and field, counted
 /// failed, acknowledged and dropped), handed to a loop in turn, and tried
 /// by that loop's `AsyncDeliveryQueue` (the retry policy, the final
-/// failure's log to the hook, a dead token to feedback, as in the
-/// in-process queue); acknowledged when done.
+/// failure's log to the hook, as in the in-process queue); acknowledged
+/// when done, with the dead token its end named appended to the app's
+/// feedback list in the same step.
 ///
 /// The app is looked up by id on the loop at delivery time, in this
 /// instance's apps (configured, then provisioned). An app unknown here is
@@ -141,6 +142,6 @@ public final class FleetAsyncDelivery: Sendable {
         loopQueue.path.feedback.post(FailedPushLog(notification: item.source, token: item.token, app: item.appID,
                                                    failure: why))
         loopQueue.counts.countFailed()
-        if let receipt = item.receipt { queue.finish(receipt) }
+        if let receipt = item.receipt { queue.finish(receipt, deadToken: nil, feedback: loopQueue.path.feedback.store) }
     }
 }

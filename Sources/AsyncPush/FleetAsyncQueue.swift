@@ -1,3 +1,4 @@
+import Feedback
 import Fleet
 import Observability
 
@@ -30,8 +31,8 @@ public final class FleetAsyncQueue: AsyncSharedQueue {
         }
     }
 
-    public func finish(_ receipt: String) {
-        stream.done(receipt)
+    public func finish(_ receipt: String, deadToken: FeedbackEntry?, feedback: FeedbackStore) {
+        stream.done(receipt, feedback: deadToken.map { StreamAck.Feedback(entry: $0, store: feedback) })
     }
 
     public var length: Int { stream.length }

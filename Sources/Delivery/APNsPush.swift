@@ -27,7 +27,7 @@ public struct APNsPush: PushService {
         public let deviceToken: String
 
         @inlinable
-        init(environment: APNsEnvironment, deviceToken: String) {
+        public init(environment: APNsEnvironment, deviceToken: String) {
             (self.environment, self.deviceToken) = (environment, deviceToken)
         }
     }

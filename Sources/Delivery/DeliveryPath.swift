@@ -57,13 +57,11 @@ public enum HookPosting {
     /// Every failed token's log, as `.everyFailure` makes it, handed to
     /// the completion and not posted: the caller posts the one that is
     /// final (an asynchronous push tries a 5xx again, and only its last
-    /// try's failure is the token's).
+    /// try's failure is the token's). Its dead token is not recorded
+    /// either: the caller records it with the notification's end (a
+    /// fleet's entry appends it to the feedback list in Redis with its
+    /// acknowledgement, so the entry never leaves the stream without it).
     case everyFailureToCaller(FailedPushSource)
-
-    /// Whether the end of a delivery posts its log to the hook itself.
-    @usableFromInline var postsLog: Bool {
-        if case .everyFailureToCaller = self { false } else { true }
-    }
 }
 
 /// How `DeliveryPath.deliver` ended at once.
@@ -118,20 +116,26 @@ public struct DeliveryEnd<Service: PushService> {
     }
 
     /// Records the end of `delivery`; returns the token's failed-push log
-    /// (posted to the hook, when there is one).
+    /// (posted to the hook, when there is one). `.everyFailureToCaller`
+    /// leaves both the log and the dead token to the caller.
     @inlinable
     func record(_ delivery: Service.Delivery, recipient: Service.Recipient) -> FailedPushLog? {
         health.record(Service.credentialVerdict(of: delivery))
-        let deadToken = Service.deadToken(in: delivery, recipient: recipient, app: appID)
-        if let deadToken { feedback.record(deadToken) }
         let log: FailedPushLog?
         switch posting {
         case .deadTokens:
-            log = deadToken == nil ? nil : Service.failedPushLog(for: delivery, token: token, app: appID, source: nil)
-        case .everyFailure(let source), .everyFailureToCaller(let source):
+            guard let deadToken = Service.deadToken(in: delivery, recipient: recipient, app: appID) else { return nil }
+            feedback.record(deadToken)
+            log = Service.failedPushLog(for: delivery, token: token, app: appID, source: nil)
+        case .everyFailure(let source):
+            if let deadToken = Service.deadToken(in: delivery, recipient: recipient, app: appID) {
+                feedback.record(deadToken)
+            }
             log = Service.failedPushLog(for: delivery, token: token, app: appID, source: source)
+        case .everyFailureToCaller(let source):
+            return Service.failedPushLog(for: delivery, token: token, app: appID, source: source)
         }
-        if let log, posting.postsLog { feedback.post(log) }
+        if let log { feedback.post(log) }
         return log
     }
 }

@@ -86,6 +86,15 @@ public final class FeedbackStore: Sendable {
         apps.withLock { apps in apps[app, default: FeedbackRing()].countDropped(count) }
     }
 
+    /// Counts `count` entries of `app` recorded elsewhere (appended to the
+    /// fleet's list in Redis with their asynchronous entry's
+    /// acknowledgement, never held here), so the recorded count stays the
+    /// one place an operator looks.
+    public func countRecorded(_ count: Int, app: String) {
+        guard count > 0 else { return }
+        apps.withLock { apps in apps[app, default: FeedbackRing()].countRecorded(count) }
+    }
+
     /// The counts of one app (zeros for an app never seen).
     public func counts(app: String) -> FeedbackCounts {
         apps.withLock { $0[app]?.counts ?? FeedbackCounts() }
@@ -110,6 +119,7 @@ struct FeedbackRing {
     var isEmpty: Bool { storage.isEmpty }
 
     mutating func countDropped(_ count: Int) { dropped += count }
+    mutating func countRecorded(_ count: Int) { recorded += count }
 
     mutating func append(_ entry: FeedbackEntry, limit: Int) {
         recorded += 1

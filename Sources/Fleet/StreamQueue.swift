@@ -15,7 +15,9 @@ import Redis
 ///   deleted once done, so the length is what is pending.
 /// - Reads (`XREADGROUP … BLOCK`, on the `reads` link) ask only for the
 ///   room this instance has (`capacity` held at most); `done` acknowledges
-///   and deletes (`XACK`, `XDEL`, one script) and makes room.
+///   and deletes (`XACK`, `XDEL`, one script, `StreamAcknowledgement`, which
+///   also appends the dead token an entry's end named to its app's
+///   feedback list) and makes room.
 /// - What this instance holds, in flight or waiting for a retry, has its
 ///   idle time reset every `renewInterval` (`XCLAIM … JUSTID` to itself),
 ///   well within `claimIdle`, so no other instance takes it over; entries
@@ -132,22 +134,6 @@ public final class StreamQueue: Sendable {
         return 1
         """
 
-    /// `XACK` and `XDEL` as one step: an entry acknowledged but left in
-    /// the stream would count against `maxPending` for ever. Only what
-    /// `XACK` acknowledged here is deleted: an id this group no longer has
-    /// pending was finished (and deleted) by whoever acknowledged it, or
-    /// belongs to a stream made again after Redis lost its data, where a
-    /// new entry added in the same millisecond carries the old id and must
-    /// not be deleted unread. Returns how many were deleted.
-    static let ackScript = """
-        local acknowledged = {}
-        for i = 2, #ARGV do
-          if redis.call('XACK', KEYS[1], ARGV[1], ARGV[i]) == 1 then acknowledged[#acknowledged + 1] = ARGV[i] end
-        end
-        if #acknowledged == 0 then return 0 end
-        return redis.call('XDEL', KEYS[1], unpack(acknowledged))
-        """
-
     /// `XAUTOCLAIM` (ARGV: group, consumer, idle milliseconds, cursor,
     /// count), its reply given a fourth element: each claimed entry's
     /// delivery count (`XPENDING` of its id, read after the claim counted
@@ -184,9 +170,11 @@ public final class StreamQueue: Sendable {
     }
 
     /// `id` is done (delivered, or failed for good): acknowledged and
-    /// deleted, its place given back.
-    public func done(_ id: String) {
-        feed { $0.done(id, into: &$1) }
+    /// deleted, its place given back. `feedback`: the dead token its end
+    /// named, appended to the app's feedback list by the acknowledgement
+    /// itself, never twice.
+    public func done(_ id: String, feedback: StreamAck.Feedback? = nil) {
+        feed { $0.done(id, feedback: feedback, into: &$1) }
     }
 
     /// `id` could not be finished here now (a hook that is down): it is no
@@ -290,15 +278,39 @@ public final class StreamQueue: Sendable {
         }
     }
 
-    private func sendAcks(_ ids: [String]) {
-        let command = RedisCommand([Array("EVAL".utf8), Array(Self.ackScript.utf8), Array("1".utf8), Array(stream.utf8),
-                                    Array(group.utf8)] + ids.map { Array($0.utf8) })
+    private func sendAcks(_ acks: [StreamAck]) {
+        let command = StreamAcknowledgement.command(stream: stream, group: group, acks: acks)
         fleet.commands.send(command) { [self] reply in
             switch reply {
-            case .success: state.withLock { $0.acksReplied() }
-            case .failure(let error): feed { $0.acksFailed(ids: ids, error: "\(error)", into: &$1) }
+            case .success(let value):
+                state.withLock { $0.acksReplied() }
+                acknowledged(StreamAcknowledgement.outcome(of: value, acks: acks), acks: acks)
+            case .failure(let error):
+                feed { $0.acksFailed(acks, error: "\(error)", into: &$1) }
             }
         }
+    }
+
+    /// The script ran: what it appended and what its trims dropped are
+    /// counted; feedback Redis refused to append goes back to this
+    /// instance's store, which the flusher writes from (and a pull here
+    /// answers) as for any other path.
+    private func acknowledged(_ outcome: StreamAcknowledgement.Outcome?, acks: [StreamAck]) {
+        guard let outcome else {
+            if acks.contains(where: { $0.feedback != nil }) {
+                log("stream \(stream): the acknowledgement answered what is not its reply; "
+                    + "its feedback is not counted")
+            }
+            return
+        }
+        for list in outcome.lists {
+            list.store.countRecorded(list.appended, app: list.app)
+            list.store.countDropped(list.dropped, app: list.app)
+        }
+        guard !outcome.notAppended.isEmpty else { return }
+        for feedback in outcome.notAppended { feedback.store.record(feedback.entry) }
+        log("stream \(stream): Redis refused to append \(outcome.notAppended.count) dead tokens with their "
+            + "acknowledgement (\(outcome.refusal)); kept here for the feedback flusher")
     }
 
     private func renew(_ ids: [String]) {

@@ -18,7 +18,8 @@
 ///   and tried again every second.
 /// - Acknowledging: `done` of a held id gathers it for 2 ms, then one
 ///   command acknowledges and deletes up to `batch` ids (the rest at
-///   once after); a failed one keeps its ids and tries again after a
+///   once after), each with the feedback its `StreamAck` carries; a
+///   failed one keeps its ids and their feedback and tries again after a
 ///   second. `done` of an id not held does nothing.
 /// - `release`d ids are no longer held, renewed nor acknowledged.
 /// - Renewal, every `renewInterval`: every held id (`XCLAIM … JUSTID`, in
@@ -61,9 +62,9 @@ public struct StreamQueueMachine: Sendable {
         case deliver(ids: [String])
         /// Hand these claimed entries to `receive` (as claimed).
         case deliverClaimed(ids: [String])
-        /// Acknowledge and delete (the ack script); report `acksReplied` or
-        /// `acksFailed`.
-        case sendAcks([String])
+        /// Acknowledge and delete (the ack script), appending their
+        /// feedback; report `acksReplied` or `acksFailed`.
+        case sendAcks([StreamAck])
         /// Reset these ids' idle time (`XCLAIM … JUSTID`); report `renewReplied`.
         case renew([String])
         /// `XLEN`; report `lengthRead` when it answers a number.
@@ -132,7 +133,7 @@ public struct StreamQueueMachine: Sendable {
     private var stopped = false
     private var readFailing = false
     private var holding: Set<String> = []
-    private var acks: [String] = []
+    private var acks: [StreamAck] = []
     private var ackScheduled = false
     private var acksOut = 0
     /// The renewal and claim rounds run (the group was made once).
@@ -260,10 +261,11 @@ public struct StreamQueueMachine: Sendable {
 
     // MARK: finishing
 
-    /// `id` is done: acknowledged and deleted, its place given back.
-    public mutating func done(_ id: String, into actions: inout [Action]) {
+    /// `id` is done: acknowledged and deleted, with `feedback` appended to
+    /// its app's list in the same step; its place given back.
+    public mutating func done(_ id: String, feedback: StreamAck.Feedback? = nil, into actions: inout [Action]) {
         guard holding.remove(id) != nil else { return }
-        acks.append(id)
+        acks.append(StreamAck(id: id, feedback: feedback))
         scheduleAcks(after: Self.ackGathering, into: &actions)
         resume(into: &actions)
     }
@@ -291,13 +293,13 @@ public struct StreamQueueMachine: Sendable {
     }
 
     private mutating func flushAcks(into actions: inout [Action]) {
-        let ids = Array(acks.prefix(Self.batch))
-        acks.removeFirst(ids.count)
+        let batch = Array(acks.prefix(Self.batch))
+        acks.removeFirst(batch.count)
         ackScheduled = !acks.isEmpty
-        guard !ids.isEmpty else { return }
+        guard !batch.isEmpty else { return }
         acksOut += 1
-        actions.append(.sendAcks(ids))
-        if ids.count == Self.batch { actions.append(.schedule(.ackFlush, after: .zero)) }
+        actions.append(.sendAcks(batch))
+        if batch.count == Self.batch { actions.append(.schedule(.ackFlush, after: .zero)) }
     }
 
     public mutating func acksReplied() {
@@ -305,13 +307,15 @@ public struct StreamQueueMachine: Sendable {
         acksOut -= 1
     }
 
-    /// Kept, and tried again: an entry done but not acknowledged would be
-    /// delivered again by whoever claims it.
-    public mutating func acksFailed(ids: [String], error: String, into actions: inout [Action]) {
+    /// Kept, with their feedback, and tried again: an entry done but not
+    /// acknowledged would be delivered again by whoever claims it. Sent
+    /// again, an acknowledgement Redis ran (its reply lost) acknowledges
+    /// nothing more and so appends nothing more (`StreamQueue.ackScript`).
+    public mutating func acksFailed(_ failed: [StreamAck], error: String, into actions: inout [Action]) {
         precondition(acksOut > 0, "StreamQueueMachine: an acknowledgement's failure with none out")
         acksOut -= 1
-        actions.append(.log("acknowledging \(ids.count) entries failed: \(error); trying again in 1 s"))
-        acks.append(contentsOf: ids)
+        actions.append(.log("acknowledging \(failed.count) entries failed: \(error); trying again in 1 s"))
+        acks.append(contentsOf: failed)
         scheduleAcks(after: Self.retryDelay, into: &actions)
     }
 

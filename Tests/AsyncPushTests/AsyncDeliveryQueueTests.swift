@@ -28,7 +28,7 @@ struct AsyncDeliveryQueueTests {
         /// The outcomes the queue reported done, in order.
         var doneOutcomes: [DeliveryOutcome] = []
 
-        init(maxTries: Int = 3, maxInFlight: Int = 10) throws {
+        init(maxTries: Int = 3, maxInFlight: Int = 10, shared: (any AsyncSharedQueue)? = nil) throws {
             // A hook already shut down counts each post as dropped: the
             // count is the number of posts, with no server.
             hook = try FeedbackHook(url: "http://127.0.0.1:9/hook", headers: [], queueCapacity: 10,
@@ -40,7 +40,7 @@ struct AsyncDeliveryQueueTests {
                                     feedback: sink)
             queue = AsyncDeliveryQueue(path: path, policy: AsyncRetryPolicy(maxTries: maxTries), bound: bound,
                                        counts: counts, apps: { _ in nil }, random: LowestJitter(),
-                                       now: { [unowned self] in self.time },
+                                       now: { [unowned self] in self.time }, shared: shared,
                                        done: { [unowned self] _, outcome in self.doneOutcomes.append(outcome) }) {
                 [unowned self] delay, action in
                 self.timers.append((self.time + delay, action))
@@ -153,6 +153,39 @@ struct AsyncDeliveryQueueTests {
         #expect(fixture.counts.failed == 1)
         #expect(fixture.counts.retried == 0)
         #expect(fixture.bound.pending == 0)
+    }
+
+    /// A fleet's queue that records what it was told to finish.
+    final class FinishedQueue: AsyncSharedQueue, @unchecked Sendable {
+        var finished: [(receipt: String, deadToken: FeedbackEntry?, feedback: FeedbackStore)] = []
+        func add(_ items: [AsyncNotification], completion: @escaping @Sendable (AsyncSharedAddResult) -> Void) {}
+        func finish(_ receipt: String, deadToken: FeedbackEntry?, feedback: FeedbackStore) {
+            finished.append((receipt, deadToken, feedback))
+        }
+        var length: Int { 0 }
+        var claimed: Int { 0 }
+    }
+
+    @Test("a fleet's notification hands its dead token to its acknowledgement, not to this instance's store", arguments: [
+        (outcome: DeliveryOutcome.apns(status: 410, reason: .unregistered, apnsID: nil), dead: "Unregistered"),
+        (.apns(status: 400, reason: .badDeviceToken, apnsID: nil), "BadDeviceToken"),
+        (.apns(status: 400, reason: .badTopic, apnsID: nil), nil),
+        (.apns(status: 200, reason: nil, apnsID: nil), nil),
+    ] as [(outcome: DeliveryOutcome, dead: String?)])
+    func fleetDeadTokenGoesWithTheAcknowledgement(_ example: (outcome: DeliveryOutcome, dead: String?)) throws {
+        let shared = FinishedQueue()
+        let fixture = try Fixture(shared: shared)
+        var item = fixture.item()
+        item.receipt = "1-1"
+        fixture.accept(item)
+        fixture.sender.complete(with: example.outcome)
+        #expect(shared.finished.count == 1)
+        let finished = try #require(shared.finished.first)
+        #expect(finished.receipt == "1-1" && finished.feedback === fixture.store)
+        #expect(finished.deadToken?.reason == example.dead)
+        #expect(finished.deadToken.map { [$0.app, $0.token] } ?? [] == (example.dead == nil ? [] : ["toot", Fixture.token]))
+        #expect(fixture.store.take(app: "toot").isEmpty)
+        #expect(fixture.store.counts(app: "toot") == FeedbackCounts())
     }
 
     @Test("apns-expiration 0 is tried once: a 503 is final")

@@ -244,10 +244,12 @@ def test_the_shipped_redis_user_lets_the_relay_do_everything_it_does_and_nothing
             certs, os.path.join(directory, "token"), token_emulator.port, url, count=1, TOKEN_AUTH_KEY_FILENAME=os.path.join(certs, "authkey.p8"),
             TOKEN_KEY_ID=key_id, TOKEN_TEAM_ID=team_id, TOPIC=rt.TOPIC, REDIS_CLAIM_IDLE=2)
         instances = [relay, token_relay]
-        # An asynchronous push: written, read, acknowledged.
+        # An asynchronous push: written, read, acknowledged; its dead token
+        # appended to the feedback list by the acknowledgement.
         tokens = [api.fresh_token() for _ in range(20)]
+        dead_async = api.fresh_fault(0x01)
         response = api.push(relay.api_port, {"async": True, "notifications": [
-            {"tokens": tokens, "platform": 1, "topic": rt.TOPIC, "message": "acl"}]})
+            {"tokens": tokens + [dead_async], "platform": 1, "topic": rt.TOPIC, "message": "acl"}]})
         assert response.status == 200, response
         for token in tokens:
             assert len(api.received_for(emulator, token, timeout=15)) == 1
@@ -255,9 +257,13 @@ def test_the_shipped_redis_user_lets_the_relay_do_everything_it_does_and_nothing
         dead = api.fresh_fault(0x01)
         response = api.push(relay.api_port, {"notifications": [{"tokens": [dead], "platform": 1, "message": "x"}]})
         assert response.status == 200
-        assert hook.wait_for([dead])[dead]
-        pulled = api.json_body(api.request(relay.api_port, "GET", "/api/feedback/default"))
-        assert [entry["token"] for entry in pulled] == [dead]
+        assert hook.wait_for([dead, dead_async])[dead]
+        pulled = []
+        deadline = time.monotonic() + 10
+        while len(pulled) < 2 and time.monotonic() < deadline:
+            pulled += api.json_body(api.request(relay.api_port, "GET", "/api/feedback/default"))
+            time.sleep(0.05)
+        assert sorted(entry["token"] for entry in pulled) == sorted([dead, dead_async])
         # A provisioned app: written, then read back by a notify.
         with open(os.path.join(certs, "client.pem")) as pem, open(os.path.join(certs, "client.key")) as key:
             certificate = pem.read() + key.read()

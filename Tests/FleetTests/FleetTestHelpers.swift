@@ -13,9 +13,13 @@ extension RedisLink {
     }
 
     func run(_ arguments: [String], timeout: Duration = .seconds(10)) -> Result<RedisValue, RedisError>? {
+        run(RedisCommand(arguments.map { Array($0.utf8) }), timeout: timeout)
+    }
+
+    func run(_ command: RedisCommand, timeout: Duration = .seconds(10)) -> Result<RedisValue, RedisError>? {
         let result = Locked<Result<RedisValue, RedisError>?>(nil)
         let done = DispatchSemaphore(value: 0)
-        send(RedisCommand(arguments.map { Array($0.utf8) })) { reply in
+        send(command) { reply in
             result.withLock { $0 = reply }
             done.signal()
         }

@@ -1,3 +1,4 @@
+import Feedback
 import Fleet
 import Testing
 
@@ -9,6 +10,9 @@ private let gathering: Duration = .milliseconds(2)
 
 /// Stream ids `1-first` … `1-last`.
 private func ids(_ numbers: ClosedRange<Int>) -> [String] { numbers.map { "1-\($0)" } }
+
+/// Acknowledgements of `ids` without feedback.
+private func acks(_ ids: String...) -> [StreamAck] { ids.map { StreamAck(id: $0) } }
 
 extension StreamQueueMachine {
     /// Feeds one event; what it decided.
@@ -189,7 +193,7 @@ struct StreamQueueMachineTests {
         machine.hold(["1-1"])
         #expect(machine.on { $0.done("1-1", into: &$1) } == [.schedule(.ackFlush, after: gathering)])
         #expect(machine.on { $0.done("1-1", into: &$1) } == [])
-        #expect(machine.on { $0.fired(.ackFlush, into: &$1) } == [.sendAcks(["1-1"])])
+        #expect(machine.on { $0.fired(.ackFlush, into: &$1) } == [.sendAcks(acks("1-1"))])
     }
 
     @Test("done ids are gathered for 2 ms, then acknowledged a batch a command until none is left", arguments: [
@@ -206,7 +210,7 @@ struct StreamQueueMachineTests {
         var actions = machine.on { $0.fired(.ackFlush, into: &$1) }
         while flushes < 10 {
             flushes += 1
-            for case .sendAcks(let batch) in actions { sent.append(batch) }
+            for case .sendAcks(let batch) in actions { sent.append(batch.map(\.id)) }
             // A full batch looks once more at once, even when nothing was left.
             guard actions.contains(.schedule(.ackFlush, after: .zero)) else { break }
             actions = machine.on { $0.fired(.ackFlush, into: &$1) }
@@ -225,17 +229,45 @@ struct StreamQueueMachineTests {
         machine.hold(["1-1", "1-2", "1-3"])
         _ = machine.on { $0.done("1-1", into: &$1) }
         _ = machine.on { $0.done("1-2", into: &$1) }
-        #expect(machine.on { $0.fired(.ackFlush, into: &$1) } == [.sendAcks(["1-1", "1-2"])])
-        #expect(machine.on { $0.acksFailed(ids: ["1-1", "1-2"], error: "Redis: timed out", into: &$1) }
+        #expect(machine.on { $0.fired(.ackFlush, into: &$1) } == [.sendAcks(acks("1-1", "1-2"))])
+        #expect(machine.on { $0.acksFailed(acks("1-1", "1-2"), error: "Redis: timed out", into: &$1) }
             == [.log("acknowledging 2 entries failed: Redis: timed out; trying again in 1 s"),
                 .schedule(.ackFlush, after: .seconds(1))])
         #expect(machine.acknowledging)
-        #expect(machine.on { $0.fired(.ackFlush, into: &$1) } == [.sendAcks(["1-1", "1-2"])])
+        #expect(machine.on { $0.fired(.ackFlush, into: &$1) } == [.sendAcks(acks("1-1", "1-2"))])
         // A flush already waits for a new done: the failed ids go with it.
         #expect(machine.on { $0.done("1-3", into: &$1) } == [.schedule(.ackFlush, after: gathering)])
-        #expect(machine.on { $0.acksFailed(ids: ["1-1", "1-2"], error: "x", into: &$1) }
+        #expect(machine.on { $0.acksFailed(acks("1-1", "1-2"), error: "x", into: &$1) }
             == [.log("acknowledging 2 entries failed: x; trying again in 1 s")])
-        #expect(machine.on { $0.fired(.ackFlush, into: &$1) } == [.sendAcks(["1-3", "1-1", "1-2"])])
+        #expect(machine.on { $0.fired(.ackFlush, into: &$1) } == [.sendAcks(acks("1-3", "1-1", "1-2"))])
+        machine.acksReplied()
+        #expect(!machine.acknowledging)
+    }
+
+    @Test("an id's feedback goes with its acknowledgement, through the gathering, a failure and the try after", arguments: [
+        (feedbackOf: ["1-1"], failures: 0), (feedbackOf: ["1-2"], failures: 1),
+        (feedbackOf: ["1-1", "1-3"], failures: 2), (feedbackOf: [], failures: 1),
+    ])
+    func feedbackGoesWithItsAcknowledgement(feedbackOf: [String], failures: Int) {
+        let store = FeedbackStore(maxPerApp: 10)
+        func feedback(_ id: String) -> StreamAck.Feedback? {
+            guard feedbackOf.contains(id) else { return nil }
+            return StreamAck.Feedback(entry: FeedbackEntry(app: "toot", environment: .production, token: "t" + id,
+                                                           reason: "Unregistered", time: 1), store: store)
+        }
+        let done = ["1-1", "1-2", "1-3"]
+        let expected = done.map { StreamAck(id: $0, feedback: feedback($0)) }
+        var machine = running()
+        machine.hold(done)
+        for id in done { _ = machine.on { $0.done(id, feedback: feedback(id), into: &$1) } }
+        var sent = machine.on { $0.fired(.ackFlush, into: &$1) }
+        for _ in 0..<failures {
+            #expect(sent == [.sendAcks(expected)])
+            _ = machine.on { $0.acksFailed(expected, error: "x", into: &$1) }
+            sent = machine.on { $0.fired(.ackFlush, into: &$1) }
+        }
+        #expect(sent == [.sendAcks(expected)])
+        #expect(expected.compactMap(\.feedback).map(\.entry.token) == feedbackOf.map { "t" + $0 })
         machine.acksReplied()
         #expect(!machine.acknowledging)
     }
@@ -263,7 +295,7 @@ struct StreamQueueMachineTests {
         #expect(machine.on { $0.readReplied(.entries(ids: ["1-3"], skipped: 0), into: &$1) } == [.deliver(ids: ["1-3"])])
         #expect(machine.on { $0.handedOn(into: &$1) } == [])
         #expect(machine.on { $0.done("1-1", into: &$1) } == [.schedule(.ackFlush, after: gathering)])
-        #expect(machine.on { $0.fired(.ackFlush, into: &$1) } == [.sendAcks(["1-1"])])
+        #expect(machine.on { $0.fired(.ackFlush, into: &$1) } == [.sendAcks(acks("1-1"))])
         #expect(machine.on { $0.release("1-2", into: &$1) } == [])
         #expect(machine.on { $0.fired(.renew, into: &$1) }
             == [.renew(["1-3"]), .readLength, .schedule(.renew, after: renewEvery)])
