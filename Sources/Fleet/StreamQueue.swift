@@ -298,7 +298,7 @@ public final class StreamQueue: Sendable {
     private func acknowledged(_ outcome: StreamAcknowledgement.Outcome?, acks: [StreamAck]) {
         guard let outcome else {
             if acks.contains(where: { $0.feedback != nil }) {
-                log("stream \(stream): the acknowledgement answered what is not its reply; "
+                logger.warning("stream \(stream): the acknowledgement answered what is not its reply; "
                     + "its feedback is not counted")
             }
             return
@@ -309,7 +309,7 @@ public final class StreamQueue: Sendable {
         }
         guard !outcome.notAppended.isEmpty else { return }
         for feedback in outcome.notAppended { feedback.store.record(feedback.entry) }
-        log("stream \(stream): Redis refused to append \(outcome.notAppended.count) dead tokens with their "
+        logger.warning("stream \(stream): Redis refused to append \(outcome.notAppended.count) dead tokens with their "
             + "acknowledgement (\(outcome.refusal)); kept here for the feedback flusher")
     }
 

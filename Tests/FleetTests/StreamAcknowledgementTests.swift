@@ -125,8 +125,7 @@ struct StreamAcknowledgementTests {
 
         init() throws {
             server = try RedisServer()
-            fleet = try Fleet(url: RedisURL(parsing: "redis://127.0.0.1:\(server.port)"), instance: "a",
-                              claimIdle: .seconds(30))
+            fleet = try StreamQueueTests.fleet(server, name: "a", claimIdle: .seconds(30))
         }
     }
 
