@@ -193,12 +193,19 @@ def start_relay(env, workdir, name="relay", args=()):
     return Process([RELAY, *args], env=env, log_path=os.path.join(workdir, f"{name}.log"))
 
 
+def record_entries(emulator):
+    """The emulator's record file, one dictionary a complete line. The
+    emulator writes while tests read: a last line without its newline is
+    still being written and is left for the next read."""
+    with open(emulator.record, "r", encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.endswith("\n") and line.strip()]
+
+
 def recorded(emulator, apns_id=None, timeout=5):
     """The emulator's recorded notifications (all, or the one with apns_id)."""
     deadline = time.monotonic() + timeout
     while True:
-        with open(emulator.record, "r", encoding="utf-8") as handle:
-            entries = [json.loads(line) for line in handle if line.strip()]
+        entries = record_entries(emulator)
         if apns_id is None:
             return entries
         for entry in entries:

@@ -2,7 +2,6 @@
 a rolling restart under Web Push load answers every request 201, and Redis
 stopped for ten seconds fails no Web Push and no synchronous push."""
 
-import json
 import os
 import subprocess
 import threading
@@ -121,8 +120,7 @@ def test_a_rolling_restart_behind_nginx_under_web_push_load_answers_every_reques
     ids = {o.apns_id for o in outcomes}
     deadline = time.monotonic() + 10
     while True:
-        with open(emulator.record, encoding="utf-8") as handle:
-            seen = {json.loads(line)["apns_id"] for line in handle if line.strip()}
+        seen = {entry["apns_id"] for entry in rt.record_entries(emulator)}
         if ids <= seen or time.monotonic() > deadline:
             break
         time.sleep(0.1)

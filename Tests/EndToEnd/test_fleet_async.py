@@ -41,11 +41,8 @@ def async_document(tokens):
 def recorded_tokens(emulator):
     """Every token the emulator accepted, with how often."""
     counts = {}
-    with open(emulator.record, "r", encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                token = json.loads(line)["token"]
-                counts[token] = counts.get(token, 0) + 1
+    for entry in rt.record_entries(emulator):
+        counts[entry["token"]] = counts.get(entry["token"], 0) + 1
     return counts
 
 
