@@ -26,7 +26,6 @@ public final class FCMAccountAccessToken {
 
     /// The token to send with now, or the failure that holds (the send
     /// ends with its outcome); nil when a fetch must be awaited.
-    @inline(__always)
     public func token() -> FCMAccessTokenResult? {
         assert(environment.loop.isOnLoopThread, "FCMAccountAccessToken used off its event loop")
         return machine.token(now: environment.now())
@@ -113,7 +112,7 @@ public final class FCMAccountAccessToken {
         switch machine.state {
         case .valid(_, let fetchedAt, let until, _):
             environment.log("FCM access token for \(account) fetched, kept for \(until - fetchedAt) s")
-        case .failed(let verdict, let retryNotBefore, let failures):
+        case .failed(let verdict, _, let retryNotBefore, let failures):
             let detail: String
             switch verdict {
             case .credentialsRejected(let text), .failed(let text), .retryLater(_, let text): detail = text

@@ -36,10 +36,10 @@ public struct FCMAccessTokenMachine<Waiter> {
         /// `token` is sent until `until` (its fetch's `issuedAt` plus
         /// `OAuthAccessToken.keepSeconds`).
         case valid(token: String, fetchedAt: Int, until: Int, replacesRejected: Bool)
-        /// The last `failures` fetches failed, the last with `verdict`; no
-        /// fetch starts before `retryNotBefore`, and sends until then end at
-        /// once with the verdict.
-        case failed(verdict: FCMVerdict, retryNotBefore: Int, failures: Int)
+        /// The last `failures` fetches failed, the last with `verdict` at
+        /// `failedAt`; no fetch starts before `retryNotBefore`, and sends
+        /// until then end at once with the verdict.
+        case failed(verdict: FCMVerdict, failedAt: Int, retryNotBefore: Int, failures: Int)
     }
 
     public enum Action {
@@ -71,6 +71,11 @@ public struct FCMAccessTokenMachine<Waiter> {
     /// endpoint while every send still fails. The first rejection after a
     /// token served normally always fetches.
     public static var freshTokenSeconds: Int { 10 }
+    /// The clock is the wall clock (the assertion's `iat` is read by the
+    /// endpoint's). Stepped back by more than this, a token or a hold is
+    /// over: counted from a time that has not come yet, it could otherwise
+    /// last as long as the step (a day's step would hold a failure a day).
+    public static var clockStepSeconds: Int { 60 }
 
     public let account: FCMServiceAccount
     public private(set) var state: State = .none
@@ -86,9 +91,10 @@ public struct FCMAccessTokenMachine<Waiter> {
     @inlinable
     public func token(now: Int) -> FCMAccessTokenResult? {
         switch state {
-        case .valid(let token, _, let until, _) where now < until:
+        case .valid(let token, let fetchedAt, let until, _) where now < until && now >= fetchedAt &- Self.clockStepSeconds:
             return .token(token)
-        case .failed(let verdict, let retryNotBefore, _) where now < retryNotBefore:
+        case .failed(let verdict, let failedAt, let retryNotBefore, _)
+            where now < retryNotBefore && now >= failedAt &- Self.clockStepSeconds:
             return .unavailable(Self.heldOutcome(verdict, retryNotBefore: retryNotBefore, now: now))
         case .none, .fetching, .valid, .failed:
             return nil
@@ -99,23 +105,25 @@ public struct FCMAccessTokenMachine<Waiter> {
     /// under way, or starts one. A token or failure already known (what
     /// `token(now:)` returns) is handed to `waiter` at once.
     public mutating func wait(_ waiter: Waiter, now: Int, into actions: inout [Action]) {
+        switch token(now: now) {
+        case .token(let token)?:
+            return actions.append(.handOut(token: token, to: [waiter]))
+        case .unavailable(let outcome)?:
+            return actions.append(.fail([waiter], outcome))
+        case nil:
+            break
+        }
         switch state {
-        case .none:
+        case .none, .valid:
+            // A token kept long enough is not sent in its last minutes
+            // (OAuthAccessToken.refreshMarginSeconds): a new one is fetched.
             startFetch(waiters: [waiter], failuresBefore: 0, replacesRejected: false, now: now, into: &actions)
         case .fetching(let issuedAt, var waiters, let failuresBefore, let replacesRejected):
             state = .none  // drops the array's other reference, so the append does not copy it
             waiters.append(waiter)
             state = .fetching(issuedAt: issuedAt, waiters: waiters, failuresBefore: failuresBefore,
                               replacesRejected: replacesRejected)
-        case .valid(let token, _, let until, _) where now < until:
-            actions.append(.handOut(token: token, to: [waiter]))
-        case .valid:
-            // Kept long enough: a new one is fetched; the old one is not sent
-            // in its last minutes (OAuthAccessToken.refreshMarginSeconds).
-            startFetch(waiters: [waiter], failuresBefore: 0, replacesRejected: false, now: now, into: &actions)
-        case .failed(let verdict, let retryNotBefore, _) where now < retryNotBefore:
-            actions.append(.fail([waiter], Self.heldOutcome(verdict, retryNotBefore: retryNotBefore, now: now)))
-        case .failed(_, _, let failures):
+        case .failed(_, _, _, let failures):
             startFetch(waiters: [waiter], failuresBefore: failures, replacesRejected: false, now: now, into: &actions)
         }
     }
@@ -210,7 +218,7 @@ public struct FCMAccessTokenMachine<Waiter> {
 
     private mutating func fail(_ waiters: [Waiter], verdict: FCMVerdict, failures: Int, hold: Int, now: Int,
                                into actions: inout [Action]) {
-        state = .failed(verdict: verdict, retryNotBefore: now &+ hold, failures: failures)
+        state = .failed(verdict: verdict, failedAt: now, retryNotBefore: now &+ hold, failures: failures)
         actions.append(.fail(waiters, .noAccessToken(verdict)))
     }
 

@@ -199,7 +199,7 @@ struct FCMAccessTokenMachineTests {
         var now = Self.start
         for hold in [5, 10, 20] {
             machine.fetchFailed("timed out", now: now, into: &actions)
-            guard case .failed(_, let retryNotBefore, _) = machine.state else { return }
+            guard case .failed(_, _, let retryNotBefore, _) = machine.state else { return }
             #expect(retryNotBefore == now + hold)
             now = retryNotBefore
             machine.wait(1, now: now, into: &actions)
@@ -208,7 +208,7 @@ struct FCMAccessTokenMachineTests {
         now += 4000
         machine.wait(1, now: now, into: &actions)
         machine.fetchFailed("timed out", now: now, into: &actions)
-        guard case .failed(_, let retryNotBefore, 1) = machine.state else {
+        guard case .failed(_, _, let retryNotBefore, 1) = machine.state else {
             Issue.record("not failed once: \(machine.state)")
             return
         }
@@ -274,6 +274,28 @@ struct FCMAccessTokenMachineTests {
         var actions: [Action] = []
         machine.rejected(token: "ya29.first", now: Self.start + 1, into: &actions)
         #expect(actions == [.startFetch(issuedAt: Self.start + 1)])
+    }
+
+    @Test("a clock stepped back by more than a minute ends a kept token and a hold", arguments: [
+        // (seconds back from the fetch or failure, still kept or held)
+        (0, true), (60, true), (61, false), (86_400, false),
+    ])
+    func clockSteppedBack(back: Int, stillCounted: Bool) throws {
+        let kept = try Self.holding()
+        #expect(kept.token(now: Self.start - back) == (stillCounted ? .token("ya29.first") : nil))
+        var failed = try Self.fetching()
+        var actions: [Action] = []
+        failed.fetchFailed("timed out", now: Self.start, into: &actions)
+        actions = []
+        failed.wait(2, now: Self.start - back, into: &actions)
+        if stillCounted {
+            guard case .fail([2], _)? = actions.first else {
+                Issue.record("not held: \(actions)")
+                return
+            }
+        } else {
+            #expect(actions == [.startFetch(issuedAt: Self.start - back)])
+        }
     }
 
     @Test("an answer with no fetch under way stops the process")
