@@ -69,6 +69,10 @@ let package = Package(
         // syntax, the message's limits. A pure core.
         .target(name: "FCMCore", dependencies: ["JSON", "Base64URL"], swiftSettings: pureCore),
         .testTarget(name: "FCMCoreTests", dependencies: ["FCMCore", "JSON"]),
+        // FCM's I/O: each service account's access token on an event loop
+        // (the assertion signed with TLS's RS256, the fetch injected).
+        .target(name: "FCM", dependencies: ["FCMCore", "TLS", "EventLoop"]),
+        .testTarget(name: "FCMTests", dependencies: ["Base64URL", "FCM", "FCMCore", "EventLoop", "Locking", "TLS", "TestSupport"]),
         // The one lock type (`Locked`, a pthread mutex that ThreadSanitizer
         // sees), for every module that shares a value between threads.
         .target(name: "Locking"),
