@@ -9,7 +9,7 @@
 import JSON
 
 /// Reads one of the FCM fields (`image`, `condition`, `notification`,
-/// `android`, `collapse_key`, `time_to_live`) into `fields`, made when
+/// `android`, `fcm_options`, `collapse_key`, `time_to_live`) into `fields`, made when
 /// the notification's first one comes.
 func decodeFCMField(_ name: String, _ value: JSONValue, _ path: String,
                     into fields: inout ProviderFCMFields?) throws(ProviderRequestError) {
@@ -26,6 +26,7 @@ func decodeFCMField(_ name: String, _ value: JSONValue, _ path: String,
         f.timeToLive = seconds
     case "notification": f.notification = value == .null ? nil : try fcmNotification(value, path)
     case "android": f.android = value == .null ? nil : try androidConfig(value, path)
+    case "fcm_options": f.analyticsLabel = try analyticsLabel(value, path)
     default: break
     }
     fields = f
@@ -39,6 +40,10 @@ private func fcmNotification(_ value: JSONValue, _ path: String) throws(Provider
         case "title": n.title = try string(member.value, at)
         case "body": n.body = try string(member.value, at)
         case "image": n.image = try string(member.value, at)
+        case "android_channel_id": try keepAndroidMember("channel_id", member.value, at, in: &n.androidMembers)
+        case "icon", "color", "sound", "tag", "click_action", "body_loc_key", "body_loc_args", "title_loc_key",
+             "title_loc_args":
+            try keepAndroidMember(member.name, member.value, at, in: &n.androidMembers)
         default: continue
         }
     }
@@ -62,6 +67,7 @@ private func androidConfig(_ value: JSONValue, _ path: String) throws(ProviderRe
             for entry in try object(v, at) { data[entry.name] = try string(entry.value, at + "." + entry.name) }
             a.data = data
         case "notification": a.notification = v == .null ? nil : try androidNotification(v, at)
+        case "fcm_options": a.analyticsLabel = try analyticsLabel(v, at)
         case "direct_boot_ok": a.directBootOK = try bool(v, at)
         case "bandwidth_constrained_ok": a.bandwidthConstrainedOK = try bool(v, at)
         case "restricted_satellite_ok": a.restrictedSatelliteOK = try bool(v, at)
@@ -71,34 +77,51 @@ private func androidConfig(_ value: JSONValue, _ path: String) throws(ProviderRe
     return a
 }
 
+/// FCMOptions and AndroidFCMOptions: `analytics_label`; nil for `null`.
+private func analyticsLabel(_ value: JSONValue, _ path: String) throws(ProviderRequestError) -> String? {
+    if value == .null { return nil }
+    var label = ""
+    for member in try object(value, path) where member.name == "analytics_label" {
+        label = try string(member.value, path + ".analytics_label")
+    }
+    return label
+}
+
 /// The members of AndroidNotification this relay forwards, checked by
 /// kind; kept only when Go's encoder would write them.
 private func androidNotification(_ value: JSONValue, _ path: String) throws(ProviderRequestError) -> [String: JSONValue] {
     var kept: [String: JSONValue] = [:]
     for member in try object(value, path) {
-        guard let kind = androidNotificationFields.first(where: { $0.name == member.name })?.kind else { continue }
-        let (v, at) = (member.value, path + "." + member.name)
-        switch kind {
-        case .string:
-            let text = try string(v, at)
-            if !text.isEmpty { kept[member.name] = .string(text) }
-        case .strings:
-            let list = try strings(v, at)
-            if !list.isEmpty { kept[member.name] = .array(list.map(JSONValue.string)) }
-        case .flag:
-            if try bool(v, at) { kept[member.name] = .bool(true) }
-        case .count:
-            // Go's `int`: 64 bits here.
-            if v != .null { kept[member.name] = .number(String(try int64(v, at))) }
-        case .oneOf(let allowed):
-            let text = try string(v, at)
-            guard text.isEmpty || allowed.contains(text) else {
-                throw ProviderRequestError("\(at) must be one of \(allowed.joined(separator: ", ")), not \(quotedForMessage(text)).")
-            }
-            if !text.isEmpty { kept[member.name] = .string(text) }
-        }
+        try keepAndroidMember(member.name, member.value, path + "." + member.name, in: &kept)
     }
     return kept
+}
+
+/// Checks `v` by the kind AndroidNotification's member `name` has and
+/// keeps it in `kept` when Go's encoder would write it; an unknown name is
+/// ignored.
+private func keepAndroidMember(_ name: String, _ v: JSONValue, _ at: String,
+                               in kept: inout [String: JSONValue]) throws(ProviderRequestError) {
+    guard let kind = androidNotificationFields.first(where: { $0.name == name })?.kind else { return }
+    switch kind {
+    case .string:
+        let text = try string(v, at)
+        if !text.isEmpty { kept[name] = .string(text) }
+    case .strings:
+        let list = try strings(v, at)
+        if !list.isEmpty { kept[name] = .array(list.map(JSONValue.string)) }
+    case .flag:
+        if try bool(v, at) { kept[name] = .bool(true) }
+    case .count:
+        // Go's `int`: 64 bits here.
+        if v != .null { kept[name] = .number(String(try int64(v, at))) }
+    case .oneOf(let allowed):
+        let text = try string(v, at)
+        guard text.isEmpty || allowed.contains(text) else {
+            throw ProviderRequestError("\(at) must be one of \(allowed.joined(separator: ", ")), not \(quotedForMessage(text)).")
+        }
+        if !text.isEmpty { kept[name] = .string(text) }
+    }
 }
 
 /// firebase-admin-go's `stringToDuration`, quirks included: one `s`

@@ -17,9 +17,11 @@ struct GorushFCMMessage: Equatable {
     var data: [String: String]?
     var notification: ProviderFCMNotification?
     var android: ProviderAndroidConfig?
+    var analyticsLabel: String?
 
     /// gorush's `setupFCMNotification`, `setupFCMSound`, `setupFCMPriority`
-    /// and `convertDataToStringMap`, in that order, then the v1.17 fields
+    /// and `convertDataToStringMap`, in that order, with the v1.17 fields
+    /// (`notification`'s Android members, `collapse_key`, `time_to_live`)
     /// where `android` leaves them unset.
     init(_ n: ProviderNotification) {
         let fields = n.fcm
@@ -32,12 +34,18 @@ struct GorushFCMMessage: Equatable {
             notification = given
         }
         android = fields.android
+        analyticsLabel = fields.analyticsLabel
         // A string sound makes the AndroidConfig only when there is none.
         if case .name(let sound)? = n.sound, android == nil {
             var made = ProviderAndroidConfig()
             made.priority = n.priority
             made.notification = sound.isEmpty ? [:] : ["sound": .string(sound)]
             android = made
+        }
+        if let legacy = notification?.androidMembers, !legacy.isEmpty {
+            var config = android ?? ProviderAndroidConfig()
+            config.notification = legacy.merging(config.notification ?? [:]) { _, own in own }
+            android = config
         }
         if !n.priority.isEmpty {
             var config = android ?? ProviderAndroidConfig()
@@ -68,7 +76,7 @@ struct GorushFCMMessage: Equatable {
         }
     }
 
-    /// `{"data":…,"notification":…,"android":…` (those present, the
+    /// `{"data":…,"notification":…,"android":…,"fcm_options":…` (those present, the
     /// object not closed): the members every message of the notification
     /// shares, between its `topic` and its `token` or `condition`.
     func sharedMembers() -> ObjectWriter {
@@ -101,11 +109,13 @@ struct GorushFCMMessage: Equatable {
                 }
                 o.output = m.finish()
             }
+            if let label = android.analyticsLabel { o.analyticsLabel("fcm_options", label) }
             o.flag("direct_boot_ok", android.directBootOK)
             o.flag("bandwidth_constrained_ok", android.bandwidthConstrainedOK)
             o.flag("restricted_satellite_ok", android.restrictedSatelliteOK)
             w.output = o.finish()
         }
+        if let label = analyticsLabel { w.analyticsLabel("fcm_options", label) }
         return w
     }
 }
@@ -157,6 +167,14 @@ extension ObjectWriter {
         guard set else { return }
         key(name)
         output += "true".utf8
+    }
+
+    /// FCMOptions: `{"analytics_label":…}`, `{}` without a label.
+    mutating func analyticsLabel(_ name: StaticString, _ label: String) {
+        key(name)
+        var o = ObjectWriter(output: output)
+        o.string("analytics_label", label)
+        output = o.finish()
     }
 
     /// A `map[string]string`: keys sorted by their bytes.

@@ -123,7 +123,7 @@ private func decodeNotification(_ value: JSONValue, path: String) throws(Provide
             case "volume": n.soundVolume = try float(v, at)
             case "sound": n.sound = try sound(v, at)
             case "alert": n.alert = try alert(v, at)
-            case "image", "condition", "notification", "android", "collapse_key", "time_to_live":
+            case "image", "condition", "notification", "android", "fcm_options", "collapse_key", "time_to_live":
                 try decodeFCMField(member.name, v, at, into: &fcm)
             default: continue  // Huawei's field, or one gorush does not know
             }

@@ -1,10 +1,11 @@
 // The FCM fields of a gorush notification (platform 2), as decoded: what
 // gorush v1.22's `PushNotification` (notify/notification.go) reads into
 // firebase-admin-go's `messaging` types — `image`, `condition`,
-// `notification` (messaging.Notification) and `android`
-// (messaging.AndroidConfig) — plus `collapse_key` and `time_to_live`, the
+// `notification` (messaging.Notification), `android`
+// (messaging.AndroidConfig) and `fcm_options` — plus `collapse_key` and `time_to_live`, the
 // fields gorush read before its FCM HTTP v1 client (v1.17 and older), which
-// senders written for it still send. Zero values mean "not given", as in Go.
+// senders written for it still send, as its `notification`'s Android
+// members. Zero values mean "not given", as in Go.
 
 import JSON
 
@@ -12,6 +13,12 @@ import JSON
 public struct ProviderFCMNotification: Sendable, Equatable {
     /// `title`, `body`, `image` (a URL).
     public var title = "", body = "", image = ""
+    /// The Android members gorush v1.17's `notification` had (`icon`,
+    /// `color`, `sound`, `tag`, `click_action`, the loc keys and args,
+    /// `android_channel_id`), which gorush's README still shows there:
+    /// by AndroidNotification's names, sent in `android.notification`
+    /// where that does not set them. gorush v1.22 drops them.
+    public var androidMembers: [String: JSONValue] = [:]
 
     public init(title: String = "", body: String = "", image: String = "") {
         (self.title, self.body, self.image) = (title, body, image)
@@ -30,6 +37,8 @@ public struct ProviderAndroidConfig: Sendable, Equatable {
     /// of the kind `androidNotificationFields` gives, omitted when Go's
     /// encoder omits it.
     public var notification: [String: JSONValue]?
+    /// `fcm_options.analytics_label`; nil when `fcm_options` is not given.
+    public var analyticsLabel: String?
     /// `direct_boot_ok`, `bandwidth_constrained_ok`, `restricted_satellite_ok`.
     public var directBootOK = false, bandwidthConstrainedOK = false, restrictedSatelliteOK = false
 
@@ -67,6 +76,8 @@ public struct ProviderFCMFields: Sendable, Equatable {
     public var notification: ProviderFCMNotification?
     /// `android`; nil when not given.
     public var android: ProviderAndroidConfig?
+    /// `fcm_options.analytics_label`; nil when `fcm_options` is not given.
+    public var analyticsLabel: String?
     /// gorush v1.17's `collapse_key` and `time_to_live` (seconds), sent as
     /// `android.collapse_key` and `android.ttl` unless `android` sets them.
     public var collapseKey = "", timeToLive: Int64?
