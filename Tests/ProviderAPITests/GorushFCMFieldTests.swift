@@ -20,85 +20,79 @@ func decodeAndroid(_ fields: String) throws -> ProviderNotification {
     return try #require(try decodeGorushRequest(Array(body.utf8), limits: roomyLimits).first)
 }
 
-struct FCMFieldCase: Sendable, CustomTestStringConvertible {
-    var fields: String
-    /// The message's members before `token` (without braces).
-    var members: String
-    var testDescription: String { fields }
-}
-
-let fcmFieldCases: [FCMFieldCase] = [
-    FCMFieldCase(fields: #""message":null"#, members: ""),
+/// The message's members before `token` (without braces).
+let fcmFieldCases: [FieldsCase] = [
+    FieldsCase(fields: #""message":null"#, expected: ""),
     // setupFCMNotification: title, message and image make the notification.
-    FCMFieldCase(fields: #""message":"hi""#, members: #""notification":{"body":"hi"}"#),
-    FCMFieldCase(fields: #""title":"T""#, members: #""notification":{"title":"T"}"#),
-    FCMFieldCase(fields: #""image":"https://e.x/i.png""#, members: #""notification":{"image":"https://e.x/i.png"}"#),
-    FCMFieldCase(fields: #""title":"T","message":"hi","image":"/i.png""#,
-                 members: #""notification":{"title":"T","body":"hi","image":"/i.png"}"#),
-    FCMFieldCase(fields: #""notification":{"title":"N","body":"B","image":"https://e.x/n.png","unknown":1}"#,
-                 members: #""notification":{"title":"N","body":"B","image":"https://e.x/n.png"}"#),
-    FCMFieldCase(fields: #""title":"T","notification":{"title":"N","body":"B"}"#, members: #""notification":{"title":"T","body":"B"}"#),
-    FCMFieldCase(fields: #""notification":{}"#, members: #""notification":{}"#),
-    FCMFieldCase(fields: #""notification":null"#, members: ""),
+    FieldsCase(fields: #""message":"hi""#, expected: #""notification":{"body":"hi"}"#),
+    FieldsCase(fields: #""title":"T""#, expected: #""notification":{"title":"T"}"#),
+    FieldsCase(fields: #""image":"https://e.x/i.png""#, expected: #""notification":{"image":"https://e.x/i.png"}"#),
+    FieldsCase(fields: #""title":"T","message":"hi","image":"/i.png""#,
+                 expected: #""notification":{"title":"T","body":"hi","image":"/i.png"}"#),
+    FieldsCase(fields: #""notification":{"title":"N","body":"B","image":"https://e.x/n.png","unknown":1}"#,
+                 expected: #""notification":{"title":"N","body":"B","image":"https://e.x/n.png"}"#),
+    FieldsCase(fields: #""title":"T","notification":{"title":"N","body":"B"}"#, expected: #""notification":{"title":"T","body":"B"}"#),
+    FieldsCase(fields: #""notification":{}"#, expected: #""notification":{}"#),
+    FieldsCase(fields: #""notification":null"#, expected: ""),
     // gorush v1.17's Android members of `notification` go to android.notification.
-    FCMFieldCase(fields: ##""title":"T","notification":{"icon":"myicon","color":"#112244","android_channel_id":"ch"}"##,
-                 members: ##""notification":{"title":"T"},"android":{"notification":{"icon":"myicon","color":"#112244","channel_id":"ch"}}"##),
-    FCMFieldCase(fields: #""notification":{"tag":"t"},"android":{"notification":{"tag":"own"}}"#,
-                 members: #""notification":{},"android":{"notification":{"tag":"own"}}"#),
+    FieldsCase(fields: ##""title":"T","notification":{"icon":"myicon","color":"#112244","android_channel_id":"ch"}"##,
+                 expected: ##""notification":{"title":"T"},"android":{"notification":{"icon":"myicon","color":"#112244","channel_id":"ch"}}"##),
+    FieldsCase(fields: #""notification":{"tag":"t"},"android":{"notification":{"tag":"own"}}"#,
+                 expected: #""notification":{},"android":{"notification":{"tag":"own"}}"#),
     // setupFCMPriority, and the AndroidConfig's own priority first.
-    FCMFieldCase(fields: #""priority":"high""#, members: #""android":{"priority":"high"}"#),
-    FCMFieldCase(fields: #""priority":"normal""#, members: #""android":{"priority":"normal"}"#),
-    FCMFieldCase(fields: #""priority":"normal","android":{"priority":"high"}"#, members: #""android":{"priority":"high"}"#),
-    FCMFieldCase(fields: #""priority":"normal","android":{"collapse_key":"c"}"#,
-                 members: #""android":{"collapse_key":"c","priority":"normal"}"#),
+    FieldsCase(fields: #""priority":"high""#, expected: #""android":{"priority":"high"}"#),
+    FieldsCase(fields: #""priority":"normal""#, expected: #""android":{"priority":"normal"}"#),
+    FieldsCase(fields: #""priority":"normal","android":{"priority":"high"}"#, expected: #""android":{"priority":"high"}"#),
+    FieldsCase(fields: #""priority":"normal","android":{"collapse_key":"c"}"#,
+                 expected: #""android":{"collapse_key":"c","priority":"normal"}"#),
     // AndroidConfig's members, in firebase-admin-go's order (ttl first).
-    FCMFieldCase(fields: #""android":{"direct_boot_ok":true,"restricted_package_name":"p","ttl":"3600s","collapse_key":"c","priority":"high"}"#,
-                 members: #""android":{"ttl":"3600s","collapse_key":"c","priority":"high","restricted_package_name":"p","direct_boot_ok":true}"#),
-    FCMFieldCase(fields: #""android":{"bandwidth_constrained_ok":true,"restricted_satellite_ok":true,"fcm_options":{}}"#,
-                 members: #""android":{"fcm_options":{},"bandwidth_constrained_ok":true,"restricted_satellite_ok":true}"#),
-    FCMFieldCase(fields: #""fcm_options":{"analytics_label":"l","other":1},"android":{"fcm_options":{"analytics_label":"a"}}"#,
-                 members: #""android":{"fcm_options":{"analytics_label":"a"}},"fcm_options":{"analytics_label":"l"}"#),
-    FCMFieldCase(fields: #""fcm_options":null"#, members: ""),
-    FCMFieldCase(fields: #""android":{}"#, members: #""android":{}"#),
-    FCMFieldCase(fields: #""android":null"#, members: ""),
-    FCMFieldCase(fields: #""android":{"ttl":"0s"}"#, members: #""android":{"ttl":"0s"}"#),
-    FCMFieldCase(fields: #""android":{"ttl":"86400"}"#, members: #""android":{"ttl":"86400s"}"#),
+    FieldsCase(fields: #""android":{"direct_boot_ok":true,"restricted_package_name":"p","ttl":"3600s","collapse_key":"c","priority":"high"}"#,
+                 expected: #""android":{"ttl":"3600s","collapse_key":"c","priority":"high","restricted_package_name":"p","direct_boot_ok":true}"#),
+    FieldsCase(fields: #""android":{"bandwidth_constrained_ok":true,"restricted_satellite_ok":true,"fcm_options":{}}"#,
+                 expected: #""android":{"fcm_options":{},"bandwidth_constrained_ok":true,"restricted_satellite_ok":true}"#),
+    FieldsCase(fields: #""fcm_options":{"analytics_label":"l","other":1},"android":{"fcm_options":{"analytics_label":"a"}}"#,
+                 expected: #""android":{"fcm_options":{"analytics_label":"a"}},"fcm_options":{"analytics_label":"l"}"#),
+    FieldsCase(fields: #""fcm_options":null"#, expected: ""),
+    FieldsCase(fields: #""android":{}"#, expected: #""android":{}"#),
+    FieldsCase(fields: #""android":null"#, expected: ""),
+    FieldsCase(fields: #""android":{"ttl":"0s"}"#, expected: #""android":{"ttl":"0s"}"#),
+    FieldsCase(fields: #""android":{"ttl":"86400"}"#, expected: #""android":{"ttl":"86400s"}"#),
     // stringToDuration reads the part after the point as nanoseconds.
-    FCMFieldCase(fields: #""android":{"ttl":"1.5s"}"#, members: #""android":{"ttl":"1.000000005s"}"#),
-    FCMFieldCase(fields: #""android":{"ttl":"2.000000250s"}"#, members: #""android":{"ttl":"2.000000250s"}"#),
-    FCMFieldCase(fields: #""android":{"data":{"b":"2","a":"1"}}"#, members: #""android":{"data":{"a":"1","b":"2"}}"#),
-    FCMFieldCase(fields: ##""android":{"notification":{"sticky":true,"channel_id":"ch","title_loc_args":["a"],"title_loc_key":"k","notification_count":0,"visibility":"PUBLIC","notification_priority":"PRIORITY_HIGH","click_action":"OPEN","tag":"t","color":"#ff0000","icon":"i","body":"b","title":"t2","light_settings":{},"default_sound":false}}"##,
-                 members: ##""android":{"notification":{"notification_priority":"PRIORITY_HIGH","visibility":"PUBLIC","title":"t2","body":"b","icon":"i","color":"#ff0000","tag":"t","click_action":"OPEN","title_loc_key":"k","title_loc_args":["a"],"channel_id":"ch","sticky":true,"notification_count":0}}"##),
+    FieldsCase(fields: #""android":{"ttl":"1.5s"}"#, expected: #""android":{"ttl":"1.000000005s"}"#),
+    FieldsCase(fields: #""android":{"ttl":"2.000000250s"}"#, expected: #""android":{"ttl":"2.000000250s"}"#),
+    FieldsCase(fields: #""android":{"data":{"b":"2","a":"1"}}"#, expected: #""android":{"data":{"a":"1","b":"2"}}"#),
+    FieldsCase(fields: ##""android":{"notification":{"sticky":true,"channel_id":"ch","title_loc_args":["a"],"title_loc_key":"k","notification_count":0,"visibility":"PUBLIC","notification_priority":"PRIORITY_HIGH","click_action":"OPEN","tag":"t","color":"#ff0000","icon":"i","body":"b","title":"t2","light_settings":{},"default_sound":false}}"##,
+                 expected: ##""android":{"notification":{"notification_priority":"PRIORITY_HIGH","visibility":"PUBLIC","title":"t2","body":"b","icon":"i","color":"#ff0000","tag":"t","click_action":"OPEN","title_loc_key":"k","title_loc_args":["a"],"channel_id":"ch","sticky":true,"notification_count":0}}"##),
     // gorush v1.17's collapse_key and time_to_live, where android leaves them unset.
-    FCMFieldCase(fields: #""collapse_key":"old","time_to_live":60"#, members: #""android":{"ttl":"60s","collapse_key":"old"}"#),
-    FCMFieldCase(fields: #""time_to_live":0"#, members: #""android":{"ttl":"0s"}"#),
-    FCMFieldCase(fields: #""collapse_key":"old","time_to_live":60,"android":{"collapse_key":"new","ttl":"5s"}"#,
-                 members: #""android":{"ttl":"5s","collapse_key":"new"}"#),
+    FieldsCase(fields: #""collapse_key":"old","time_to_live":60"#, expected: #""android":{"ttl":"60s","collapse_key":"old"}"#),
+    FieldsCase(fields: #""time_to_live":0"#, expected: #""android":{"ttl":"0s"}"#),
+    FieldsCase(fields: #""collapse_key":"old","time_to_live":60,"android":{"collapse_key":"new","ttl":"5s"}"#,
+                 expected: #""android":{"ttl":"5s","collapse_key":"new"}"#),
     // setupFCMSound: a string sound makes the AndroidConfig only when there is none.
-    FCMFieldCase(fields: #""sound":"ping""#, members: #""android":{"notification":{"sound":"ping"}}"#),
-    FCMFieldCase(fields: #""sound":"ping","priority":"high""#, members: #""android":{"priority":"high","notification":{"sound":"ping"}}"#),
-    FCMFieldCase(fields: #""sound":"""#, members: #""android":{"notification":{}}"#),
-    FCMFieldCase(fields: #""sound":"ping","android":{}"#, members: #""android":{}"#),
-    FCMFieldCase(fields: #""sound":{"name":"critical.caf"}"#, members: ""),
+    FieldsCase(fields: #""sound":"ping""#, expected: #""android":{"notification":{"sound":"ping"}}"#),
+    FieldsCase(fields: #""sound":"ping","priority":"high""#, expected: #""android":{"priority":"high","notification":{"sound":"ping"}}"#),
+    FieldsCase(fields: #""sound":"""#, expected: #""android":{"notification":{}}"#),
+    FieldsCase(fields: #""sound":"ping","android":{}"#, expected: #""android":{}"#),
+    FieldsCase(fields: #""sound":{"name":"critical.caf"}"#, expected: ""),
     // convertDataToStringMap: keys sorted, non-strings as Go's encoder writes them.
-    FCMFieldCase(fields: #""data":{"s":"str","n":5,"f":1.50,"b":true,"z":null,"o":{"y":1,"x":[1,"a"]},"e":[]}"#,
-                 members: #""data":{"b":"true","e":"[]","f":"1.5","n":"5","o":"{\"x\":[1,\"a\"],\"y\":1}","s":"str","z":"null"}"#),
-    FCMFieldCase(fields: #""data":{}"#, members: ""),
+    FieldsCase(fields: #""data":{"s":"str","n":5,"f":1.50,"b":true,"z":null,"o":{"y":1,"x":[1,"a"]},"e":[]}"#,
+                 expected: #""data":{"b":"true","e":"[]","f":"1.5","n":"5","o":"{\"x\":[1,\"a\"],\"y\":1}","s":"str","z":"null"}"#),
+    FieldsCase(fields: #""data":{}"#, expected: ""),
     // Fields of other platforms do not reach the message.
-    FCMFieldCase(fields: #""badge":3,"alert":{"title":"A"},"category":"C","content-state":{"a":1},"expiration":5,"apns_id":"x""#,
-                 members: ""),
+    FieldsCase(fields: #""badge":3,"alert":{"title":"A"},"category":"C","content-state":{"a":1},"expiration":5,"apns_id":"x""#,
+                 expected: ""),
 ]
 
 @Test("each platform 2 field alone gives gorush's FCM message", arguments: fcmFieldCases)
-func fcmFieldGivesGorushsMessage(_ field: FCMFieldCase) throws {
+func fcmFieldGivesGorushsMessage(_ field: FieldsCase) throws {
     let mapping = mapGorushFCMNotification(try decodeAndroid(field.fields))
     #expect(mapping.failures.isEmpty)
     let push = try #require(mapping.push)
     #expect(push.topicMessage == nil)
     let message = try #require(push.messages.first)
     #expect(push.messages.count == 1 && message.token.text == fcmTokenA)
-    let separator = field.members.isEmpty ? "" : ","
-    #expect(text(message.body) == #"{"message":{"# + field.members + separator + #""token":""# + fcmTokenA + #""}}"#)
+    let separator = field.expected.isEmpty ? "" : ","
+    #expect(text(message.body) == #"{"message":{"# + field.expected + separator + #""token":""# + fcmTokenA + #""}}"#)
 }
 
 struct GoNumberCase: Sendable, CustomTestStringConvertible {

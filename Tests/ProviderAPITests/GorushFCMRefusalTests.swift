@@ -10,47 +10,42 @@ import JSON
 import RelayCore
 import Testing
 
-struct FCMRefusalCase: Sendable, CustomTestStringConvertible {
-    var fields: String
-    var error: String
-    var testDescription: String { fields }
-}
-
-let fcmRefusalCases: [FCMRefusalCase] = [
-    FCMRefusalCase(fields: #""topic":"a","condition":"'b' in topics""#,
-                   error: "exactly one of fid, token, topic or condition must be specified"),
-    FCMRefusalCase(fields: #""topic":"bad topic""#, error: "malformed topic name"),
-    FCMRefusalCase(fields: #""topic":"/topics/""#, error: "malformed topic name"),
-    FCMRefusalCase(fields: #""priority":"urgent""#, error: "priority must be 'normal' or 'high'"),
-    FCMRefusalCase(fields: #""android":{"priority":"max"}"#, error: "priority must be 'normal' or 'high'"),
-    FCMRefusalCase(fields: #""android":{"ttl":"-1s"}"#, error: "ttl duration must not be negative"),
-    FCMRefusalCase(fields: #""android":{"ttl":"2419201s"}"#,
-                   error: "the message's TimeToLive field must be an integer between 0 and 2419200 (4 weeks)"),
-    FCMRefusalCase(fields: #""time_to_live":9999999999999"#,
-                   error: "the message's TimeToLive field must be an integer between 0 and 2419200 (4 weeks)"),
-    FCMRefusalCase(fields: #""android":{"notification":{"color":"red"}}"#, error: "color must be in the #RRGGBB form"),
-    FCMRefusalCase(fields: ##""notification":{"color":"#12345"}"##, error: "color must be in the #RRGGBB form"),
-    FCMRefusalCase(fields: #""android":{"notification":{"title_loc_args":["a"]}}"#,
-                   error: "titleLocKey is required when specifying titleLocArgs"),
-    FCMRefusalCase(fields: #""android":{"notification":{"body_loc_args":["a"]}}"#,
-                   error: "bodyLocKey is required when specifying bodyLocArgs"),
-    FCMRefusalCase(fields: #""image":"not a url""#, error: #"invalid image URL: "not a url""#),
-    FCMRefusalCase(fields: #""android":{"notification":{"image":"relative.png"}}"#, error: #"invalid image URL: "relative.png""#),
-    FCMRefusalCase(fields: #""data":{"k":""# + String(repeating: "v", count: 4096) + #""}"#,
-                   error: "data of 4097 bytes is over FCM's limit of 4096 bytes"),
-    FCMRefusalCase(fields: #""android":{"data":{"k":""# + String(repeating: "é", count: 2048) + #""}}"#,
-                   error: "data of 4097 bytes is over FCM's limit of 4096 bytes"),
+/// Expected: the `error` of every entry.
+let fcmRefusalCases: [FieldsCase] = [
+    FieldsCase(fields: #""topic":"a","condition":"'b' in topics""#,
+                   expected: "exactly one of fid, token, topic or condition must be specified"),
+    FieldsCase(fields: #""topic":"bad topic""#, expected: "malformed topic name"),
+    FieldsCase(fields: #""topic":"/topics/""#, expected: "malformed topic name"),
+    FieldsCase(fields: #""priority":"urgent""#, expected: "priority must be 'normal' or 'high'"),
+    FieldsCase(fields: #""android":{"priority":"max"}"#, expected: "priority must be 'normal' or 'high'"),
+    FieldsCase(fields: #""android":{"ttl":"-1s"}"#, expected: "ttl duration must not be negative"),
+    FieldsCase(fields: #""android":{"ttl":"2419201s"}"#,
+                   expected: "the message's TimeToLive field must be an integer between 0 and 2419200 (4 weeks)"),
+    FieldsCase(fields: #""time_to_live":9999999999999"#,
+                   expected: "the message's TimeToLive field must be an integer between 0 and 2419200 (4 weeks)"),
+    FieldsCase(fields: #""android":{"notification":{"color":"red"}}"#, expected: "color must be in the #RRGGBB form"),
+    FieldsCase(fields: ##""notification":{"color":"#12345"}"##, expected: "color must be in the #RRGGBB form"),
+    FieldsCase(fields: #""android":{"notification":{"title_loc_args":["a"]}}"#,
+                   expected: "titleLocKey is required when specifying titleLocArgs"),
+    FieldsCase(fields: #""android":{"notification":{"body_loc_args":["a"]}}"#,
+                   expected: "bodyLocKey is required when specifying bodyLocArgs"),
+    FieldsCase(fields: #""image":"not a url""#, expected: #"invalid image URL: "not a url""#),
+    FieldsCase(fields: #""android":{"notification":{"image":"relative.png"}}"#, expected: #"invalid image URL: "relative.png""#),
+    FieldsCase(fields: #""data":{"k":""# + String(repeating: "v", count: 4096) + #""}"#,
+                   expected: "data of 4097 bytes is over FCM's limit of 4096 bytes"),
+    FieldsCase(fields: #""android":{"data":{"k":""# + String(repeating: "é", count: 2048) + #""}}"#,
+                   expected: "data of 4097 bytes is over FCM's limit of 4096 bytes"),
 ]
 
 @Test("what gorush or its FCM client refuses fails every token, nothing sent", arguments: fcmRefusalCases)
-func fcmRefusalFailsEveryToken(_ refusal: FCMRefusalCase) throws {
+func fcmRefusalFailsEveryToken(_ refusal: FieldsCase) throws {
     let notification = try decodeAndroid(#""notif_id":"n1","message":"m","app":"toot","# + refusal.fields)
     let mapping = mapGorushFCMNotification(notification)
     #expect(mapping.push == nil)
     let targets = [notification.fcm.condition.isEmpty ? notification.topic : notification.fcm.condition]
         .filter { !$0.isEmpty } + [fcmTokenA]
     #expect(mapping.failures == targets.map {
-        FailedPushLog(notificationID: "n1", platform: "android", token: $0, message: "m", error: refusal.error, app: "toot")
+        FailedPushLog(notificationID: "n1", platform: "android", token: $0, message: "m", error: refusal.expected, app: "toot")
     })
 }
 
@@ -93,53 +88,48 @@ func fcmBadTokensFailAlone() throws {
     #expect(onlyBad.push == nil && onlyBad.failures.count == 1)
 }
 
-struct FCMWrongTypeCase: Sendable, CustomTestStringConvertible {
-    var fields: String
-    var message: String
-    var testDescription: String { fields }
-}
-
-let fcmWrongTypeCases: [FCMWrongTypeCase] = [
-    FCMWrongTypeCase(fields: #""image":true"#, message: "notifications[0].image must be a string, not a boolean."),
-    FCMWrongTypeCase(fields: #""condition":1"#, message: "notifications[0].condition must be a string, not a number."),
-    FCMWrongTypeCase(fields: #""collapse_key":[]"#, message: "notifications[0].collapse_key must be a string, not an array."),
-    FCMWrongTypeCase(fields: #""time_to_live":"60""#, message: "notifications[0].time_to_live must be an integer, not a string."),
-    FCMWrongTypeCase(fields: #""time_to_live":-1"#, message: "notifications[0].time_to_live must be an integer of 0 or more, not -1."),
-    FCMWrongTypeCase(fields: #""time_to_live":1.5"#,
-                     message: "notifications[0].time_to_live must be an integer between -9223372036854775808 and 9223372036854775807, not \"1.5\"."),
-    FCMWrongTypeCase(fields: #""notification":[]"#, message: "notifications[0].notification must be an object, not an array."),
-    FCMWrongTypeCase(fields: #""notification":{"title":1}"#, message: "notifications[0].notification.title must be a string, not a number."),
-    FCMWrongTypeCase(fields: #""notification":{"body_loc_args":"a"}"#,
-                     message: "notifications[0].notification.body_loc_args must be an array of strings, not a string."),
-    FCMWrongTypeCase(fields: #""android":"x""#, message: "notifications[0].android must be an object, not a string."),
-    FCMWrongTypeCase(fields: #""android":{"ttl":5}"#, message: "notifications[0].android.ttl must be a string, not a number."),
-    FCMWrongTypeCase(fields: #""android":{"ttl":"1.0s"}"#,
-                     message: #"notifications[0].android.ttl must be a duration such as "3600s", not "1.0s"."#),
-    FCMWrongTypeCase(fields: #""android":{"ttl":"abc"}"#,
-                     message: #"notifications[0].android.ttl must be a duration such as "3600s", not "abc"."#),
-    FCMWrongTypeCase(fields: #""android":{"ttl":"1.2.3s"}"#,
-                     message: #"notifications[0].android.ttl must be a duration such as "3600s", not "1.2.3s"."#),
-    FCMWrongTypeCase(fields: #""android":{"ttl":"99999999999999999s"}"#,
-                     message: #"notifications[0].android.ttl must be a duration such as "3600s", not "99999999999999999s"."#),
-    FCMWrongTypeCase(fields: #""android":{"data":{"a":1}}"#, message: "notifications[0].android.data.a must be a string, not a number."),
-    FCMWrongTypeCase(fields: #""android":{"direct_boot_ok":"yes"}"#,
-                     message: "notifications[0].android.direct_boot_ok must be true or false, not a string."),
-    FCMWrongTypeCase(fields: #""android":{"fcm_options":{"analytics_label":2}}"#,
-                     message: "notifications[0].android.fcm_options.analytics_label must be a string, not a number."),
-    FCMWrongTypeCase(fields: #""fcm_options":[]"#, message: "notifications[0].fcm_options must be an object, not an array."),
-    FCMWrongTypeCase(fields: #""android":{"notification":{"visibility":"ALL"}}"#,
-                     message: #"notifications[0].android.notification.visibility must be one of PRIVATE, PUBLIC, SECRET, not "ALL"."#),
-    FCMWrongTypeCase(fields: #""android":{"notification":{"notification_count":1.5}}"#,
-                     message: "notifications[0].android.notification.notification_count must be an integer between -9223372036854775808 and 9223372036854775807, not \"1.5\"."),
-    FCMWrongTypeCase(fields: #""android":{"notification":{"sticky":1}}"#,
-                     message: "notifications[0].android.notification.sticky must be true or false, not a number."),
+/// Expected: the request error's message.
+let fcmWrongTypeCases: [FieldsCase] = [
+    FieldsCase(fields: #""image":true"#, expected: "notifications[0].image must be a string, not a boolean."),
+    FieldsCase(fields: #""condition":1"#, expected: "notifications[0].condition must be a string, not a number."),
+    FieldsCase(fields: #""collapse_key":[]"#, expected: "notifications[0].collapse_key must be a string, not an array."),
+    FieldsCase(fields: #""time_to_live":"60""#, expected: "notifications[0].time_to_live must be an integer, not a string."),
+    FieldsCase(fields: #""time_to_live":-1"#, expected: "notifications[0].time_to_live must be an integer of 0 or more, not -1."),
+    FieldsCase(fields: #""time_to_live":1.5"#,
+                     expected: "notifications[0].time_to_live must be an integer between -9223372036854775808 and 9223372036854775807, not \"1.5\"."),
+    FieldsCase(fields: #""notification":[]"#, expected: "notifications[0].notification must be an object, not an array."),
+    FieldsCase(fields: #""notification":{"title":1}"#, expected: "notifications[0].notification.title must be a string, not a number."),
+    FieldsCase(fields: #""notification":{"body_loc_args":"a"}"#,
+                     expected: "notifications[0].notification.body_loc_args must be an array of strings, not a string."),
+    FieldsCase(fields: #""android":"x""#, expected: "notifications[0].android must be an object, not a string."),
+    FieldsCase(fields: #""android":{"ttl":5}"#, expected: "notifications[0].android.ttl must be a string, not a number."),
+    FieldsCase(fields: #""android":{"ttl":"1.0s"}"#,
+                     expected: #"notifications[0].android.ttl must be a duration such as "3600s", not "1.0s"."#),
+    FieldsCase(fields: #""android":{"ttl":"abc"}"#,
+                     expected: #"notifications[0].android.ttl must be a duration such as "3600s", not "abc"."#),
+    FieldsCase(fields: #""android":{"ttl":"1.2.3s"}"#,
+                     expected: #"notifications[0].android.ttl must be a duration such as "3600s", not "1.2.3s"."#),
+    FieldsCase(fields: #""android":{"ttl":"99999999999999999s"}"#,
+                     expected: #"notifications[0].android.ttl must be a duration such as "3600s", not "99999999999999999s"."#),
+    FieldsCase(fields: #""android":{"data":{"a":1}}"#, expected: "notifications[0].android.data.a must be a string, not a number."),
+    FieldsCase(fields: #""android":{"direct_boot_ok":"yes"}"#,
+                     expected: "notifications[0].android.direct_boot_ok must be true or false, not a string."),
+    FieldsCase(fields: #""android":{"fcm_options":{"analytics_label":2}}"#,
+                     expected: "notifications[0].android.fcm_options.analytics_label must be a string, not a number."),
+    FieldsCase(fields: #""fcm_options":[]"#, expected: "notifications[0].fcm_options must be an object, not an array."),
+    FieldsCase(fields: #""android":{"notification":{"visibility":"ALL"}}"#,
+                     expected: #"notifications[0].android.notification.visibility must be one of PRIVATE, PUBLIC, SECRET, not "ALL"."#),
+    FieldsCase(fields: #""android":{"notification":{"notification_count":1.5}}"#,
+                     expected: "notifications[0].android.notification.notification_count must be an integer between -9223372036854775808 and 9223372036854775807, not \"1.5\"."),
+    FieldsCase(fields: #""android":{"notification":{"sticky":1}}"#,
+                     expected: "notifications[0].android.notification.sticky must be true or false, not a number."),
 ]
 
 @Test("an FCM field of the wrong type refuses the whole request, whatever the platform", arguments: fcmWrongTypeCases)
-func fcmWrongTypeRefusesTheRequest(_ wrong: FCMWrongTypeCase) {
+func fcmWrongTypeRefusesTheRequest(_ wrong: FieldsCase) {
     for platform in [1, 2] {
         let body = #"{"notifications":[{"platform":\#(platform),"tokens":["t"],"# + wrong.fields + "}]}"
-        #expect(throws: ProviderRequestError(wrong.message)) {
+        #expect(throws: ProviderRequestError(wrong.expected)) {
             try decodeGorushRequest(Array(body.utf8), limits: roomyLimits)
         }
     }
@@ -170,4 +160,15 @@ func huaweiIsNotServed() throws {
         "platform 7 is not supported: this relay sends to APNs (platform 1) and FCM (platform 2)",
     ])
     #expect(mapGorushNotification(notifications[2]).failures.map { [$0.token, $0.platform] } == [["", "huawei"]])
+}
+
+@Test("with FCM served, platform 2 counts as gorush with Android enabled: tokens plus one per topic, none per condition")
+func countsWithFCM() throws {
+    let body = """
+        {"notifications":[{"platform":1,"tokens":["a","b"],"topic":"t"},{"platform":2,"tokens":["d"],"topic":"x"},
+        {"platform":2,"tokens":["e","f"],"condition":"'c' in topics"},{"platform":3,"tokens":["h"]}]}
+        """
+    let notifications = try decodeGorushRequest(Array(body.utf8), limits: roomyLimits)
+    #expect(gorushCount(of: notifications) == 3)
+    #expect(gorushCount(of: notifications, countingFCM: true) == 7)
 }
