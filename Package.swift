@@ -91,11 +91,11 @@ let package = Package(
         // The provider API's protocol: gorush's /api/push JSON to
         // APNs payloads and headers, its answers, the APNs-shaped proxy
         // request and answer; no I/O, JSON read with the strict parser.
-        .target(name: "ProviderAPI", dependencies: ["APNsCore", "HTTPCore", "JSON", "RelayCore"], swiftSettings: pureCore),
+        .target(name: "ProviderAPI", dependencies: ["APNsCore", "FCMCore", "HTTPCore", "JSON", "RelayCore"], swiftSettings: pureCore),
         // The provider API's fuzzer, built by SwiftPM (see FuzzSupport below).
-        .executableTarget(name: "provider-api-fuzzer", dependencies: ["ProviderAPI", "HTTPCore", "JSON", "RelayCore", "FuzzSupport"],
+        .executableTarget(name: "provider-api-fuzzer", dependencies: ["ProviderAPI", "FCMCore", "HTTPCore", "JSON", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/provider-api"),
-        .testTarget(name: "ProviderAPITests", dependencies: ["APNsCore", "ProviderAPI", "HTTPCore", "JSON", "RelayCore"]),
+        .testTarget(name: "ProviderAPITests", dependencies: ["APNsCore", "FCMCore", "ProviderAPI", "HTTPCore", "JSON", "RelayCore"]),
         // Feedback: the tokens APNs refused for good, per app
         // (`FeedbackStore`), the pull endpoint's JSON, the lists a fleet
         // shares (`SharedFeedbackList`), and the sink every path records a

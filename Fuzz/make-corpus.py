@@ -338,13 +338,18 @@ built("built-alg-none-refused", header=2, verify=0)
 # ---- provider-api: [mode][…] (see Fuzz/provider-api/ProviderAPIFuzzer.swift).
 #      mode 0: [body limit][notifications][tokens][/api/push body]; mode 1:
 #      fields spliced into one platform 1 notification; mode 2: the proxy,
-#      [token length][token][header length: uint16 LE][header lines][body].
+#      [token length][token][header length: uint16 LE][header lines][body];
+#      mode 3: fields spliced into one platform 2 notification.
 def provider_push(name, body, limits=(255, 15, 63)):
     write("provider-api", name, bytes([0, *limits]) + body.encode())
 
 
 def provider_fields(name, fields):
     write("provider-api", name, b"\x01" + fields.encode())
+
+
+def provider_android_fields(name, fields):
+    write("provider-api", name, b"\x03" + fields.encode())
 
 
 def provider_proxy(name, token, headers, body):
@@ -375,6 +380,21 @@ provider_fields("data-exact", '"data":{"i":1,"f":1.50,"big":12345678901234567890
 provider_fields("data-aps", '"message":"m","data":{"aps":{"alert":"own"}}')
 provider_fields("sound-string", '"sound":"ping.aiff","message":"m"')
 provider_fields("wrong-types", '"badge":"1","sound":5')
+FCM_TOKEN = "cXyz-1_2:APA91b" + "Q" * 140
+provider_push("status-android", '{"notifications":[{"tokens":["%s"],"platform":2,"message":"You have a new message",'
+              '"data":{"chat_id":"0x02ab","count":3,"is_group":false}}]}' % FCM_TOKEN)
+provider_push("android-topic-and-huawei", '{"notifications":[{"topic":"highScores","platform":2,"message":"m"},'
+              '{"condition":"\'a\' in topics","tokens":["bad token","%s"],"platform":2},'
+              '{"tokens":["h1"],"platform":3,"message":"Hello Huawei"}]}' % FCM_TOKEN)
+provider_android_fields("android-every-field", '"notif_id":"n","app":"toot","title":"T","message":"m","image":"https://e.x/i.png",'
+                        '"priority":"high","sound":"ping","collapse_key":"old","time_to_live":60,"fcm_options":{"analytics_label":"l"},'
+                        '"notification":{"title":"N","body":"B","icon":"i","color":"#112244","android_channel_id":"ch"},'
+                        '"android":{"ttl":"1.5s","collapse_key":"c","priority":"normal","restricted_package_name":"p",'
+                        '"data":{"a":"1"},"direct_boot_ok":true,"notification":{"tag":"t","title_loc_key":"k",'
+                        '"title_loc_args":["x"],"visibility":"PUBLIC","notification_priority":"PRIORITY_MAX","notification_count":2}}')
+provider_android_fields("android-data", '"data":{"i":1,"f":1.50,"big":1e21,"small":1e-7,"o":{"b":[true,null],"a":"<&>"},"s":"\\u0000"}')
+provider_android_fields("android-refused", '"topic":"bad topic","android":{"ttl":"-5s"}')
+provider_android_fields("android-wrong-types", '"android":{"ttl":5},"notification":[]')
 provider_proxy("apple-example", "00fc13adff785122b4ad28809a3420982341241421348097878e577c991de8f0",
                [("apns-topic", "com.example.MyApp"), ("apns-push-type", "alert"), ("authorization", "bearer eyAia2lkIjog"),
                 ("apns-id", "eabeae54-14a8-11e5-b60b-1697f925ec7b"), ("apns-expiration", "0"), ("apns-priority", "10"),

@@ -2,7 +2,7 @@
 // arbitrary bytes: the strict JSON parser, gorush's `/api/push` decoding
 // and mapping, and the APNs-shaped proxy request.
 //
-// Input: [mode][…]. mode % 3:
+// Input: [mode][…]. mode % 4:
 // - 0: the rest is a `/api/push` body, decoded under small limits (body
 //   size, notifications and tokens from the next bytes' low bits), each
 //   notification mapped.
@@ -11,6 +11,8 @@
 //   fuzzer works on the fields rather than the envelope.
 // - 2: the proxy: [token length][token][header text length, 2 bytes][header
 //   lines `name: value`][body].
+// - 3: as 1, for a platform 2 (FCM) notification:
+//   `{"notifications":[{"platform":2,"tokens":["<FCM token>"],<rest>}]}`.
 //
 // Checked (a trap on violation): never a crash; every error message is one
 // line, not empty, and quotes no device token whole; the parser's value
@@ -19,7 +21,9 @@
 // notification either goes to APNs with a payload of at most 4096 bytes
 // that is a JSON object with `aps`, apns-* headers only (never
 // apns-topic, always one apns-push-type), valid tokens, or fails — every
-// token accounted for exactly once; a proxy notification carries only the
+// token accounted for exactly once; a platform 2 notification's bodies are
+// `{"message":{…}}` naming their token (the topic's: no token), with data
+// of strings within FCM's limit, every token accounted for exactly once; a proxy notification carries only the
 // five passed-on headers, a lowercase token and a JSON object body of at
 // most 5120 bytes; a refusal's answer is `{"reason":…}` with its status.
 //
@@ -28,6 +32,7 @@
 // A plain `swift build` makes a replay tool of it instead:
 // `provider-api-fuzzer <input file>…` runs the same checks on each file.
 
+import FCMCore
 import Foundation
 import FuzzSupport
 import HTTPCore
@@ -36,10 +41,11 @@ import ProviderAPI
 import RelayCore
 
 private let validToken = String(repeating: "0f", count: 32)
+private let validFCMToken = "cXyz-1_2:APA91b" + String(repeating: "Q", count: 140)
 
 private func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     var input = FuzzInput(data, size)
-    switch input.byte() % 3 {
+    switch input.byte() % 4 {
     case 0:
         let limits = ProviderLimits(maxBodyBytes: 256 + Int(input.byte()) * 64, maxNotifications: 1 + Int(input.byte() % 16),
                                     maxTokens: 1 + Int(input.byte() % 64))
@@ -48,8 +54,12 @@ private func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         let body = Array(#"{"notifications":[{"platform":1,"tokens":[""#.utf8) + Array(validToken.utf8)
             + Array(#""],"#.utf8) + input.rest() + Array("}]}".utf8)
         checkRequest(body, limits: ProviderLimits(maxBodyBytes: 1 << 16, maxNotifications: 100, maxTokens: 1000))
-    default:
+    case 2:
         checkProxy(&input)
+    default:
+        let body = Array(#"{"notifications":[{"platform":2,"tokens":[""#.utf8) + Array(validFCMToken.utf8)
+            + Array(#""],"#.utf8) + input.rest() + Array("}]}".utf8)
+        checkRequest(body, limits: ProviderLimits(maxBodyBytes: 1 << 16, maxNotifications: 100, maxTokens: 1000))
     }
     return 0
 }
@@ -93,6 +103,7 @@ private func checkRequest(_ body: [UInt8], limits: ProviderLimits) {
 }
 
 private func checkMapping(_ notification: ProviderNotification) -> [FailedPushLog] {
+    if notification.platform == 2 { return checkFCMMapping(notification) }
     let mapping = mapGorushNotification(notification)
     var accounted = mapping.failures.map(\.token)
     for failure in mapping.failures {
@@ -122,6 +133,48 @@ private func checkMapping(_ notification: ProviderNotification) -> [FailedPushLo
     }
     let expected = notification.tokens.isEmpty ? [""] : notification.tokens
     require(accounted.sorted() == expected.sorted(), "tokens not accounted for exactly once")
+    return mapping.failures
+}
+
+private func checkFCMMapping(_ notification: ProviderNotification) -> [FailedPushLog] {
+    let mapping = mapGorushFCMNotification(notification)
+    var accounted = mapping.failures.map(\.token)
+    for failure in mapping.failures {
+        checkMessage(failure.error, "failure")
+        require(failure.status == nil && failure.platform == "android", "a failure before FCM has a status or another platform")
+        require((try? parseStrictJSON(failure.json)) != nil, "a log entry is not JSON")
+    }
+    func checkBody(_ body: [UInt8], token: String?) {
+        guard case .object(let outer)? = try? parseStrictJSON(body), outer.count == 1, outer[0].name == "message",
+              case .object(let members) = outer[0].value else {
+            require(false, "an FCM body that is not {\"message\":{…}}: \(describe(body))")
+            return
+        }
+        require(members.first { $0.name == "token" }?.value == token.map(JSONValue.string), "a body naming another token")
+        if case .object(let data)? = members.first(where: { $0.name == "data" })?.value {
+            require(data.allSatisfy { if case .string = $0.value { true } else { false } }, "data that is not strings")
+            let size = data.reduce(0) { sum, member in
+                if case .string(let text) = member.value { sum + member.name.utf8.count + text.utf8.count } else { sum }
+            }
+            require(size <= FCMMessageLimits.maxDataBytes, "data of \(size) bytes")
+        }
+        require((try? JSONSerialization.jsonObject(with: Data(body))) != nil, "Foundation cannot read the FCM body")
+    }
+    if let push = mapping.push {
+        trace("fcm: \(push.messages.count) tokens, topic \(push.topicMessage != nil)")
+        for message in push.messages {
+            require(FCMToken.isValid(message.token.text.utf8), "an FCM token of the wrong syntax")
+            checkBody(message.body, token: message.token.text)
+        }
+        if let topic = push.topicMessage {
+            checkBody(topic.body, token: nil)
+            accounted.append(topic.target)
+        }
+        accounted += push.messages.map(\.token.text)
+    }
+    let target = notification.fcm.condition.isEmpty ? notification.topic : notification.fcm.condition
+    let expected = (target.isEmpty ? [] : [target]) + notification.tokens
+    require(accounted.sorted() == (expected.isEmpty ? [""] : expected).sorted(), "FCM tokens not accounted for exactly once")
     return mapping.failures
 }
 

@@ -139,7 +139,7 @@ func gorushPayload(for n: ProviderNotification) -> [UInt8] {
 
 /// Writes the members of an object Go's encoder would write: `omitempty`
 /// fields only when set.
-private struct ObjectWriter {
+struct ObjectWriter {
     var output: [UInt8]
     var empty = true
 

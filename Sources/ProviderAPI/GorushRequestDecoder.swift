@@ -1,9 +1,9 @@
 // A gorush `/api/push` body to notifications: the field names
 // as gorush spells them (notify/notification.go, `PushNotification`), the
 // checks and messages of its handler (router/server.go, `pushHandler`), and
-// our limits. Fields of other platforms are not read; a field platform 1
-// uses with the wrong type fails the whole request, as Go's decoder fails
-// gorush's binding.
+// our limits. The fields of platforms 1 and 2 are read (2's in
+// GorushFCMDecoder.swift), Huawei's are not; a field read with the wrong
+// type fails the whole request, as Go's decoder fails gorush's binding.
 
 import JSON
 
@@ -99,6 +99,7 @@ private func decodeNotification(_ value: JSONValue, path: String) throws(Provide
         throw ProviderRequestError("\(path) must be an object, not \(value.kindDescription).")
     }
     var n = ProviderNotification()
+    var fcm: ProviderFCMFields?
     for member in members {
         let (v, at) = (member.value, path + "." + member.name)
         if let field = stringFields[member.name] {
@@ -122,10 +123,13 @@ private func decodeNotification(_ value: JSONValue, path: String) throws(Provide
             case "volume": n.soundVolume = try float(v, at)
             case "sound": n.sound = try sound(v, at)
             case "alert": n.alert = try alert(v, at)
-            default: continue  // another platform's field, or one gorush does not know
+            case "image", "condition", "notification", "android", "fcm_options", "collapse_key", "time_to_live":
+                try decodeFCMField(member.name, v, at, into: &fcm)
+            default: continue  // Huawei's field, or one gorush does not know
             }
         }
     }
+    if let fcm { n.fcm = fcm }
     return n
 }
 
@@ -199,7 +203,7 @@ private let alertListFields: [String: Field<ProviderAlert, [String]>] = [
     "loc-args": \.locArgs, "title-loc-args": \.titleLocArgs,
 ]
 
-private func wrongType(_ path: String, _ expected: String, _ value: JSONValue) -> ProviderRequestError {
+func wrongType(_ path: String, _ expected: String, _ value: JSONValue) -> ProviderRequestError {
     ProviderRequestError("\(path) must be \(expected), not \(value.kindDescription).")
 }
 
@@ -212,19 +216,19 @@ private func read<T>(_ value: JSONValue, _ path: String, _ expected: String, zer
     return result
 }
 
-private func string(_ value: JSONValue, _ path: String) throws(ProviderRequestError) -> String {
+func string(_ value: JSONValue, _ path: String) throws(ProviderRequestError) -> String {
     try read(value, path, "a string", zero: "") { if case .string(let text) = $0 { text } else { nil } }
 }
 
-private func bool(_ value: JSONValue, _ path: String) throws(ProviderRequestError) -> Bool {
+func bool(_ value: JSONValue, _ path: String) throws(ProviderRequestError) -> Bool {
     try read(value, path, "true or false", zero: false) { if case .bool(let flag) = $0 { flag } else { nil } }
 }
 
-private func object(_ value: JSONValue, _ path: String) throws(ProviderRequestError) -> [JSONMember] {
+func object(_ value: JSONValue, _ path: String) throws(ProviderRequestError) -> [JSONMember] {
     try read(value, path, "an object", zero: []) { if case .object(let members) = $0 { members } else { nil } }
 }
 
-private func strings(_ value: JSONValue, _ path: String) throws(ProviderRequestError) -> [String] {
+func strings(_ value: JSONValue, _ path: String) throws(ProviderRequestError) -> [String] {
     try read(value, path, "an array of strings", zero: []) { (value) throws(ProviderRequestError) -> [String]? in
         guard case .array(let elements) = value else { return nil }
         var result: [String] = []
@@ -247,7 +251,7 @@ private func number<T>(_ value: JSONValue, _ path: String, _ expected: String, z
 
 /// Go reads an integer field only from an integer literal in range: no
 /// fraction, no exponent.
-private func int64(_ value: JSONValue, _ path: String) throws(ProviderRequestError) -> Int64 {
+func int64(_ value: JSONValue, _ path: String) throws(ProviderRequestError) -> Int64 {
     try number(value, path, "an integer", zero: 0, range: { "must be an integer between \(Int64.min) and \(Int64.max), not \($0)" }) {
         Int64($0)
     }

@@ -1,6 +1,7 @@
 // One notification of a gorush `/api/push` request, as decoded: gorush's
 // `PushNotification` (notify/notification.go), the fields platform 1 uses,
-// plus our extension `app`. Strings and numbers keep gorush's zero values
+// the FCM ones platform 2 uses (ProviderFCMFields.swift), plus our
+// extension `app`. Strings and numbers keep gorush's zero values
 // ("" and 0 mean "not given"), because gorush's mapping tests them that
 // way (`len(x) > 0`, `x > 0`); pointers in gorush are optionals here.
 
@@ -31,7 +32,7 @@ public struct ProviderAlert: Sendable, Equatable {
 /// name follows each where it differs (`decodeGorushRequest` reads them).
 public struct ProviderNotification: Sendable, Equatable {
     /// `notif_id` (echoed in log entries), `tokens`, `platform` (1 iOS, 2
-    /// Android, 3 Huawei; this relay sends platform 1 only), `retry`.
+    /// Android, 3 Huawei; this relay sends platforms 1 and 2), `retry`.
     public var id = "", tokens: [String] = [], platform = 0, retry = 0
     /// Our extension: the id of the configured app to send with.
     public var app: String?
@@ -56,6 +57,13 @@ public struct ProviderNotification: Sendable, Equatable {
     /// `content-state`, `attributes-type`, `attributes`.
     public var event = "", timestamp: Int64 = 0, staleDate: Int64 = 0, dismissalDate: Int64 = 0,
                contentState: [JSONMember] = [], attributesType = "", attributes: [JSONMember] = []
+    /// FCM's fields (platform 2): `image`, `condition`, `notification`,
+    /// `android`, `collapse_key`, `time_to_live`.
+    public var fcm: ProviderFCMFields {
+        get { fcmStorage?.fields ?? ProviderFCMFields() }
+        set { fcmStorage = newValue.isEmpty ? nil : ProviderFCMFieldsStorage(newValue) }
+    }
+    var fcmStorage: ProviderFCMFieldsStorage?
 
     public init() {}
 }

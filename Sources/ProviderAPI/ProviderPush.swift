@@ -39,7 +39,8 @@ public struct ProviderMapping: Sendable, Equatable {
 
 /// Maps one notification. Failures that never reach APNs, each a
 /// `failed-push` entry without `status`:
-/// - a platform other than 1: every token;
+/// - a platform other than 1 (2 is `mapGorushFCMNotification`'s): every
+///   token, `gorushPlatformRefusal`'s words;
 /// - no tokens: one entry with an empty token, gorush's message;
 /// - a `data.aps` while other fields also fill `aps` (gorush panics there),
 ///   a header value with a control character, a payload over 4096 bytes
@@ -54,9 +55,7 @@ public func mapGorushNotification(_ n: ProviderNotification) -> ProviderMapping 
                           message: n.message, error: error, reason: reason?.rawValue, app: n.app)
         })
     }
-    guard n.platform == 1 else {
-        return failAll("platform \(n.platform) is not supported: this relay sends to APNs (platform 1) only")
-    }
+    guard n.platform == 1 else { return failAll(gorushPlatformRefusal(n.platform)) }
     // gorush's CheckMessage wording.
     guard !n.tokens.isEmpty else { return failAll("please provide at least one device token") }
     if n.data.contains(where: { $0.name == "aps" }) && gorushTouchesAPSAfterData(n) {
@@ -109,4 +108,12 @@ func gorushHeaders(for n: ProviderNotification) -> [HTTPField] {
     }
     headers.append(HTTPField(name: "apns-push-type", value: n.pushType.isEmpty ? "alert" : n.pushType))
     return headers
+}
+
+/// Why a notification of `platform` is not sent: Huawei's Push Kit
+/// (platform 3) is not served, and gorush knows no other platform.
+public func gorushPlatformRefusal(_ platform: Int) -> String {
+    platform == 3
+        ? "platform 3 (Huawei Push Kit) is not served: this relay sends to APNs (platform 1) and FCM (platform 2)"
+        : "platform \(platform) is not supported: this relay sends to APNs (platform 1) and FCM (platform 2)"
 }

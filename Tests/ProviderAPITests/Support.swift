@@ -35,3 +35,11 @@ func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 
 /// The headers as `name: value` lines, for readable comparisons.
 func lines(_ headers: [HTTPField]) -> [String] { headers.map { "\($0.name): \($0.value)" } }
+
+/// A table row: a notification's extra `fields` and what they must give
+/// (a message's members, an error's words).
+struct FieldsCase: Sendable, CustomTestStringConvertible {
+    var fields: String
+    var expected: String
+    var testDescription: String { fields }
+}
