@@ -61,7 +61,8 @@ enum FCMTokenEndpoint {
             return .failure(refusal(.invalidGrant, "Invalid JWT: no kid in the header"))
         }
         guard let trusted = accounts.first(where: { $0.account.privateKeyID == keyID }) else {
-            return .failure(FCMTokenRefusal(OAuthRefusal(status: 401, code: .invalidClient, errorDescription: "The OAuth client was not found.")))
+            return .failure(FCMTokenRefusal(OAuthRefusal(status: 401, code: .invalidClient,
+                                                         errorDescription: "The OAuth client was not found.")))
         }
         let signingInput = Array(assertion[..<parts[1].endIndex])
         guard !revokedKeyIDs.contains(keyID), trusted.verifier.verify(signingInput, signature: signature) else {

@@ -79,8 +79,9 @@ enum FCMFixture {
     }
 
     /// The relay's message for `token`: a data message with Android options.
-    static func message(token: String = registrationToken, extra: String = "") -> [UInt8] {
-        Array(#"{"message":{"token":"\#(token)","data":{"p":"abc","x":"1"},"android":{"ttl":"60s","collapse_key":"t","priority":"high"}\#(extra)}}"#.utf8)
+    static func message(token: String = registrationToken) -> [UInt8] {
+        Array((#"{"message":{"token":"\#(token)","data":{"p":"abc","x":"1"},"#
+            + #""android":{"ttl":"60s","collapse_key":"t","priority":"high"}}}"#).utf8)
     }
 }
 
@@ -89,5 +90,13 @@ extension String {
         var text = ""
         for character in self { text += character == ":" ? "%3A" : String(character) }
         return text
+    }
+}
+
+extension FCMRejection {
+    /// The answer as the relay reads it (FCMCore).
+    var readByRelay: FCMError? {
+        guard case .failed(let error) = FCMSendAnswer(status: status, body: body) else { return nil }
+        return error
     }
 }
