@@ -41,6 +41,7 @@ extension EmulatorWorker {
                 token: validated.token, topic: validated.topic, condition: validated.condition,
                 message: validated.message, projectID: validated.projectID, name: name,
                 clientEmail: validated.account.account.clientEmail, privateKeyID: validated.account.account.privateKeyID,
+                accessTokenFingerprint: Self.tokenFingerprint(request.header("authorization") ?? ""),
                 headers: request.headers, connectionID: connectionID, streamID: request.streamID)
             if fcm.configuration.recordMessages { fcm.records.withLock { $0.append(record) } }
             if observe, let observer = fcm.observer.withLock({ $0.call }) { observer(record) }
@@ -57,11 +58,15 @@ extension EmulatorWorker {
                                          accounts: fcm.accounts, revokedKeyIDs: behavior.fcmRevokedKeyIDs, now: now) {
         case .failure(let refusal):
             fcm.tokenRefusals.wrappingAdd(1, ordering: .relaxed)
+            // One line per token request: they are rare (one an hour per
+            // account), and an end-to-end test counts them in the log.
+            state.log("FCM token request refused: \(refusal.refusal)")
             return .respond(status: refusal.status, headers: Self.jsonHeaders, body: refusal.body)
         case .success(let account):
             let lifetime = fcm.configuration.tokenLifetime
             let token = fcm.issuedTokens.issue(for: account, now: now, lifetime: lifetime, using: &random)
             fcm.tokensIssued.wrappingAdd(1, ordering: .relaxed)
+            state.log("FCM access token issued to \(account.account) for \(lifetime) s")
             // RFC 6749 §5.1: a response with a token is not to be cached.
             return .respond(status: 200, headers: Self.jsonHeaders + [("cache-control", "no-store")],
                             body: FCMTokenEndpoint.answer(accessToken: token, lifetime: lifetime))

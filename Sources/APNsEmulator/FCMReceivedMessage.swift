@@ -15,6 +15,11 @@ public struct FCMReceivedMessage: Sendable {
     /// The account whose access token came with it (`client_email`, `private_key_id`).
     public var clientEmail: String
     public var privateKeyID: String
+    /// Which access token it came with, as the first 16 hex digits of the
+    /// `authorization` value's SHA-256: a test counts the distinct tokens
+    /// used (one fetch at a time, kept until expiry) without the token
+    /// reaching a record.
+    public var accessTokenFingerprint: String
     /// Every regular header field of the request, in arrival order.
     public var headers: [(name: String, value: String)]
     /// Which connection (numbered from 1 in accept order) and stream carried it.
@@ -31,7 +36,7 @@ public struct FCMReceivedMessage: Sendable {
 
     /// One line of JSON (no trailing newline) for `--fcm-record`: `token`,
     /// `topic`, `condition` (the one set), `project`, `name`, `account`,
-    /// `key_id`, `message` (the object as sent), `headers` as
+    /// `key_id`, `access_token_fingerprint`, `message` (the object as sent), `headers` as
     /// `[[name, value], …]`, `connection` and `stream`. The `authorization`
     /// value (an access token) is replaced by `<redacted>`: these lines end
     /// up in logs.
@@ -42,7 +47,8 @@ public struct FCMReceivedMessage: Sendable {
         if let condition { members.append(("condition", .string(condition))) }
         members += [
             ("project", .string(projectID)), ("name", .string(name)), ("account", .string(clientEmail)),
-            ("key_id", .string(privateKeyID)), ("message", message),
+            ("key_id", .string(privateKeyID)), ("access_token_fingerprint", .string(accessTokenFingerprint)),
+            ("message", message),
             ("headers", .array(headers.map { header in
                 .array([.string(header.name), .string(header.name == "authorization" ? "<redacted>" : header.value)])
             })),

@@ -62,6 +62,7 @@ struct FCMConnectionTests {
         #expect(records.first?.data == ["p": "abc", "x": "1"])
         #expect(records.first?.jsonLine.contains("<redacted>") == true)
         #expect(records.first?.jsonLine.contains(bearer) == false)
+        #expect(records.first?.accessTokenFingerprint == EmulatorWorker.tokenFingerprint("Bearer " + bearer))
 
         let apns = try #require(try Self.exchange(client, path: "/3/device/\(Fixture.token())",
                                                   headers: [("apns-topic", Fixture.topic)], body: Fixture.payload))

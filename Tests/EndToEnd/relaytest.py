@@ -225,6 +225,13 @@ def write_service_account(path, certs, port, project_id=FCM_PROJECT, key_id=FCM_
     return path
 
 
+def fcm_token_requests(emulator):
+    """How many access tokens the emulator issued and how many token
+    requests it refused so far, from its log (one line each)."""
+    log = emulator.read_log()
+    return log.count("FCM access token issued to "), log.count("FCM token request refused: ")
+
+
 def revoke_fcm_keys(emulator, key_ids):
     """Makes the emulator's token endpoint refuse these private_key_ids
     (400 invalid_grant) from now on; an empty list revokes none. The
@@ -274,6 +281,7 @@ def record_entries(emulator, record=None):
 def fcm_recorded(emulator, token=None, timeout=5):
     """The FCM messages the emulator accepted (all, or the first for
     `token`, waited for): `token`, `project`, `name`, `account`, `key_id`,
+    `access_token_fingerprint` (which access token it came with),
     `message` (as sent: `message["data"]` holds p/k/s/x), `headers`."""
     deadline = time.monotonic() + timeout
     while True:
