@@ -8,7 +8,11 @@ extension EmulatorWorker {
     func decideFCM(_ request: HTTP2Request, fcm: FCMEmulatorState, connectionID: Int,
                    behavior: APNsEmulatorBehavior) -> Decision {
         let now = Int(time(nil))
-        if fcm.tokenPaths.contains(request.path), request.method == "POST" {
+        if fcm.tokenPaths.contains(request.path) {
+            guard request.method == "POST" else {
+                // RFC 6749 §3.2: "The client MUST use the HTTP POST method".
+                return .respond(status: 405, headers: [("allow", "POST")], body: [])
+            }
             return issueToken(request, fcm: fcm, behavior: behavior, now: now)
         }
         fcm.received.wrappingAdd(1, ordering: .relaxed)

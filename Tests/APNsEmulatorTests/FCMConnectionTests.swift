@@ -20,9 +20,9 @@ struct FCMConnectionTests {
     }
 
     /// Sends one request and waits for its answer.
-    static func exchange(_ client: TestClient, path: String, headers: [(name: String, value: String)],
-                         body: [UInt8]) throws -> TestClient.Response? {
-        let stream = try client.submit(path: path, headers: headers, body: body)
+    static func exchange(_ client: TestClient, method: String = "POST", path: String,
+                         headers: [(name: String, value: String)], body: [UInt8]) throws -> TestClient.Response? {
+        let stream = try client.submit(path: path, method: method, headers: headers, body: body)
         client.run { client.responses[stream] != nil && client.closedStreams[stream] != nil }
         return client.responses[stream]
     }
@@ -64,12 +64,23 @@ struct FCMConnectionTests {
         #expect(records.first?.jsonLine.contains(bearer) == false)
         #expect(records.first?.accessTokenFingerprint == EmulatorWorker.tokenFingerprint("Bearer " + bearer))
 
+        // validate_only: checked and answered, not delivered.
+        let checked = try #require(try Self.exchange(
+            client, path: Self.sendPath,
+            headers: [("authorization", "Bearer " + bearer), ("content-type", "application/json")],
+            body: Array(#"{"validate_only":true,"message":{"topic":"news"}}"#.utf8)))
+        #expect(checked.status == 200)
+        #expect(fcmMessageName(checked.body) == "projects/\(FCMFixture.project)/messages/fake_message_id")
+        #expect(emulator.receivedFCMMessages().count == 1)
+        let get = try #require(try Self.exchange(client, method: "GET", path: "/token", headers: [], body: []))
+        #expect(get.status == 405)
+
         let apns = try #require(try Self.exchange(client, path: "/3/device/\(Fixture.token())",
                                                   headers: [("apns-topic", Fixture.topic)], body: Fixture.payload))
         #expect(apns.status == 403)
         #expect(apns.reason == "MissingProviderToken")
         #expect(emulator.fcmStatistics == FCMEmulatorStatistics(tokenRequests: 1, tokensIssued: 1, tokenRefusals: 0,
-                                                                received: 1, accepted: 1, rejected: 0, unanswered: 0))
+                                                                received: 2, accepted: 1, rejected: 0, unanswered: 0))
 
         // A certificate still rules its connection for APNs.
         let certified = try TestClient(port: emulator.port)
