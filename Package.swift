@@ -160,7 +160,7 @@ let package = Package(
         .target(name: "APNs", dependencies: ["APNsCore", "HTTPCore", "Locking", "Base64URL", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
         // An APNs-compatible HTTP/2 server for tests and benchmarks (and, as
         // the apns-emulator executable, the demo).
-        .target(name: "APNsEmulator", dependencies: ["Locking", "APNsCore", "Base64URL", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
+        .target(name: "APNsEmulator", dependencies: ["Locking", "APNsCore", "Base64URL", "EventLoop", "TLS", "HTTP2", "HTTP2Transport", "FCMCore", "JSON"]),
         // pyapns' provisioned apps (`ProvisionedApps`: certificates added at
         // run time, checked, in the credential catalog), and the protocol
         // through which a fleet shares them (`SharedProvisionedApps`).
@@ -206,7 +206,7 @@ let package = Package(
         ]),
         // The emulator as a process (end-to-end tests, the benchmark, the demo).
         .executableTarget(name: "apns-emulator", dependencies: [
-            "APNsCore", "Locking", "APNsEmulator", "EventLoop", "TLS",
+            "APNsCore", "Locking", "APNsEmulator", "EventLoop", "TLS", "FCMCore",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -259,7 +259,7 @@ let package = Package(
         .testTarget(name: "TLSTests", dependencies: ["TLS", "COpenSSL", "TestSupport"]),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "HTTPCore"]),
         .testTarget(name: "APNsTests", dependencies: ["Base64URL", "APNs", "APNsCore", "APNsEmulator", "HTTPCore", "Locking", "TestSupport"]),
-        .testTarget(name: "APNsEmulatorTests", dependencies: ["Base64URL", "APNsCore", "Locking", "APNsEmulator", "HTTP2", "HTTP2Transport", "HTTPCore", "TLS", "EventLoop", "TestSupport"]),
+        .testTarget(name: "APNsEmulatorTests", dependencies: ["Base64URL", "APNsCore", "Locking", "APNsEmulator", "HTTP2", "HTTP2Transport", "HTTPCore", "TLS", "EventLoop", "TestSupport", "FCMCore", "JSON"]),
         .testTarget(name: "RelayTests", dependencies: [
             "Base64URL", "Locking", "HTTP1", "HTTPCore", "Relay", "Observability", "APNs", "APNsCore", "APNsEmulator", "TestSupport", "ProviderAPI", "Delivery", "Feedback",
             "FeedbackHook", "XMLRPC", "Provisioning", "AsyncPush",

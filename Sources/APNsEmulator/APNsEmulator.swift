@@ -95,7 +95,8 @@ public final class APNsEmulator: Sendable {
         runtime.withLock { $0 = Runtime(threads: threads, workers: workers) }
         state.log("listening on \(configuration.host):\(port) with \(count) thread(s) as APNs \(configuration.environment.rawValue), "
             + "checking \(configuration.authentication.checks)"
-            + (state.tokenUpdates.map { ", a key's new token at most every \($0.interval) s" } ?? ""))
+            + (state.tokenUpdates.map { ", a key's new token at most every \($0.interval) s" } ?? "")
+            + (state.fcm.map { ", and as FCM for \($0.accounts.count) service account(s)" } ?? ""))
     }
 
     /// The listening port (0 before `start()`).
@@ -163,6 +164,7 @@ public final class APNsEmulator: Sendable {
         state.handshakeFailures.store(0, ordering: .relaxed)
         state.records.withLock { $0.removeAll() }
         state.ledger.withLock { $0.removeAll() }
+        state.fcm?.reset()
         setBehavior(configuration.behavior)
     }
 
@@ -172,6 +174,29 @@ public final class APNsEmulator: Sendable {
         set {
             state.observer.withLock { $0.call = newValue }
             state.hasObserver.store(newValue != nil, ordering: .releasing)
+        }
+    }
+
+    // MARK: FCM
+
+    /// The FCM side's counters (all zero when the emulator plays APNs only).
+    public var fcmStatistics: FCMEmulatorStatistics {
+        state.fcm?.statistics ?? FCMEmulatorStatistics(tokenRequests: 0, tokensIssued: 0, tokenRefusals: 0, received: 0,
+                                                        accepted: 0, rejected: 0, unanswered: 0)
+    }
+
+    /// The accepted FCM messages so far (only with `recordMessages`).
+    public func receivedFCMMessages() -> [FCMReceivedMessage] {
+        state.fcm?.records.withLock { $0 } ?? []
+    }
+
+    /// Called with each accepted FCM message, on a loop thread.
+    public var onFCMMessage: (@Sendable (FCMReceivedMessage) -> Void)? {
+        get { state.fcm?.observer.withLock { $0.call } }
+        set {
+            guard let fcm = state.fcm else { return }
+            fcm.observer.withLock { $0.call = newValue }
+            fcm.hasObserver.store(newValue != nil, ordering: .releasing)
         }
     }
 

@@ -49,11 +49,16 @@ public struct APNsEmulatorBehavior: Sendable, Hashable {
     /// connection starts with (RFC 9113 §6.9.2). Apple does not document
     /// what APNs uses, so the default is the tightest a client can meet.
     public var connectionWindowSize: Int?
+    /// FCM: service-account keys (`private_key_id`) the token endpoint
+    /// refuses as Google refuses a deleted key (400 invalid_grant "Invalid
+    /// JWT Signature."); access tokens issued before stay good until they
+    /// expire, as Google's do.
+    public var fcmRevokedKeyIDs: Set<String>
 
     public init(forcedAction: APNsEmulatorAction? = nil, forcedCount: Int? = nil,
                 responseDelay: Duration = .zero, maxConcurrentStreams: UInt32 = 1000,
                 initialMaxConcurrentStreams: UInt32? = nil, goAwayAfterStreams: Int? = nil,
-                dropAfterStreams: Int? = nil, connectionWindowSize: Int? = nil) {
+                dropAfterStreams: Int? = nil, connectionWindowSize: Int? = nil, fcmRevokedKeyIDs: Set<String> = []) {
         self.forcedAction = forcedAction
         self.forcedCount = forcedCount
         self.responseDelay = responseDelay
@@ -62,5 +67,6 @@ public struct APNsEmulatorBehavior: Sendable, Hashable {
         self.goAwayAfterStreams = goAwayAfterStreams
         self.dropAfterStreams = dropAfterStreams
         self.connectionWindowSize = connectionWindowSize
+        self.fcmRevokedKeyIDs = fcmRevokedKeyIDs
     }
 }

@@ -30,12 +30,16 @@ public struct APNsEmulatorConfiguration: Sendable {
     /// answers a provider that renews more often than every 20 minutes
     /// (`ProviderTokenUpdates`). 0: not enforced.
     public var tokenUpdateInterval: Int
+    /// FCM HTTP v1 on the same listener (its token endpoint and
+    /// `messages:send`); nil: APNs only.
+    public var fcm: FCMEmulatorConfiguration?
 
     public init(host: String = "127.0.0.1", port: UInt16 = 0, certificateFile: String, privateKeyFile: String,
                 authentication: APNsEmulatorAuthentication, environment: APNsEnvironment = .production,
                 expectedTopic: String? = nil, threads: Int = 1,
                 recordNotifications: Bool = false, log: Bool = false,
-                behavior: APNsEmulatorBehavior = APNsEmulatorBehavior(), tokenUpdateInterval: Int = 0) {
+                behavior: APNsEmulatorBehavior = APNsEmulatorBehavior(), tokenUpdateInterval: Int = 0,
+                fcm: FCMEmulatorConfiguration? = nil) {
         self.host = host
         self.port = port
         self.certificateFile = certificateFile
@@ -48,5 +52,6 @@ public struct APNsEmulatorConfiguration: Sendable {
         self.log = log
         self.behavior = behavior
         self.tokenUpdateInterval = tokenUpdateInterval
+        self.fcm = fcm
     }
 }

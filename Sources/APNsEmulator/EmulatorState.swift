@@ -14,6 +14,8 @@ final class EmulatorState: Sendable {
     let providerKeys: [LoadedProviderKey]
     /// Each key's token updates, when their interval is enforced.
     let tokenUpdates: ProviderTokenUpdates?
+    /// The FCM side, when the emulator plays FCM too.
+    let fcm: FCMEmulatorState?
 
     let received = Atomic<Int>(0)
     let accepted = Atomic<Int>(0)
@@ -69,9 +71,13 @@ final class EmulatorState: Sendable {
             keys = try LoadedProviderKey.load(configured)
         case .none: break
         }
+        fcm = try configuration.fcm.map { configuration throws(APNsEmulatorError) in
+            try FCMEmulatorState(configuration: configuration)
+        }
         do {
+            // FCM's clients authenticate by access token, without a certificate.
             tlsContext = try TLSContext.server(identity: identity, alpn: ["h2"], clientCAFile: clientCAFile,
-                                               requireClientCertificate: keys.isEmpty)
+                                               requireClientCertificate: keys.isEmpty && configuration.fcm == nil)
         } catch { throw .tls(error) }
         providerKeys = keys
         tokenUpdates = configuration.tokenUpdateInterval > 0 && !keys.isEmpty

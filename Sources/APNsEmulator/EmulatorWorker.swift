@@ -17,7 +17,7 @@ final class EmulatorWorker {
     let providerTokens: ProviderTokenVerifier?
     private var cachedBehavior: APNsEmulatorBehavior
     private var cachedVersion: UInt64
-    private var random = SystemRandomNumberGenerator()
+    var random = SystemRandomNumberGenerator()
 
     /// What to do with one complete request.
     enum Decision {
@@ -77,7 +77,11 @@ final class EmulatorWorker {
     /// How a connection whose handshake is complete authenticates.
     func credential(for tls: TLSConnection) -> ClientCredential {
         switch state.configuration.authentication {
-        case .clientCertificate: return .certificate(uid: tls.peerCertificateSubjectUID)
+        case .clientCertificate:
+            // Only requested when the listener serves FCM too (its clients
+            // have none): APNs then refuses a connection without one.
+            guard tls.hasVerifiedPeerCertificate else { return .absent }
+            return .certificate(uid: tls.peerCertificateSubjectUID)
         case .providerKeys: return providerTokens.map { .token($0) } ?? .none
         case .clientCertificateOrProviderKeys:
             // A certificate the handshake verified makes this a
@@ -110,6 +114,9 @@ final class EmulatorWorker {
     /// to, set by its first request whose token is taken.
     func decide(_ request: HTTP2Request, credential: ClientCredential, connectionID: Int,
                 behavior: APNsEmulatorBehavior, boundKey: inout ProviderTokenVerifier.VerifiedKey?) -> Decision {
+        if let fcm = state.fcm, fcm.serves(path: request.path) {
+            return decideFCM(request, fcm: fcm, connectionID: connectionID, behavior: behavior)
+        }
         state.received.wrappingAdd(1, ordering: .relaxed)
         let now = Int(time(nil))
         let notification: ValidatedNotification

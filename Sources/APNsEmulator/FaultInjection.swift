@@ -80,6 +80,12 @@ public enum APNsFaultToken {
     /// The action a token selects, nil for an ordinary token. Cheap: checks
     /// ten bytes.
     public static func action(forToken token: Substring.UTF8View) -> APNsEmulatorAction? {
+        code(forToken: token).flatMap(action(forCode:))
+    }
+
+    /// The code after the marker (FCM's fault tokens share the form), nil
+    /// when the token does not start with the marker and two hex digits.
+    static func code(forToken token: Substring.UTF8View) -> UInt8? {
         guard token.count >= 10 else { return nil }
         var index = token.startIndex
         for expected in marker.utf8 {
@@ -89,7 +95,7 @@ public enum APNsFaultToken {
         guard let high = hexValue(token[index]) else { return nil }
         index = token.index(after: index)
         guard let low = hexValue(token[index]) else { return nil }
-        return action(forCode: high << 4 | low)
+        return high << 4 | low
     }
 
     @inline(__always)

@@ -89,6 +89,9 @@ enum ClientCredential {
     case token(ProviderTokenVerifier)
     /// Nothing to check.
     case none
+    /// Certificates are required and the connection has none (the
+    /// listener only requested one, as it serves FCM too).
+    case absent
 }
 
 /// A request that passed every APNs rule.
@@ -204,6 +207,11 @@ enum APNsRequestValidator {
             guard key.covers(topic: topic) else { return .failure(APNsRejection(.topicDisallowed)) }
         case .none:
             break
+        case .absent:
+            // Apple: "No provider certificate was used to connect to APNs,
+            // and the authorization header is missing or no provider token
+            // is specified."
+            return .failure(APNsRejection(.missingProviderToken))
         }
         if let topic = notification.topic {
             guard isTopic(topic.utf8) else { return .failure(APNsRejection(.badTopic)) }

@@ -39,6 +39,13 @@ public final class RS256Verifier: @unchecked Sendable {
         key = try RSAKey.readPublic(pem: publicKeyPEM)
     }
 
+    /// The verifier of the key pair whose private half is `privateKeyPEM`
+    /// (as RS256Signer takes it): a service account's file holds only the
+    /// private key, and the emulator checks its assertions with it.
+    public init(privateKeyPEM: [UInt8]) throws(CredentialError) {
+        key = try RSAKey.readPrivate(pem: privateKeyPEM)
+    }
+
     deinit { RSAKey.free(key) }
 
     /// True when `signature` is a valid RS256 signature of `message`.

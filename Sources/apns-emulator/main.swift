@@ -5,6 +5,7 @@ import APNsCore
 import APNsEmulator
 import ArgumentParser
 import EventLoop
+import FCMCore
 import Foundation
 import Locking
 import TLS
@@ -27,6 +28,16 @@ struct APNsEmulatorCommand: ParsableCommand {
 
             Fault injection: a device token starting with fa11fa11 followed by a two-digit \
             code gets a chosen failure (see APNsFaultToken in Sources/APNsEmulator/FaultInjection.swift).
+
+            FCM HTTP v1 on the same listener with --fcm-service-account: the token endpoint at each \
+            account's token_uri path (RFC 7523 assertions checked as Google checks them: RS256 \
+            against the account's key, kid, iss, scope, aud, iat, exp) and \
+            POST /v1/projects/<project_id>/messages:send (an access token it issued for that \
+            project, the message's schema, data size and TTL). A client certificate is then \
+            requested, not required: an APNs request on a connection without one is 403 \
+            MissingProviderToken. FCM faults: a registration token starting with fa11fa11 and a \
+            two-digit code (see FCMFaultToken in Sources/APNsEmulator/FCMFaults.swift). SIGHUP \
+            re-reads --fcm-revoked-keys.
             """)
 
     @Option(help: "Numeric address to listen on.") var host = "127.0.0.1"
@@ -79,6 +90,22 @@ struct APNsEmulatorCommand: ParsableCommand {
     @Flag(help: "No connection log on stderr.") var quiet = false
     @Flag(name: .customLong("print"), help: "One JSON line per accepted notification on stdout.") var printNotifications = false
     @Option(help: "Append the same JSON lines to this file (flushed per line).") var record: String?
+    @Option(name: .customLong("fcm-service-account"), help: ArgumentHelp(
+        "FCM, repeatable: a service-account JSON file whose account the token endpoint trusts.",
+        discussion: "Its token_uri's path is the token endpoint (tests: https://127.0.0.1:<port>/token); "
+            + "its private key's public half checks the assertions.", valueName: "file"))
+    var fcmServiceAccounts: [String] = []
+    @Option(name: .customLong("fcm-token-lifetime"), help: ArgumentHelp(
+        "FCM: the expires_in of the access tokens issued; a token is refused after it.", valueName: "seconds"))
+    var fcmTokenLifetime = 3600
+    @Option(name: .customLong("fcm-record"),
+            help: "FCM: append one JSON line per accepted message to this file (flushed per line).")
+    var fcmRecord: String?
+    @Option(name: .customLong("fcm-revoked-keys"), help: ArgumentHelp(
+        "FCM: a file of private_key_ids (one a line) the token endpoint refuses (400 invalid_grant).",
+        discussion: "Read at start and again on SIGHUP, so a test revokes a key at run time; a missing file "
+            + "revokes nothing. Access tokens issued before stay good until they expire.", valueName: "file"))
+    var fcmRevokedKeys: String?
 
     func validate() throws {
         let tokens = tokenKey != nil || !providerKeys.isEmpty
@@ -110,6 +137,33 @@ struct APNsEmulatorCommand: ParsableCommand {
         guard (goAwayAfter ?? 1) >= 1, (dropAfter ?? 1) >= 1 else {
             throw ValidationError("--goaway-after and --drop-after must be at least 1")
         }
+        if fcmServiceAccounts.isEmpty, fcmRecord != nil || fcmRevokedKeys != nil {
+            throw ValidationError("--fcm-record and --fcm-revoked-keys need --fcm-service-account")
+        }
+        guard fcmTokenLifetime >= 1 else { throw ValidationError("--fcm-token-lifetime must be at least 1") }
+        _ = try fcmConfiguration()
+    }
+
+    /// The FCM side, nil without --fcm-service-account; a broken file is a
+    /// usage error naming it and the field, never the key.
+    func fcmConfiguration() throws -> FCMEmulatorConfiguration? {
+        guard !fcmServiceAccounts.isEmpty else { return nil }
+        var accounts: [FCMServiceAccount] = []
+        for path in fcmServiceAccounts {
+            do {
+                accounts.append(try FCMServiceAccount(json: try CredentialFile.read(path)))
+            } catch {
+                throw ValidationError("--fcm-service-account \(path): \(error)")
+            }
+        }
+        return FCMEmulatorConfiguration(serviceAccounts: accounts, tokenLifetime: fcmTokenLifetime)
+    }
+
+    /// The private_key_ids of --fcm-revoked-keys (none when the file does not exist).
+    func revokedKeyIDs() -> Set<String> {
+        guard let fcmRevokedKeys, let text = try? String(contentsOfFile: fcmRevokedKeys, encoding: .utf8) else { return [] }
+        return Set(text.split(whereSeparator: \.isNewline).map { String($0).trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty })
     }
 
     /// `--token-key` (one team key for both environments) and
@@ -134,7 +188,7 @@ struct APNsEmulatorCommand: ParsableCommand {
     func run() throws {
         ignoreSIGPIPE()
         // Blocked before any thread starts, so only waitForBlockedSignal below sees them.
-        try SignalSource.block([SIGTERM, SIGINT])
+        try SignalSource.block([SIGTERM, SIGINT, SIGHUP])
 
         let keys = try keys()
         let authentication: APNsEmulatorAuthentication
@@ -148,28 +202,43 @@ struct APNsEmulatorCommand: ParsableCommand {
             forcedAction: unavailableFirst.map { _ in .reject(.serviceUnavailable) }, forcedCount: unavailableFirst,
             responseDelay: .milliseconds(delayMilliseconds), maxConcurrentStreams: maxStreams,
             initialMaxConcurrentStreams: initialMaxStreams, goAwayAfterStreams: goAwayAfter,
-            dropAfterStreams: dropAfter, connectionWindowSize: connectionWindow)
+            dropAfterStreams: dropAfter, connectionWindowSize: connectionWindow, fcmRevokedKeyIDs: revokedKeyIDs())
         let configuration = APNsEmulatorConfiguration(
             host: host, port: port, certificateFile: certificate, privateKeyFile: key,
             authentication: authentication, environment: APNsEnvironment(rawValue: environment) ?? .production,
             expectedTopic: topic, threads: threads,
-            recordNotifications: false, log: !quiet, behavior: behavior, tokenUpdateInterval: tokenUpdateInterval)
+            recordNotifications: false, log: !quiet, behavior: behavior, tokenUpdateInterval: tokenUpdateInterval,
+            fcm: try fcmConfiguration())
         let emulator = try APNsEmulator(configuration: configuration)
 
         if printNotifications || record != nil {
             let output = try NotificationOutput(printToStandardOutput: printNotifications, recordFile: record)
             emulator.onNotification = { output.write($0.jsonLine) }
         }
+        if let fcmRecord {
+            let output = try NotificationOutput(printToStandardOutput: false, recordFile: fcmRecord)
+            emulator.onFCMMessage = { output.write($0.jsonLine) }
+        }
         try emulator.start()
         writeAll(1, "listening on \(host):\(emulator.port)\n")
 
-        _ = waitForBlockedSignal([SIGTERM, SIGINT])
+        while waitForBlockedSignal([SIGTERM, SIGINT, SIGHUP]) == SIGHUP {
+            let revoked = revokedKeyIDs()
+            emulator.update { $0.fcmRevokedKeyIDs = revoked }
+            if !quiet { writeAll(2, "apns-emulator: FCM keys revoked: \(revoked.sorted())\n") }
+        }
         emulator.stop()
         let stats = emulator.statistics
         writeAll(2, "apns-emulator: stopped: received \(stats.received), accepted \(stats.accepted), "
             + "rejected \(stats.rejected), unanswered \(stats.unanswered), reset \(stats.resetStreams), "
             + "dropped connections \(stats.droppedConnections), duplicate apns-ids \(stats.duplicateAPNsIDs), "
             + "connections \(stats.connections), handshake failures \(stats.handshakeFailures)\n")
+        if configuration.fcm != nil {
+            let fcm = emulator.fcmStatistics
+            writeAll(2, "apns-emulator: FCM: token requests \(fcm.tokenRequests), issued \(fcm.tokensIssued), "
+                + "refused \(fcm.tokenRefusals); messages received \(fcm.received), accepted \(fcm.accepted), "
+                + "rejected \(fcm.rejected), unanswered \(fcm.unanswered)\n")
+        }
     }
 }
 

@@ -156,14 +156,91 @@ def metric_value(text, series):
     return None
 
 
-def start_emulator(certs, workdir, name="emulator", extra=()):
+def start_emulator(certs, workdir, name="emulator", extra=(), port=None, fcm_service_accounts=(),
+                   fcm_token_lifetime=None, fcm_revoked_keys=False):
+    """The emulator as APNs, and as FCM too when given service-account files
+    (`write_service_account`: their token_uri names `port`, so pick it
+    first with `free_port`). FCM's accepted messages go to their own record
+    file (`fcm_recorded`); `fcm_revoked_keys`: start with the revocation
+    file that `revoke_fcm_keys` rewrites at run time."""
     record = os.path.join(workdir, f"{name}.jsonl")
     open(record, "w").close()
     argv = [EMULATOR, "--certificate", os.path.join(certs, "server.pem"), "--key", os.path.join(certs, "server.key"),
-            "--client-ca", os.path.join(certs, "ca.pem"), "--record", record, *extra]
-    process = Process(argv, log_path=os.path.join(workdir, f"{name}.log"))
+            "--client-ca", os.path.join(certs, "ca.pem"), "--record", record]
+    if port is not None:
+        argv += ["--port", str(port)]
+    fcm_record = revoked = None
+    if fcm_service_accounts:
+        fcm_record = os.path.join(workdir, f"{name}-fcm.jsonl")
+        open(fcm_record, "w").close()
+        argv += ["--fcm-record", fcm_record]
+        for account in fcm_service_accounts:
+            argv += ["--fcm-service-account", account]
+        if fcm_token_lifetime is not None:
+            argv += ["--fcm-token-lifetime", str(fcm_token_lifetime)]
+        if fcm_revoked_keys:
+            revoked = os.path.join(workdir, f"{name}-fcm-revoked.txt")
+            open(revoked, "w").close()
+            argv += ["--fcm-revoked-keys", revoked]
+    process = Process([*argv, *extra], log_path=os.path.join(workdir, f"{name}.log"))
     process.record = record
+    process.fcm_record = fcm_record
+    process.fcm_revoked_keys = revoked
     return process
+
+
+FCM_PROJECT = "toot-relay-test"
+FCM_KEY_ID = "0123456789abcdef0123456789abcdef01234567"
+FCM_CLIENT_EMAIL = "firebase-adminsdk-e2e@toot-relay-test.iam.gserviceaccount.com"
+# The FCM emulator's fault tokens (FCMFaultToken in Sources/APNsEmulator/FCMFaults.swift):
+# the marker, two hex digits, then any token characters.
+FCM_TOKEN = "cXyzAbc123:APA91bE2eTestToken-_0123456789"
+
+
+def fcm_fault_token(code, filler=""):
+    return f"fa11fa11{code:02x}:APA91b{filler}" + "x" * 40
+
+
+def write_service_account(path, certs, port, project_id=FCM_PROJECT, key_id=FCM_KEY_ID,
+                          client_email=FCM_CLIENT_EMAIL, key_file="service-account.p8"):
+    """A service account's JSON file as the Firebase console writes it, for
+    the test RSA key (scripts/make-test-certs), its token_uri the emulator's
+    token endpoint on 127.0.0.1:`port`. Returns `path`."""
+    with open(os.path.join(certs, key_file), "r", encoding="ascii") as handle:
+        private_key = handle.read()
+    account = {
+        "type": "service_account",
+        "project_id": project_id,
+        "private_key_id": key_id,
+        "private_key": private_key,
+        "client_email": client_email,
+        "client_id": "123456789012345678901",
+        "auth_uri": "https://accounts.google.com/o/oauth2/auth",
+        "token_uri": f"https://127.0.0.1:{port}/token",
+        "auth_provider_x509_cert_url": "https://www.googleapis.com/oauth2/v1/certs",
+        "universe_domain": "googleapis.com",
+    }
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(account, handle, indent=2)
+    return path
+
+
+def fcm_token_requests(emulator):
+    """How many access tokens the emulator issued and how many token
+    requests it refused so far, from its log (one line each)."""
+    log = emulator.read_log()
+    return log.count("FCM access token issued to "), log.count("FCM token request refused: ")
+
+
+def revoke_fcm_keys(emulator, key_ids):
+    """Makes the emulator's token endpoint refuse these private_key_ids
+    (400 invalid_grant) from now on; an empty list revokes none. The
+    emulator must have been started with fcm_revoked_keys=True."""
+    with open(emulator.fcm_revoked_keys, "w", encoding="utf-8") as handle:
+        handle.write("".join(f"{key_id}\n" for key_id in key_ids))
+    emulator.signal(signal.SIGHUP)
+    if not emulator.log_contains(f"FCM keys revoked: {sorted(key_ids)!r}".replace("'", '"')):
+        raise AssertionError(f"the emulator did not take the revocation of {key_ids}")
 
 
 def relay_environment(certs, apns_port, **overrides):
@@ -193,12 +270,30 @@ def start_relay(env, workdir, name="relay", args=()):
     return Process([RELAY, *args], env=env, log_path=os.path.join(workdir, f"{name}.log"))
 
 
-def record_entries(emulator):
-    """The emulator's record file, one dictionary a complete line. The
-    emulator writes while tests read: a last line without its newline is
-    still being written and is left for the next read."""
-    with open(emulator.record, "r", encoding="utf-8") as handle:
+def record_entries(emulator, record=None):
+    """The emulator's record file (or `record`), one dictionary a complete
+    line. The emulator writes while tests read: a last line without its
+    newline is still being written and is left for the next read."""
+    with open(record or emulator.record, "r", encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.endswith("\n") and line.strip()]
+
+
+def fcm_recorded(emulator, token=None, timeout=5):
+    """The FCM messages the emulator accepted (all, or the first for
+    `token`, waited for): `token`, `project`, `name`, `account`, `key_id`,
+    `access_token_fingerprint` (which access token it came with),
+    `message` (as sent: `message["data"]` holds p/k/s/x), `headers`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        entries = record_entries(emulator, emulator.fcm_record)
+        if token is None:
+            return entries
+        for entry in entries:
+            if entry.get("token") == token:
+                return entry
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the FCM emulator never received a message for {token}")
+        time.sleep(0.02)
 
 
 def recorded(emulator, apns_id=None, timeout=5):

@@ -37,6 +37,19 @@ struct RS256Tests {
         #expect(verifier.verify(Self.message, signature: try pkcs1.sign(Self.message)))
     }
 
+    @Test("a verifier made from the private key (as a service account's file holds it) checks the same signatures")
+    func verifierFromPrivateKey() throws {
+        let (signer, _) = try pair()
+        for file in [TestCertificates.serviceAccountKeyP8, TestCertificates.serviceAccountKeyPKCS1] {
+            let verifier = try RS256Verifier(privateKeyPEM: TestCertificates.bytes(file))
+            #expect(verifier.verify(Self.message, signature: try signer.sign(Self.message)))
+            #expect(!verifier.verify(Self.message + [0], signature: try signer.sign(Self.message)))
+        }
+        #expect(throws: CredentialError.self) {
+            try RS256Verifier(privateKeyPEM: TestCertificates.bytes(TestCertificates.rsa1024KeyP8))
+        }
+    }
+
     @Test("a tampered message or signature does not verify")
     func tampered() throws {
         let (signer, verifier) = try pair()
