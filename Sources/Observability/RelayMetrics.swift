@@ -25,6 +25,8 @@ public final class RelayMetrics: Sendable {
     /// Series made outside the startup table (APNs reasons not in Apple's
     /// documented list), bounded.
     private let lateNotifications = Locked<[String: Counter]>([:])
+    /// `fcm_notifications_total` by "app status reason", made on first use.
+    let fcmNotifications = Locked<[String: Counter]>([:])
     /// `toot_relay_apns_latency_seconds{environment}`: send to APNs answer
     /// (not per app: a histogram per app would multiply the series by 15).
     private let apnsLatency: [DurationHistogram]
@@ -55,6 +57,8 @@ public final class RelayMetrics: Sendable {
         var expiry: [AppEnvironment: Gauge] = [:]
         /// `apns_credentials_rejected` by app id.
         var rejected: [String: Gauge] = [:]
+        /// `fcm_credentials_rejected` by app id, for the apps with FCM credentials.
+        var fcmRejected: [String: Gauge] = [:]
     }
 
     private struct AppEnvironment: Hashable {
@@ -164,6 +168,11 @@ public final class RelayMetrics: Sendable {
             for (id, gauge) in gauges.rejected where !ids.contains(id) {
                 registry.unregisterGauge(gauge)
                 gauges.rejected[id] = nil
+            }
+            let fcmIDs = Set(apps.all.filter { $0.fcm != nil }.map(\.id))
+            for (id, gauge) in gauges.fcmRejected where !fcmIDs.contains(id) {
+                registry.unregisterGauge(gauge)
+                gauges.fcmRejected[id] = nil
             }
             self.apps.withLock { $0 = apps }
         }
@@ -290,6 +299,14 @@ public final class RelayMetrics: Sendable {
                     labels: [("app", app.id)])
                 gauge.set(to: app.health.credentialsRejected ? 1 : 0)
                 gauges.rejected[app.id] = gauge
+                guard let fcm = app.fcm else { continue }
+                let fcmGauge = gauges.fcmRejected[app.id] ?? registry.makeGauge(
+                    descriptor: MetricNameDescriptor(
+                        namespace: "toot_relay", metricName: "fcm_credentials_rejected", unitName: "",
+                        helpText: "1 while FCM or its token endpoint rejects an app's service account, else 0"),
+                    labels: [("app", app.id)])
+                fcmGauge.set(to: fcm.health.credentialsRejected ? 1 : 0)
+                gauges.fcmRejected[app.id] = fcmGauge
             }
         }
         var buffer: [UInt8] = []
@@ -305,7 +322,7 @@ public final class RelayMetrics: Sendable {
 /// read, an array read and an atomic add.
 /// Confined to its event loop.
 public final class RelayMetricsRecorder {
-    private let metrics: RelayMetrics
+    let metrics: RelayMetrics
     /// Per app id (a removed app's entry stays: its counters live on in the
     /// registry anyway, and ids are few).
     private var series = AppCounterCache(slots: RelayMetrics.seriesCount)

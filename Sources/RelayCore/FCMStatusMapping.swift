@@ -1,0 +1,31 @@
+// What the relay tells a Web Push sender for each FCM verdict (the
+// issue's answer table, read once in FCMCore's `FCMVerdict`), by the rule
+// of StatusMapping.swift: a 4xx only when the token can never work again.
+
+import FCMCore
+import HTTPCore
+
+/// The answer to an FCM relay request. `messageID`: the id the relay chose
+/// for the message (`Location` on 201); `ttl`: the TTL used, echoed on 201.
+public func relayResponse(for verdict: FCMVerdict, messageID: String, ttl: Int) -> RelayResponse {
+    switch verdict {
+    case .delivered:
+        return created(messageID: messageID, ttl: ttl)
+    case .tokenDead(let reason):
+        return failure(410, "registration token rejected by FCM (\(reason.text))")
+    case .retryLater(let seconds, let detail):
+        return failure(503, detail, retryAfter: seconds)
+    case .credentialsRejected(let detail):
+        var response = failure(502, "FCM rejected the relay's credentials: \(detail)")
+        response.credentialsRejected = true
+        return response
+    case .failed(let detail):
+        return failure(502, detail)
+    case .refreshAccessTokenAndResend:
+        // The sender resends with a fresh access token before it completes;
+        // met here, the refusal is the relay's own.
+        return failure(502, "FCM refused the relay's access token")
+    case .timedOut:
+        return failure(504, "FCM did not answer in time")
+    }
+}
