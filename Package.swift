@@ -186,8 +186,8 @@ let package = Package(
         // The daemon: the configuration's adapters, the apps' and
         // certificates' loading, start-up, signals, reload, shutdown.
         .target(name: "Daemon", dependencies: [
-            "Locking", "HTTP1", "HTTPCore", "Relay", "Observability", "APNs", "APNsCore", "RelayCore", "EventLoop", "TLS",
-            "AppsFile", "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "Fleet", "Provisioning",
+            "Locking", "HTTP1", "HTTPCore", "Relay", "Observability", "APNs", "APNsCore", "FCMCore", "RelayCore", "EventLoop",
+            "TLS", "AppsFile", "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "Fleet", "Provisioning",
             "AsyncPush", "Redis",
         ]),
         .testTarget(name: "DaemonTests", dependencies: [
