@@ -300,7 +300,7 @@ let package = Package(
         // built on them (feedback lists, the hook's posts, provisioned
         // apps, provider tokens), each behind the protocol its users see.
         .target(name: "Fleet", dependencies: ["Redis", "EventLoop", "Locking", "Feedback", "FeedbackHook", "APNs",
-                                              "APNsCore", "RelayCore", "Provisioning", "Observability"]),
+                                              "APNsCore", "FCMCore", "RelayCore", "Provisioning", "Observability"]),
         .testTarget(name: "FleetTests", dependencies: ["Fleet", "Redis", "EventLoop", "Locking", "TestSupport",
                                                      "Provisioning", "RelayCore", "APNs", "APNsCore", "TLS", "Feedback",
                                                      "FeedbackHook", "Observability"]),
