@@ -27,11 +27,14 @@ public protocol CredentialHealth: AnyObject, Sendable {
 
 /// An app's FCM credentials, loaded: the service account its messages go
 /// out with, and what FCM last said of it (its own health: one service's
-/// rejection says nothing of the other's credentials).
-public struct FCMAppCredentials: Sendable {
-    public var account: FCMServiceAccount
+/// rejection says nothing of the other's credentials). A class: an app is
+/// copied out of `RelayApps` on every request, APNs' too, and one reference
+/// costs that copy one retain, where the account's strings and key cost
+/// one each.
+public final class FCMAppCredentials: Sendable {
+    public let account: FCMServiceAccount
     /// Kept across a reload for an app whose id stays.
-    public var health: any CredentialHealth
+    public let health: any CredentialHealth
 
     public init(account: FCMServiceAccount, health: any CredentialHealth) {
         (self.account, self.health) = (account, health)
