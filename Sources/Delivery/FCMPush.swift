@@ -86,24 +86,12 @@ public struct FCMPush: PushService {
         let verdict = delivery.verdict
         if verdict == .delivered { return nil }
         var log = FailedPushLog(notification: source?.notification, token: token, app: app,
-                                failure: fcmFailedPushErrorText(verdict))
+                                failure: verdict.failureText)
         log.platform = gorushPlatformName(2)
         if case .answered(.failed(let error), _, _) = delivery.outcome {
             (log.status, log.reason) = (error.httpStatus, error.reason.text)
         }
         return log
-    }
-}
-
-/// A failed-push log's `error` for an FCM verdict: FCM's code for a dead
-/// token (as gorush writes FCM's error there), else the verdict's detail.
-public func fcmFailedPushErrorText(_ verdict: FCMVerdict) -> String {
-    switch verdict {
-    case .delivered: "delivered"
-    case .tokenDead(let reason): reason.text
-    case .retryLater(_, let detail), .credentialsRejected(let detail), .failed(let detail): detail
-    case .refreshAccessTokenAndResend: "FCM refused the access token"
-    case .timedOut: "no answer from FCM in time"
     }
 }
 

@@ -29,7 +29,7 @@ extension RelayLog {
         case .answered(.failed(let error), _, _):
             (fcmStatus, reason) = (error.httpStatus, error.reason.text)
         default:
-            reason = fcmFailureText(delivery.verdict)
+            reason = delivery.verdict.failureText
         }
         log(level) { line in
             appendFCMRelayLine(target, app: app, status: answer.status, fcmStatus: fcmStatus, reason: reason,
@@ -60,16 +60,5 @@ extension RelayLog {
             line.append(contentsOf: " message-id=".utf8)
             line.append(contentsOf: messageID.utf8)
         }
-    }
-}
-
-/// A verdict without FCM's own answer, as a log line's reason.
-private func fcmFailureText(_ verdict: FCMVerdict) -> String {
-    switch verdict {
-    case .delivered: "-"
-    case .tokenDead(let reason): reason.text
-    case .retryLater(_, let detail), .credentialsRejected(let detail), .failed(let detail): detail
-    case .refreshAccessTokenAndResend: "access token refused"
-    case .timedOut: "timeout"
     }
 }

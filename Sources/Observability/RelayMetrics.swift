@@ -157,7 +157,8 @@ public final class RelayMetrics: Sendable {
                 served.insert(AppEnvironment(app: app.id, environment: environment))
             }
         }
-        let ids = Set(apps.all.map(\.id))
+        let apnsIDs = Set(apps.all.filter(\.servesAPNs).map(\.id))
+        let fcmIDs = Set(apps.all.filter { $0.fcm != nil }.map(\.id))
         // Under the lock a scrape makes the rejection gauges under, so it
         // cannot make one again for an app this takes away.
         appGauges.withLock { gauges in
@@ -165,17 +166,24 @@ public final class RelayMetrics: Sendable {
                 registry.unregisterGauge(gauge)
                 gauges.expiry[key] = nil
             }
-            for (id, gauge) in gauges.rejected where !ids.contains(id) {
+            for (id, gauge) in gauges.rejected where !apnsIDs.contains(id) {
                 registry.unregisterGauge(gauge)
                 gauges.rejected[id] = nil
             }
-            let fcmIDs = Set(apps.all.filter { $0.fcm != nil }.map(\.id))
             for (id, gauge) in gauges.fcmRejected where !fcmIDs.contains(id) {
                 registry.unregisterGauge(gauge)
                 gauges.fcmRejected[id] = nil
             }
             self.apps.withLock { $0 = apps }
         }
+    }
+
+    /// One app's 0/1 rejection gauge named `metricName`, made on first use.
+    private func rejectionGauge(_ made: Gauge?, _ metricName: String, app: String, _ help: String) -> Gauge {
+        made ?? registry.makeGauge(
+            // A 0/1 gauge has no unit; an empty one adds nothing to the name.
+            descriptor: MetricNameDescriptor(namespace: "toot_relay", metricName: metricName, unitName: "", helpText: help),
+            labels: [("app", app)])
     }
 
     /// A recorder for one event loop (its series cache is loop-confined).
@@ -291,22 +299,19 @@ public final class RelayMetrics: Sendable {
         }
         appGauges.withLock { gauges in
             for app in apps.withLock({ $0.all }) {
-                let gauge = gauges.rejected[app.id] ?? registry.makeGauge(
-                    descriptor: MetricNameDescriptor(
-                        // A 0/1 gauge has no unit; an empty one adds nothing to the name.
-                        namespace: "toot_relay", metricName: "apns_credentials_rejected", unitName: "",
-                        helpText: "1 while APNs rejects an app's credentials (403, or an expired certificate), else 0"),
-                    labels: [("app", app.id)])
-                gauge.set(to: app.health.credentialsRejected ? 1 : 0)
-                gauges.rejected[app.id] = gauge
-                guard let fcm = app.fcm else { continue }
-                let fcmGauge = gauges.fcmRejected[app.id] ?? registry.makeGauge(
-                    descriptor: MetricNameDescriptor(
-                        namespace: "toot_relay", metricName: "fcm_credentials_rejected", unitName: "",
-                        helpText: "1 while FCM or its token endpoint rejects an app's service account, else 0"),
-                    labels: [("app", app.id)])
-                fcmGauge.set(to: fcm.health.credentialsRejected ? 1 : 0)
-                gauges.fcmRejected[app.id] = fcmGauge
+                if app.servesAPNs {
+                    let gauge = rejectionGauge(
+                        gauges.rejected[app.id], "apns_credentials_rejected", app: app.id,
+                        "1 while APNs rejects an app's credentials (403, or an expired certificate), else 0")
+                    gauge.set(to: app.health.credentialsRejected ? 1 : 0)
+                    gauges.rejected[app.id] = gauge
+                }
+                if let fcm = app.fcm {
+                    let gauge = rejectionGauge(gauges.fcmRejected[app.id], "fcm_credentials_rejected", app: app.id,
+                                               "1 while FCM or its token endpoint rejects an app's service account, else 0")
+                    gauge.set(to: fcm.health.credentialsRejected ? 1 : 0)
+                    gauges.fcmRejected[app.id] = gauge
+                }
             }
         }
         var buffer: [UInt8] = []

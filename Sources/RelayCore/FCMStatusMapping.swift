@@ -29,3 +29,18 @@ public func relayResponse(for verdict: FCMVerdict, messageID: String, ttl: Int) 
         return failure(504, "FCM did not answer in time")
     }
 }
+
+extension FCMVerdict {
+    /// The verdict as words for a failed-push log's `error` and a log
+    /// line's reason: FCM's code for a dead token (as gorush writes FCM's
+    /// error there), else the verdict's detail.
+    public var failureText: String {
+        switch self {
+        case .delivered: "delivered"
+        case .tokenDead(let reason): reason.text
+        case .retryLater(_, let detail), .credentialsRejected(let detail), .failed(let detail): detail
+        case .refreshAccessTokenAndResend: "FCM refused the access token"
+        case .timedOut: "no answer from FCM in time"
+        }
+    }
+}

@@ -187,13 +187,9 @@ private func routeRelay(method: String, rest: TargetBytes, query: TargetBytes) -
     let parameters = QueryParameters(query)
     guard let vapidKeyHash = parameters.vapidKeyHash else { return .notFound }
 
-    var extra: String?
-    if tokenEnd != afterEnvironment.endIndex {
-        let rawExtra = afterEnvironment[(tokenEnd + 1)...]
-        if !rawExtra.isEmpty { extra = percentDecodedText(rawExtra) }
-    }
     return .relay(RelayTarget(app: app, environment: environment, deviceToken: deviceToken,
-                              dialect: .tootRelay(extra: extra), vapidKeyHash: vapidKeyHash))
+                              dialect: .tootRelay(extra: extraPath(afterEnvironment, tokenEnd: tokenEnd)),
+                              vapidKeyHash: vapidKeyHash))
 }
 
 /// `fcm/` and the app are behind `rest`: `<token>[/<extra…>]`. The token is
@@ -205,13 +201,17 @@ private func routeFCM(app: AppReference, rest: TargetBytes, query: TargetBytes) 
     guard !tokenBytes.isEmpty else { return .notFound }
     let parameters = QueryParameters(query)
     guard let vapidKeyHash = parameters.vapidKeyHash else { return .notFound }
-    var extra: String?
-    if tokenEnd != rest.endIndex {
-        let rawExtra = rest[(tokenEnd + 1)...]
-        if !rawExtra.isEmpty { extra = percentDecodedText(rawExtra) }
-    }
-    return .relayFCM(FCMRelayTarget(app: app, token: FCMToken(String(decoding: tokenBytes, as: UTF8.self)), extra: extra,
-                                    vapidKeyHash: vapidKeyHash))
+    return .relayFCM(FCMRelayTarget(app: app, token: FCMToken(String(decoding: tokenBytes, as: UTF8.self)),
+                                    extra: extraPath(rest, tokenEnd: tokenEnd), vapidKeyHash: vapidKeyHash))
+}
+
+/// toot-relay's `<extra…>`: what follows the token's segment and its `/`,
+/// percent-decoded; nil when absent or empty.
+@inline(__always)
+private func extraPath(_ rest: TargetBytes, tokenEnd: TargetBytes.Index) -> String? {
+    guard tokenEnd != rest.endIndex else { return nil }
+    let rawExtra = rest[(tokenEnd + 1)...]
+    return rawExtra.isEmpty ? nil : percentDecodedText(rawExtra)
 }
 
 @inline(__always)

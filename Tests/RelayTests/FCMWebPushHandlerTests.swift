@@ -204,7 +204,9 @@ struct FCMWebPushHandlerTests {
 
     @Test("an app's health names FCM when FCM rejects its service account")
     func health() throws {
-        let fixture = try FCMHandlerFixture(outcome: { _ in Self.failed(401, .thirdPartyAuthError) })
+        let metrics = RelayMetrics(connections: HTTP1ListenerCounters(maxConnections: 10), maxInFlight: 10, inFlight: { 0 })
+        let fixture = try FCMHandlerFixture(metrics: metrics, outcome: { _ in Self.failed(401, .thirdPartyAuthError) })
+        metrics.setApps(FCMHandlerFixture.apps(fcmHealth: fixture.fcmHealth))
         _ = fixture.answer(webPushRequest(path: "/relay-to/fcm/\(testFCMToken)"))
         let response = fixture.answer(HTTP1Request(method: "GET", target: "/relay-to/_health/default", version: .http1_1,
                                                    headers: [:], body: [], keepAlive: true))
@@ -215,5 +217,11 @@ struct FCMWebPushHandlerTests {
         let whole = fixture.answer(HTTP1Request(method: "GET", target: "/relay-to/_health", version: .http1_1,
                                                 headers: [:], body: [], keepAlive: true))
         #expect(whole?.status == 200)
+        let exposition = String(decoding: metrics.exposition(), as: UTF8.self)
+        #expect(exposition.contains(#"toot_relay_fcm_credentials_rejected{app="default"} 1"#))
+        #expect(exposition.contains(#"toot_relay_fcm_credentials_rejected{app="droid"} 0"#))
+        #expect(exposition.contains(#"toot_relay_apns_credentials_rejected{app="default"} 0"#))
+        #expect(!exposition.contains(#"toot_relay_apns_credentials_rejected{app="droid"}"#))
+        #expect(exposition.contains(#"toot_relay_fcm_notifications_total{app="default",status="502",reason="THIRD_PARTY_AUTH_ERROR"} 1"#))
     }
 }
