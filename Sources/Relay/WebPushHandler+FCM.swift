@@ -82,7 +82,7 @@ extension WebPushHandler {
     /// would make the sender delete it), so 503 with the wait of an unknown
     /// app, which a fixed apps file and a reload mend.
     private func noFCM(for target: FCMRelayTarget, app: RelayApp, started: UInt64) -> HTTP1Response {
-        let reason = "app \(app.id) has no FCM credentials"
+        let reason = app.fcm == nil ? "app \(app.id) has no FCM credentials" : "this relay has no FCM client"
         metrics?.countFCM(app: app.id, status: 503, fcmReason: "no_fcm_credentials")
         output.logFCMRelay(target, app: app.id, status: 503, reason: reason, started: started)
         var response = plain(503, reason + ": the relay's configuration, retry later")
