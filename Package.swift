@@ -106,8 +106,8 @@ let package = Package(
         // pyapns): a place under MAX_IN_FLIGHT, the send, and what its end
         // records (app health, a dead token into the feedback list, the
         // failed-push log to the hook).
-        .target(name: "Delivery", dependencies: ["APNsCore", "RelayCore", "Feedback"]),
-        .testTarget(name: "DeliveryTests", dependencies: ["APNsCore", "Delivery", "HTTPCore", "RelayCore", "Feedback", "FeedbackHook",
+        .target(name: "Delivery", dependencies: ["APNsCore", "FCMCore", "RelayCore", "Feedback"]),
+        .testTarget(name: "DeliveryTests", dependencies: ["APNsCore", "FCMCore", "Delivery", "HTTPCore", "RelayCore", "Feedback", "FeedbackHook",
                                                       "Observability", "TestSupport"]),
         // The asynchronous `/api/push`, in one place: the retry policy, the
         // bound on what is pending, the one queued notification (its stream
@@ -172,7 +172,7 @@ let package = Package(
         // they can log through a `Logger`: their counts reach the metrics as
         // numbers the daemon's tick hands over.
         .target(name: "Observability", dependencies: [
-            "Locking", "EventLoop", "HTTP1", "HTTPCore", "RelayCore", "APNs", "APNsCore", "VAPID",
+            "Locking", "EventLoop", "HTTP1", "HTTPCore", "RelayCore", "APNs", "APNsCore", "FCMCore", "VAPID",
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         .testTarget(name: "ObservabilityTests", dependencies: [
@@ -183,15 +183,15 @@ let package = Package(
         // listeners. They reach the APNs client, the fleet and the hook only
         // through the protocols of Delivery, Feedback and Provisioning.
         .target(name: "Relay", dependencies: [
-            "Locking", "HTTP1", "HTTPCore", "RelayCore", "EventLoop", "TLS", "APNsCore", "VAPID",
+            "Locking", "HTTP1", "HTTPCore", "RelayCore", "EventLoop", "TLS", "APNsCore", "FCMCore", "VAPID",
             "ProviderAPI", "Delivery", "Feedback", "XMLRPC", "PyAPNs", "Provisioning",
             "AsyncPush", "Observability",
         ]),
         // The daemon: the configuration's adapters, the apps' and
         // certificates' loading, start-up, signals, reload, shutdown.
         .target(name: "Daemon", dependencies: [
-            "Locking", "HTTP1", "HTTPCore", "Relay", "Observability", "APNs", "APNsCore", "RelayCore", "EventLoop", "TLS",
-            "AppsFile", "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "Fleet", "Provisioning",
+            "Locking", "HTTP1", "HTTPCore", "Relay", "Observability", "APNs", "APNsCore", "FCMCore", "RelayCore", "EventLoop",
+            "TLS", "AppsFile", "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "Fleet", "Provisioning",
             "AsyncPush", "Redis",
         ]),
         .testTarget(name: "DaemonTests", dependencies: [
@@ -213,7 +213,7 @@ let package = Package(
         // Shared by the test targets only (throwaway certificates, subprocesses,
         // waiting helpers, an HTTP/1.1 test client and server, seeded bytes,
         // socket pairs): the one home of test helpers used by more than one target.
-        .target(name: "TestSupport", dependencies: ["APNsCore", "HTTPCore", "Locking", "EventLoop", "RelayCore"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["APNsCore", "FCMCore", "HTTPCore", "Locking", "EventLoop", "RelayCore"], path: "Tests/TestSupport"),
 
         // The fuzzers (Fuzz/README.md), an executable each under
         // Fuzz/<target>: scripts/fuzz builds them with --sanitize=fuzzer, all
@@ -234,7 +234,7 @@ let package = Package(
                           path: "Fuzz/base64url-codec"),
         .executableTarget(name: "z85-codec-fuzzer", dependencies: ["HTTPCore", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/z85-codec"),
-        .executableTarget(name: "route-fuzzer", dependencies: ["APNsCore", "Base64URL", "HTTPCore", "RelayCore", "FuzzSupport"],
+        .executableTarget(name: "route-fuzzer", dependencies: ["APNsCore", "Base64URL", "FCMCore", "HTTPCore", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/route"),
         .executableTarget(name: "api-request-fuzzer", dependencies: ["HTTPCore", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/api-request"),
@@ -261,7 +261,7 @@ let package = Package(
         .testTarget(name: "APNsTests", dependencies: ["Base64URL", "APNs", "APNsCore", "APNsEmulator", "HTTPCore", "Locking", "TestSupport"]),
         .testTarget(name: "APNsEmulatorTests", dependencies: ["Base64URL", "APNsCore", "Locking", "APNsEmulator", "HTTP2", "HTTP2Transport", "HTTPCore", "TLS", "EventLoop", "TestSupport", "FCMCore", "JSON"]),
         .testTarget(name: "RelayTests", dependencies: [
-            "Base64URL", "Locking", "HTTP1", "HTTPCore", "Relay", "Observability", "APNs", "APNsCore", "APNsEmulator", "TestSupport", "ProviderAPI", "Delivery", "Feedback",
+            "Base64URL", "Locking", "HTTP1", "HTTPCore", "Relay", "Observability", "APNs", "APNsCore", "FCMCore", "APNsEmulator", "TestSupport", "ProviderAPI", "Delivery", "Feedback",
             "FeedbackHook", "XMLRPC", "Provisioning", "AsyncPush",
         ]),
 
@@ -304,7 +304,7 @@ let package = Package(
         // built on them (feedback lists, the hook's posts, provisioned
         // apps, provider tokens), each behind the protocol its users see.
         .target(name: "Fleet", dependencies: ["Redis", "EventLoop", "Locking", "Feedback", "FeedbackHook", "APNs",
-                                              "APNsCore", "RelayCore", "Provisioning", "Observability"]),
+                                              "APNsCore", "FCMCore", "RelayCore", "Provisioning", "Observability"]),
         .testTarget(name: "FleetTests", dependencies: ["Fleet", "Redis", "EventLoop", "Locking", "TestSupport",
                                                      "Provisioning", "RelayCore", "APNs", "APNsCore", "TLS", "Feedback",
                                                      "FeedbackHook", "Observability"]),

@@ -240,6 +240,10 @@ for name, selector, target in [
     # Restricted endpoints (RFC 8292 §4): SHA-256 of py_vapid's seed key (the vapid seeds').
     ("post-vapid", 0, f"/relay-to/toot/production/{TOKEN}?vapid=4rCwv07gkwU6u1_t6LrjM9A9AKbAmWMdoKHdhybkAT0"),
     ("post-vapid-broken", 0, f"/relay-to/production/{TOKEN}?%76apid=4rCwv07gkwU6u1_t6LrjM9A9AKbAmWMdoKHdhybkAT&x"),
+    # FCM: /relay-to/[<app>/]fcm/<token>[/extra] (a token of FCM's shape; one that is not).
+    ("post-fcm", 0, "/relay-to/fcm/cXyz_-1:APA91bHun4MxP5egoKMwt2KZFBaFUH-1RYqx/mastodon.example"),
+    ("post-fcm-app-vapid", 0, "/relay-to/toot/fcm/cXyz_-1:APA91b?vapid=4rCwv07gkwU6u1_t6LrjM9A9AKbAmWMdoKHdhybkAT0"),
+    ("post-fcm-bad-token", 0, "/relay-to/fcm/a.b%3A/x"),
 ]:
     write("route", name, bytes([selector]) + target.encode())
 # The metatext dialect: what follows /push/; POST but for the "-get" seed.
@@ -274,6 +278,9 @@ for name, text in {
     "syntax-in-secret": b'[[app]]\nid = "a"\np12-file = "/a"\np12-password = "pa\\qss"\n',
     "big-number-secret": b'[[app]]\nid = "a"\np12-file = "/a"\np12-password = 123456789012345678901234567890\n',
     "deep-array": b"a = " + b"[" * 300 + b"]" * 300 + b"\n",
+    "fcm-only": b'[[app]]\nid = "droid"\nfcm-credentials = "/etc/toot-relay/firebase.json"\n',
+    "fcm-and-apns": b'[[app]]\nid = "toot"\np12-file = "/a"\nfcm-credentials = "/b.json"\n',
+    "fcm-id": b'[[app]]\nid = "fcm"\nfcm-credentials = "/b.json"\n',
     "multiline-p8": b'[[app]]\nid = "a"\ntopic = "t"\nkey-id = "K"\nteam-id = "T"\np8 = """\n-----BEGIN PRIVATE KEY-----\nMIGT\n-----END PRIVATE KEY-----\n"""\n',
 }.items():
     write("apps-file", name, b"\x00" + text)

@@ -52,6 +52,7 @@ private let secretKeys = ["p12-password", "p12-base64", "p8", "key"]
 private let otherKeys = [
     "id", "topic", "environments", "alert", "alert-loc-key", "default", "p12-file", "p8-file", "key-id", "team-id",
     "production", "development", "production.key-id", "development.p8-file", "api-key", "app", "idd", "name", "apps",
+    "fcm-credentials",
 ]
 /// Strings that reach past the type checks: valid ids, topics, paths, key
 /// ids, environment names, `${…}` forms, reserved and bad names.
@@ -59,6 +60,7 @@ private let vocabulary = [
     "toot", "feditext", "beta", "cx.c3.toot", "com.example.app", "production", "development", "/etc/x.p12",
     "/etc/k.p8", "ABC123DEFG", "TEAM123456", "${PLAIN}", "${ID}", "${TOPIC}", "${ENV}", "${EMPTY}", "${NOPE}",
     "$${X}", "${", "", "default", "_health", "Toot", "a b", "..", "New notification", "*", "ops",
+    "fcm", "/etc/firebase.json",
 ]
 
 private func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {

@@ -9,6 +9,7 @@
 
 import APNsCore
 import Base64URL
+import FCMCore
 import FuzzSupport
 import HTTPCore
 import RelayCore
@@ -55,6 +56,19 @@ private func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         case .metatext(let id):
             checkPush(target: target, relay: relay, id: id)
         }
+    case .relayFCM(let relay):
+        require(method == "POST", "FCM relay route for method \(method)")
+        require(containsBytes(target, "/fcm/"), "an FCM route without /fcm/")
+        if let token = relay.token {
+            require(FCMToken.isValid(token.text.utf8), "an FCM token of the wrong syntax")
+            require(containsBytes(target, "/fcm/\(token.text)"), "FCM token not taken from the path")
+        }
+        require(relay.extra.map { !$0.isEmpty } ?? true, "empty extra instead of nil")
+        if let keyHash = relay.vapidKeyHash {
+            require(keyHash.count == 32, "a vapid key hash of \(keyHash.count) bytes")
+            require(containsBytes(target, "?"), "a vapid key hash without a query")
+        }
+        if case .idOrTopic = relay.app { require(false, "an id-or-topic reference from a /relay-to path") }
     case .health(let app):
         require(method == "GET" || method == "HEAD", "health route for method \(method)")
         require(containsBytes(target, "/relay-to/_health"), "health outside /relay-to/_health")
@@ -85,6 +99,10 @@ private func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         if case .relay(var relay) = routed {
             relay.vapidKeyHash = vapidKeyHash
             restricted = .relay(relay)
+            broken = .notFound
+        } else if case .relayFCM(var relay) = routed {
+            relay.vapidKeyHash = vapidKeyHash
+            restricted = .relayFCM(relay)
             broken = .notFound
         }
         require(route(method: method, target: target + "?vapid=junk&vapid=\(vapidKeyHashText)") == restricted,

@@ -29,9 +29,14 @@ public struct AppDefinition: Sendable, Equatable {
     /// answer 410, so senders delete its subscriptions. Such an app has an
     /// id, maybe a topic, and nothing else.
     public var isRetired: Bool
+    /// `fcm-credentials`: the path of the app's Firebase service-account
+    /// file, read and checked when the relay loads the app; nil: no FCM.
+    /// An app has APNs credentials (`credentials`), FCM's, or both.
+    public var fcmCredentials: String?
 
     public init(id: String, topic: String? = nil, alert: APNsAlert? = nil, isDefault: Bool = false,
-                restrictedOnly: Bool = false, credentials: [APNsEnvironment: CredentialSpec], isRetired: Bool = false) {
+                restrictedOnly: Bool = false, credentials: [APNsEnvironment: CredentialSpec], isRetired: Bool = false,
+                fcmCredentials: String? = nil) {
         self.id = id
         self.topic = topic
         self.alert = alert
@@ -39,5 +44,6 @@ public struct AppDefinition: Sendable, Equatable {
         self.restrictedOnly = restrictedOnly
         self.credentials = credentials
         self.isRetired = isRetired
+        self.fcmCredentials = fcmCredentials
     }
 }

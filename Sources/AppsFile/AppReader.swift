@@ -34,7 +34,9 @@ struct AppReader {
             }
             return AppDefinition(id: id, topic: topic, credentials: [:], isRetired: true)
         }
-        let environments = try readEnvironments(reader)
+        let fcmCredentials = try table.item(AppsFileKeys.fcmCredentials).map { item throws(AppsFileError) in
+            try reader.string(item, key: AppsFileKeys.fcmCredentials, check: emptyProblem)
+        }
         let alert = try readAlert(reader)
         let isDefault = try table.item(AppsFileKeys.isDefault).map { item throws(AppsFileError) in
             try reader.bool(item, key: AppsFileKeys.isDefault)
@@ -42,12 +44,20 @@ struct AppReader {
         let restrictedOnly = try table.item(AppsFileKeys.restrictedOnly).map { item throws(AppsFileError) in
             try reader.bool(item, key: AppsFileKeys.restrictedOnly)
         } ?? false
+        // An app with FCM credentials and no APNs key at all is an Android
+        // app: no APNs credential, no environment.
+        let apnsOnly = Set(CredentialKeys.allNames + AppsFileKeys.environmentNames + [AppsFileKeys.environments])
+        if fcmCredentials != nil && !table.keys.contains(where: apnsOnly.contains) {
+            return AppDefinition(id: id, topic: topic, alert: alert, isDefault: isDefault, restrictedOnly: restrictedOnly,
+                                 credentials: [:], fcmCredentials: fcmCredentials)
+        }
+        let environments = try readEnvironments(reader)
         let credentials = try readCredentials(reader, enabled: environments)
         if topic == nil, let token = environments.compactMap({ credentials[$0] }).first(where: { $0.isToken }) {
             throw reader.error(AppsFileKeys.topic, "is required with a token key (\(token.sourceKey)): it has no certificate to take the topic from")
         }
         return AppDefinition(id: id, topic: topic, alert: alert, isDefault: isDefault, restrictedOnly: restrictedOnly,
-                             credentials: credentials)
+                             credentials: credentials, fcmCredentials: fcmCredentials)
     }
 
     private static let knownKeys = (AppsFileKeys.inApp.subtracting(AppsFileKeys.environmentNames).sorted()

@@ -24,6 +24,9 @@ enum AppsFileKeys {
     static let restrictedOnly = "restricted-only"
     /// The app is out of service: its URLs answer 410.
     static let retired = "retired"
+    /// The path of the app's Firebase service-account JSON file: its FCM
+    /// URLs (`/relay-to/<id>/fcm/<token>`) deliver through FCM.
+    static let fcmCredentials = "fcm-credentials"
     /// What a retired app may hold besides `retired`.
     static let inRetiredApp: Set = [id, topic, retired]
 
@@ -34,8 +37,8 @@ enum AppsFileKeys {
     static let credential = CredentialKeys.allNames
 
     /// Everything an app's table may hold.
-    static let inApp = Set([id, topic, environments, alert, alertLocKey, isDefault, restrictedOnly, retired] + credential
-        + environmentNames)
+    static let inApp = Set([id, topic, environments, alert, alertLocKey, isDefault, restrictedOnly, retired, fcmCredentials]
+        + credential + environmentNames)
 
     /// Key names a TOML syntax message may quote: none is a value.
     static let shown = inApp.union(topLevel).union(inAPIKey)

@@ -1,3 +1,5 @@
+import RelayCore
+
 // The syntax of the apps file's names: app ids, topics, key and team ids,
 // API key names.
 // Each check returns the problem as an error message, nil when the value
@@ -11,6 +13,7 @@ private let reservedIDs: [String: String] = [
     "message": "/relay-to/message/<apns-id> is the Location of a delivered notification",
     "api": "/relay-to/api is kept for the relay's API",
     "default": "\"default\" names the app the environment variables describe",
+    fcmRouteSegment: "it is FCM in /relay-to/fcm/<token> URLs",
 ]
 
 /// `id`: 1 to 64 lower-case letters, digits, `.`, `_`, `-` (one URL path

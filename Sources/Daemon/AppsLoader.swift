@@ -2,6 +2,7 @@ import APNs
 import APNsCore
 import AppsFile
 import Delivery
+import FCMCore
 import RelayCore
 
 /// Why the apps could not be loaded: one line naming where (the variable,
@@ -48,8 +49,10 @@ final class AppsLoader {
     ///   - fileExists: whether a path exists (the default `toot-relay.p12`).
     ///   - previous: the apps served until now: an app keeps its health.
     ///   - now: unix seconds.
+    ///   - readFCMFile: a service account's file, nil when it cannot be read.
     func load(configuration: Configuration, appsFileText: String?, environment: [String: String],
-                     fileExists: (String) -> Bool, previous: RelayApps?, now: Int) throws(AppsLoadError) -> ServedApps {
+              fileExists: (String) -> Bool, previous: RelayApps?, now: Int,
+              readFCMFile: (String) -> [UInt8]? = AppsLoader.readServiceAccountFile) throws(AppsLoadError) -> ServedApps {
         var contents = AppsFileContents(apps: [])
         if let file = configuration.appsFile {
             guard let text = appsFileText else { throw AppsLoadError("APPS_FILE (\(file)): cannot be read") }
@@ -77,25 +80,42 @@ final class AppsLoader {
         var expiries: [(app: String, environment: APNsEnvironment, notAfter: Int?)] = []
         var defaultAppID: String?
         func health(_ id: String) -> any CredentialHealth { previous?.app(for: .id(id))?.health ?? AppHealth() }
+        func fcm(_ id: String, _ account: FCMServiceAccount) -> FCMAppCredentials {
+            FCMAppCredentials(account: account, health: previous?.app(for: .id(id))?.fcm?.health ?? AppHealth())
+        }
 
         // The app the variables describe: always without an apps file (as
         // the relay has always been); with one, only when they name a
-        // credential (or the default toot-relay.p12 exists).
-        if configuration.appsFile == nil || configuration.describesApp(fileExists: fileExists) {
-            let credential: LoadedCredential
-            do { credential = try loadCredential(configuration.credentialSpec, now: now) } catch {
-                throw AppsLoadError(error.description)
+        // credential (or the default toot-relay.p12 exists). FCM's variables
+        // alone describe an app without APNs (an Android app).
+        let defaultFCM = try Self.defaultFCMAccount(configuration, readFile: readFCMFile)
+        let describesAPNs = configuration.describesApp(fileExists: fileExists)
+        if configuration.appsFile == nil || describesAPNs || defaultFCM != nil {
+            var app: RelayApp
+            if describesAPNs || defaultFCM == nil {
+                let credential: LoadedCredential
+                do { credential = try loadCredential(configuration.credentialSpec, now: now) } catch {
+                    throw AppsLoadError(error.description)
+                }
+                let id = register(credential)
+                let topic = configuration.effectiveTopic(certificateUID: credential.certificateUID)
+                app = RelayApp(topic: topic, production: id, development: id, health: health(RelayApp.defaultID))
+                if let keyID = credential.keyID { app.keyIDs = [.production: keyID, .development: keyID] }
+                for environment in [APNsEnvironment.production, .development] {
+                    summaries.append(Self.summary(app, environment, credential, isDefault: true))
+                    expiries.append((app.id, environment, credential.notAfter))
+                }
+            } else {
+                app = RelayApp(topic: configuration.topic ?? "", production: nil, development: nil,
+                               health: health(RelayApp.defaultID))
             }
-            let id = register(credential)
-            let topic = configuration.effectiveTopic(certificateUID: credential.certificateUID)
-            var app = RelayApp(topic: topic, production: id, development: id, health: health(RelayApp.defaultID))
-            if let keyID = credential.keyID { app.keyIDs = [.production: keyID, .development: keyID] }
+            if let defaultFCM {
+                app.fcm = fcm(app.id, defaultFCM.account)
+                summaries.append(Self.fcmSummary(app: app.id, account: defaultFCM.account, source: defaultFCM.source,
+                                                 isDefault: true))
+            }
             apps.append(app)
             defaultAppID = app.id
-            for environment in [APNsEnvironment.production, .development] {
-                summaries.append(Self.summary(app, environment, credential, isDefault: true))
-                expiries.append((app.id, environment, credential.notAfter))
-            }
         }
 
         var retired: [RetiredApp] = []
@@ -124,12 +144,17 @@ final class AppsLoader {
                     throw AppsLoadError(error.description)
                 }
             }
+            let account = try definition.fcmCredentials.map { path throws(AppsLoadError) in
+                try Self.appFCMAccount(path, appsFile: configuration.appsFile ?? "", app: definition.id,
+                                       readFile: readFCMFile)
+            }
             let uid = credentials[.production]?.certificateUID ?? credentials[.development]?.certificateUID
-            guard let topic = definition.topic ?? uid else {
+            // An app with FCM credentials only needs no topic.
+            guard let topic = definition.topic ?? uid ?? (definition.credentials.isEmpty ? "" : nil) else {
                 throw AppsLoadError("\(configuration.appsFile ?? ""): app \"\(definition.id)\", key \"topic\": "
                     + "is required: the certificate names no app (it has no subject UID)")
             }
-            if let other = apps.first(where: { $0.topic == topic }) {
+            if !topic.isEmpty, let other = apps.first(where: { $0.topic == topic }) {
                 throw AppsLoadError("\(configuration.appsFile ?? ""): app \"\(definition.id)\", key \"topic\": "
                     + "\(topic) is already the topic of app \"\(other.id)\"")
             }
@@ -142,9 +167,13 @@ final class AppsLoader {
                                production: credentialIDs[.production], development: credentialIDs[.development],
                                restrictedOnly: definition.restrictedOnly, health: health(definition.id))
             app.keyIDs = credentials.compactMapValues(\.keyID)
+            if let account { app.fcm = fcm(app.id, account) }
             apps.append(app)
             if isDefault { defaultAppID = app.id }
-            for environment in [APNsEnvironment.production, .development] {
+            if let account, let path = definition.fcmCredentials {
+                summaries.append(Self.fcmSummary(app: app.id, account: account, source: path, isDefault: isDefault))
+            }
+            for environment in [APNsEnvironment.production, .development] where app.servesAPNs {
                 guard let credential = credentials[environment] else {
                     summaries.append("app \(app.id) \(environment.rawValue): disabled (its pushes get 404)")
                     continue

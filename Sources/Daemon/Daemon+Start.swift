@@ -4,6 +4,7 @@ import APNsCore
 import APNs
 import Delivery
 import EventLoop
+import FCMCore
 import Fleet
 import Foundation
 import HTTP1
@@ -86,9 +87,12 @@ extension Daemon {
         let clientConfiguration = APNsClientConfiguration(APNsSettings(configuration: configuration), credentials: catalog)
         let clients = PerLoop(loops: group.loops) { APNsClient(loop: $0, configuration: clientConfiguration) }
         let apps = served.apps
+        // Each loop's FCM client: none yet, so an FCM URL is answered as an
+        // app without FCM credentials is (503, the subscription kept).
+        let fcmSender: (EventLoop) -> FCMSender? = { _ in nil }
         let loopContexts = LoopContexts(loops: group.loops) { loop in
-            LoopContext(sender: clients.value(on: loop), apps: apps, logger: logger, loop: loop, metrics: metrics,
-                        providerMetrics: providerMetrics)
+            LoopContext(sender: clients.value(on: loop), fcmSender: fcmSender(loop), apps: apps, logger: logger,
+                        loop: loop, metrics: metrics, providerMetrics: providerMetrics)
         }
         services.append(LoopContextsService(clients: clients, contexts: loopContexts, metrics: metrics, logger: logger))
 

@@ -91,11 +91,19 @@ public struct Daemon {
         try checkTrustedRoots(configuration)
         var lines = served.summaries
         if let app = served.apps.defaultApp {
-            lines.append("default app: \(app.id) (/relay-to/<env>/<token>, /push/<token>/<id>)")
+            let urls = (app.servesAPNs ? ["/relay-to/<env>/<token>", "/push/<token>/<id>"] : [])
+                + (app.fcm != nil ? ["/relay-to/fcm/<token>"] : [])
+            lines.append("default app: \(app.id) (\(urls.joined(separator: ", ")))")
         } else {
             lines.append("no default app: /relay-to/<env>/<token> and /push/<token>/<id> answer 503")
         }
         lines.append("APNs production \(configuration.productionHost), development \(configuration.developmentHost)")
+        let fcmApps = served.apps.all.filter { $0.fcm != nil }.count
+        if fcmApps > 0 {
+            lines.append("FCM \(configuration.fcmHost) for \(fcmApps) app\(fcmApps == 1 ? "" : "s"), answer timeout "
+                + "\(configuration.fcmAnswerTimeout), \(configuration.fcmMaxConnections) connections per service "
+                + "account and thread")
+        }
         if let origin = configuration.publicURL {
             lines.append("restricted endpoints: a VAPID aud must name \(origin) (PUBLIC_URL)")
         } else {
@@ -116,7 +124,8 @@ public struct Daemon {
             lines.append("several instances: Redis \(redis), claim after \(configuration.redisClaimIdle) idle (REDIS_URL)")
         }
         lines.append("configuration OK: \(served.apps.all.count) app\(served.apps.all.count == 1 ? "" : "s"), "
-            + "\(served.credentials.count) credential\(served.credentials.count == 1 ? "" : "s")")
+            + "\(served.credentials.count) credential\(served.credentials.count == 1 ? "" : "s")"
+            + (fcmApps > 0 ? ", \(fcmApps) FCM service account\(fcmApps == 1 ? "" : "s")" : ""))
         return lines
     }
 

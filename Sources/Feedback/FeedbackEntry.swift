@@ -1,29 +1,49 @@
-// One token APNs refused for good (WIRE.md §4.6), and the one place
-// that decides which APNs answers are feedback at all.
+// One token a push service refused for good (WIRE.md §4.6), and the one
+// place that decides which APNs answers are feedback at all (FCM's: its
+// `FCMVerdict.tokenDead`).
 
 import APNsCore
 import RelayCore
 
-/// A device token APNs said will never work again for an app's topic, as
-/// the pull endpoint (`GET /api/feedback/<app>`), pyapns' `feedback` call
-/// and the hook report it.
+/// Which push service a feedback entry's token is of, by gorush's platform
+/// names (`gorushPlatformName`).
+public enum FeedbackPlatform: String, Sendable, Equatable {
+    /// An APNs device token.
+    case ios
+    /// An FCM registration token.
+    case android
+}
+
+/// A device token APNs said will never work again for an app's topic, or
+/// a registration token FCM said so of, as the pull endpoint
+/// (`GET /api/feedback/<app>`), pyapns' `feedback` call and the hook
+/// report it.
 public struct FeedbackEntry: Sendable, Equatable {
     /// The id of the app the push was for (the apps file's `id`).
     public var app: String
+    /// APNs' environment; `.production` for FCM, which has one.
     public var environment: APNsEnvironment
-    /// The device token as sent to APNs (lower-case hex).
+    /// `.ios` unless the token is FCM's: the pull endpoint's JSON says
+    /// `"platform":"android"` for those, and nothing for APNs' tokens (an
+    /// APNs entry reads as it always has).
+    public var platform: FeedbackPlatform = .ios
+    /// The device token as sent to APNs (lower-case hex), or the FCM
+    /// registration token as sent to FCM.
     public var token: String
     /// APNs' reason text (`Unregistered`, `ExpiredToken`, `BadDeviceToken`,
-    /// `DeviceTokenNotForTopic`).
+    /// `DeviceTokenNotForTopic`), or FCM's error code (`UNREGISTERED`,
+    /// `SENDER_ID_MISMATCH`, `INVALID_ARGUMENT`).
     public var reason: String
     /// Unix time in milliseconds: APNs' `timestamp` for a 410 (when APNs
     /// last knew the token to be invalid), else the relay's clock when the
     /// answer came.
     public var time: Int64
 
-    public init(app: String, environment: APNsEnvironment, token: String, reason: String, time: Int64) {
+    public init(app: String, environment: APNsEnvironment, platform: FeedbackPlatform = .ios, token: String,
+                reason: String, time: Int64) {
         self.app = app
         self.environment = environment
+        self.platform = platform
         self.token = token
         self.reason = reason
         self.time = time

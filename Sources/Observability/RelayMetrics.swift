@@ -25,6 +25,8 @@ public final class RelayMetrics: Sendable {
     /// Series made outside the startup table (APNs reasons not in Apple's
     /// documented list), bounded.
     private let lateNotifications = Locked<[String: Counter]>([:])
+    /// `fcm_notifications_total` by "app status reason", made on first use.
+    let fcmNotifications = Locked<[String: Counter]>([:])
     /// `toot_relay_apns_latency_seconds{environment}`: send to APNs answer
     /// (not per app: a histogram per app would multiply the series by 15).
     private let apnsLatency: [DurationHistogram]
@@ -55,6 +57,8 @@ public final class RelayMetrics: Sendable {
         var expiry: [AppEnvironment: Gauge] = [:]
         /// `apns_credentials_rejected` by app id.
         var rejected: [String: Gauge] = [:]
+        /// `fcm_credentials_rejected` by app id, for the apps with FCM credentials.
+        var fcmRejected: [String: Gauge] = [:]
     }
 
     private struct AppEnvironment: Hashable {
@@ -153,7 +157,8 @@ public final class RelayMetrics: Sendable {
                 served.insert(AppEnvironment(app: app.id, environment: environment))
             }
         }
-        let ids = Set(apps.all.map(\.id))
+        let apnsIDs = Set(apps.all.filter(\.servesAPNs).map(\.id))
+        let fcmIDs = Set(apps.all.filter { $0.fcm != nil }.map(\.id))
         // Under the lock a scrape makes the rejection gauges under, so it
         // cannot make one again for an app this takes away.
         appGauges.withLock { gauges in
@@ -161,12 +166,24 @@ public final class RelayMetrics: Sendable {
                 registry.unregisterGauge(gauge)
                 gauges.expiry[key] = nil
             }
-            for (id, gauge) in gauges.rejected where !ids.contains(id) {
+            for (id, gauge) in gauges.rejected where !apnsIDs.contains(id) {
                 registry.unregisterGauge(gauge)
                 gauges.rejected[id] = nil
             }
+            for (id, gauge) in gauges.fcmRejected where !fcmIDs.contains(id) {
+                registry.unregisterGauge(gauge)
+                gauges.fcmRejected[id] = nil
+            }
             self.apps.withLock { $0 = apps }
         }
+    }
+
+    /// One app's 0/1 rejection gauge named `metricName`, made on first use.
+    private func rejectionGauge(_ made: Gauge?, _ metricName: String, app: String, _ help: String) -> Gauge {
+        made ?? registry.makeGauge(
+            // A 0/1 gauge has no unit; an empty one adds nothing to the name.
+            descriptor: MetricNameDescriptor(namespace: "toot_relay", metricName: metricName, unitName: "", helpText: help),
+            labels: [("app", app)])
     }
 
     /// A recorder for one event loop (its series cache is loop-confined).
@@ -282,14 +299,19 @@ public final class RelayMetrics: Sendable {
         }
         appGauges.withLock { gauges in
             for app in apps.withLock({ $0.all }) {
-                let gauge = gauges.rejected[app.id] ?? registry.makeGauge(
-                    descriptor: MetricNameDescriptor(
-                        // A 0/1 gauge has no unit; an empty one adds nothing to the name.
-                        namespace: "toot_relay", metricName: "apns_credentials_rejected", unitName: "",
-                        helpText: "1 while APNs rejects an app's credentials (403, or an expired certificate), else 0"),
-                    labels: [("app", app.id)])
-                gauge.set(to: app.health.credentialsRejected ? 1 : 0)
-                gauges.rejected[app.id] = gauge
+                if app.servesAPNs {
+                    let gauge = rejectionGauge(
+                        gauges.rejected[app.id], "apns_credentials_rejected", app: app.id,
+                        "1 while APNs rejects an app's credentials (403, or an expired certificate), else 0")
+                    gauge.set(to: app.health.credentialsRejected ? 1 : 0)
+                    gauges.rejected[app.id] = gauge
+                }
+                if let fcm = app.fcm {
+                    let gauge = rejectionGauge(gauges.fcmRejected[app.id], "fcm_credentials_rejected", app: app.id,
+                                               "1 while FCM or its token endpoint rejects an app's service account, else 0")
+                    gauge.set(to: fcm.health.credentialsRejected ? 1 : 0)
+                    gauges.fcmRejected[app.id] = gauge
+                }
             }
         }
         var buffer: [UInt8] = []
@@ -305,7 +327,7 @@ public final class RelayMetrics: Sendable {
 /// read, an array read and an atomic add.
 /// Confined to its event loop.
 public final class RelayMetricsRecorder {
-    private let metrics: RelayMetrics
+    let metrics: RelayMetrics
     /// Per app id (a removed app's entry stays: its counters live on in the
     /// registry anyway, and ids are few).
     private var series = AppCounterCache(slots: RelayMetrics.seriesCount)

@@ -1,6 +1,7 @@
 import APNsCore
 import Delivery
 import EventLoop
+import FCMCore
 import Observability
 import RelayCore
 
@@ -15,6 +16,10 @@ public final class LoopContext {
     /// APNs as this loop's push service, over the loop's APNs client: the
     /// service every route delivers through.
     let apns: APNsPush
+    /// FCM as this loop's second push service, over the loop's FCM client;
+    /// nil: no FCM client on this loop (an FCM URL is then answered as an
+    /// app without FCM credentials is).
+    let fcm: FCMPush?
     /// Where every handler's lines go, written once per iteration of the loop.
     let output: RelayLog
     /// What the URLs' and the API's app references resolve to.
@@ -24,10 +29,11 @@ public final class LoopContext {
     let providerMetrics: ProviderMetricsRecorder?
 
     /// Log lines are batched per iteration of `loop`, the loop the context
-    /// is used on.
-    public init(sender: NotificationSender, apps: RelayApps, logger: Logger, loop: EventLoop,
+    /// is used on. `fcmSender`: the loop's FCM client, nil for none.
+    public init(sender: NotificationSender, fcmSender: FCMSender? = nil, apps: RelayApps, logger: Logger, loop: EventLoop,
                 metrics: RelayMetrics? = nil, providerMetrics: ProviderMetrics? = nil) {
         apns = APNsPush(sender: sender)
+        fcm = fcmSender.map(FCMPush.init(sender:))
         self.apps = apps
         output = RelayLog(buffer: LoopLogBuffer(logger: logger, loop: loop))
         webPushMetrics = metrics?.makeRecorder()

@@ -17,15 +17,17 @@ public final class WebPushHandler {
     /// What this loop's handlers share: the apps, the log, the metrics.
     public let loopContext: LoopContext
     private let delivery: DeliveryPath<APNsPush>
+    /// The FCM URLs' path; nil when the loop has no FCM client.
+    let fcmDelivery: DeliveryPath<FCMPush>?
     /// Where lines go; on a loop, they are written once per loop iteration.
-    private let output: RelayLog
-    private let maxTTL: Int
+    let output: RelayLog
+    let maxTTL: Int
     /// Unix time in seconds (replaceable for tests).
-    private let unixTime: () -> Int
-    private var random = BufferedRandom()
+    let unixTime: () -> Int
+    var random = BufferedRandom()
     /// Restricted endpoints (RFC 8292 §4).
     private var vapid: VAPIDGate
-    private let metrics: RelayMetricsRecorder?
+    let metrics: RelayMetricsRecorder?
     private var unknownApps = UnknownAppWarnings()
 
     /// The Web Push handler of `loopContext`'s loop: its notifications
@@ -39,6 +41,7 @@ public final class WebPushHandler {
         metrics = loopContext.webPushMetrics
         output = loopContext.output
         delivery = DeliveryPath(service: loopContext.apns, counters: counters, feedback: feedback)
+        fcmDelivery = loopContext.fcm.map { DeliveryPath(service: $0, counters: counters, feedback: feedback) }
         self.maxTTL = maxTTL
         self.vapid = VAPIDGate(publicURL: publicURL, listenerIsTLS: listenerIsTLS)
         self.unixTime = unixTime
@@ -86,11 +89,15 @@ public final class WebPushHandler {
                                 reason: "app does not serve \(target.environment.rawValue)", started: started)
                 return plain(404, "not found")
             }
-            if let refusal = checkRestriction(request, target: target, app: app, started: started) {
-                return refusal
+            if let refusal = restrictionRefusal(request, keyHash: target.vapidKeyHash, app: app) {
+                output.logRelay(target, app: app.id, status: refusal.response.status, reason: refusal.reason,
+                                started: started)
+                return refusal.response
             }
             return relay(request, to: target, app: app, credential: credential, started: started,
                          completion: completion)
+        case .relayFCM(let target):
+            return relayFCM(request, to: target, started: started, completion: completion)
         }
     }
 
@@ -100,14 +107,22 @@ public final class WebPushHandler {
     /// default app), never the subscription's: 503, and a warning naming the
     /// id at most once a minute per loop.
     private func noApp(for target: RelayTarget, started: UInt64) -> HTTP1Response {
-        if apps.isRetired(target.app) {
-            output.logRelay(target, app: "-", status: 410, reason: "app retired", started: started)
-            return plain(410, "this app is retired")
+        let refusal = noAppRefusal(for: target.app)
+        if refusal.response.status == 503 {
+            metrics?.count(app: "-", environment: target.environment, status: 503, localReason: .unknownApp)
         }
-        metrics?.count(app: "-", environment: target.environment, status: 503, localReason: .unknownApp)
-        output.logRelay(target, app: "-", status: 503, reason: "no such app", started: started)
+        output.logRelay(target, app: "-", status: refusal.response.status, reason: refusal.reason, started: started)
+        return refusal.response
+    }
+
+    /// `noApp`'s answer and its log line's reason, whichever service the
+    /// URL names; the warning is logged here.
+    func noAppRefusal(for reference: AppReference) -> (response: HTTP1Response, reason: String) {
+        if apps.isRetired(reference) {
+            return (plain(410, "this app is retired"), "app retired")
+        }
         let name: String
-        switch target.app {
+        switch reference {
         case .defaultApp: name = "no default app (a URL without an app part)"
         case .id(let id), .idOrTopic(let id): name = "app \"\(loggableName(id))\""
         }
@@ -116,7 +131,7 @@ public final class WebPushHandler {
         }
         var response = plain(503, "no app configured for this URL: the relay's configuration, retry later")
         response.headers.append(HTTPField(name: "Retry-After", value: String(RetryAfter.unknownApp)))
-        return response
+        return (response, "no such app")
     }
 
     /// Restricted endpoints (RFC 8292 §4): nil when the push may
@@ -125,14 +140,14 @@ public final class WebPushHandler {
     /// server gets it), 503 when a correctly signed JWT's `aud` or `exp` does
     /// not fit (a replay, or this relay's origin or clock is wrong: never a
     /// 4xx that would delete a healthy subscription).
-    private func checkRestriction(_ request: HTTP1Request, target: RelayTarget, app: RelayApp,
-                                  started: UInt64) -> HTTP1Response? {
-        guard let keyHash = target.vapidKeyHash else {
+    /// The caller logs the refusal with its route's line.
+    func restrictionRefusal(_ request: HTTP1Request, keyHash: [UInt8]?, app: RelayApp)
+        -> (response: HTTP1Response, reason: String)? {
+        guard let keyHash else {
             guard app.restrictedOnly else { return nil }
             metrics?.countVAPID(app: app.id, result: .unrestricted)
             let reason = "app \(app.id) takes restricted endpoints only (?vapid=)"
-            output.logRelay(target, app: app.id, status: 403, reason: reason, started: started)
-            return plain(403, reason)
+            return (plain(403, reason), reason)
         }
         let verdict = vapid.check(request, keyHash: keyHash, now: unixTime())
         metrics?.countVAPID(app: app.id, result: VAPIDResult(verdict))
@@ -140,13 +155,11 @@ public final class WebPushHandler {
         case .accepted:
             return nil
         case .unauthenticated(let reason):
-            output.logRelay(target, app: app.id, status: 401, reason: reason, started: started)
             var response = plain(401, reason)
             response.headers.append(HTTPField(name: "WWW-Authenticate", value: "vapid"))
-            return response
+            return (response, reason)
         case .forbidden(let reason):
-            output.logRelay(target, app: app.id, status: 403, reason: reason, started: started)
-            return plain(403, reason)
+            return (plain(403, reason), reason)
         case .unverifiable(let doubt, let reason):
             let cause: String
             switch doubt {
@@ -159,25 +172,29 @@ public final class WebPushHandler {
                 cause = "the JWT's exp does not fit this relay's clock (a replay, or a clock is wrong)"
             }
             log(.warning, "restricted endpoint: \(reason): \(cause)")
-            output.logRelay(target, app: app.id, status: 503, reason: reason, started: started)
             var response = plain(503, reason)
             response.headers.append(HTTPField(name: "Retry-After", value: String(RetryAfter.vapidUnverifiable)))
-            return response
+            return (response, reason)
         }
     }
 
     /// `/relay-to/_health`: 503 only when every app's credentials are
-    /// rejected; `/relay-to/_health/<app>`: that app's (404 for none).
+    /// rejected (each push service's it has); `/relay-to/_health/<app>`:
+    /// that app's, 503 when either service rejects them (404 for none).
     private func health(of appID: String?) -> HTTP1Response {
         guard let appID else {
             if apps.allCredentialsRejected {
-                return plain(503, "APNs rejects the relay's credentials")
+                return plain(503, apps.all.contains { $0.fcm != nil } ? "APNs and FCM reject the relay's credentials"
+                                  : "APNs rejects the relay's credentials")
             }
             return HTTP1Response(status: 200, headers: textPlainHeaders, body: "OK")
         }
         guard let app = apps.app(for: .id(appID)) else { return plain(404, "no such app") }
-        if app.health.credentialsRejected {
+        if app.servesAPNs && app.health.credentialsRejected {
             return plain(503, "APNs rejects the credentials of app \(app.id)")
+        }
+        if let fcm = app.fcm, fcm.health.credentialsRejected {
+            return plain(503, "FCM rejects the service account of app \(app.id)")
         }
         return HTTP1Response(status: 200, headers: textPlainHeaders, body: "OK")
     }
@@ -272,11 +289,11 @@ public final class WebPushHandler {
         output.logLocal(method: request.method, status: status, reason: reason, started: started)
     }
 
-    private func log(_ level: LogLevel, _ message: @autoclosure () -> String) {
+    func log(_ level: LogLevel, _ message: @autoclosure () -> String) {
         output.log(level) { $0.append(contentsOf: message().utf8) }
     }
 }
 
-private func plain(_ status: Int, _ reason: String) -> HTTP1Response {
+func plain(_ status: Int, _ reason: String) -> HTTP1Response {
     HTTP1Refusals.plainText.response(status: status, reason: reason)
 }

@@ -45,6 +45,18 @@ public struct Configuration: Sendable, Equatable {
     public var productionHost = APNsSettings().productionHost
     public var developmentHost = APNsSettings().developmentHost
 
+    // MARK: FCM credentials (the default app's Firebase service account)
+    /// `FCM_CREDENTIALS_FILE`: the service account's JSON file.
+    public var fcmCredentialsFile: String? = nil
+    /// `FCM_CREDENTIALS_BASE64`: the same file, base64, in the environment
+    /// (as `P12_BASE64`); never with `FCM_CREDENTIALS_FILE`.
+    public var fcmCredentialsBase64: String? = nil
+    public var fcmHost = HostAndPort(host: "fcm.googleapis.com", port: 443)
+    /// FCM's connections per service account and event loop, and its answer
+    /// timeout: APNs' defaults, as the two clients pool and wait alike.
+    public var fcmMaxConnections = APNsSettings().maxConnectionsPerEnvironment
+    public var fcmAnswerTimeout = APNsSettings().answerTimeout
+
     /// The apps file (TOML, ARCHITECTURE.md §7); nil: one app, described by the
     /// variables above.
     public var appsFile: String? = nil
@@ -201,6 +213,9 @@ extension Configuration {
         .init(name: "TOKEN_KEY_ID", defaultText: "unset", help: "key id of the .p8 key (JWT kid)"),
         .init(name: "TOKEN_TEAM_ID", defaultText: "unset", help: "Apple developer team id (JWT iss)"),
         .init(name: "TOPIC", defaultText: "certificate UID, else \(defaultTopic)", help: "apns-topic: the app's bundle id"),
+        .init(name: "FCM_CREDENTIALS_FILE", defaultText: "unset (no FCM)", help: "the default app's Firebase service-account JSON file: its /relay-to/fcm/<token> URLs deliver through FCM"),
+        .init(name: "FCM_CREDENTIALS_BASE64", defaultText: "unset", help: "the same JSON, base64, in the environment (not with FCM_CREDENTIALS_FILE)"),
+        .init(name: "FCM_HOST", defaultText: defaults.fcmHost.description, help: "host[:port] of FCM's HTTP v1 API"),
         .init(name: "APPS_FILE", defaultText: "unset (one app)", help: "TOML file of several apps (config/apps.example.toml); SIGHUP reloads it"),
         .init(name: "CA_FILENAME", defaultText: "system roots", help: "PEM roots trusted for the APNs servers"),
         .init(name: "APNS_PRODUCTION_HOST", defaultText: defaults.productionHost.description, help: "host[:port] of APNs production"),
@@ -217,6 +232,8 @@ extension Configuration {
         .init(name: "APNS_PING_INTERVAL", defaultText: secondsText(defaults.apnsPingInterval), help: "seconds of idle before an APNs connection is PINGed"),
         .init(name: "APNS_PING_TIMEOUT", defaultText: secondsText(defaults.apnsPingTimeout), help: "seconds to wait for a PING answer before reconnecting"),
         .init(name: "APNS_MAX_CONNECTIONS", defaultText: String(defaults.apnsMaxConnections), help: "connections to each APNs environment per thread (opened as streams or flow-control window fill)"),
+        .init(name: "FCM_TIMEOUT", defaultText: secondsText(defaults.fcmAnswerTimeout), help: "seconds to wait for FCM to answer a message (504 beyond; APNS_TIMEOUT's default)"),
+        .init(name: "FCM_MAX_CONNECTIONS", defaultText: String(defaults.fcmMaxConnections), help: "connections to FCM per service account and thread (APNS_MAX_CONNECTIONS' default)"),
         .init(name: "APNS_IDLE_TIMEOUT", defaultText: secondsText(defaults.apnsIdleTimeout), help: "seconds without a notification after which a credential's APNs connections close"),
         .init(name: "SHUTDOWN_GRACE", defaultText: secondsText(defaults.shutdownGrace), help: "seconds to finish in-flight requests on SIGTERM"),
         .init(name: "THREADS", defaultText: "one per core", help: "event loop threads"),
@@ -297,9 +314,16 @@ extension Configuration {
         if let text = value("TOPIC") { topic = text }
         if let text = value("CA_FILENAME") { caFile = text }
         if let text = value("APPS_FILE") { appsFile = text }
+        if let text = value("FCM_CREDENTIALS_FILE") { fcmCredentialsFile = text }
+        if let text = value("FCM_CREDENTIALS_BASE64") { fcmCredentialsBase64 = text }
+        if fcmCredentialsFile != nil && fcmCredentialsBase64 != nil {
+            throw ConfigurationError(variable: "FCM_CREDENTIALS_BASE64",
+                                     message: "FCM_CREDENTIALS_FILE is set too; give one of the two")
+        }
         if let text = value("REDIS_URL") { redisURL = text }
         for (name, keyPath) in [("APNS_PRODUCTION_HOST", \Configuration.productionHost),
-                                ("APNS_DEVELOPMENT_HOST", \Configuration.developmentHost)] {
+                                ("APNS_DEVELOPMENT_HOST", \Configuration.developmentHost),
+                                ("FCM_HOST", \Configuration.fcmHost)] {
             if let text = value(name) {
                 guard let parsed = HostAndPort(parsing: text) else {
                     throw ConfigurationError(variable: name, message: "'\(text)' is not host[:port]")
@@ -313,6 +337,7 @@ extension Configuration {
             ("MAX_CONNECTIONS", \.maxConnections, 1...10_000_000),
             ("MAX_IN_FLIGHT", \.maxInFlight, 1...10_000_000),
             ("APNS_MAX_CONNECTIONS", \.apnsMaxConnections, 1...1000),
+            ("FCM_MAX_CONNECTIONS", \.fcmMaxConnections, 1...1000),
             ("API_MAX_BODY_BYTES", \.apiMaxBodyBytes, 1024...67_108_864),
             ("API_MAX_NOTIFICATIONS", \.apiMaxNotifications, 1...100_000),
             ("API_MAX_TOKENS", \.apiMaxTokens, 1...1_000_000),
@@ -335,6 +360,7 @@ extension Configuration {
             ("KEEPALIVE_TIMEOUT", \.keepAliveTimeout),
             ("APNS_CONNECT_TIMEOUT", \.apnsConnectTimeout),
             ("APNS_TIMEOUT", \.apnsAnswerTimeout),
+            ("FCM_TIMEOUT", \.fcmAnswerTimeout),
             ("APNS_PING_INTERVAL", \.apnsPingInterval),
             ("APNS_PING_TIMEOUT", \.apnsPingTimeout),
             ("APNS_IDLE_TIMEOUT", \.apnsIdleTimeout),

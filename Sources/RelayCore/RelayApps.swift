@@ -4,6 +4,7 @@
 // apps of the apps file (ARCHITECTURE.md §7).
 
 import APNsCore
+import FCMCore
 
 /// What APNs last said about one app's credentials, shared by every loop:
 /// a 403 marks them rejected, a 2xx clears that (WIRE.md §1.4). Per
@@ -22,6 +23,22 @@ public protocol CredentialHealth: AnyObject, Sendable {
     /// the one place that decides it; an expired certificate is `.rejected`
     /// too); nil, an outcome that says nothing of them, changes nothing.
     func record(_ verdict: CredentialVerdict?)
+}
+
+/// An app's FCM credentials, loaded: the service account its messages go
+/// out with, and what FCM last said of it (its own health: one service's
+/// rejection says nothing of the other's credentials). A class: an app is
+/// copied out of `RelayApps` on every request, APNs' too, and one reference
+/// costs that copy one retain, where the account's strings and key cost
+/// one each.
+public final class FCMAppCredentials: Sendable {
+    public let account: FCMServiceAccount
+    /// Kept across a reload for an app whose id stays.
+    public let health: any CredentialHealth
+
+    public init(account: FCMServiceAccount, health: any CredentialHealth) {
+        (self.account, self.health) = (account, health)
+    }
 }
 
 /// One app the relay sends notifications for.
@@ -48,6 +65,9 @@ public struct RelayApp: Sendable, Equatable {
     /// The token key's id per environment, for a token credential: a log
     /// line about a rejected credential names it (never the key).
     public var keyIDs: [APNsEnvironment: String] = [:]
+    /// The app's FCM credentials; nil: its FCM URLs (`/relay-to/<id>/fcm/…`)
+    /// answer as an environment without a credential does.
+    public var fcm: FCMAppCredentials?
 
     public init(id: String = RelayApp.defaultID, topic: String, alert: APNsAlert? = nil,
                 production: CredentialID? = .primary, development: CredentialID? = .primary,
@@ -68,7 +88,16 @@ public struct RelayApp: Sendable, Equatable {
     public static func == (a: RelayApp, b: RelayApp) -> Bool {
         a.id == b.id && a.topic == b.topic && a.alert == b.alert && a.production == b.production
             && a.development == b.development && a.restrictedOnly == b.restrictedOnly && a.health === b.health
-            && a.keyIDs == b.keyIDs
+            && a.keyIDs == b.keyIDs && a.fcm?.account == b.fcm?.account && a.fcm?.health === b.fcm?.health
+    }
+
+    /// Whether the app has APNs credentials at all (an app may have FCM's only).
+    public var servesAPNs: Bool { production != nil || development != nil }
+
+    /// Whether every push service the app has rejects its credentials.
+    public var credentialsRejected: Bool {
+        if let fcm, !fcm.health.credentialsRejected { return false }
+        return !servesAPNs && fcm != nil || health.credentialsRejected
     }
 }
 
@@ -112,7 +141,8 @@ public struct RelayApps: Sendable, Equatable {
         retiredTopics = Set(retired.compactMap(\.topic))
         for (index, app) in apps.enumerated() {
             precondition(byID.updateValue(index, forKey: app.id) == nil, "app id \(app.id) given twice")
-            byTopic[app.topic] = byTopic[app.topic] ?? index
+            // An app with FCM credentials only may have no topic.
+            if !app.topic.isEmpty { byTopic[app.topic] = byTopic[app.topic] ?? index }
         }
         defaultApp = defaultAppID.flatMap { byID[$0] }.map { apps[$0] }
         precondition((defaultAppID == nil) == (defaultApp == nil), "default app \(defaultAppID ?? "") is not an app")
@@ -158,6 +188,6 @@ public struct RelayApps: Sendable, Equatable {
     /// are rejected (one app's expired certificate must not take the others
     /// out of a load balancer); false with no app.
     public var allCredentialsRejected: Bool {
-        !all.isEmpty && all.allSatisfy { $0.health.credentialsRejected }
+        !all.isEmpty && all.allSatisfy { $0.credentialsRejected }
     }
 }

@@ -6,6 +6,7 @@
 
 import APNsCore
 import Base64URL
+import FCMCore
 import HTTPCore
 
 /// Which app a request names, as the URL writes it: routing
@@ -65,8 +66,32 @@ public struct RelayTarget: Sendable, Equatable {
     }
 }
 
+/// Where one FCM relay request goes: `/relay-to/[<app>/]fcm/<token>[/<extra…>]`,
+/// webpush-fcm-relay's URL with toot-relay's app part and extra path.
+public struct FCMRelayTarget: Sendable, Equatable {
+    public var app: AppReference
+    /// The registration token; nil when the path's token is not FCM's
+    /// syntax (`FCMToken`): 400, and FCM is never asked.
+    public var token: FCMToken?
+    /// The rest of the path after `<token>/`, percent-decoded; nil when
+    /// absent or empty. Sent to the app as `x`, as on the APNs route.
+    public var extra: String?
+    /// As `RelayTarget.vapidKeyHash`.
+    public var vapidKeyHash: [UInt8]?
+
+    public init(app: AppReference = .defaultApp, token: FCMToken?, extra: String? = nil, vapidKeyHash: [UInt8]? = nil) {
+        (self.app, self.token, self.extra, self.vapidKeyHash) = (app, token, extra, vapidKeyHash)
+    }
+}
+
+/// The path segment that names FCM where an APNs URL names its environment:
+/// therefore no app's id.
+public let fcmRouteSegment = "fcm"
+
 public enum Route: Sendable, Equatable {
     case relay(RelayTarget)
+    /// `POST /relay-to/[<app>/]fcm/<token>[/<extra…>]`.
+    case relayFCM(FCMRelayTarget)
     /// `GET` or `HEAD /relay-to/_health` (app nil: the relay as a whole) or
     /// `/relay-to/_health/<app>` (one app, by id).
     case health(app: String?)
@@ -87,6 +112,9 @@ public enum Route: Sendable, Equatable {
 /// - Any other method on `/relay-to/…` → 405 `Allow: POST`, whether or not the
 ///   rest of the path is valid.
 /// - `POST` with an unknown environment or a malformed token → 404.
+/// - `POST /relay-to/[<app>/]fcm/<token>[/<extra…>]` → an FCM relay; a token
+///   that is not FCM's syntax is the handler's 400 (webpush-fcm-relay's URL
+///   carries any token, and the sender is told why).
 /// - `<extra…>` is percent-decoded; a `%` not followed by two hex digits is
 ///   kept literally (lenient: the path came from the app's own registration,
 ///   and refusing would make Mastodon delete the subscription). Decoded bytes
@@ -141,12 +169,16 @@ private func routeRelay(method: String, rest: TargetBytes, query: TargetBytes) -
     var afterEnvironment = rest[(firstEnd + 1)...]
     var environment = environmentNamed(environmentName)
     if environment == nil {
+        if isFCMSegment(environmentName) { return routeFCM(app: app, rest: afterEnvironment, query: query) }
         // `<app>/<env>/…`
         guard !environmentName.isEmpty, let secondEnd = afterEnvironment.firstIndex(of: slash) else { return .notFound }
         app = .id(percentDecodedText(environmentName))
         environmentName = afterEnvironment[..<secondEnd]
         afterEnvironment = afterEnvironment[(secondEnd + 1)...]
         environment = environmentNamed(environmentName)
+        if environment == nil, isFCMSegment(environmentName) {
+            return routeFCM(app: app, rest: afterEnvironment, query: query)
+        }
     }
     guard let environment else { return .notFound }
     let tokenEnd = afterEnvironment.firstIndex(of: slash) ?? afterEnvironment.endIndex
@@ -155,13 +187,36 @@ private func routeRelay(method: String, rest: TargetBytes, query: TargetBytes) -
     let parameters = QueryParameters(query)
     guard let vapidKeyHash = parameters.vapidKeyHash else { return .notFound }
 
-    var extra: String?
-    if tokenEnd != afterEnvironment.endIndex {
-        let rawExtra = afterEnvironment[(tokenEnd + 1)...]
-        if !rawExtra.isEmpty { extra = percentDecodedText(rawExtra) }
-    }
     return .relay(RelayTarget(app: app, environment: environment, deviceToken: deviceToken,
-                              dialect: .tootRelay(extra: extra), vapidKeyHash: vapidKeyHash))
+                              dialect: .tootRelay(extra: extraPath(afterEnvironment, tokenEnd: tokenEnd)),
+                              vapidKeyHash: vapidKeyHash))
+}
+
+/// `fcm/` and the app are behind `rest`: `<token>[/<extra…>]`. The token is
+/// the whole segment; an empty one is no token at all (404, as on the APNs
+/// route).
+private func routeFCM(app: AppReference, rest: TargetBytes, query: TargetBytes) -> Route {
+    let tokenEnd = rest.firstIndex(of: UInt8(ascii: "/")) ?? rest.endIndex
+    let tokenBytes = rest[..<tokenEnd]
+    guard !tokenBytes.isEmpty else { return .notFound }
+    let parameters = QueryParameters(query)
+    guard let vapidKeyHash = parameters.vapidKeyHash else { return .notFound }
+    return .relayFCM(FCMRelayTarget(app: app, token: FCMToken(String(decoding: tokenBytes, as: UTF8.self)),
+                                    extra: extraPath(rest, tokenEnd: tokenEnd), vapidKeyHash: vapidKeyHash))
+}
+
+/// toot-relay's `<extra…>`: what follows the token's segment and its `/`,
+/// percent-decoded; nil when absent or empty.
+@inline(__always)
+private func extraPath(_ rest: TargetBytes, tokenEnd: TargetBytes.Index) -> String? {
+    guard tokenEnd != rest.endIndex else { return nil }
+    let rawExtra = rest[(tokenEnd + 1)...]
+    return rawExtra.isEmpty ? nil : percentDecodedText(rawExtra)
+}
+
+@inline(__always)
+private func isFCMSegment(_ name: TargetBytes) -> Bool {
+    name.elementsEqual(fcmRouteSegment.utf8)
 }
 
 @inline(__always)

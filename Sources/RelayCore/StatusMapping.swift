@@ -101,10 +101,7 @@ private func relayResponse(apnsStatus: Int, reason: APNsReason?, apnsID: String,
     func wait(_ own: Int) -> Int { max(own, apnsRetryAfter ?? 0) }
     switch apnsStatus {
     case 200:
-        return RelayResponse(status: 201, headers: [
-            HTTPField(name: "Location", value: "/relay-to/message/" + apnsID),
-            HTTPField(name: "TTL", value: decimalText(ttl)),
-        ])
+        return created(messageID: apnsID, ttl: ttl)
     case 410:
         return failure(410, "device token no longer active" + named)
     case 400 where reason == .badDeviceToken || reason == .deviceTokenNotForTopic:
@@ -136,13 +133,23 @@ private func relayResponse(apnsStatus: Int, reason: APNsReason?, apnsID: String,
     }
 }
 
+/// 201 with the message's `Location` and the `TTL` used (RFC 8030 §5.2),
+/// whichever service took it.
+@inline(__always)
+func created(messageID: String, ttl: Int) -> RelayResponse {
+    RelayResponse(status: 201, headers: [
+        HTTPField(name: "Location", value: "/relay-to/message/" + messageID),
+        HTTPField(name: "TTL", value: decimalText(ttl)),
+    ])
+}
+
 /// The text as one line (details from lower layers could carry line breaks
 /// or control characters), newline-terminated.
-private func line(_ text: String) -> String {
+func line(_ text: String) -> String {
     String(decoding: text.utf8.map { $0 < 0x20 || $0 == 0x7F ? UInt8(ascii: " ") : $0 }, as: UTF8.self) + "\n"
 }
 
-private func failure(_ status: Int, _ reason: String, retryAfter: Int? = nil) -> RelayResponse {
+func failure(_ status: Int, _ reason: String, retryAfter: Int? = nil) -> RelayResponse {
     var headers = textPlainHeaders
     if let retryAfter {
         headers.append(HTTPField(name: "Retry-After", value: decimalText(retryAfter)))

@@ -120,6 +120,11 @@ struct RelayOptions: ParsableArguments {
     @Option(name: .customLong("apns-ping-timeout"), help: help("APNS_PING_TIMEOUT")) var apnsPingTimeout: String?
     @Option(name: .customLong("apns-max-connections"), help: help("APNS_MAX_CONNECTIONS")) var apnsMaxConnections: String?
     @Option(name: .customLong("apns-idle-timeout"), help: help("APNS_IDLE_TIMEOUT")) var apnsIdleTimeout: String?
+    @Option(name: .customLong("fcm-credentials-file"), help: help("FCM_CREDENTIALS_FILE")) var fcmCredentialsFile: String?
+    @Option(name: .customLong("fcm-credentials-base64"), help: help("FCM_CREDENTIALS_BASE64")) var fcmCredentialsBase64: String?
+    @Option(name: .customLong("fcm-host"), help: help("FCM_HOST")) var fcmHost: String?
+    @Option(name: .customLong("fcm-timeout"), help: help("FCM_TIMEOUT")) var fcmTimeout: String?
+    @Option(name: .customLong("fcm-max-connections"), help: help("FCM_MAX_CONNECTIONS")) var fcmMaxConnections: String?
     @Option(name: .customLong("shutdown-grace"), help: help("SHUTDOWN_GRACE")) var shutdownGrace: String?
     @Option(name: .customLong("threads"), help: help("THREADS")) var threads: String?
     @Option(name: .customLong("log-level"), help: help("LOG_LEVEL")) var logLevel: String?
@@ -161,7 +166,10 @@ struct RelayOptions: ParsableArguments {
             ("BODY_TIMEOUT", bodyTimeout), ("KEEPALIVE_TIMEOUT", keepaliveTimeout), ("MAX_CONNECTIONS", maxConnections),
             ("MAX_IN_FLIGHT", maxInFlight), ("APNS_CONNECT_TIMEOUT", apnsConnectTimeout), ("APNS_TIMEOUT", apnsTimeout),
             ("APNS_PING_INTERVAL", apnsPingInterval), ("APNS_PING_TIMEOUT", apnsPingTimeout),
-            ("APNS_MAX_CONNECTIONS", apnsMaxConnections), ("APNS_IDLE_TIMEOUT", apnsIdleTimeout), ("SHUTDOWN_GRACE", shutdownGrace), ("THREADS", threads),
+            ("APNS_MAX_CONNECTIONS", apnsMaxConnections), ("APNS_IDLE_TIMEOUT", apnsIdleTimeout),
+            ("FCM_CREDENTIALS_FILE", fcmCredentialsFile), ("FCM_CREDENTIALS_BASE64", fcmCredentialsBase64), ("FCM_HOST", fcmHost),
+            ("FCM_TIMEOUT", fcmTimeout), ("FCM_MAX_CONNECTIONS", fcmMaxConnections),
+            ("SHUTDOWN_GRACE", shutdownGrace), ("THREADS", threads),
             ("LOG_LEVEL", logLevel), ("REUSE_PORT", reusePort), ("METRICS_PORT", metricsPort),
             ("METRICS_BIND", metricsBind),
             ("API_PORT", apiPort), ("API_BIND", apiBind), ("API_KEYS", apiKeys), ("API_MAX_BODY_BYTES", apiMaxBodyBytes),

@@ -49,7 +49,7 @@ struct HostileInputTests {
         (p12App("toot", "[app." + Array(repeating: "production", count: 10_000).joined(separator: ".") + "]"),
          "apps.toml: app \"toot\", key \"production.production\": only credential keys can be set per environment: p12-file, p12-base64, p8-file, p8, p12-password, key-id, team-id"),
         (p12App("toot", Array(repeating: "a", count: 10_000).joined(separator: ".") + " = 1"),
-         "apps.toml: app \"toot\", key \"a\": unknown key; an app's keys are alert, alert-loc-key, default, environments, id, key-id, p12-base64, p12-file, p12-password, p8, p8-file, restricted-only, retired, team-id, topic, [app.production], [app.development]"),
+         "apps.toml: app \"toot\", key \"a\": unknown key; an app's keys are alert, alert-loc-key, default, environments, fcm-credentials, id, key-id, p12-base64, p12-file, p12-password, p8, p8-file, restricted-only, retired, team-id, topic, [app.production], [app.development]"),
     ]
 
     @Test("nesting 10,000 deep is a syntax error or an unknown key, not a stack overflow", arguments: deepFiles)

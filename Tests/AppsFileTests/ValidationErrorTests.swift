@@ -39,8 +39,8 @@ struct ValidationErrorTests {
         (p12App(""), "apps.toml: app #1, key \"id\": must not be empty"),
         (p12App(String(repeating: "a", count: 65)), "apps.toml: app #1, key \"id\": is 65 characters long; at most 64"),
         // Unknown keys (typos), reported before a missing id.
-        (p12App("toot", "p12-pasword = \"x\""), "apps.toml: app \"toot\", key \"p12-pasword\": unknown key; an app's keys are alert, alert-loc-key, default, environments, id, key-id, p12-base64, p12-file, p12-password, p8, p8-file, restricted-only, retired, team-id, topic, [app.production], [app.development]"),
-        ("[[app]]\nidd = \"toot\"\np12-file = \"/x.p12\"\n", "apps.toml: app #1, key \"idd\": unknown key; an app's keys are alert, alert-loc-key, default, environments, id, key-id, p12-base64, p12-file, p12-password, p8, p8-file, restricted-only, retired, team-id, topic, [app.production], [app.development]"),
+        (p12App("toot", "p12-pasword = \"x\""), "apps.toml: app \"toot\", key \"p12-pasword\": unknown key; an app's keys are alert, alert-loc-key, default, environments, fcm-credentials, id, key-id, p12-base64, p12-file, p12-password, p8, p8-file, restricted-only, retired, team-id, topic, [app.production], [app.development]"),
+        ("[[app]]\nidd = \"toot\"\np12-file = \"/x.p12\"\n", "apps.toml: app #1, key \"idd\": unknown key; an app's keys are alert, alert-loc-key, default, environments, fcm-credentials, id, key-id, p12-base64, p12-file, p12-password, p8, p8-file, restricted-only, retired, team-id, topic, [app.production], [app.development]"),
         // retired: an id, maybe a topic, nothing else; its id and topic are
         // still the app's own.
         (p12App("old", "retired = true"), "apps.toml: app \"old\", key \"p12-file\": the app is retired: a retired app has an id, maybe a topic, and nothing else"),
@@ -107,9 +107,9 @@ struct ValidationErrorTests {
         (String(repeating: "#", count: AppsFileLimits.fileBytes + 1), "apps.toml: is 1048577 bytes long; at most 1048576 (1 MiB)"),
         (String(repeating: "[[app]]\n", count: AppsFileLimits.apps + 1), "apps.toml: key \"app\": 1001 apps; at most 1000"),
         // Keys are quoted on one line; toml++ keeps key names; a table of an unknown environment.
-        (p12App("toot", "\"a\\nb\" = 1"), "apps.toml: app \"toot\", key \"a\\u{a}b\": unknown key; an app's keys are alert, alert-loc-key, default, environments, id, key-id, p12-base64, p12-file, p12-password, p8, p8-file, restricted-only, retired, team-id, topic, [app.production], [app.development]"),
+        (p12App("toot", "\"a\\nb\" = 1"), "apps.toml: app \"toot\", key \"a\\u{a}b\": unknown key; an app's keys are alert, alert-loc-key, default, environments, fcm-credentials, id, key-id, p12-base64, p12-file, p12-password, p8, p8-file, restricted-only, retired, team-id, topic, [app.production], [app.development]"),
         (p12App("toot", "id = \"again\""), "apps.toml:4:6: Error while parsing key-value pair: cannot redefine existing string 'id'"),
-        (p12App("toot", "[app.staging]", "p12-file = \"/x\""), "apps.toml: app \"toot\", key \"staging\": unknown key; an app's keys are alert, alert-loc-key, default, environments, id, key-id, p12-base64, p12-file, p12-password, p8, p8-file, restricted-only, retired, team-id, topic, [app.production], [app.development]"),
+        (p12App("toot", "[app.staging]", "p12-file = \"/x\""), "apps.toml: app \"toot\", key \"staging\": unknown key; an app's keys are alert, alert-loc-key, default, environments, fcm-credentials, id, key-id, p12-base64, p12-file, p12-password, p8, p8-file, restricted-only, retired, team-id, topic, [app.production], [app.development]"),
     ]
 
     @Test("a file that breaks a rule is one line naming the file, the app and the key", arguments: rows)

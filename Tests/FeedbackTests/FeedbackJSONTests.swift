@@ -22,6 +22,16 @@ import Testing
         ])
     }
 
+    @Test("An FCM token's entry says its platform; an APNs entry's bytes are as before")
+    func platform() {
+        let android = FeedbackEntry(app: "droid", environment: .production, platform: .android, token: "c1:APA91b",
+                                    reason: "UNREGISTERED", time: 0)
+        let ios = FeedbackEntry(app: "toot", environment: .production, token: "ab", reason: "Unregistered", time: 0)
+        #expect(String(decoding: feedbackJSON([android, ios]), as: UTF8.self) == "["
+            + #"{"environment":"production","platform":"android","reason":"UNREGISTERED","time":"1970-01-01T00:00:00.000Z","token":"c1:APA91b"},"#
+            + #"{"environment":"production","reason":"Unregistered","time":"1970-01-01T00:00:00.000Z","token":"ab"}]"#)
+    }
+
     @Test("No entries is an empty JSON array")
     func encodesNothing() {
         #expect(String(decoding: feedbackJSON([]), as: UTF8.self) == "[]")

@@ -11,7 +11,12 @@ struct FeedbackValueTests {
           arguments: [FeedbackEntry(app: "toot", environment: .production, token: token, reason: "Unregistered",
                                     time: 1_764_114_000_123),
                       FeedbackEntry(app: "toot", environment: .development, token: String(repeating: "f", count: 200),
-                                    reason: "BadDeviceToken", time: 0)])
+                                    reason: "BadDeviceToken", time: 0),
+                      FeedbackEntry(app: "toot", environment: .production, platform: .android,
+                                    token: "cXyz_-1:APA91b" + String(repeating: "Q", count: 150), reason: "UNREGISTERED",
+                                    time: 1_764_114_000_123),
+                      FeedbackEntry(app: "toot", environment: .production, platform: .android,
+                                    token: String(repeating: "x", count: 4096), reason: "SENDER_ID_MISMATCH", time: 1)])
     func roundTrip(entry: FeedbackEntry) throws {
         let value = feedbackValue(entry)
         #expect(try decodeFeedbackValue(value, app: "toot").get() == entry)
@@ -21,6 +26,9 @@ struct FeedbackValueTests {
     func valueText() {
         let entry = FeedbackEntry(app: "toot", environment: .production, token: "0a1b", reason: "ExpiredToken", time: 17)
         #expect(String(decoding: feedbackValue(entry), as: UTF8.self) == "1 production 17 ExpiredToken 0a1b")
+        let android = FeedbackEntry(app: "droid", environment: .production, platform: .android, token: "c1:APA91b",
+                                    reason: "UNREGISTERED", time: 17)
+        #expect(String(decoding: feedbackValue(android), as: UTF8.self) == "1 android 17 UNREGISTERED c1:APA91b")
     }
 
     static let refused: [(String, [UInt8], FeedbackValueError)] = [
@@ -40,6 +48,11 @@ struct FeedbackValueTests {
         ("a token with invalid UTF-8", Array("1 production 17 Unregistered ab".utf8) + [0xFF, 0xFE], .badToken),
         ("a token of 257 bytes", Array("1 production 17 Unregistered \(String(repeating: "a", count: 257))".utf8), .badToken),
         ("a megabyte", [UInt8](repeating: 0x61, count: 1 << 20), .tooLong),
+        ("an android token of 4097 bytes", Array("1 android 17 UNREGISTERED \(String(repeating: "a", count: 4097))".utf8),
+         .badToken),
+        ("an android token outside FCM's syntax", Array("1 android 17 UNREGISTERED ab.c".utf8), .badToken),
+        ("an APNs token of FCM's length", Array("1 production 17 Unregistered \(String(repeating: "a", count: 300))".utf8),
+         .badToken),
         ("JSON", Array(#"{"token":"abc","reason":"Unregistered"}"#.utf8), .notFiveFields),
     ]
 

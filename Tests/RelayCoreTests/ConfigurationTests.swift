@@ -41,6 +41,8 @@ struct ConfigurationTests {
         ("API_MAX_NOTIFICATIONS", "10"), ("API_MAX_TOKENS", "20"), ("API_PROVISION_DIR", "/srv/certs"),
         ("FEEDBACK_MAX", "5"), ("FEEDBACK_HOOK_URL", "http://127.0.0.1:9"), ("FEEDBACK_HOOK_HEADERS", "X-A: b"),
         ("FEEDBACK_HOOK_QUEUE", "7"), ("FEEDBACK_HOOK_TIMEOUT", "3"),
+        ("FCM_CREDENTIALS_FILE", "sa.json"), ("FCM_CREDENTIALS_BASE64", "e30="), ("FCM_HOST", "127.0.0.1:9443"),
+        ("FCM_TIMEOUT", "2"), ("FCM_MAX_CONNECTIONS", "2"),
     ])
     func appliesVariable(name: String, value: String) throws {
         // The hook's settings need its URL (refused without): both sides have it.
@@ -105,6 +107,8 @@ struct ConfigurationTests {
             "P12_PASSWORD": "empty", "TOKEN_AUTH_KEY_FILENAME": "unset", "TOKEN_KEY_ID": "unset",
             "TOKEN_TEAM_ID": "unset", "TOPIC": "certificate UID, else cx.c3.toot", "CA_FILENAME": "system roots",
             "APPS_FILE": "unset (one app)", "APNS_IDLE_TIMEOUT": "3600",
+            "FCM_CREDENTIALS_FILE": "unset (no FCM)", "FCM_CREDENTIALS_BASE64": "unset",
+            "FCM_HOST": "fcm.googleapis.com:443", "FCM_TIMEOUT": "8", "FCM_MAX_CONNECTIONS": "4",
             "PUBLIC_URL": "unset (scheme and Host of each request)",
             "APNS_PRODUCTION_HOST": "api.push.apple.com:443",
             "APNS_DEVELOPMENT_HOST": "api.sandbox.push.apple.com:443", "MAX_HEADER_BYTES": "16384",
