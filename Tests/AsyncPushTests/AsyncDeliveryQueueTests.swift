@@ -26,7 +26,7 @@ struct AsyncDeliveryQueueTests {
         var timers: [(Int64, () -> Void)] = []
         var queue: AsyncDeliveryQueue!
         /// The outcomes the queue reported done, in order.
-        var doneOutcomes: [DeliveryOutcome] = []
+        var doneOutcomes: [AsyncOutcome] = []
 
         init(maxTries: Int = 3, maxInFlight: Int = 10, shared: (any AsyncSharedQueue)? = nil) throws {
             // A hook already shut down counts each post as dropped: the
@@ -108,7 +108,7 @@ struct AsyncDeliveryQueueTests {
         #expect(fixture.counts.failed == 0)
         #expect(fixture.bound.pending == 0)
         #expect(fixture.hookPosts == 0)
-        #expect(fixture.doneOutcomes == [Self.accepted], "done once, with the last try's outcome")
+        #expect(fixture.doneOutcomes == [.apns(Self.accepted)], "done once, with the last try's outcome")
     }
 
     @Test("APNs' Retry-After holds the retry back that long, beyond the backoff")
@@ -137,7 +137,7 @@ struct AsyncDeliveryQueueTests {
         #expect(fixture.sender.sent.count == 3)
         #expect(fixture.counts.retried == 2)
         #expect(fixture.counts.failed == 1)
-        #expect(fixture.doneOutcomes == [Self.unavailable])
+        #expect(fixture.doneOutcomes == [.apns(Self.unavailable)])
         #expect(fixture.hookPosts == 1)
         #expect(fixture.bound.pending == 0)
         #expect(fixture.timers.isEmpty)

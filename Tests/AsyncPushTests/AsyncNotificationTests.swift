@@ -38,17 +38,17 @@ struct AsyncNotificationTests {
     func roundTrip() throws {
         let decoded = try AsyncNotification(fields: Self.sample.fields)
         #expect(decoded == Self.sample)
-        #expect(!decoded.headers.contains { $0.name == "apns-topic" })
-        #expect(decoded.headers.map(\.name) == ["apns-push-type", "apns-priority", "apns-expiration"])
+        guard case .apns(let message) = decoded.message else { Issue.record("not APNs' form"); return }
+        #expect(!message.headers.contains { $0.name == "apns-topic" })
+        #expect(message.headers.map(\.name) == ["apns-push-type", "apns-priority", "apns-expiration"])
     }
 
     @Test("a notification without a gorush source and without headers round-trips")
     func bareRoundTrip() throws {
         var bare = Self.sample
         bare.source = nil
-        bare.headers = []
-        bare.payload = []
-        bare.apnsID = ""
+        bare.message = .apns(.init(environment: .development, deviceToken: Self.token, headers: [], payload: [],
+                                   apnsID: ""))
         #expect(try AsyncNotification(fields: bare.fields) == bare)
     }
 
