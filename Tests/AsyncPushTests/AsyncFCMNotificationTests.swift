@@ -23,13 +23,12 @@ struct AsyncFCMNotificationTests {
         acceptedAt: 1_800_000_000_123, tries: 1)
 
     static func field(_ name: String, _ value: String) -> (name: [UInt8], value: [UInt8]) {
-        (Array(name.utf8), Array(value.utf8))
+        AsyncNotificationTests.field(name, value)
     }
 
+    /// `sample`'s fields with `name` replaced by `value` (nil: removed).
     static func sampleFields(_ name: String, _ value: [UInt8]?) -> Fields {
-        var fields = sample.fields.filter { $0.name != Array(name.utf8) }
-        if let value { fields.append((Array(name.utf8), value)) }
-        return fields
+        AsyncNotificationTests.replacing(name, by: value, in: sample.fields)
     }
 
     @Test("what the accept path writes for an Android token decodes to the same notification, with no APNs field")
@@ -75,13 +74,7 @@ struct AsyncFCMNotificationTests {
 
     @Test("a hostile FCM entry is refused naming the field, never its value", arguments: hostile)
     func hostileEntry(_ label: String, _ fields: Fields, _ field: String) {
-        do {
-            _ = try AsyncNotification(fields: fields)
-            Issue.record("\(label): decoded")
-        } catch {
-            #expect(error.field == field, "\(label): \(error)")
-            #expect(!error.description.contains(Self.token) && !error.description.contains("hé"), "\(label)")
-        }
+        AsyncNotificationTests.expectRefusal(label, fields, naming: field, never: [Self.token, "hé"])
     }
 
     @Test("an FCM entry read as an APNs one (no svc: what an older instance sees) is refused whole, never sent to APNs")

@@ -82,8 +82,8 @@ private let iosToken = String(repeating: "ab", count: 32)
 struct ProviderAPIFCMTests {
     static func failed(_ status: Int, _ reason: FCMReason, namesToken: Bool = false, retryAfter: Int? = nil,
                        afterRefresh: Bool = false) -> FCMOutcome {
-        .answered(.failed(FCMError(httpStatus: status, reason: reason, namesToken: namesToken)),
-                  retryAfterSeconds: retryAfter, afterTokenRefresh: afterRefresh)
+        FCMWebPushHandlerTests.failed(status, reason, namesToken: namesToken, retryAfter: retryAfter,
+                                      afterRefresh: afterRefresh)
     }
 
     /// FCM's answers → the token's log (FCM's status and code when it
