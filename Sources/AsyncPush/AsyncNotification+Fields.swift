@@ -39,35 +39,30 @@ extension AsyncNotification {
     public static let maxFCMBodyBytes = 65_536
 
     public var fields: [(name: [UInt8], value: [UInt8])] {
-        var fields: [(name: [UInt8], value: [UInt8])] = [
-            (Array("v".utf8), Array(Self.version.utf8)),
-            (Array("app".utf8), Array(appID.utf8)),
-        ]
+        var fields: [(name: [UInt8], value: [UInt8])] = []
+        fields.reserveCapacity(13)
+        func add(_ name: String, _ value: [UInt8]) { fields.append((Array(name.utf8), value)) }
+        add("v", Array(Self.version.utf8))
+        add("app", Array(appID.utf8))
         switch message {
         case .apns(let apns):
-            fields += [
-                (Array("env".utf8), Array(apns.environment.rawValue.utf8)),
-                (Array("tok".utf8), Array(token.utf8)),
-                (Array("dev".utf8), Array(apns.deviceToken.utf8)),
-                (Array("hdr".utf8), Array(apns.headers.map { $0.name + ":" + $0.value }.joined(separator: "\n").utf8)),
-                (Array("pl".utf8), apns.payload),
-                (Array("id".utf8), Array(apns.apnsID.utf8)),
-            ]
+            add("env", Array(apns.environment.rawValue.utf8))
+            add("tok", Array(token.utf8))
+            add("dev", Array(apns.deviceToken.utf8))
+            add("hdr", Array(apns.headers.map { $0.name + ":" + $0.value }.joined(separator: "\n").utf8))
+            add("pl", apns.payload)
+            add("id", Array(apns.apnsID.utf8))
         case .fcm(let fcm):
-            fields += [
-                (Array("svc".utf8), Array(Self.fcmService.utf8)),
-                (Array("tok".utf8), Array(fcm.token.text.utf8)),
-                (Array("pl".utf8), fcm.body),
-            ]
+            add("svc", Array(Self.fcmService.utf8))
+            add("tok", Array(fcm.token.text.utf8))
+            add("pl", fcm.body)
         }
-        fields += [
-            (Array("at".utf8), Array(String(acceptedAt).utf8)),
-            (Array("try".utf8), Array(String(tries).utf8)),
-        ]
+        add("at", Array(String(acceptedAt).utf8))
+        add("try", Array(String(tries).utf8))
         if let source {
-            fields.append((Array("nid".utf8), Array(source.id.utf8)))
-            fields.append((Array("plat".utf8), Array(String(source.platform).utf8)))
-            fields.append((Array("msg".utf8), Array(source.message.utf8)))
+            add("nid", Array(source.id.utf8))
+            add("plat", Array(String(source.platform).utf8))
+            add("msg", Array(source.message.utf8))
         }
         return fields
     }
