@@ -113,9 +113,9 @@ let package = Package(
         // bound on what is pending, the one queued notification (its stream
         // fields its encoding), each loop's queue through the loop's
         // delivery path, and the fleet's queue and its reader.
-        .target(name: "AsyncPush", dependencies: ["APNsCore", "HTTPCore", "RelayCore", "Delivery", "Feedback", "Fleet",
-                                                  "EventLoop", "Locking", "Observability"]),
-        .testTarget(name: "AsyncPushTests", dependencies: ["AsyncPush", "APNsCore", "Delivery", "HTTPCore", "RelayCore",
+        .target(name: "AsyncPush", dependencies: ["APNsCore", "FCMCore", "HTTPCore", "JSON", "RelayCore", "Delivery", "Feedback",
+                                                  "Fleet", "EventLoop", "Locking", "Observability"]),
+        .testTarget(name: "AsyncPushTests", dependencies: ["AsyncPush", "APNsCore", "FCMCore", "Delivery", "HTTPCore", "RelayCore",
                                                            "Feedback", "FeedbackHook", "Observability", "TestSupport"]),
         // libcurl, imported by FeedbackHook only.
         .systemLibrary(

@@ -658,6 +658,32 @@ fcm_splice("key-certificate", (3, 0, b"-----BEGIN CERTIFICATE-----\nQUJD\n-----E
 fcm_splice("email-number", (4, 1, b"42"), (6, 0, b"https://127.0.0.1:8443/token"))
 fcm_splice("type-removed", (7, 0, b""))
 
+# ---- fleet-values: [mode][rest] (see Fuzz/fleet-values/FleetValuesFuzzer.swift).
+# Mode 0: a feedback list's value; mode 1: a stream entry's fields, each
+# [name length byte][name][value length, 2 bytes little-endian][value], as
+# the accept path writes them for an iOS token and for an Android one.
+FCM_TOKEN = "cXyz_-1:APA91bHun4MxP5egoKMwt2KZFBaFUH-1RYqx"
+
+
+def stream_fields(name, *fields):
+    data = b"\x01"
+    for field, value in fields:
+        value = value.encode() if isinstance(value, str) else value
+        data += bytes([len(field)]) + field.encode() + struct.pack("<H", len(value)) + value
+    write("fleet-values", "fields-" + name, data)
+
+
+write("fleet-values", "feedback-ios", b"\x00" + f"1 production 1764114000123 Unregistered {TOKEN}".encode())
+write("fleet-values", "feedback-android", b"\x00" + f"1 android 1764114000123 UNREGISTERED {FCM_TOKEN}".encode())
+SOURCE = (("nid", "n-1"), ("plat", "1"), ("msg", "You have a new message"))
+stream_fields("ios", ("v", "1"), ("app", "default"), ("env", "production"), ("tok", TOKEN), ("dev", TOKEN),
+              ("hdr", "apns-push-type:alert\napns-priority:10"), ("pl", '{"aps":{"alert":"hi"}}'), ("id", ""),
+              ("at", "1800000000123"), ("try", "0"), *SOURCE)
+stream_fields("android", ("v", "1"), ("app", "default"), ("svc", "fcm"), ("tok", FCM_TOKEN),
+              ("pl", '{"message":{"notification":{"body":"You have a new message"},"data":{"n":"3"},'
+                     f'"token":"{FCM_TOKEN}"}}}}'),
+              ("at", "1800000000123"), ("try", "1"), ("nid", "n-2"), ("plat", "2"), ("msg", "You have a new message"))
+
 if __name__ == "__main__":
     for target in sorted(os.listdir(ROOT)):
         print(target, len(os.listdir(os.path.join(ROOT, target))), "seeds")

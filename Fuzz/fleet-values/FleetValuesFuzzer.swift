@@ -2,7 +2,7 @@
 // another instance (or whoever can write to Redis) wrote: a feedback list's
 // value (`decodeFeedbackValue`, Sources/Fleet/FeedbackValue.swift), an
 // asynchronous notification's stream fields (`AsyncNotification(fields:)`,
-// Sources/AsyncPush/AsyncNotification.swift), the stream replies that
+// Sources/AsyncPush/AsyncNotification+Fields.swift), the stream replies that
 // carry them (`StreamEntry.readReply`, `.autoclaimReply`,
 // Sources/Fleet/StreamEntry.swift), and the acknowledgement script's reply
 // (`StreamAcknowledgement.outcome`, Sources/Fleet/StreamAcknowledgement.swift).

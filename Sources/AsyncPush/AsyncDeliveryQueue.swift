@@ -1,10 +1,11 @@
 import APNsCore
 import Delivery
+import FCMCore
 import Feedback
 import RelayCore
 
 /// One event loop's queue of asynchronous notifications: each is tried
-/// through the loop's `DeliveryPath` (so the end of every try records the
+/// through the loop's `DeliveryPath` of its service, APNs or FCM (so the end of every try records the
 /// app's health, as in sync mode), then `AsyncRetryPolicy` decides; a retry
 /// waits on a loop timer. A final failure's log goes to the hook once, and
 /// its dead token to the feedback list (both handed back by the path:
@@ -26,9 +27,13 @@ public final class AsyncDeliveryQueue {
     typealias Schedule = (_ milliseconds: Int64, _ action: @escaping () -> Void) -> Void
     /// Told of each notification done, with its last try's outcome (the
     /// route's metrics: one count per notification, as in sync mode).
-    public typealias Done = (_ item: AsyncNotification, _ outcome: DeliveryOutcome) -> Void
+    public typealias Done = (_ item: AsyncNotification, _ outcome: AsyncOutcome) -> Void
 
     let path: DeliveryPath<APNsPush>
+    /// The loop's FCM path; nil: the loop has no FCM client (an Android
+    /// token is then never queued here: the accept path and the fleet's
+    /// reader check first).
+    let fcmPath: DeliveryPath<FCMPush>?
     let policy: AsyncRetryPolicy
     /// Nil: the notifications hold no place here (a fleet's queue holds
     /// API_ASYNC_MAX_PENDING itself).
@@ -48,10 +53,12 @@ public final class AsyncDeliveryQueue {
     private var waiting: [Int: (AsyncNotification, RelayApp)] = [:]
     private var nextKey = 0
 
-    init(path: DeliveryPath<APNsPush>, policy: AsyncRetryPolicy, bound: AsyncPendingBound?, counts: AsyncDeliveryCounts,
+    init(path: DeliveryPath<APNsPush>, fcmPath: DeliveryPath<FCMPush>? = nil, policy: AsyncRetryPolicy,
+         bound: AsyncPendingBound?, counts: AsyncDeliveryCounts,
          apps: @escaping (_ id: String) -> RelayApp?, random: any RandomNumberGenerator = SystemRandomNumberGenerator(),
          now: @escaping () -> Int64 = FeedbackSink.unixMilliseconds, shared: (any AsyncSharedQueue)? = nil,
          done: @escaping Done, schedule: @escaping Schedule) {
+        self.fcmPath = fcmPath
         (self.path, self.policy, self.bound, self.counts, self.apps) = (path, policy, bound, counts, apps)
         (self.random, self.now, self.shared, self.done, self.schedule) = (random, now, shared, done, schedule)
     }
@@ -59,8 +66,9 @@ public final class AsyncDeliveryQueue {
     /// Retries waiting on this loop.
     public var waitingRetries: Int { waiting.count }
 
-    /// Tries `item` now, for `app`, which serves its environment (the accept
-    /// path and the fleet's reader check that first). In-process, its place
+    /// Tries `item` now, for `app`, which can send it (`AsyncNotification.
+    /// refusal(by:)`: the accept path and the fleet's reader check that
+    /// first; an FCM notification also needs the loop's FCM path). In-process, its place
     /// in `bound` is the caller's reservation.
     public func enqueue(_ item: AsyncNotification, app: RelayApp) {
         attempt(item, app: app)
@@ -93,28 +101,43 @@ public final class AsyncDeliveryQueue {
     }
 
     private func attempt(_ item: AsyncNotification, app: RelayApp) {
-        guard let request = item.request(for: app) else {
-            preconditionFailure("AsyncDeliveryQueue: app \(app.id) does not serve \(item.environment.rawValue)")
-        }
         var item = item
         item.tries += 1
         counts.add(inFlight: 1)
+        switch item.message {
+        case .apns(let message):
+            guard let request = message.request(for: app) else {
+                preconditionFailure("AsyncDeliveryQueue: app \(app.id) does not serve \(message.environment.rawValue)")
+            }
+            send(item, app: app, request, through: path)
+        case .fcm(let message):
+            guard let fcmPath, let request = message.request(for: app) else {
+                preconditionFailure("AsyncDeliveryQueue: app \(app.id) or this loop has no FCM")
+            }
+            send(item, app: app, request, through: fcmPath)
+        }
+    }
+
+    /// One try of `item` through its service's path; `decide` hears its end.
+    private func send<Service: AsyncPushService>(_ item: AsyncNotification, app: RelayApp,
+                                                  _ request: Service.Notification, through path: DeliveryPath<Service>) {
+        let recipient = Service.recipient(of: request)
         let start = path.deliver(request, app: app, token: item.token,
                                  posting: .everyFailureToCaller(item.failedPushSource)) { [weak self] delivery, log in
             guard let self else { return }
             self.counts.add(inFlight: -1)
-            self.decide(item, app: app, delivery: delivery, log: log)
+            self.decide(item, app: app, delivery: delivery, Service.self, recipient: recipient, log: log)
         }
         if case .overloaded(let log) = start {
             counts.add(inFlight: -1)
-            decide(item, app: app, delivery: APNsPush.overloaded, log: log)
+            decide(item, app: app, delivery: Service.overloaded, Service.self, recipient: recipient, log: log)
         }
     }
 
     /// `item` is done: the route hears of it; a fleet's notification is
     /// finished in the fleet's queue, with `deadToken`, else `deadToken` is
     /// recorded here.
-    private func end(_ item: AsyncNotification, _ outcome: DeliveryOutcome, deadToken: FeedbackEntry?) {
+    private func end(_ item: AsyncNotification, _ outcome: AsyncOutcome, deadToken: FeedbackEntry?) {
         done(item, outcome)
         if let receipt = item.receipt, let shared {
             shared.finish(receipt, deadToken: deadToken, feedback: path.feedback.store)
@@ -123,20 +146,22 @@ public final class AsyncDeliveryQueue {
         }
     }
 
-    private func decide(_ item: AsyncNotification, app: RelayApp, delivery: APNsDelivery, log: FailedPushLog?) {
+    private func decide<Service: AsyncPushService>(_ item: AsyncNotification, app: RelayApp,
+                                                    delivery: Service.Delivery, _: Service.Type,
+                                                    recipient: Service.Recipient, log: FailedPushLog?) {
         let time = now()
-        switch policy.decide(after: APNsPush.result(of: delivery), tries: item.tries, expiration: item.expiration,
-                             retryAfterSeconds: delivery.retryAfterSeconds, now: time, random: &random) {
+        switch policy.decide(after: Service.result(of: delivery), tries: item.tries, expiration: item.expiration,
+                             retryAfterSeconds: Service.retryAfterSeconds(of: delivery), now: time, random: &random) {
         case .done(.accepted):
             counts.countDelivered()
             bound?.release()
-            end(item, delivery.outcome, deadToken: nil)
+            end(item, Service.asyncOutcome(of: delivery), deadToken: nil)
         case .done:
             counts.countFailed()
             bound?.release()
             if let log { path.feedback.post(log) }
-            let recipient = APNsPush.Recipient(environment: item.environment, deviceToken: item.deviceToken)
-            end(item, delivery.outcome, deadToken: APNsPush.deadToken(in: delivery, recipient: recipient, app: app.id))
+            end(item, Service.asyncOutcome(of: delivery),
+                deadToken: Service.deadToken(in: delivery, recipient: recipient, app: app.id))
         case .retry(let at):
             counts.countRetried()
             let key = nextKey

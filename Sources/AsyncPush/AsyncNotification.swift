@@ -1,26 +1,23 @@
 import APNsCore
+import FCMCore
 import HTTPCore
 import RelayCore
 
 /// One notification an asynchronous `/api/push` accepted, from the 200 to
 /// its end: what any instance needs to send it and to word its failed-push
 /// log, by value, naming its app by id. The in-process queue holds it as it
-/// is; a fleet's queue holds its stream fields (`fields`), read back
-/// defensively (`init(fields:)`): another instance, an older version or
-/// anyone who can write to Redis may have written the entry. The consuming
-/// instance looks the app up in its own apps when it delivers.
+/// is; a fleet's queue holds its stream fields (`fields`,
+/// AsyncNotification+Fields.swift), read back defensively
+/// (`init(fields:)`): another instance, an older version or anyone who can
+/// write to Redis may have written the entry. The consuming instance looks
+/// the app up in its own apps when it delivers, and takes the app's
+/// credentials of the notification's service there.
 public struct AsyncNotification: Sendable, Equatable {
     public var appID: String
-    public var environment: APNsEnvironment
     /// As the sender wrote it (the failed-push log's).
     public var token: String
-    /// APNs' form (the request path's, the feedback list's).
-    public var deviceToken: String
-    /// The APNs headers without `apns-topic` (the app supplies it, as for
-    /// any route).
-    public var headers: [HTTPField]
-    public var payload: [UInt8]
-    public var apnsID: String
+    /// What goes to the push service, in that service's form.
+    public var message: Message
     /// The gorush notification's `notif_id`, platform and message: what its
     /// failed-push log names. Nil: the log has none (message empty).
     public var source: FailedPushSource.Notification?
@@ -33,16 +30,74 @@ public struct AsyncNotification: Sendable, Equatable {
     /// field: the entry's id is the stream's.
     public var receipt: String?
 
-    public init(appID: String, environment: APNsEnvironment, token: String, deviceToken: String,
-                headers: [HTTPField], payload: [UInt8], apnsID: String, source: FailedPushSource.Notification?,
+    /// The notification in its push service's form.
+    public enum Message: Sendable, Equatable {
+        /// An iOS token's (gorush platform 1).
+        case apns(APNsMessage)
+        /// An Android token's (gorush platform 2).
+        case fcm(FCMMessage)
+    }
+
+    /// APNs' request without the app's parts (its credential, its topic).
+    public struct APNsMessage: Sendable, Equatable {
+        public var environment: APNsEnvironment
+        /// APNs' form (the request path's, the feedback list's).
+        public var deviceToken: String
+        /// The APNs headers without `apns-topic` (the app supplies it, as
+        /// for any route).
+        public var headers: [HTTPField]
+        public var payload: [UInt8]
+        public var apnsID: String
+
+        public init(environment: APNsEnvironment, deviceToken: String, headers: [HTTPField], payload: [UInt8],
+                    apnsID: String) {
+            (self.environment, self.deviceToken) = (environment, deviceToken)
+            (self.headers, self.payload, self.apnsID) = (headers.filter { $0.name != "apns-topic" }, payload, apnsID)
+        }
+
+        /// APNs' request for `app`; nil when that app does not serve the
+        /// environment.
+        public func request(for app: RelayApp) -> APNsNotification? {
+            guard let credential = app.credential(for: environment) else { return nil }
+            return APNsNotification(to: deviceToken, environment: environment, credential: credential,
+                                    headers: APNsRequestHeaders(topic: app.topic, headers), payload: payload,
+                                    apnsID: apnsID, ttl: 0)
+        }
+    }
+
+    /// FCM's request without the app's part (its service account).
+    public struct FCMMessage: Sendable, Equatable {
+        public var token: FCMToken
+        /// `{"message":{…,"token":"<token>"}}`, as the accept path built it.
+        public var body: [UInt8]
+
+        public init(token: FCMToken, body: [UInt8]) {
+            (self.token, self.body) = (token, body)
+        }
+
+        /// FCM's request for `app`; nil when that app has no FCM credentials.
+        public func request(for app: RelayApp) -> FCMNotification? {
+            app.fcm.map { FCMNotification(account: $0.account, token: token, body: body) }
+        }
+    }
+
+    public init(appID: String, token: String, message: Message, source: FailedPushSource.Notification?,
                 acceptedAt: Int64, tries: Int = 0) {
-        (self.appID, self.environment, self.token, self.deviceToken) = (appID, environment, token, deviceToken)
-        (self.headers, self.payload, self.apnsID, self.source) =
-            (headers.filter { $0.name != "apns-topic" }, payload, apnsID, source)
+        (self.appID, self.token, self.message, self.source) = (appID, token, message, source)
         (self.acceptedAt, self.tries) = (acceptedAt, tries)
     }
 
-    /// The asynchronous form of a notification the accept path built for `appID`.
+    /// An iOS token's notification.
+    public init(appID: String, environment: APNsEnvironment, token: String, deviceToken: String,
+                headers: [HTTPField], payload: [UInt8], apnsID: String, source: FailedPushSource.Notification?,
+                acceptedAt: Int64, tries: Int = 0) {
+        self.init(appID: appID, token: token,
+                  message: .apns(APNsMessage(environment: environment, deviceToken: deviceToken, headers: headers,
+                                             payload: payload, apnsID: apnsID)),
+                  source: source, acceptedAt: acceptedAt, tries: tries)
+    }
+
+    /// The asynchronous form of an APNs notification the accept path built for `appID`.
     public init(_ notification: APNsNotification, appID: String, token: String,
                 source: FailedPushSource.Notification?, acceptedAt: Int64) {
         self.init(appID: appID, environment: notification.environment, token: token,
@@ -50,164 +105,44 @@ public struct AsyncNotification: Sendable, Equatable {
                   apnsID: notification.apnsID, source: source, acceptedAt: acceptedAt)
     }
 
+    /// The asynchronous form of an FCM notification the accept path built
+    /// for `appID` (the token as the sender wrote it is FCM's: its syntax
+    /// was checked, nothing rewritten).
+    public init(_ notification: FCMNotification, appID: String, source: FailedPushSource.Notification?,
+                acceptedAt: Int64) {
+        self.init(appID: appID, token: notification.token.text,
+                  message: .fcm(FCMMessage(token: notification.token, body: notification.body)),
+                  source: source, acceptedAt: acceptedAt)
+    }
+
     /// APNs' request for `app`, as the delivering instance knows it; nil
-    /// when that app does not serve the environment.
+    /// when that app does not serve the environment, or for an FCM
+    /// notification.
     public func request(for app: RelayApp) -> APNsNotification? {
-        guard let credential = app.credential(for: environment) else { return nil }
-        return APNsNotification(to: deviceToken, environment: environment, credential: credential,
-                                headers: APNsRequestHeaders(topic: app.topic, headers), payload: payload,
-                                apnsID: apnsID, ttl: 0)
+        guard case .apns(let apns) = message else { return nil }
+        return apns.request(for: app)
+    }
+
+    /// Whether `app`, as this instance knows it, can send the notification
+    /// (a credential for its environment, or FCM credentials); nil when it
+    /// can, else why not.
+    public func refusal(by app: RelayApp) -> String? {
+        switch message {
+        case .apns(let apns):
+            app.credential(for: apns.environment) == nil ? "app \(app.id) does not serve \(apns.environment.rawValue)" : nil
+        case .fcm:
+            app.fcm == nil ? "app \(app.id) has no FCM credentials" : nil
+        }
     }
 
     /// `apns-expiration`, seconds since the epoch; nil: none (or not a
-    /// number, which APNs refuses: the policy then bounds only the tries).
+    /// number, which APNs refuses: the policy then bounds only the tries;
+    /// an FCM message has none either: its `android.ttl` is FCM's to keep).
     public var expiration: Int64? {
-        headers.first { $0.name == "apns-expiration" }.flatMap { Int64($0.value) }
+        guard case .apns(let apns) = message else { return nil }
+        return apns.headers.first { $0.name == "apns-expiration" }.flatMap { Int64($0.value) }
     }
 
     /// What the failed-push log names besides the token.
     public var failedPushSource: FailedPushSource { FailedPushSource(notification: source) }
-
-    // MARK: the stream fields
-
-    /// The format's version: an entry of another is refused whole, never
-    /// half read.
-    static let version = "1"
-
-    /// Limits a decoded entry keeps to, whoever wrote it: a payload no
-    /// larger than APNs takes (VoIP's 5 KiB), a device token of what APNs
-    /// issues (hex, at most 200), headers as the accept path writes them.
-    public static let maxPayloadBytes = 5_120
-    static let maxTokenBytes = 200
-    static let maxTextBytes = 4_096
-    static let maxMessageBytes = 65_536
-    static let maxHeaders = 16
-
-    public var fields: [(name: [UInt8], value: [UInt8])] {
-        var fields: [(name: [UInt8], value: [UInt8])] = [
-            (Array("v".utf8), Array(Self.version.utf8)),
-            (Array("app".utf8), Array(appID.utf8)),
-            (Array("env".utf8), Array(environment.rawValue.utf8)),
-            (Array("tok".utf8), Array(token.utf8)),
-            (Array("dev".utf8), Array(deviceToken.utf8)),
-            (Array("hdr".utf8), Array(headers.map { $0.name + ":" + $0.value }.joined(separator: "\n").utf8)),
-            (Array("pl".utf8), payload),
-            (Array("id".utf8), Array(apnsID.utf8)),
-            (Array("at".utf8), Array(String(acceptedAt).utf8)),
-            (Array("try".utf8), Array(String(tries).utf8)),
-        ]
-        if let source {
-            fields.append((Array("nid".utf8), Array(source.id.utf8)))
-            fields.append((Array("plat".utf8), Array(String(source.platform).utf8)))
-            fields.append((Array("msg".utf8), Array(source.message.utf8)))
-        }
-        return fields
-    }
-
-    /// Why an entry was refused: a field's name and what is wrong, never
-    /// its value (a token, a payload).
-    public struct DecodingError: Error, Equatable, CustomStringConvertible {
-        public let field: String
-        public let problem: String
-        public var description: String { "field \(field): \(problem)" }
-
-        public init(field: String, problem: String) { (self.field, self.problem) = (field, problem) }
-    }
-
-    /// Reads an entry's fields. Every field is checked against what the
-    /// accept path writes; an unknown field is ignored (a newer writer's).
-    public init(fields: [(name: [UInt8], value: [UInt8])]) throws(DecodingError) {
-        var byName: [String: [UInt8]] = [:]
-        for field in fields where field.name.count <= 8 {
-            let name = String(decoding: field.name, as: UTF8.self)
-            guard byName[name] == nil else {
-                // The name is a writer's bytes: shown only when printable,
-                // so a log line stays one line.
-                let shown = field.name.allSatisfy { $0 >= 0x21 && $0 < 0x7F } ? name : "(\(field.name.count) bytes)"
-                throw DecodingError(field: shown, problem: "repeated")
-            }
-            byName[name] = field.value
-        }
-        func required(_ name: String) throws(DecodingError) -> [UInt8] {
-            guard let value = byName[name] else { throw DecodingError(field: name, problem: "missing") }
-            return value
-        }
-        func text(_ name: String, max: Int, allowEmpty: Bool = false, oneLine: Bool = true) throws(DecodingError)
-            -> String {
-            let bytes = try required(name)
-            guard bytes.count <= max else { throw DecodingError(field: name, problem: "longer than \(max) bytes") }
-            guard allowEmpty || !bytes.isEmpty else { throw DecodingError(field: name, problem: "empty") }
-            guard let text = String(validating: bytes, as: UTF8.self) else {
-                throw DecodingError(field: name, problem: "not UTF-8")
-            }
-            if oneLine, text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
-                throw DecodingError(field: name, problem: "control characters")
-            }
-            return text
-        }
-        func integer(_ name: String, in range: ClosedRange<Int64>) throws(DecodingError) -> Int64 {
-            let bytes = try required(name)
-            guard bytes.count <= 20, let value = Int64(String(decoding: bytes, as: UTF8.self)), range.contains(value)
-            else { throw DecodingError(field: name, problem: "not an integer in \(range)") }
-            return value
-        }
-        guard try required("v") == Array(Self.version.utf8) else {
-            throw DecodingError(field: "v", problem: "not version \(Self.version)")
-        }
-        appID = try text("app", max: 256)
-        guard let environment = APNsEnvironment(rawValue: try text("env", max: 16)) else {
-            throw DecodingError(field: "env", problem: "neither production nor development")
-        }
-        self.environment = environment
-        token = try text("tok", max: Self.maxTextBytes)
-        let device = try required("dev")
-        guard !device.isEmpty, device.count <= Self.maxTokenBytes, device.allSatisfy(Self.isHexDigit) else {
-            throw DecodingError(field: "dev", problem: "not a device token (hex, at most \(Self.maxTokenBytes))")
-        }
-        deviceToken = String(decoding: device, as: UTF8.self)
-        headers = try Self.headers(try text("hdr", max: Self.maxTextBytes, allowEmpty: true, oneLine: false))
-        payload = try required("pl")
-        guard payload.count <= Self.maxPayloadBytes else {
-            throw DecodingError(field: "pl", problem: "longer than \(Self.maxPayloadBytes) bytes")
-        }
-        apnsID = try text("id", max: 64, allowEmpty: true)
-        acceptedAt = try integer("at", in: 0...Int64(Int32.max) * 1000)
-        tries = Int(try integer("try", in: 0...1_000))
-        if byName["nid"] != nil || byName["plat"] != nil || byName["msg"] != nil {
-            source = FailedPushSource.Notification(id: try text("nid", max: Self.maxTextBytes, allowEmpty: true),
-                            platform: Int(try integer("plat", in: 0...1_000)),
-                            message: try text("msg", max: Self.maxMessageBytes, allowEmpty: true, oneLine: false))
-        } else {
-            source = nil
-        }
-    }
-
-    static func isHexDigit(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
-            || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
-    }
-
-    /// `name:value` lines: names of lowercase letters, digits and `-`
-    /// (HTTP/2's lowercase names), values without control characters, no
-    /// `apns-topic` (the app's) and no pseudo-header.
-    static func headers(_ text: String) throws(DecodingError) -> [HTTPField] {
-        guard !text.isEmpty else { return [] }
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        guard lines.count <= maxHeaders else { throw DecodingError(field: "hdr", problem: "more than \(maxHeaders)") }
-        var fields: [HTTPField] = []
-        for line in lines {
-            guard let colon = line.firstIndex(of: ":") else { throw DecodingError(field: "hdr", problem: "a line without ':'") }
-            let name = String(line[..<colon])
-            let value = String(line[line.index(after: colon)...])
-            guard !name.isEmpty, name.utf8.allSatisfy({ (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0)
-                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "-") }),
-                  name != "apns-topic"
-            else { throw DecodingError(field: "hdr", problem: "a header name that is not lowercase letters, digits and -") }
-            guard !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-                throw DecodingError(field: "hdr", problem: "control characters in a value")
-            }
-            fields.append(HTTPField(name: name, value: value))
-        }
-        return fields
-    }
 }

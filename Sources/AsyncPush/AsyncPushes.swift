@@ -1,4 +1,5 @@
 import Delivery
+import FCMCore
 import EventLoop
 import RelayCore
 import Synchronization
@@ -38,15 +39,17 @@ public final class AsyncPushes: Sendable {
         bound = AsyncPendingBound(maxPending: maxPending)
     }
 
-    /// `loop`'s queue, trying through `path`, its retries on the loop's
+    /// `loop`'s queue, trying through `path` (APNs) and `fcmPath` (FCM, nil
+    /// when the loop has no FCM client), its retries on the loop's
     /// timers, finding a fleet's notification's app with `apps`; `done`
     /// hears each notification's end (the route's metrics), and a fleet's
     /// notification is then acknowledged. The one place a queue is made;
     /// it joins `queues`. On `loop`.
-    public func makeQueue(on loop: EventLoop, path: DeliveryPath<APNsPush>, apps: @escaping (_ id: String) -> RelayApp?,
+    public func makeQueue(on loop: EventLoop, path: DeliveryPath<APNsPush>, fcmPath: DeliveryPath<FCMPush>? = nil,
+                          apps: @escaping (_ id: String) -> RelayApp?,
                           done: @escaping AsyncDeliveryQueue.Done) -> AsyncDeliveryQueue {
-        let queue = AsyncDeliveryQueue(path: path, policy: policy, bound: shared == nil ? bound : nil, counts: counts,
-                                       apps: apps, shared: shared, done: done) { [self] milliseconds, action in
+        let queue = AsyncDeliveryQueue(path: path, fcmPath: fcmPath, policy: policy, bound: shared == nil ? bound : nil,
+                                       counts: counts, apps: apps, shared: shared, done: done) { [self] milliseconds, action in
             guard !areRetriesStopped else { return }
             _ = loop.schedule(after: .milliseconds(milliseconds)) { [self] in
                 if !areRetriesStopped { action() }

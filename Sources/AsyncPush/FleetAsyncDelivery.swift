@@ -20,7 +20,9 @@ import Synchronization
 /// tried again after the policy's backoff, up to `API_ASYNC_MAX_TRIES`
 /// (during a rolling change of the apps file, instances differ for a
 /// while), then fails for good: a failed-push log to the hook, no APNs
-/// request.
+/// request. An app that cannot send it here (no credential for its APNs
+/// environment, no FCM credentials, or no FCM client on this instance)
+/// fails it at once.
 ///
 /// Shutdown (`stop`): no more reads or claims, no retry starts; tries in
 /// flight finish and are acknowledged; whatever is not acknowledged stays
@@ -118,8 +120,9 @@ public final class FleetAsyncDelivery: Sendable {
     /// app unknown here waits for the policy's backoff, up to its tries.
     private func deliver(_ item: AsyncNotification, in loopQueue: AsyncDeliveryQueue) {
         guard let app = loopQueue.apps(item.appID) else { return unknownApp(item, in: loopQueue) }
-        guard app.credential(for: item.environment) != nil else {
-            return fail(item, in: loopQueue, why: "app \(app.id) does not serve \(item.environment.rawValue)")
+        if let refusal = item.refusal(by: app) { return fail(item, in: loopQueue, why: refusal) }
+        if case .fcm = item.message, loopQueue.fcmPath == nil {
+            return fail(item, in: loopQueue, why: "this relay has no FCM client")
         }
         loopQueue.enqueue(item, app: app)
     }

@@ -10,8 +10,12 @@ import RelayCore
 // gorush's `/api/push` and Apple's `/3/device/<token>`.
 extension ProviderAPIHandler {
     /// `POST /api/push`: every token of every notification sent at once
-    /// over the loop's pools; the answer once APNs answered them all, or,
-    /// asynchronous (`"async": true`, or `API_ASYNC`), once they are queued.
+    /// over the loop's pools, an iOS token's (platform 1) to APNs, an
+    /// Android token's (platform 2) to FCM; the answer once the services
+    /// answered them all, or, asynchronous (`"async": true`, or
+    /// `API_ASYNC`), once they are queued. `counts` counts platform 2's
+    /// tokens where the loop has an FCM client, as a gorush with Android
+    /// enabled.
     func push(_ request: HTTP1Request, _ call: APICall,
               completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
         let decoded: GorushPushRequest
@@ -20,15 +24,22 @@ extension ProviderAPIHandler {
             return jsonError(400, error.message)
         }
         let notifications = decoded.notifications
-        let counts = gorushCount(of: notifications)
+        let counts = gorushCount(of: notifications, countingFCM: fcmDelivery != nil)
         var failures: [FailedPushLog] = []
         // Each APNs request with the token as the sender wrote it (the logs echo
         // that, so gorush clients find their own strings) and the index of its
         // notification's app and failed-push source, which its tokens share.
         var sends: [(APNsNotification, String, Int)] = []
-        var groups: [(app: RelayApp, source: FailedPushSource)] = []
+        var fcmSends: [FCMSend] = []
+        var groups: [PushGroup] = []
         sends.reserveCapacity(notifications.reduce(0) { $0 + $1.tokens.count })
         for notification in notifications {
+            if notification.platform == 2 {
+                if let refused = acceptFCM(notification, call, sends: &fcmSends, groups: &groups, failures: &failures) {
+                    return forbidden(call, app: refused)
+                }
+                continue
+            }
             let mapping = mapGorushNotification(notification)
             failures.append(contentsOf: mapping.failures)
             guard let push = mapping.push else { continue }
@@ -59,14 +70,14 @@ extension ProviderAPIHandler {
                 sends.append((apns, token, groups.count - 1))
             }
         }
-        let tokenCount = sends.count + failures.count
+        let tokenCount = sends.count + fcmSends.count + failures.count
         if decoded.async ?? context.async.byDefault {
             if let shared = context.async.shared {
-                return pushShared(sends: sends, groups: groups, failures: failures, counts: counts,
+                return pushShared(sends: sends, fcmSends: fcmSends, groups: groups, failures: failures, counts: counts,
                                   summary: "notifications=\(notifications.count) tokens=\(tokenCount)", queue: shared,
                                   call, completion: completion)
             }
-            return pushAsync(sends: sends, groups: groups, failures: failures, counts: counts,
+            return pushAsync(sends: sends, fcmSends: fcmSends, groups: groups, failures: failures, counts: counts,
                              summary: "notifications=\(notifications.count) tokens=\(tokenCount)", queue: asyncQueue,
                              call)
         }
@@ -91,6 +102,7 @@ extension ProviderAPIHandler {
                 if let log { batch.record(log) }
             }
         }
+        deliverFCM(fcmSends, groups: groups, into: batch)
         let summary = { (failed: Int) in "notifications=\(notifications.count) tokens=\(tokenCount) failed=\(failed)" }
         guard batch.isWaiting else {
             logAPI(call, status: 200, detail: summary(batch.failures.count))
@@ -109,14 +121,15 @@ extension ProviderAPIHandler {
     /// not queued); then gorush's async answer, `{"counts":N,"logs":[],
     /// "success":"ok"}`. Tokens that failed before APNs (no app, …) go to
     /// the hook, as in sync mode, but are not in the answer, as in gorush's.
-    private func pushAsync(sends: [(APNsNotification, String, Int)], groups: [(app: RelayApp, source: FailedPushSource)],
+    private func pushAsync(sends: [(APNsNotification, String, Int)], fcmSends: [FCMSend], groups: [PushGroup],
                            failures: [FailedPushLog], counts: Int, summary: String, queue: AsyncDeliveryQueue,
                            _ call: APICall) -> HTTP1Response {
         let bound = context.async.bound
-        guard bound.reserve(sends.count) else {
+        let queued = sends.count + fcmSends.count
+        guard bound.reserve(queued) else {
             logAPI(call, status: 503, detail: "async \(summary) refused: \(bound.pending) pending, "
                 + "API_ASYNC_MAX_PENDING \(bound.maxPending)")
-            return asyncRefusal(Self.queueFullMessage(tokens: sends.count, maxPending: bound.maxPending))
+            return asyncRefusal(Self.queueFullMessage(tokens: queued, maxPending: bound.maxPending))
         }
         for failure in failures { context.feedback.post(failure) }
         let now = FeedbackSink.unixMilliseconds()
@@ -125,7 +138,12 @@ extension ProviderAPIHandler {
             queue.enqueue(AsyncNotification(apns, appID: app.id, token: token, source: groups[group].source.notification,
                                             acceptedAt: now), app: app)
         }
-        logAPI(call, status: 200, detail: "async \(summary) queued=\(sends.count) failed=\(failures.count)")
+        for (fcm, group) in fcmSends {
+            let app = groups[group].app
+            queue.enqueue(AsyncNotification(fcm, appID: app.id, source: groups[group].source.notification,
+                                            acceptedAt: now), app: app)
+        }
+        logAPI(call, status: 200, detail: "async \(summary) queued=\(queued) failed=\(failures.count)")
         return Self.pushResponse(counts: counts, logs: [])
     }
 
@@ -135,11 +153,11 @@ extension ProviderAPIHandler {
     /// when the fleet's queue is full or Redis did not take the write
     /// (down, an error, no answer in time): never a 200 for what Redis may
     /// not hold.
-    private func pushShared(sends: [(APNsNotification, String, Int)],
-                            groups: [(app: RelayApp, source: FailedPushSource)], failures: [FailedPushLog],
+    private func pushShared(sends: [(APNsNotification, String, Int)], fcmSends: [FCMSend],
+                            groups: [PushGroup], failures: [FailedPushLog],
                             counts: Int, summary: String, queue: any AsyncSharedQueue,
                             _ call: APICall, completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
-        guard !sends.isEmpty else {
+        guard !sends.isEmpty || !fcmSends.isEmpty else {
             for failure in failures { context.feedback.post(failure) }
             logAPI(call, status: 200, detail: "async \(summary) queued=0 failed=\(failures.count)")
             return Self.pushResponse(counts: counts, logs: [])
@@ -148,9 +166,12 @@ extension ProviderAPIHandler {
         let items = sends.map { apns, token, group in
             AsyncNotification(apns, appID: groups[group].app.id, token: token,
                               source: groups[group].source.notification, acceptedAt: now)
+        } + fcmSends.map { fcm, group in
+            AsyncNotification(fcm, appID: groups[group].app.id, source: groups[group].source.notification,
+                              acceptedAt: now)
         }
         let hop = LoopHop(self, completion, loop: loop)
-        let tokens = sends.count
+        let tokens = items.count
         queue.add(items) { result in
             hop.run { handler, completion in
                 completion(handler.sharedAnswer(result, tokens: tokens, failures: failures, counts: counts,

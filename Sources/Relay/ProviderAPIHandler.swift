@@ -26,6 +26,9 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     let metrics: ProviderMetricsRecorder?
     /// Where every route's notifications go.
     let delivery: DeliveryPath<APNsPush>
+    /// Where `/api/push`'s Android tokens go (gorush platform 2); nil: the
+    /// loop has no FCM client.
+    let fcmDelivery: DeliveryPath<FCMPush>?
     /// This loop's queue of asynchronous notifications.
     public let asyncQueue: AsyncDeliveryQueue
     /// The loop the handler is confined to: answers that waited for Redis
@@ -46,11 +49,15 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
         metrics = loopContext.providerMetrics
         let delivery = DeliveryPath(service: loopContext.apns, counters: counters, feedback: context.feedback)
         self.delivery = delivery
+        let fcmDelivery = loopContext.fcm.map { DeliveryPath(service: $0, counters: counters, feedback: context.feedback) }
+        self.fcmDelivery = fcmDelivery
         let metrics = self.metrics
-        asyncQueue = context.async.makeQueue(on: loop, path: delivery, apps: { [loopContext, context] id in
+        asyncQueue = context.async.makeQueue(on: loop, path: delivery, fcmPath: fcmDelivery,
+                                             apps: { [loopContext, context] id in
             context.app(id: id, configured: loopContext.apps)
         }) { item, outcome in
-            metrics?.countNotification(app: item.appID, environment: item.environment, outcome: outcome)
+            guard case .apns(let message) = item.message, case .apns(let outcome) = outcome else { return }
+            metrics?.countNotification(app: item.appID, environment: message.environment, outcome: outcome)
         }
         output = loopContext.output
         self.unixTime = unixTime

@@ -16,19 +16,24 @@ import TestSupport
 struct AsyncDeliveryQueueTests {
     final class Fixture {
         let sender = FakeSender()
+        let fcmSender = FakeFCMSender()
         let store = FeedbackStore(maxPerApp: 10)
         let hook: FeedbackHook
         let bound = AsyncPendingBound(maxPending: 100)
         let counts = AsyncDeliveryCounts()
-        let app = RelayApp(id: "toot", topic: "cx.c3.toot")
+        /// With an FCM service account too (AsyncFCMDeliveryQueueTests).
+        let app: RelayApp
         var time: Int64 = 1_800_000_000_000
         /// Timers waiting: (due time, action).
         var timers: [(Int64, () -> Void)] = []
         var queue: AsyncDeliveryQueue!
         /// The outcomes the queue reported done, in order.
-        var doneOutcomes: [DeliveryOutcome] = []
+        var doneOutcomes: [AsyncOutcome] = []
 
         init(maxTries: Int = 3, maxInFlight: Int = 10, shared: (any AsyncSharedQueue)? = nil) throws {
+            var app = RelayApp(id: "toot", topic: "cx.c3.toot")
+            app.fcm = FCMAppCredentials(account: FCMTestAccount.make(project: "toot"), health: AppHealth())
+            self.app = app
             // A hook already shut down counts each post as dropped: the
             // count is the number of posts, with no server.
             hook = try FeedbackHook(url: "http://127.0.0.1:9/hook", headers: [], queueCapacity: 10,
@@ -36,10 +41,11 @@ struct AsyncDeliveryQueueTests {
                                     logger: Logger(level: .warning) { _ in })
             hook.shutdown(within: .zero)
             let sink = FeedbackSink(store: store, hook: hook)
-            let path = DeliveryPath(service: APNsPush(sender: sender), counters: InFlightDeliveries(maxInFlight: maxInFlight),
-                                    feedback: sink)
-            queue = AsyncDeliveryQueue(path: path, policy: AsyncRetryPolicy(maxTries: maxTries), bound: bound,
-                                       counts: counts, apps: { _ in nil }, random: LowestJitter(),
+            let counters = InFlightDeliveries(maxInFlight: maxInFlight)
+            let path = DeliveryPath(service: APNsPush(sender: sender), counters: counters, feedback: sink)
+            let fcmPath = DeliveryPath(service: FCMPush(sender: fcmSender), counters: counters, feedback: sink)
+            queue = AsyncDeliveryQueue(path: path, fcmPath: fcmPath, policy: AsyncRetryPolicy(maxTries: maxTries),
+                                       bound: bound, counts: counts, apps: { _ in nil }, random: LowestJitter(),
                                        now: { [unowned self] in self.time }, shared: shared,
                                        done: { [unowned self] _, outcome in self.doneOutcomes.append(outcome) }) {
                 [unowned self] delay, action in
@@ -108,7 +114,7 @@ struct AsyncDeliveryQueueTests {
         #expect(fixture.counts.failed == 0)
         #expect(fixture.bound.pending == 0)
         #expect(fixture.hookPosts == 0)
-        #expect(fixture.doneOutcomes == [Self.accepted], "done once, with the last try's outcome")
+        #expect(fixture.doneOutcomes == [.apns(Self.accepted)], "done once, with the last try's outcome")
     }
 
     @Test("APNs' Retry-After holds the retry back that long, beyond the backoff")
@@ -137,7 +143,7 @@ struct AsyncDeliveryQueueTests {
         #expect(fixture.sender.sent.count == 3)
         #expect(fixture.counts.retried == 2)
         #expect(fixture.counts.failed == 1)
-        #expect(fixture.doneOutcomes == [Self.unavailable])
+        #expect(fixture.doneOutcomes == [.apns(Self.unavailable)])
         #expect(fixture.hookPosts == 1)
         #expect(fixture.bound.pending == 0)
         #expect(fixture.timers.isEmpty)

@@ -274,19 +274,24 @@ def test_a_thousand_tokens_come_back_with_one_log_per_failed_token(stack):
     assert elapsed < 30
 
 
-def test_an_unknown_topic_another_platform_and_a_big_payload_fail_alone(stack):
-    sent, unknown, android, big = api.fresh_token(), api.fresh_token(), api.fresh_token(), api.fresh_token()
+def test_an_unknown_topic_android_without_fcm_huawei_and_a_big_payload_fail_alone(stack):
+    sent, unknown, android, huawei, big = (api.fresh_token() for _ in range(5))
     before = api.total_recorded(stack["production"], stack["development"])
     response = api.push(stack["port"], {"notifications": [
         {"tokens": [unknown], "platform": 1, "topic": "com.example.nosuchapp", "message": "x"},
         {"tokens": [android], "platform": 2, "message": "x"},
+        {"tokens": [huawei], "platform": 3, "message": "x"},
         {"tokens": [big], "platform": 1, "message": "x", "data": {"blob": "b" * 4100}},
         {"tokens": [sent], "platform": 1, "message": "the one that goes"},
     ]})
     assert response.status == 200, response
     logs = {log["token"]: log for log in api.json_body(response)["logs"]}
-    assert set(logs) == {unknown, android, big}
+    assert set(logs) == {unknown, android, huawei, big}
     assert all(log["type"] == "failed-push" and log["error"] for log in logs.values())
+    # This stack's apps have no FCM service account: said per token, as an
+    # iOS token for an app without the environment's credential is.
+    assert logs[android]["platform"] == "android" and "FCM" in logs[android]["error"], logs[android]
+    assert logs[huawei]["platform"] == "huawei" and "not served" in logs[huawei]["error"], logs[huawei]
     [entry] = api.received_for(stack["production"], sent)
     assert json.loads(entry["payload"]) == {"aps": {"alert": "the one that goes"}}
     time.sleep(0.3)
