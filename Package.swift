@@ -151,13 +151,25 @@ let package = Package(
         // and the emulator.
         .target(name: "HTTP2Transport", dependencies: ["HTTP2", "TLS", "EventLoop"]),
 
+        // An HTTP/2 client over TLS for the push services: pools of
+        // connections to one endpoint (lazy connects, backoff, PING when
+        // idle, GOAWAY, answer timeouts, resends of what the server never
+        // processed), each a state machine, and the pooled request a
+        // service subclasses for its request, answer and resend policy.
+        .target(name: "HTTP2Client", dependencies: ["HTTP2", "HTTP2Transport", "TLS", "EventLoop", "HTTPCore"]),
+        // The machines and queues, with a request of the tests' own; the
+        // pool and connection over real sockets are APNsTests' (against the
+        // APNs emulator).
+        .testTarget(name: "HTTP2ClientTests", dependencies: ["HTTP2Client", "HTTP2", "EventLoop", "TestSupport"]),
+
         // APNs' words, no I/O: the notification and its request headers,
         // reasons, answers and outcomes, settings, credential ids, the
         // `NotificationSender` a delivery sends through.
         .target(name: "APNsCore", dependencies: ["HTTPCore"], swiftSettings: pureCore),
         .testTarget(name: "APNsCoreTests", dependencies: ["APNsCore", "TestSupport"]),
-        // The APNs client: credentials, JWT, connections, pools.
-        .target(name: "APNs", dependencies: ["APNsCore", "HTTPCore", "Locking", "Base64URL", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
+        // The APNs client: credentials, JWT, its pools (HTTP2Client) per
+        // credential and environment, the notification as a pooled request.
+        .target(name: "APNs", dependencies: ["APNsCore", "HTTPCore", "Locking", "Base64URL", "EventLoop", "TLS", "HTTP2", "HTTP2Client"]),
         // An APNs-compatible HTTP/2 server for tests and benchmarks (and, as
         // the apns-emulator executable, the demo).
         .target(name: "APNsEmulator", dependencies: ["Locking", "APNsCore", "Base64URL", "EventLoop", "TLS", "HTTP2", "HTTP2Transport", "FCMCore", "JSON"]),
@@ -172,7 +184,7 @@ let package = Package(
         // they can log through a `Logger`: their counts reach the metrics as
         // numbers the daemon's tick hands over.
         .target(name: "Observability", dependencies: [
-            "Locking", "EventLoop", "HTTP1", "HTTPCore", "RelayCore", "APNs", "APNsCore", "VAPID",
+            "Locking", "EventLoop", "HTTP1", "HTTPCore", "RelayCore", "APNs", "APNsCore", "VAPID", "HTTP2Client",
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         .testTarget(name: "ObservabilityTests", dependencies: [
@@ -192,7 +204,7 @@ let package = Package(
         .target(name: "Daemon", dependencies: [
             "Locking", "HTTP1", "HTTPCore", "Relay", "Observability", "APNs", "APNsCore", "RelayCore", "EventLoop", "TLS",
             "AppsFile", "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "Fleet", "Provisioning",
-            "AsyncPush", "Redis",
+            "AsyncPush", "Redis", "HTTP2Client",
         ]),
         .testTarget(name: "DaemonTests", dependencies: [
             "Daemon", "APNs", "APNsCore", "EventLoop", "HTTP1", "HTTPCore", "Locking", "Observability", "RelayCore", "TestSupport",
@@ -258,7 +270,7 @@ let package = Package(
         // context, a TLS 1.2 cap, the linked version.
         .testTarget(name: "TLSTests", dependencies: ["TLS", "COpenSSL", "TestSupport"]),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "HTTPCore"]),
-        .testTarget(name: "APNsTests", dependencies: ["Base64URL", "APNs", "APNsCore", "APNsEmulator", "HTTPCore", "Locking", "TestSupport"]),
+        .testTarget(name: "APNsTests", dependencies: ["Base64URL", "APNs", "APNsCore", "APNsEmulator", "HTTP2Client", "HTTPCore", "Locking", "TestSupport"]),
         .testTarget(name: "APNsEmulatorTests", dependencies: ["Base64URL", "APNsCore", "Locking", "APNsEmulator", "HTTP2", "HTTP2Transport", "HTTPCore", "TLS", "EventLoop", "TestSupport", "FCMCore", "JSON"]),
         .testTarget(name: "RelayTests", dependencies: [
             "Base64URL", "Locking", "HTTP1", "HTTPCore", "Relay", "Observability", "APNs", "APNsCore", "APNsEmulator", "TestSupport", "ProviderAPI", "Delivery", "Feedback",
