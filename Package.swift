@@ -70,9 +70,11 @@ let package = Package(
         .target(name: "FCMCore", dependencies: ["JSON", "Base64URL"], swiftSettings: pureCore),
         .testTarget(name: "FCMCoreTests", dependencies: ["FCMCore", "JSON"]),
         // FCM's I/O: each service account's access token on an event loop
-        // (the assertion signed with TLS's RS256, the fetch injected).
-        .target(name: "FCM", dependencies: ["FCMCore", "TLS", "EventLoop"]),
-        .testTarget(name: "FCMTests", dependencies: ["Base64URL", "FCM", "FCMCore", "EventLoop", "Locking", "TLS", "TestSupport"]),
+        // (the assertion signed with TLS's RS256, the fetch injected), and
+        // the client: messages and token requests over HTTP2Client's pools,
+        // a fresh access token once after FCM refuses one.
+        .target(name: "FCM", dependencies: ["FCMCore", "HTTP2Client", "HTTP2", "HTTPCore", "TLS", "EventLoop"]),
+        .testTarget(name: "FCMTests", dependencies: ["Base64URL", "FCM", "FCMCore", "HTTP2Client", "HTTP2", "EventLoop", "Locking", "TLS", "TestSupport"]),
         // The one lock type (`Locked`, a pthread mutex that ThreadSanitizer
         // sees), for every module that shares a value between threads.
         .target(name: "Locking"),
