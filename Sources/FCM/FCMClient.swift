@@ -3,17 +3,19 @@ import FCMCore
 import HTTP2Client
 import TLS
 
-/// Where the client's access tokens come from: the service accounts'
-/// tokens on the client's loop (`FCMAccessTokens`). Called on the loop.
+/// Where the client's access tokens come from: `FCMAccessTokens` on the
+/// client's loop (tests give their own). Called on the loop.
 public protocol FCMAccessTokenSource: AnyObject {
-    /// Runs `send` with the account's access token, at once when one is
-    /// kept, or `end` with the outcome that ends the send without one
-    /// (`FCMOutcome.noAccessToken`); either exactly once, on the loop.
-    func accessToken(for account: FCMServiceAccount, then send: @escaping (String) -> Void,
-                     orEnd end: @escaping (FCMOutcome) -> Void)
+    /// The token to send with now, the outcome that ends the send without
+    /// one, or nil when a fetch must be awaited.
+    func token(for account: FCMServiceAccount) -> FCMAccessTokenResult?
+    /// `completion` runs once, on the loop, when the fetch under way ends.
+    func awaitToken(for account: FCMServiceAccount, _ completion: @escaping (FCMAccessTokenResult) -> Void)
     /// FCM refused `token` (401, 403): the next ask fetches a new one.
     func rejected(token: String, for account: FCMServiceAccount)
 }
+
+extension FCMAccessTokens: FCMAccessTokenSource {}
 
 /// The FCM client of one event loop (`FCMSender`): one pool of HTTP/2
 /// connections to FCM for every service account (the bearer is per
@@ -28,8 +30,8 @@ public final class FCMClient: FCMSender {
     public let loop: EventLoop
     public let settings: FCMSettings
     private let tlsContext: TLSContext
-    /// Set before the first send (the token source fetches through this
-    /// client, so the two are made one after the other).
+    /// Set before the first send: `FCMAccessTokens` fetches through this
+    /// client (`fetchToken`), so the two are made one after the other.
     public var accessTokens: (any FCMAccessTokenSource)?
     private let pool: HTTP2Pool
     /// Token endpoints' pools by `host:port`.
@@ -68,13 +70,24 @@ public final class FCMClient: FCMSender {
     private func send(_ notification: FCMNotification, afterTokenRefresh: Bool,
                       completion: @escaping (FCMDelivery) -> Void) {
         guard let accessTokens else { preconditionFailure("FCMClient: send before accessTokens is set") }
-        accessTokens.accessToken(for: notification.account, then: { [self] token in
+        if let kept = accessTokens.token(for: notification.account) {
+            return send(notification, with: kept, afterTokenRefresh: afterTokenRefresh, completion: completion)
+        }
+        accessTokens.awaitToken(for: notification.account) { [self] result in
+            send(notification, with: result, afterTokenRefresh: afterTokenRefresh, completion: completion)
+        }
+    }
+
+    private func send(_ notification: FCMNotification, with token: FCMAccessTokenResult, afterTokenRefresh: Bool,
+                      completion: @escaping (FCMDelivery) -> Void) {
+        switch token {
+        case .token(let token):
             pool.send(PooledFCMMessage(notification, accessToken: token, afterTokenRefresh: afterTokenRefresh,
                                        client: self, completion: completion))
-        }, orEnd: { [loop] outcome in
+        case .unavailable(let outcome):
             // Never inside `send`: the token source may know at once.
             loop.schedule(after: .zero) { completion(FCMDelivery(outcome: outcome)) }
-        })
+        }
     }
 
     /// A message's end: FCM's refusal of a stale token sends it once more
@@ -90,11 +103,14 @@ public final class FCMClient: FCMSender {
 
     // MARK: Access tokens' requests
 
-    /// Posts a token request (`form`, form-encoded) to `endpoint`, over a
-    /// pool of its own per host and port, bounded by `FCM_TIMEOUT`.
-    /// `completion` runs exactly once, on the loop, never inside this call.
-    public func fetchToken(_ endpoint: OAuthTokenEndpoint, form: [UInt8],
-                           completion: @escaping (TokenEndpointReply) -> Void) {
+    /// `FCMAccessTokens`' `TokenFetch`: posts a token request (`form`,
+    /// form-encoded) to `endpoint`, over a pool of its own per host and
+    /// port, bounded by `FCM_TIMEOUT`. `completion` runs exactly once, on
+    /// the loop, never inside this call. Handed over as
+    /// `{ [unowned client] in client.fetchToken($0, $1, $2) }`: the client
+    /// keeps the access tokens.
+    public func fetchToken(_ endpoint: OAuthTokenEndpoint, _ form: [UInt8],
+                           _ completion: @escaping (TokenFetchResult) -> Void) {
         let key = "\(endpoint.host):\(endpoint.port)"
         let tokenPool = tokenPools[key] ?? {
             let made = Self.makePool(loop: loop, host: endpoint.host, port: UInt16(endpoint.port), settings: settings,

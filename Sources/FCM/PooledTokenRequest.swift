@@ -9,10 +9,10 @@ import HTTPCore
 final class PooledTokenRequest: PooledRequest {
     let target: String
     let form: [UInt8]
-    let completion: (TokenEndpointReply) -> Void
+    let completion: (TokenFetchResult) -> Void
     var retryAfterSeconds: Int?
 
-    init(target: String, form: [UInt8], completion: @escaping (TokenEndpointReply) -> Void) {
+    init(target: String, form: [UInt8], completion: @escaping (TokenFetchResult) -> Void) {
         self.target = target
         self.form = form
         self.completion = completion
@@ -53,11 +53,4 @@ final class PooledTokenRequest: PooledRequest {
         case .overloaded: "too many token requests waiting"
         }
     }
-}
-
-/// How a token request ended: the endpoint's answer, or one line saying
-/// why there is none (no part of the request: the assertion is a credential).
-public enum TokenEndpointReply: Sendable, Equatable {
-    case answered(status: Int, body: [UInt8], retryAfterSeconds: Int?)
-    case failed(String)
 }

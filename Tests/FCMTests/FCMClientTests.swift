@@ -33,10 +33,13 @@ final class ListedTokens: FCMAccessTokenSource {
         self.tokens = tokens
     }
 
-    func accessToken(for account: FCMServiceAccount, then send: @escaping (String) -> Void,
-                     orEnd end: @escaping (FCMOutcome) -> Void) {
+    func token(for account: FCMServiceAccount) -> FCMAccessTokenResult? {
         asks += 1
-        if tokens.isEmpty { end(Self.exhausted) } else { send(tokens.removeFirst()) }
+        return tokens.isEmpty ? .unavailable(Self.exhausted) : .token(tokens.removeFirst())
+    }
+
+    func awaitToken(for account: FCMServiceAccount, _ completion: @escaping (FCMAccessTokenResult) -> Void) {
+        Issue.record("a listed token is never awaited")
     }
 
     func rejected(token: String, for account: FCMServiceAccount) {
@@ -153,11 +156,11 @@ struct FCMClientTests {
         let port = try Self.closedPort()
         let thread = try EventLoopThread(name: "fcm-test")
         defer { thread.stopAndJoin() }
-        let replies = Locked<[TokenEndpointReply]>([])
+        let replies = Locked<[TokenFetchResult]>([])
         let client = thread.loop.runAndWait { () -> FCMClient in
             let client = try! Self.client(on: thread.loop, port: 9)
             client.fetchToken(OAuthTokenEndpoint(host: "127.0.0.1", port: Int(port), target: "/token"),
-                              form: Array("grant_type=x&assertion=secret".utf8)) { reply in
+                              Array("grant_type=x&assertion=secret".utf8)) { reply in
                 replies.withLock { $0.append(reply) }
             }
             return client
