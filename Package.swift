@@ -74,7 +74,7 @@ let package = Package(
         // the client: messages and token requests over HTTP2Client's pools,
         // a fresh access token once after FCM refuses one.
         .target(name: "FCM", dependencies: ["FCMCore", "HTTP2Client", "HTTP2", "HTTPCore", "TLS", "EventLoop"]),
-        .testTarget(name: "FCMTests", dependencies: ["Base64URL", "FCM", "FCMCore", "HTTP2Client", "HTTP2", "EventLoop", "Locking", "TLS", "TestSupport"]),
+        .testTarget(name: "FCMTests", dependencies: ["Base64URL", "FCM", "FCMCore", "HTTP2Client", "HTTP2", "EventLoop", "Locking", "TLS", "TestSupport", "APNsEmulator", "JSON"]),
         // The one lock type (`Locked`, a pthread mutex that ThreadSanitizer
         // sees), for every module that shares a value between threads.
         .target(name: "Locking"),
