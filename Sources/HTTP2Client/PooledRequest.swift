@@ -11,6 +11,13 @@ import HTTP2
 /// for the answer (`complete`) are its overrides. The pool calls one
 /// method per step, so no closure wraps the caller's completion (one more
 /// allocation per request on the relay's path).
+///
+/// Confined to its pool's loop and touched by one event at a time, so its
+/// stored state skips the dynamic exclusivity checks
+/// (`@exclusivity(unchecked)`), as the pool's and the connection's do:
+/// for public properties the compiler cannot prove it itself. Measured with
+/// callgrind: the checks cost about 740 instructions per notification on
+/// the provider path.
 open class PooledRequest {
     public enum Phase: Equatable {
         /// Waiting in the pool (never handed to a session, or handed back).
@@ -23,28 +30,28 @@ open class PooledRequest {
     /// The size of the request's body: whether a connection's flow-control
     /// window has room for it (`HTTP2Connection.canTake`).
     public let bodyByteCount: Int
-    public var phase: Phase = .queued
+    @exclusivity(unchecked) public var phase: Phase = .queued
     /// When the answer timeout fires (`EventLoop.now` scale), measured from `send`.
-    public var answerDeadline: UInt64 = 0
+    @exclusivity(unchecked) public var answerDeadline: UInt64 = 0
     /// Position in the pool's `AnswerDeadlines` while tracked there.
-    var deadlineSequence: UInt64?
+    @exclusivity(unchecked) var deadlineSequence: UInt64?
     /// Response so far: its status and a bounded prefix of its body.
-    public var status: Int?
-    public var body: [UInt8] = []
+    @exclusivity(unchecked) public var status: Int?
+    @exclusivity(unchecked) public var body: [UInt8] = []
     /// Names the credential the request's `authorization` carried
     /// (`RequestAuthorizer.authorization`), for the answer policy; nil when
     /// the endpoint authorizes by certificate.
-    public var authorizationStamp: Int?
+    @exclusivity(unchecked) public var authorizationStamp: Int?
     /// Times it was sent again: handed back unprocessed (GOAWAY,
     /// REFUSED_STREAM, never written), or answered with what another attempt
     /// mends (`policy(afterAnswer:)`).
-    public var resendCount = 0
+    @exclusivity(unchecked) public var resendCount = 0
     /// The completion is decided (set once, before it runs).
-    public var isCompleted = false
+    @exclusivity(unchecked) public var isCompleted = false
     /// Where, in the bytes this connection handed to OpenSSL, the request's
     /// frames can start at the earliest (nil: not yet serialized). When the
     /// connection dies with fewer bytes written, the server never saw the request.
-    var earliestWireOffset: UInt64?
+    @exclusivity(unchecked) var earliestWireOffset: UInt64?
 
     public init(bodyByteCount: Int) {
         self.bodyByteCount = bodyByteCount
