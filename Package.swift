@@ -70,9 +70,11 @@ let package = Package(
         .target(name: "FCMCore", dependencies: ["JSON", "Base64URL"], swiftSettings: pureCore),
         .testTarget(name: "FCMCoreTests", dependencies: ["FCMCore", "JSON"]),
         // FCM's I/O: each service account's access token on an event loop
-        // (the assertion signed with TLS's RS256, the fetch injected).
-        .target(name: "FCM", dependencies: ["FCMCore", "TLS", "EventLoop"]),
-        .testTarget(name: "FCMTests", dependencies: ["Base64URL", "FCM", "FCMCore", "EventLoop", "Locking", "TLS", "TestSupport"]),
+        // (the assertion signed with TLS's RS256, the fetch injected), and
+        // the client: messages and token requests over HTTP2Client's pools,
+        // a fresh access token once after FCM refuses one.
+        .target(name: "FCM", dependencies: ["FCMCore", "HTTP2Client", "HTTP2", "HTTPCore", "TLS", "EventLoop"]),
+        .testTarget(name: "FCMTests", dependencies: ["Base64URL", "FCM", "FCMCore", "HTTP2Client", "HTTP2", "EventLoop", "Locking", "TLS", "TestSupport", "APNsEmulator", "JSON"]),
         // The one lock type (`Locked`, a pthread mutex that ThreadSanitizer
         // sees), for every module that shares a value between threads.
         .target(name: "Locking"),
@@ -151,13 +153,25 @@ let package = Package(
         // and the emulator.
         .target(name: "HTTP2Transport", dependencies: ["HTTP2", "TLS", "EventLoop"]),
 
+        // An HTTP/2 client over TLS for the push services: pools of
+        // connections to one endpoint (lazy connects, backoff, PING when
+        // idle, GOAWAY, answer timeouts, resends of what the server never
+        // processed), each a state machine, and the pooled request a
+        // service subclasses for its request, answer and resend policy.
+        .target(name: "HTTP2Client", dependencies: ["HTTP2", "HTTP2Transport", "TLS", "EventLoop", "HTTPCore"]),
+        // The machines and queues, with a request of the tests' own; the
+        // pool and connection over real sockets are APNsTests' (against the
+        // APNs emulator).
+        .testTarget(name: "HTTP2ClientTests", dependencies: ["HTTP2Client", "HTTP2", "EventLoop", "TestSupport"]),
+
         // APNs' words, no I/O: the notification and its request headers,
         // reasons, answers and outcomes, settings, credential ids, the
         // `NotificationSender` a delivery sends through.
         .target(name: "APNsCore", dependencies: ["HTTPCore"], swiftSettings: pureCore),
         .testTarget(name: "APNsCoreTests", dependencies: ["APNsCore", "TestSupport"]),
-        // The APNs client: credentials, JWT, connections, pools.
-        .target(name: "APNs", dependencies: ["APNsCore", "HTTPCore", "Locking", "Base64URL", "EventLoop", "TLS", "HTTP2", "HTTP2Transport"]),
+        // The APNs client: credentials, JWT, its pools (HTTP2Client) per
+        // credential and environment, the notification as a pooled request.
+        .target(name: "APNs", dependencies: ["APNsCore", "HTTPCore", "Locking", "Base64URL", "EventLoop", "TLS", "HTTP2", "HTTP2Client"]),
         // An APNs-compatible HTTP/2 server for tests and benchmarks (and, as
         // the apns-emulator executable, the demo).
         .target(name: "APNsEmulator", dependencies: ["Locking", "APNsCore", "Base64URL", "EventLoop", "TLS", "HTTP2", "HTTP2Transport", "FCMCore", "JSON"]),
@@ -173,6 +187,7 @@ let package = Package(
         // numbers the daemon's tick hands over.
         .target(name: "Observability", dependencies: [
             "Locking", "EventLoop", "HTTP1", "HTTPCore", "RelayCore", "APNs", "APNsCore", "FCMCore", "VAPID",
+            "HTTP2Client",
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         .testTarget(name: "ObservabilityTests", dependencies: [
@@ -192,7 +207,7 @@ let package = Package(
         .target(name: "Daemon", dependencies: [
             "Locking", "HTTP1", "HTTPCore", "Relay", "Observability", "APNs", "APNsCore", "FCMCore", "RelayCore", "EventLoop",
             "TLS", "AppsFile", "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "Fleet", "Provisioning",
-            "AsyncPush", "Redis",
+            "AsyncPush", "Redis", "HTTP2Client", "FCM",
         ]),
         .testTarget(name: "DaemonTests", dependencies: [
             "Daemon", "APNs", "APNsCore", "EventLoop", "HTTP1", "HTTPCore", "Locking", "Observability", "RelayCore", "TestSupport",
@@ -258,7 +273,7 @@ let package = Package(
         // context, a TLS 1.2 cap, the linked version.
         .testTarget(name: "TLSTests", dependencies: ["TLS", "COpenSSL", "TestSupport"]),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "HTTPCore"]),
-        .testTarget(name: "APNsTests", dependencies: ["Base64URL", "APNs", "APNsCore", "APNsEmulator", "HTTPCore", "Locking", "TestSupport"]),
+        .testTarget(name: "APNsTests", dependencies: ["Base64URL", "APNs", "APNsCore", "APNsEmulator", "HTTP2Client", "HTTPCore", "Locking", "TestSupport"]),
         .testTarget(name: "APNsEmulatorTests", dependencies: ["Base64URL", "APNsCore", "Locking", "APNsEmulator", "HTTP2", "HTTP2Transport", "HTTPCore", "TLS", "EventLoop", "TestSupport", "FCMCore", "JSON"]),
         .testTarget(name: "RelayTests", dependencies: [
             "Base64URL", "Locking", "HTTP1", "HTTPCore", "Relay", "Observability", "APNs", "APNsCore", "FCMCore", "APNsEmulator", "TestSupport", "ProviderAPI", "Delivery", "Feedback",

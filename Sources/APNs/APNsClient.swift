@@ -1,6 +1,7 @@
 import APNsCore
 import EventLoop
 import Glibc
+import HTTP2Client
 
 /// Everything an `APNsClient` needs; one value can serve every loop.
 public struct APNsClientConfiguration: Sendable {
@@ -15,6 +16,11 @@ public struct APNsClientConfiguration: Sendable {
         self.credentials = credentials
     }
 }
+
+/// APNs' names for the states and counts of its pools' connections, as the
+/// metrics and the log's connection lines say them.
+public typealias APNsConnectionState = HTTP2ConnectionState
+public typealias APNsCounters = PoolCounters
 
 /// A snapshot of one loop's client, for the metrics and the log's
 /// connection lines (`APNsConnectionReport` in Relay, each tick).
@@ -48,13 +54,13 @@ public final class APNsClient: NotificationSender {
 
     public let loop: EventLoop
     public let configuration: APNsClientConfiguration
-    @exclusivity(unchecked) private var pools: [PoolKey: APNsPool] = [:]
+    @exclusivity(unchecked) private var pools: [PoolKey: HTTP2Pool] = [:]
     /// The pool of the last send: with one app (the common case) every
     /// send finds it without hashing (callgrind: a dictionary lookup per send
     /// is most of the 2 % per notification that per-credential pools cost).
-    @exclusivity(unchecked) private var lastPool: (key: PoolKey, pool: APNsPool)?
+    @exclusivity(unchecked) private var lastPool: (key: PoolKey, pool: HTTP2Pool)?
     /// Pools closing (idle, retired): kept until their last stream ended.
-    @exclusivity(unchecked) private var closingPools: [ObjectIdentifier: APNsPool] = [:]
+    @exclusivity(unchecked) private var closingPools: [ObjectIdentifier: HTTP2Pool] = [:]
     /// Counts of pools closed, kept for `status`.
     @exclusivity(unchecked) private var closedCounters = APNsCounters()
     @exclusivity(unchecked) private var sweepTimer: TimerID?
@@ -86,7 +92,7 @@ public final class APNsClient: NotificationSender {
             lastPool = (key, pool)
             return pool.send(request)
         }
-        let outcome: DeliveryOutcome
+        let failure: RequestFailure
         do {
             if let credential = try configuration.credentials.endpointCredential(key.credential), !isShutDown {
                 let pool = makePool(key, credential: credential)
@@ -98,29 +104,32 @@ public final class APNsClient: NotificationSender {
             // Shut down, or a credential a reload retired after the request
             // was routed (the daemon swaps the apps on every loop first, so
             // this does not happen; it must not crash if it does).
-            outcome = .allConnectionsDown
+            failure = .allConnectionsDown
         } catch {
-            outcome = .tlsFailed("cannot set up TLS for \(key.credential): \(error)")
+            failure = .tlsFailed("cannot set up TLS for \(key.credential): \(error)")
         }
-        loop.schedule(after: .zero) { request.complete(APNsDelivery(outcome: outcome)) }
+        loop.schedule(after: .zero) { request.complete(.failed(failure)) }
     }
 
-    private func makePool(_ key: PoolKey, credential: APNsEndpointCredential) -> APNsPool {
+    private func makePool(_ key: PoolKey, credential: APNsEndpointCredential) -> HTTP2Pool {
         let settings = configuration.settings
         let host = settings.host(for: key.environment)
-        let endpoint = APNsEndpoint(
+        let authorizer = credential.tokenProvider.map {
+            APNsTokenAuthorizer(provider: $0, wallClock: configuration.wallClock)
+        }
+        let endpoint = HTTP2Endpoint(
             host: host.host, port: host.port,
             authority: host.port == 443 ? host.host : host.description,
-            tlsContext: credential.tlsContext, tokenProvider: credential.tokenProvider,
+            tlsContext: credential.tlsContext, authorizer: authorizer,
             connectTimeout: settings.connectTimeout, pingInterval: settings.pingInterval,
-            pingTimeout: settings.pingTimeout, wallClock: configuration.wallClock)
-        let limits = APNsPoolMachine.Limits(
+            pingTimeout: settings.pingTimeout)
+        let limits = HTTP2PoolMachine.Limits(
             maxConnections: max(1, settings.maxConnectionsPerEnvironment),
             maxQueued: max(0, settings.maxQueuedPerEnvironment),
             answerTimeout: settings.answerTimeout.saturatingNanoseconds,
             backoffBase: settings.backoffBase.saturatingNanoseconds,
             backoffCap: settings.backoffCap.saturatingNanoseconds)
-        return APNsPool(loop: loop, endpoint: endpoint, limits: limits)
+        return HTTP2Pool(loop: loop, endpoint: endpoint, limits: limits)
     }
 
     // MARK: Idle and retired pools
@@ -148,7 +157,7 @@ public final class APNsClient: NotificationSender {
         }
     }
 
-    private func close(_ pool: APNsPool) {
+    private func close(_ pool: HTTP2Pool) {
         let id = ObjectIdentifier(pool)
         closingPools[id] = pool
         pool.shutdown { [weak self] in
@@ -158,7 +167,7 @@ public final class APNsClient: NotificationSender {
     }
 
     /// Keeps what `status` reports of a pool that is gone.
-    private func remember(_ pool: APNsPool) {
+    private func remember(_ pool: HTTP2Pool) {
         closedCounters = closedCounters + pool.counters
         lastConnectFailure = pool.lastConnectFailure ?? lastConnectFailure
         lastConnectionLoss = pool.lastConnectionLoss ?? lastConnectionLoss

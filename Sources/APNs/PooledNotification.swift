@@ -1,69 +1,109 @@
 import APNsCore
+import HTTP2
+import HTTP2Client
 
-/// One notification in a pool, from `send` to its completion: what to send,
-/// who waits for the answer, and what the pool and the connection keep about
-/// it on the way (where it is, its answer deadline, how often APNs handed it
-/// back, the answer so far). Owned by the pool; a connection holds it while
-/// its stream is open.
-final class PooledNotification {
-    enum Phase: Equatable {
-        /// Waiting in the pool (never handed to a session, or handed back).
-        case queued
-        /// Handed to the session of `connection` as `streamID`.
-        case inFlight(APNsPoolMachine.ConnectionID, streamID: Int32)
-        case finished
-    }
-
+/// One notification in a pool: the APNs request the pool sends for it, what
+/// APNs' answer carries beyond the status (its apns-id, `Retry-After`), the
+/// resend policy of APNs' answers about the provider token, and who waits
+/// for the `APNsDelivery`.
+final class PooledNotification: PooledRequest {
     let notification: APNsNotification
     /// Who waits for the result, as they passed it (no wrapping closure on
     /// the relay's path, which would be one more allocation per notification).
     private let completion: (APNsDelivery) -> Void
-    var phase: Phase = .queued
-    /// When the answer timeout fires (`EventLoop.now` scale), measured from `send`.
-    var answerDeadline: UInt64 = 0
-    /// Position in the pool's `AnswerDeadlines` while tracked there.
-    var deadlineSequence: UInt64?
-    /// Response so far.
-    var status: Int?
     var responseAPNsID: String?
-    var body: [UInt8] = []
     /// An error answer's `Retry-After`, in seconds.
     var retryAfterSeconds: Int?
-    /// The provider token the request carried (token auth), for `tokenRejected`.
-    var tokenIssuedAt: Int?
-    /// Times it was sent again: handed back unprocessed (GOAWAY,
-    /// REFUSED_STREAM, never written), or answered with what another attempt
-    /// mends (`APNsPoolMachine.requestFinished`).
-    var resendCount = 0
     /// Sent again after 429 TooManyProviderTokenUpdates (that is done once).
     var resentForTokenUpdates = false
-    /// The completion is decided (set once, before it runs).
-    var isCompleted = false
-    /// Where, in the bytes this connection handed to OpenSSL, the request's
-    /// frames can start at the earliest (nil: not yet serialized). When the
-    /// connection dies with fewer bytes written, APNs never saw the request.
-    var earliestWireOffset: UInt64?
 
     init(notification: APNsNotification, completion: @escaping (APNsDelivery) -> Void) {
         self.notification = notification
         self.completion = completion
+        super.init(bodyByteCount: notification.payload.count)
     }
 
-    /// Forgets the answer of an attempt that is sent again, so the next
-    /// answer is read on its own.
-    func forgetAnswer() {
-        status = nil
+    override func submit(on session: HTTP2ClientSession, authority: String,
+                         authorization: String?) throws(HTTP2Error) -> Int32 {
+        try session.submitRequest(
+            method: "POST", path: notification.path, authority: authority,
+            fields: APNsRequestFields(headers: notification.headers, authorization: authorization),
+            body: notification.payload)
+    }
+
+    override func readResponseFields(_ fields: HTTP2HeaderFields) {
+        // APNs echoes the apns-id we sent: share our String rather than
+        // building an equal one.
+        if fields.value(for: "apns-id", equals: notification.apnsID) {
+            responseAPNsID = notification.apnsID
+        } else if let returned = fields.value(for: "apns-id") {
+            responseAPNsID = returned
+        }
+        // Read only on an error answer: a 200 has nothing to wait for.
+        if status != 200, let value = fields.value(for: "retry-after") {
+            retryAfterSeconds = APNsDelivery.retryAfterSeconds(value[...].utf8)
+        }
+    }
+
+    /// APNs' answers about the provider token, for a request that carried
+    /// one (certificate auth: every answer is the request's own):
+    /// - 403 UnrelatedKeyIdInToken: APNs binds a connection to the key of
+    ///   its first token ("To use this token, open a new connection"), so
+    ///   that connection drains and the request goes to another;
+    /// - 429 TooManyProviderTokenUpdates: the token was an update too many;
+    ///   the token provider is told (`tokenUpdatesRefused`: it goes back to
+    ///   the token before, or holds renewals) and the request goes again
+    ///   once, with the token then current. A second refusal is the answer (503);
+    /// - 403 ExpiredProviderToken, InvalidProviderToken: the answer is the
+    ///   request's, and the token provider hears of it (`tokenRejected`).
+    override func policy(afterAnswer status: Int) -> AnswerPolicy {
+        guard status == 403 || status == 429, authorizationStamp != nil,
+              case .apns(_, let reason?, _) = delivery(.answered(status: status)).outcome else { return .complete }
+        switch reason {
+        case .unrelatedKeyIdInToken:
+            return AnswerPolicy(resend: .anotherConnection)
+        case .tooManyProviderTokenUpdates:
+            guard !resentForTokenUpdates else { return AnswerPolicy(resend: .no, refusal: .renewedTooOften) }
+            resentForTokenUpdates = true
+            return AnswerPolicy(resend: .anyConnection, refusal: .renewedTooOften)
+        case .expiredProviderToken, .invalidProviderToken:
+            return status == 403 ? AnswerPolicy(resend: .no, refusal: .rejected) : .complete
+        default:
+            return .complete
+        }
+    }
+
+    override func forgetAnswer() {
+        super.forgetAnswer()
         responseAPNsID = nil
         retryAfterSeconds = nil
-        body.removeAll()
     }
 
-    func complete(_ delivery: APNsDelivery) {
-        completion(delivery)
+    override func complete(_ answer: PooledAnswer) {
+        completion(delivery(answer))
     }
 
-    var isFinished: Bool {
-        if case .finished = phase { return true }
-        return false
+    /// The answer as the sender reads it.
+    func delivery(_ answer: PooledAnswer) -> APNsDelivery {
+        switch answer {
+        case .answered(let status):
+            APNsDelivery(status: status, apnsID: responseAPNsID, body: body, retryAfterSeconds: retryAfterSeconds)
+        case .failed(let failure):
+            APNsDelivery(outcome: failure.deliveryOutcome)
+        }
+    }
+}
+
+extension RequestFailure {
+    /// The sender's outcome for a request the pool could not get answered.
+    var deliveryOutcome: DeliveryOutcome {
+        switch self {
+        case .answerTimedOut: .answerTimedOut
+        case .connectFailed(let detail): .connectFailed(detail)
+        case .tlsFailed(let detail): .tlsFailed(detail)
+        case .streamFailed(let detail): .streamFailed(detail)
+        case .allConnectionsDown: .allConnectionsDown
+        case .overloaded: .overloaded
+        }
     }
 }

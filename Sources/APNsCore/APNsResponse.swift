@@ -1,3 +1,4 @@
+import HTTPCore
 
 extension APNsDelivery {
     /// The delivery an answer on a completed stream means: 200 is accepted;
@@ -20,24 +21,11 @@ extension APNsDelivery {
     /// answer saying "in a week" must not park it for a week.
     public static let maxRetryAfterSeconds = 3_600
 
-    /// A `Retry-After` value in seconds: delay-seconds (RFC 9110 §10.2.3,
-    /// `1*DIGIT`, optional whitespace around it), at most
+    /// A `Retry-After` value in seconds (`retryAfterDelaySeconds`), at most
     /// `maxRetryAfterSeconds`. APNs documents none; a front before it, or a
-    /// later APNs, may send one. An HTTP-date, or anything else, is nil
-    /// (the caller's own backoff decides).
+    /// later APNs, may send one.
     public static func retryAfterSeconds(_ value: Substring.UTF8View) -> Int? {
-        var digits = value.drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
-        while let last = digits.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") {
-            digits = digits.dropLast()
-        }
-        guard !digits.isEmpty else { return nil }
-        var seconds = 0
-        for byte in digits {
-            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
-            // Saturates instead of overflowing: a long run of digits is "a long time".
-            seconds = min(seconds * 10 + Int(byte - UInt8(ascii: "0")), maxRetryAfterSeconds)
-        }
-        return seconds
+        retryAfterDelaySeconds(value, atMost: maxRetryAfterSeconds)
     }
 }
 

@@ -1,4 +1,5 @@
 import APNs
+import HTTP2Client
 import Locking
 
 /// Collects one snapshot of each loop's APNs client (connection states,

@@ -1,4 +1,5 @@
 import APNs
+import HTTP2Client
 
 /// The log's APNs connection lines, from each tick's sums over every loop's
 /// client: a warning for the tick in which connection attempts failed, and

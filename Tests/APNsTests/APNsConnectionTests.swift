@@ -10,6 +10,7 @@ import TestSupport
 import TLS
 import APNsEmulator
 @testable import APNs
+@testable import HTTP2Client
 
 @Suite("APNs connection: TLS, timeouts, PING, interop", .serialized)
 struct APNsConnectionTests {
@@ -160,8 +161,8 @@ extension APNsConnectionTests {
         let loop = thread.loop
         let endpoint = try Fixtures.endpoint(port: emulator.port)
         let owner = RecordingOwner()
-        let connection = loop.runAndWait { () -> APNsConnection in
-            let connection = APNsConnection(loop: loop, endpoint: endpoint, owner: owner)
+        let connection = loop.runAndWait { () -> HTTP2Connection in
+            let connection = HTTP2Connection(loop: loop, endpoint: endpoint, owner: owner)
             connection.start()
             return connection
         }
@@ -221,8 +222,8 @@ extension APNsConnectionTests {
         #expect(closes.first?.wasReady == true)
         // Sent again on a new connection, every one is accepted, once.
         let second = RecordingOwner()
-        let again = loop.runAndWait { () -> APNsConnection in
-            let connection = APNsConnection(loop: loop, endpoint: endpoint, owner: second)
+        let again = loop.runAndWait { () -> HTTP2Connection in
+            let connection = HTTP2Connection(loop: loop, endpoint: endpoint, owner: second)
             connection.start()
             return connection
         }

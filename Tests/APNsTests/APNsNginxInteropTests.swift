@@ -57,7 +57,7 @@ struct APNsNginxInteropTests {
         }
         // nginx refuses an h2-only offer with no_application_protocol; a
         // server that picks no ALPN at all is refused by the client itself
-        // (APNsConnectionMachineTests).
+        // (HTTP2ConnectionMachineTests).
         #expect(detail.contains("ALPN") || detail.contains("h2"), "\(detail)")
         #expect(try nginx.accessLogLines().isEmpty)
     }

@@ -9,6 +9,7 @@ import TLS
 import APNsEmulator
 import HTTPCore
 @testable import APNs
+@testable import HTTP2Client
 
 @Suite("APNs pool against the emulator", .serialized)
 struct APNsPoolTests {
@@ -254,7 +255,7 @@ struct APNsPoolTests {
     }
 
     /// The backoff's times (0.5–1 s here), the retry after it and the reset
-    /// are the machine's (`APNsPoolMachineTests`); this checks a real refused
+    /// are the machine's (`HTTP2PoolMachineTests`); this checks a real refused
     /// connect is classed and reported as such, then starts the backoff.
     @Test("server unreachable: connectFailed, then allConnectionsDown during backoff")
     func unreachable() throws {

@@ -10,6 +10,7 @@ import TestSupport
 import TLS
 import APNsEmulator
 @testable import APNs
+@testable import HTTP2Client
 
 /// Shared by the APNs integration tests: emulators, client contexts,
 /// notifications, and a client on its own loop thread.
@@ -92,9 +93,9 @@ enum Fixtures {
     }
 }
 
-/// What one `APNsConnection` reports to its owner, recorded on its loop
+/// What one `HTTP2Connection` reports to its owner, recorded on its loop
 /// thread: for tests that drive a connection by hand, without a pool.
-final class RecordingOwner: APNsConnectionOwner {
+final class RecordingOwner: HTTP2ConnectionOwner {
     var capacityReports = 0
     var drainingReports = 0
     var pingsSent = 0
@@ -102,30 +103,31 @@ final class RecordingOwner: APNsConnectionOwner {
     var returned: [PooledNotification] = []
     var closes: [(failure: ConnectionFailure?, wasReady: Bool)] = []
 
-    func connectionHasCapacity(_ connection: APNsConnection) { capacityReports += 1 }
-    func connectionIsDraining(_ connection: APNsConnection) { drainingReports += 1 }
-    func connectionSentPing(_ connection: APNsConnection) { pingsSent += 1 }
+    func connectionHasCapacity(_ connection: HTTP2Connection) { capacityReports += 1 }
+    func connectionIsDraining(_ connection: HTTP2Connection) { drainingReports += 1 }
+    func connectionSentPing(_ connection: HTTP2Connection) { pingsSent += 1 }
 
-    func connection(_ connection: APNsConnection, finished request: PooledNotification, with delivery: APNsDelivery) {
-        finished.append((request, delivery))
+    /// Recorded as the sender reads it.
+    func connection(_ connection: HTTP2Connection, finished request: PooledRequest, with answer: PooledAnswer) {
+        let notification = request as! PooledNotification
+        finished.append((notification, notification.delivery(answer)))
     }
 
-    func connection(_ connection: APNsConnection, returnedUnprocessed requests: [PooledNotification]) {
-        returned += requests
+    func connection(_ connection: HTTP2Connection, returnedUnprocessed requests: [PooledRequest]) {
+        returned += requests.map { $0 as! PooledNotification }
     }
 
-    func connectionDidClose(_ connection: APNsConnection, failure: ConnectionFailure?, wasReady: Bool) {
+    func connectionDidClose(_ connection: HTTP2Connection, failure: ConnectionFailure?, wasReady: Bool) {
         closes.append((failure, wasReady))
     }
 }
 
 extension Fixtures {
     /// The emulator's address, with the test CA's client certificate.
-    static func endpoint(port: UInt16) throws -> APNsEndpoint {
-        APNsEndpoint(host: "127.0.0.1", port: port, authority: "127.0.0.1:\(port)",
-                     tlsContext: try tlsContext(identity: clientIdentity()), tokenProvider: nil,
-                     connectTimeout: .seconds(5), pingInterval: .seconds(60), pingTimeout: .seconds(5),
-                     wallClock: { Int(time(nil)) })
+    static func endpoint(port: UInt16) throws -> HTTP2Endpoint {
+        HTTP2Endpoint(host: "127.0.0.1", port: port, authority: "127.0.0.1:\(port)",
+                      tlsContext: try tlsContext(identity: clientIdentity()), authorizer: nil,
+                      connectTimeout: .seconds(5), pingInterval: .seconds(60), pingTimeout: .seconds(5))
     }
 }
 

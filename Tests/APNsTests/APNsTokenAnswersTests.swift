@@ -6,10 +6,11 @@ import TestSupport
 import TLS
 import APNsEmulator
 @testable import APNs
+@testable import HTTP2Client
 
 /// The pool against the emulator's answers about provider tokens
 /// (403 UnrelatedKeyIdInToken, 429 TooManyProviderTokenUpdates): what
-/// `APNsPoolMachine` decides, carried out over real connections.
+/// `HTTP2PoolMachine` decides, carried out over real connections.
 @Suite("APNs token answers against the emulator", .serialized)
 struct APNsTokenAnswersTests {
     static func provider(issuedAt: Int) throws -> APNsTokenProvider {

@@ -1,33 +1,30 @@
 import HTTP2
 
-// The requests handed to an APNs connection: submitted to its session as
+// The requests handed to a pool's connection: submitted to its session as
 // streams, or cancelled when their answer is late.
 
-extension APNsConnection {
+extension HTTP2Connection {
     enum SubmitResult: Equatable {
         case submitted(streamID: Int32)
         /// The session takes no new stream (GOAWAY raced in): try elsewhere.
         case refused
         /// The request itself cannot go over HTTP/2 (a header it forbids):
-        /// APNs never saw it and no other connection would take it.
+        /// the server never saw it and no other connection would take it.
         case unsendable(String)
     }
 
     /// Hands `request` to the session.
-    func submit(_ request: PooledNotification) -> SubmitResult {
+    func submit(_ request: PooledRequest) -> SubmitResult {
         guard machine.state == .ready, let session else { return .refused }
         var authorization: String?
-        if let provider = endpoint.tokenProvider {
-            let (value, issuedAt) = provider.currentAuthorization(now: endpoint.wallClock())
+        if let authorizer = endpoint.authorizer {
+            let (value, stamp) = authorizer.authorization()
             authorization = value
-            request.tokenIssuedAt = issuedAt
+            request.authorizationStamp = stamp
         }
         let streamID: Int32
         do {
-            streamID = try session.submitRequest(
-                method: "POST", path: request.notification.path, authority: endpoint.authority,
-                fields: APNsRequestFields(headers: request.notification.headers, authorization: authorization),
-                body: request.notification.payload)
+            streamID = try request.submit(on: session, authority: endpoint.authority, authorization: authorization)
         } catch {
             if case .invalidUse(let reason) = error { return .unsendable(reason) }
             return .refused

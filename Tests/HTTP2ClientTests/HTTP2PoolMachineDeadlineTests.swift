@@ -1,9 +1,8 @@
-import APNsCore
 import Testing
-@testable import APNs
+@testable import HTTP2Client
 
-@Suite("APNs pool machine: answer deadlines")
-struct APNsPoolMachineDeadlineTests {
+@Suite("HTTP/2 pool machine: answer deadlines")
+struct HTTP2PoolMachineDeadlineTests {
     static let second = PoolHarness.second
     static let millisecond = PoolHarness.millisecond
 
@@ -22,19 +21,19 @@ struct APNsPoolMachineDeadlineTests {
         pool.now = start + 150 * Self.millisecond
         #expect(pool.send(silentLater) == [.submit(silentLater, on: c0)])
         #expect(pool.send(answered2) == [.submit(answered2, on: c0)])
-        #expect(pool.finished(answered1) == [.complete(answered1, PoolHarness.accepted(answered1))])
-        #expect(pool.finished(answered2) == [.complete(answered2, PoolHarness.accepted(answered2))])
+        #expect(pool.finished(answered1) == [.complete(answered1, PoolHarness.accepted)])
+        #expect(pool.finished(answered2) == [.complete(answered2, PoolHarness.accepted)])
         // A timer that fires early changes nothing but is set again.
         pool.now = start + timeout - 1
         #expect(pool.deadlineFired() == [.armDeadlineTimer(at: start + timeout)])
         pool.now = start + timeout
         #expect(pool.deadlineFired() == [
-            .cancelStream(1, on: c0), .complete(silentFirst, APNsDelivery(outcome: .answerTimedOut)),
+            .cancelStream(1, on: c0), .complete(silentFirst, .failed(.answerTimedOut)),
             .armDeadlineTimer(at: start + 150 * Self.millisecond + timeout),
         ])
         pool.now = start + 150 * Self.millisecond + timeout
         #expect(pool.deadlineFired() == [
-            .cancelStream(5, on: c0), .complete(silentLater, APNsDelivery(outcome: .answerTimedOut)),
+            .cancelStream(5, on: c0), .complete(silentLater, .failed(.answerTimedOut)),
         ])
         #expect(pool.machine.inFlightCount == 0)
         // Nothing is left to time out.
@@ -52,7 +51,7 @@ struct APNsPoolMachineDeadlineTests {
         #expect(pool.send(r[1]) == [])
         pool.now = start + 8 * Self.second
         #expect(pool.deadlineFired() == [
-            .complete(r[0], APNsDelivery(outcome: .answerTimedOut)),
+            .complete(r[0], .failed(.answerTimedOut)),
             .armDeadlineTimer(at: start + 100 * Self.millisecond + 8 * Self.second),
         ])
         #expect(pool.machine.waitingCount == 1)
@@ -66,7 +65,7 @@ struct APNsPoolMachineDeadlineTests {
         let start = pool.now
         let r = pool.submitFirst(5)
         for request in r.dropFirst() { #expect(pool.send(request) == [.submit(request, on: c0)]) }
-        let lost = APNsDelivery(outcome: .streamFailed("connection lost: server closed the connection"))
+        let lost = PooledAnswer.failed(.streamFailed("connection lost: server closed the connection"))
         for request in r { #expect(pool.finished(request, lost) == [.complete(request, lost)]) }
         #expect(pool.closed(c0) == [.scheduleDispatch])
         #expect(pool.dispatchRan() == [])

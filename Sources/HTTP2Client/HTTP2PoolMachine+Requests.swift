@@ -1,12 +1,10 @@
 // A request's way through the pool machine: sent or queued, submitted,
 // answered, handed back or timed out, then completed.
 
-import APNsCore
-
-extension APNsPoolMachine {
+extension HTTP2PoolMachine {
     // MARK: Sending
 
-    mutating func send(_ request: PooledNotification, now: UInt64, connections view: some APNsPoolConnections,
+    mutating func send(_ request: PooledRequest, now: UInt64, connections view: some HTTP2PoolConnections,
                        into actions: inout [Action]) {
         switch state {
         case .running:
@@ -24,7 +22,7 @@ extension APNsPoolMachine {
     }
 
     /// `request` found no connection: it waits, or is refused at once.
-    mutating func queueOrRefuse(_ request: PooledNotification, now: UInt64, _ view: some APNsPoolConnections,
+    mutating func queueOrRefuse(_ request: PooledRequest, now: UInt64, _ view: some HTTP2PoolConnections,
                                 into actions: inout [Action]) {
         // The clock first: outside a backoff no connection is asked about.
         if now < backoffUntil && !hasLiveConnection(view) {
@@ -40,7 +38,7 @@ extension APNsPoolMachine {
     }
 
     /// The session took the request as `streamID`.
-    mutating func submitted(streamID: Int32, connections view: some APNsPoolConnections, into actions: inout [Action]) {
+    mutating func submitted(streamID: Int32, connections view: some HTTP2PoolConnections, into actions: inout [Action]) {
         guard case .submitting(let request, let connection, let origin, let now) = state else { impossible("submitted") }
         state = .running
         request.phase = .inFlight(connection, streamID: streamID)
@@ -54,7 +52,7 @@ extension APNsPoolMachine {
     }
 
     /// The session takes no new stream (GOAWAY raced in): the request waits.
-    mutating func submitRefused(connections view: some APNsPoolConnections, into actions: inout [Action]) {
+    mutating func submitRefused(connections view: some HTTP2PoolConnections, into actions: inout [Action]) {
         guard case .submitting(let request, _, let origin, let now) = state else { impossible("submitRefused") }
         state = .running
         switch origin {
@@ -71,60 +69,59 @@ extension APNsPoolMachine {
         }
     }
 
-    /// HTTP/2 cannot carry the request (a header it forbids): APNs never saw
+    /// HTTP/2 cannot carry the request (a header it forbids): the server never saw
     /// it, and no other connection would take it.
-    mutating func submitUnsendable(_ reason: String, connections view: some APNsPoolConnections,
+    mutating func submitUnsendable(_ reason: String, connections view: some HTTP2PoolConnections,
                                    into actions: inout [Action]) {
         guard case .submitting(let request, _, let origin, let now) = state else { impossible("submitUnsendable") }
         state = .running
-        let outcome = DeliveryOutcome.streamFailed("request not sendable over HTTP/2: \(reason)")
+        let failure = RequestFailure.streamFailed("request not sendable over HTTP/2: \(reason)")
         switch origin {
         case .send:
-            actions.append(.completeOnNextPass(finishedNow(request), outcome))
+            actions.append(.completeOnNextPass(finishedNow(request), failure))
         case .dispatch(let next):
-            complete(request, APNsDelivery(outcome: outcome), into: &actions)
+            complete(request, .failed(failure), into: &actions)
             dispatchNext(then: next, now: now, view, into: &actions)
         }
     }
 
     // MARK: Answers
 
-    /// The connection finished the request: APNs' answer or a stream failure.
-    mutating func requestFinished(_ request: PooledNotification, with delivery: APNsDelivery,
-                                  connections view: some APNsPoolConnections, into actions: inout [Action]) {
+    /// The connection finished the request: the server's answer or a stream failure.
+    mutating func requestFinished(_ request: PooledRequest, with answer: PooledAnswer,
+                                  connections view: some HTTP2PoolConnections, into actions: inout [Action]) {
         if case .submitting = state { impossible("requestFinished") }
         // Late: the answer timeout completed it already.
         guard !request.isCompleted else { return }
         inFlightCount -= 1
-        // The status the connection read decides first: on the 200 path
-        // nothing more is read.
-        if let status = request.status, status == 403 || status == 429,
-           resendAfterTokenAnswer(request, delivery, view, into: &actions) {
+        // The status decides first: on the 2xx path the request is not asked.
+        if case .answered(let status) = answer, !(200..<300).contains(status),
+           follow(request.policy(afterAnswer: status), of: request, view, into: &actions) {
             return
         }
-        complete(request, delivery, into: &actions)
+        complete(request, answer, into: &actions)
     }
 
-    /// The answers about the provider token that sending again mends
-    /// (403 UnrelatedKeyIdInToken, 429 TooManyProviderTokenUpdates), for a
-    /// request that carried a token: true when the request goes again.
-    mutating func resendAfterTokenAnswer(_ request: PooledNotification, _ delivery: APNsDelivery,
-                                         _ view: some APNsPoolConnections, into actions: inout [Action]) -> Bool {
-        guard case .apns(_, let reason?, _) = delivery.outcome, let issuedAt = request.tokenIssuedAt,
-              case .inFlight(let connection, _) = request.phase else { return false }
-        switch reason {
-        case .unrelatedKeyIdInToken:
-            // Bound to another key for good: whatever becomes of this
-            // request, nothing more goes there.
+    /// What the request's policy decided of an error answer: the
+    /// authorizer hears of a refused credential, a connection bound to the
+    /// wrong credential drains; true when the request goes again (each time
+    /// counts against `maxResends`).
+    mutating func follow(_ policy: AnswerPolicy, of request: PooledRequest,
+                         _ view: some HTTP2PoolConnections, into actions: inout [Action]) -> Bool {
+        guard policy != .complete, case .inFlight(let connection, _) = request.phase else { return false }
+        if let refusal = policy.refusal, let stamp = request.authorizationStamp {
+            actions.append(.credentialRefused(refusal, stamp: stamp))
+        }
+        switch policy.resend {
+        case .no:
+            return false
+        case .anyConnection:
+            break
+        case .anotherConnection:
+            // Whatever becomes of this request, nothing more goes there.
             if connections.contains(connection), view.state(of: connection) < .draining {
                 actions.append(.drainConnection(connection))
             }
-        case .tooManyProviderTokenUpdates:
-            actions.append(.tokenUpdatesRefused(issuedAt: issuedAt))
-            guard !request.resentForTokenUpdates else { return false }
-            request.resentForTokenUpdates = true
-        default:
-            return false
         }
         guard case .running = state, request.resendCount < Self.maxResends else { return false }
         request.resendCount += 1
@@ -139,7 +136,7 @@ extension APNsPoolMachine {
     /// The server provably never processed `requests` (REFUSED_STREAM, above
     /// GOAWAY's last-stream-id, frames never handed to OpenSSL): send them
     /// again, on the next dispatch pass, before the waiting ones.
-    mutating func requestsReturnedUnprocessed(_ requests: [PooledNotification], into actions: inout [Action]) {
+    mutating func requestsReturnedUnprocessed(_ requests: [PooledRequest], into actions: inout [Action]) {
         let shuttingDown: Bool
         switch state {
         case .running: shuttingDown = false
@@ -151,8 +148,8 @@ extension APNsPoolMachine {
             inFlightCount -= 1
             request.resendCount += 1
             if request.resendCount > Self.maxResends || shuttingDown {
-                let detail = shuttingDown ? "refused by APNs during shutdown" : "refused by APNs \(request.resendCount) times"
-                complete(request, APNsDelivery(outcome: .streamFailed(detail)), into: &actions)
+                let detail = shuttingDown ? "refused by the server during shutdown" : "refused by the server \(request.resendCount) times"
+                complete(request, .failed(.streamFailed(detail)), into: &actions)
                 continue
             }
             request.phase = .queued
@@ -164,7 +161,7 @@ extension APNsPoolMachine {
 
     // MARK: Answer deadlines
 
-    mutating func trackAnswerDeadline(_ request: PooledNotification, now: UInt64, into actions: inout [Action]) {
+    mutating func trackAnswerDeadline(_ request: PooledRequest, now: UInt64, into actions: inout [Action]) {
         // Measured from `send`: the relay must answer before Mastodon gives up.
         let (deadline, overflow) = now.addingReportingOverflow(limits.answerTimeout)
         request.answerDeadline = overflow ? .max : deadline
@@ -190,7 +187,7 @@ extension APNsPoolMachine {
         armDeadlineTimerIfNeeded(into: &actions)
     }
 
-    mutating func answerTimedOut(_ request: PooledNotification, into actions: inout [Action]) {
+    mutating func answerTimedOut(_ request: PooledRequest, into actions: inout [Action]) {
         switch request.phase {
         case .queued:
             // It stays in its queue as a finished entry, skipped when reached.
@@ -203,28 +200,28 @@ extension APNsPoolMachine {
             // A completed request leaves `deadlines` as it completes.
             return
         }
-        complete(request, APNsDelivery(outcome: .answerTimedOut), into: &actions)
+        complete(request, .failed(.answerTimedOut), into: &actions)
     }
 
     // MARK: Completions
 
-    mutating func complete(_ request: PooledNotification, _ delivery: APNsDelivery, into actions: inout [Action]) {
+    mutating func complete(_ request: PooledRequest, _ answer: PooledAnswer, into actions: inout [Action]) {
         guard !request.isCompleted else { return }
         deadlines.remove(request)
-        actions.append(.complete(finishedNow(request), delivery))
+        actions.append(.complete(finishedNow(request), answer))
     }
 
     /// Marks a request completed (its completion is decided).
-    func finishedNow(_ request: PooledNotification) -> PooledNotification {
+    func finishedNow(_ request: PooledRequest) -> PooledRequest {
         request.isCompleted = true
         request.phase = .finished
         return request
     }
 
-    mutating func failWaiting(_ outcome: DeliveryOutcome, into actions: inout [Action]) {
+    mutating func failWaiting(_ failure: RequestFailure, into actions: inout [Action]) {
         while let request = resends.popFirst() ?? waiting.popFirst() {
             waitingCount -= 1
-            complete(request, APNsDelivery(outcome: outcome), into: &actions)
+            complete(request, .failed(failure), into: &actions)
         }
     }
 }

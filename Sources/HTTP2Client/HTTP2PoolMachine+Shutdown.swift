@@ -1,11 +1,11 @@
 // The pool machine's shutdown: send what fits, fail what waits, drain every
 // connection, then report done.
 
-extension APNsPoolMachine {
+extension HTTP2PoolMachine {
     /// Sends what fits, fails what still waits, drains every connection (open
     /// streams finish, bounded by the answer timeout), then `shutdownDone`.
     /// Again while under way: `shutdownDone` once more when it is over.
-    mutating func shutdown(now: UInt64, connections view: some APNsPoolConnections, into actions: inout [Action]) {
+    mutating func shutdown(now: UInt64, connections view: some HTTP2PoolConnections, into actions: inout [Action]) {
         switch state {
         case .running:
             dispatch(then: .shutdown, now: now, view, into: &actions)

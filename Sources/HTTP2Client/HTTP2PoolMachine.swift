@@ -1,7 +1,5 @@
-import APNsCore
-
 /// The policy of one pool (ARCHITECTURE.md §5.5) as a value: events in,
-/// actions out. `APNsPool` performs the actions (connections, loop timers,
+/// actions out. `HTTP2Pool` performs the actions (connections, loop timers,
 /// completions); this type does no I/O, owns no timer and reads no clock, so
 /// every rule is unit-tested with exact times.
 ///
@@ -10,7 +8,7 @@ import APNsCore
 ///   sequence).
 /// - Connections are named by the `ConnectionID` the machine gives in
 ///   `openConnection`; what the machine needs of one (its state, whether it
-///   takes a request) it asks through `APNsPoolConnections`.
+///   takes a request) it asks through `HTTP2PoolConnections`.
 /// - A submit is an action whose result is the next event: the pool hands
 ///   the request to the connection and reports `submitted`,
 ///   `submitRefused` or `submitUnsendable` at once, before anything else
@@ -42,17 +40,13 @@ import APNsCore
 ///   (REFUSED_STREAM, above a GOAWAY's last-stream-id, frames never handed to
 ///   OpenSSL), at most `maxResends` times each. Any other failure of a request
 ///   on a stream is the connection's answer (`.streamFailed`);
-/// - two answers about the provider token are mended by sending again, not
-///   passed on (for a request that carried a token; each sending again counts
-///   against `maxResends`):
-///   403 UnrelatedKeyIdInToken: APNs binds a connection to the key of its
-///   first token ("To use this token, open a new connection"), so that
-///   connection drains (no new request goes there) and the request goes to
-///   another, one opening if needed;
-///   429 TooManyProviderTokenUpdates: the token was an update too many; the
-///   token provider is told (`tokenUpdatesRefused`: it goes back to the
-///   token before, or holds renewals) and the request goes again once, with
-///   the token then current. A second refusal is the answer (503);
+/// - an error answer is the request's to judge (`PooledRequest.policy(afterAnswer:)`,
+///   the service's override): it may be mended by sending again, not passed
+///   on (each sending again counts against `maxResends`), to any connection
+///   or, when the connection is bound to another credential (APNs' 403
+///   UnrelatedKeyIdInToken), to another one while that one drains; and the
+///   endpoint's authorizer may hear first that the credential the request
+///   carried was refused (`credentialRefused`);
 /// - one answer deadline per request, measured from `send`: every request has
 ///   the same timeout, so deadlines are in send order and one timer, set for
 ///   the front, serves them all;
@@ -62,26 +56,26 @@ import APNsCore
 /// The events, by what they concern: a request's way (`+Requests`), the
 /// connections (`+Connections`), the dispatch pass (`+Dispatch`), shutdown
 /// (`+Shutdown`).
-struct APNsPoolMachine {
+public struct HTTP2PoolMachine {
     /// A connection of this pool, numbered in the order it was opened.
-    struct ConnectionID: Hashable, Sendable, CustomStringConvertible {
+    public struct ConnectionID: Hashable, Sendable, CustomStringConvertible {
         let rawValue: Int
-        var description: String { "connection \(rawValue)" }
+        public var description: String { "connection \(rawValue)" }
     }
 
     /// The pool's limits, times in nanoseconds.
-    struct Limits: Equatable {
+    public struct Limits: Equatable, Sendable {
         /// Connections open at once (draining ones excluded).
-        var maxConnections: Int
+        public var maxConnections: Int
         /// Requests waiting for a stream; beyond: `.overloaded`.
-        var maxQueued: Int
+        public var maxQueued: Int
         /// From `send` to the answer.
-        var answerTimeout: UInt64
+        public var answerTimeout: UInt64
         /// Backoff after a failed attempt: base·2^(n−1), capped, half random.
-        var backoffBase: UInt64
-        var backoffCap: UInt64
+        public var backoffBase: UInt64
+        public var backoffCap: UInt64
 
-        init(maxConnections: Int, maxQueued: Int, answerTimeout: UInt64, backoffBase: UInt64, backoffCap: UInt64) {
+        public init(maxConnections: Int, maxQueued: Int, answerTimeout: UInt64, backoffBase: UInt64, backoffCap: UInt64) {
             self.maxConnections = maxConnections
             self.maxQueued = maxQueued
             self.answerTimeout = answerTimeout
@@ -96,7 +90,7 @@ struct APNsPoolMachine {
     enum Action: Equatable {
         /// Hand `request` to the connection's session, then report the
         /// result (`submitted`, `submitRefused`, `submitUnsendable`).
-        case submit(PooledNotification, on: ConnectionID)
+        case submit(PooledRequest, on: ConnectionID)
         /// Make and start a connection with this id.
         case openConnection(ConnectionID)
         /// Graceful close: GOAWAY, open streams finish, then close.
@@ -110,16 +104,16 @@ struct APNsPoolMachine {
         /// Report `dispatchPassRan` on the next loop pass.
         case scheduleDispatch
         /// Run the request's completion (after the event's other actions).
-        case complete(PooledNotification, APNsDelivery)
+        case complete(PooledRequest, PooledAnswer)
         /// Run the request's completion on the next loop pass: never inside
         /// the `send` that was refused.
-        case completeOnNextPass(PooledNotification, DeliveryOutcome)
+        case completeOnNextPass(PooledRequest, RequestFailure)
         /// Shutdown is over: tell whoever waits.
         case shutdownDone
-        /// APNs refused the provider token issued at `issuedAt` as an update
-        /// too many: tell the token provider (`APNsTokenProvider.tokenUpdatesRefused`)
-        /// before the request goes again.
-        case tokenUpdatesRefused(issuedAt: Int)
+        /// The server refused the credential stamped `stamp`: tell the
+        /// endpoint's authorizer (`RequestAuthorizer.credentialRefused`)
+        /// before the request goes again or completes.
+        case credentialRefused(CredentialRefusal, stamp: Int)
 
         static func == (lhs: Action, rhs: Action) -> Bool {
             switch (lhs, rhs) {
@@ -135,7 +129,7 @@ struct APNsPoolMachine {
             case (.complete(let a, let d), .complete(let b, let e)): a === b && d == e
             case (.completeOnNextPass(let a, let o), .completeOnNextPass(let b, let p)): a === b && o == p
             case (.shutdownDone, .shutdownDone): true
-            case (.tokenUpdatesRefused(let s), .tokenUpdatesRefused(let t)): s == t
+            case (.credentialRefused(let r, let s), .credentialRefused(let q, let t)): r == q && s == t
             default: false
             }
         }
@@ -160,7 +154,7 @@ struct APNsPoolMachine {
         case running
         /// A submit action is out: its result is the next event. `now` is
         /// the time of the event that decided it.
-        case submitting(PooledNotification, on: ConnectionID, origin: SubmitOrigin, now: UInt64)
+        case submitting(PooledRequest, on: ConnectionID, origin: SubmitOrigin, now: UInt64)
         /// `shutdown` ran: no request is taken, connections drain.
         /// `doneAwaited`: someone waits for `shutdownDone`.
         case shuttingDown(doneAwaited: Bool)
@@ -191,7 +185,7 @@ struct APNsPoolMachine {
     /// In the dispatch pass under way: the connections before `count`
     /// (positions in `connections`) each refused, earlier in the pass, a
     /// body of at most `bodyBytes`, so they refuse a body as large again
-    /// (`APNsPoolConnections.canTake`) and are not asked.
+    /// (`HTTP2PoolConnections.canTake`) and are not asked.
     var passRefusals = (count: 0, bodyBytes: 0)
 
     var consecutiveFailures = 0
@@ -205,6 +199,6 @@ struct APNsPoolMachine {
     }
 
     func impossible(_ event: String) -> Never {
-        preconditionFailure("APNsPoolMachine: event \(event) in state \(state)")
+        preconditionFailure("HTTP2PoolMachine: event \(event) in state \(state)")
     }
 }

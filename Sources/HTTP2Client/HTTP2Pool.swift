@@ -1,11 +1,10 @@
-import APNsCore
 import EventLoop
 
-/// The connections to one APNs environment from one event loop, and the
-/// requests waiting for a stream: performs what `APNsPoolMachine` decides
-/// (the policy lives there), as `APNsConnection` does for
-/// `APNsConnectionMachine`. Here: the connections themselves, the loop's
-/// timers, the completions, and the counts `APNsClient.status` reports.
+/// The connections to one endpoint (an APNs environment, FCM) from one
+/// event loop, and the requests waiting for a stream: performs what `HTTP2PoolMachine` decides
+/// (the policy lives there), as `HTTP2Connection` does for
+/// `HTTP2ConnectionMachine`. Here: the connections themselves, the loop's
+/// timers, the completions, and the counts a client's status reports.
 ///
 /// Confined to its loop, and an event's actions are carried out one run at
 /// a time (`isPerforming`, `isHandingOver`): its stored state (the machine,
@@ -15,21 +14,21 @@ import EventLoop
 /// about 1,600 instructions per notification on the machine's state
 /// (swift_beginAccess, AccessSet::insert, the thread-local lookups), and
 /// about 80 each on the flags read per send and per answer.
-final class APNsPool: APNsConnectionOwner {
+public final class HTTP2Pool: HTTP2ConnectionOwner {
     private let loop: EventLoop
-    private let endpoint: APNsEndpoint
+    private let endpoint: HTTP2Endpoint
 
-    @exclusivity(unchecked) private var machine: APNsPoolMachine
+    @exclusivity(unchecked) private var machine: HTTP2PoolMachine
     /// Open connections with the ids the machine gave them, oldest first:
     /// the order of the machine's own list, so the position it asks about
-    /// holds the connection (`APNsPoolConnections`). Only connections it has
+    /// holds the connection (`HTTP2PoolConnections`). Only connections it has
     /// just asked to open and this pool has not made yet are missing, at
     /// the end.
-    @exclusivity(unchecked) private var connections: [(id: APNsPoolMachine.ConnectionID, connection: APNsConnection)] = []
+    @exclusivity(unchecked) private var connections: [(id: HTTP2PoolMachine.ConnectionID, connection: HTTP2Connection)] = []
     /// The actions of the event being handled; emptied, not freed, after
     /// each (no allocation per event once it has grown), unless a burst
     /// (every waiting request failed at once) made it large.
-    @exclusivity(unchecked) private var actions: [APNsPoolMachine.Action] = []
+    @exclusivity(unchecked) private var actions: [HTTP2PoolMachine.Action] = []
     /// An event's actions are being carried out: an event they cause (a
     /// connection that closes as it is drained) adds its actions to the same
     /// run, after those already decided.
@@ -44,32 +43,32 @@ final class APNsPool: APNsConnectionOwner {
     @exclusivity(unchecked) private var shutdownWaiters: [() -> Void] = []
 
     private enum Handover {
-        case completion(PooledNotification, APNsDelivery)
+        case completion(PooledRequest, PooledAnswer)
         case shutdownDone
     }
 
     /// When `send` last ran (loop nanoseconds): the client closes a pool
     /// idle for its idle timeout.
-    @exclusivity(unchecked) private(set) var lastSend: UInt64 = 0
-    @exclusivity(unchecked) private(set) var counters = APNsCounters()
-    @exclusivity(unchecked) private(set) var lastConnectFailure: ConnectionFailure?
+    @exclusivity(unchecked) public private(set) var lastSend: UInt64 = 0
+    @exclusivity(unchecked) public private(set) var counters = PoolCounters()
+    @exclusivity(unchecked) public private(set) var lastConnectFailure: ConnectionFailure?
     /// The last ready connection that died (EOF, reset, PING timeout…).
-    @exclusivity(unchecked) private(set) var lastConnectionLoss: ConnectionFailure?
+    @exclusivity(unchecked) public private(set) var lastConnectionLoss: ConnectionFailure?
 
     /// Requests waiting for a stream.
-    var queuedCount: Int { machine.waitingCount }
+    public var queuedCount: Int { machine.waitingCount }
     /// Requests on a stream, waiting for the answer.
-    var inFlightCount: Int { machine.inFlightCount }
+    public var inFlightCount: Int { machine.inFlightCount }
 
-    init(loop: EventLoop, endpoint: APNsEndpoint, limits: APNsPoolMachine.Limits) {
+    public init(loop: EventLoop, endpoint: HTTP2Endpoint, limits: HTTP2PoolMachine.Limits) {
         self.loop = loop
         self.endpoint = endpoint
-        machine = APNsPoolMachine(limits: limits)
+        machine = HTTP2PoolMachine(limits: limits)
     }
 
     // MARK: Events
 
-    func send(_ request: PooledNotification) {
+    public func send(_ request: PooledRequest) {
         counters.sent += 1
         // Read once: `EventLoop.now` is the same for the whole loop pass,
         // and each read is an exclusivity-checked access to the loop
@@ -82,13 +81,13 @@ final class APNsPool: APNsConnectionOwner {
     /// Sends what fits, fails what still waits, sends GOAWAY on every
     /// connection, lets open streams finish (bounded by the answer timeout),
     /// then calls `done`.
-    func shutdown(_ done: @escaping () -> Void) {
+    public func shutdown(_ done: @escaping () -> Void) {
         shutdownWaiters.append(done)
         handle { $0.shutdown(now: loop.now, connections: self, into: &$1) }
     }
 
     /// Hands one event to the machine and carries out the actions it decides.
-    private func handle(_ event: (inout APNsPoolMachine, inout [APNsPoolMachine.Action]) -> Void) {
+    private func handle(_ event: (inout HTTP2PoolMachine, inout [HTTP2PoolMachine.Action]) -> Void) {
         event(&machine, &actions)
         guard !isPerforming, !actions.isEmpty else { return }
         // An answer's event decides one action, its completion: with nothing
@@ -97,9 +96,9 @@ final class APNsPool: APNsConnectionOwner {
         // `handovers` is empty outside a run). Callgrind: the copies and
         // their retains cost about 400 instructions per notification.
         if actions.count == 1, !isHandingOver, case .complete = actions[0],
-           case .complete(let request, let delivery) = actions.removeLast() {
+           case .complete(let request, let answer) = actions.removeLast() {
             isHandingOver = true
-            deliver(request, delivery)
+            deliver(request, answer)
             return runHandovers()
         }
         isPerforming = true
@@ -137,7 +136,7 @@ final class APNsPool: APNsConnectionOwner {
         while buffer.popLast() != nil {}
     }
 
-    private func perform(_ action: consuming APNsPoolMachine.Action) {
+    private func perform(_ action: consuming HTTP2PoolMachine.Action) {
         switch consume action {
         case .submit(let request, let id):
             // The result is the machine's next event (nothing else happens
@@ -148,7 +147,7 @@ final class APNsPool: APNsConnectionOwner {
             case .unsendable(let reason): machine.submitUnsendable(reason, connections: self, into: &actions)
             }
         case .openConnection(let id):
-            let connection = APNsConnection(loop: loop, endpoint: endpoint, owner: self)
+            let connection = HTTP2Connection(loop: loop, endpoint: endpoint, owner: self)
             connections.append((id, connection))
             counters.connectionsOpened += 1
             connection.start()
@@ -179,16 +178,16 @@ final class APNsPool: APNsConnectionOwner {
                 guard let self else { return }
                 self.handle { $0.dispatchPassRan(now: self.loop.now, connections: self, into: &$1) }
             }
-        case .complete(let request, let delivery):
-            handovers.append(.completion(request, delivery))
-        case .completeOnNextPass(let request, let outcome):
+        case .complete(let request, let answer):
+            handovers.append(.completion(request, answer))
+        case .completeOnNextPass(let request, let failure):
             loop.schedule(after: .zero) { [weak self] in
-                self?.deliver(request, APNsDelivery(outcome: outcome))
+                self?.deliver(request, .failed(failure))
             }
         case .shutdownDone:
             handovers.append(.shutdownDone)
-        case .tokenUpdatesRefused(let issuedAt):
-            endpoint.tokenProvider?.tokenUpdatesRefused(issuedAt: issuedAt, now: endpoint.wallClock())
+        case .credentialRefused(let refusal, let stamp):
+            endpoint.authorizer?.credentialRefused(refusal, stamp: stamp)
         }
     }
 
@@ -207,8 +206,8 @@ final class APNsPool: APNsConnectionOwner {
             let handover = handovers[index]
             index += 1
             switch handover {
-            case .completion(let request, let delivery):
-                deliver(request, delivery)
+            case .completion(let request, let answer):
+                deliver(request, answer)
             case .shutdownDone:
                 let waiters = shutdownWaiters
                 shutdownWaiters.removeAll()
@@ -219,60 +218,55 @@ final class APNsPool: APNsConnectionOwner {
         isHandingOver = false
     }
 
-    private func deliver(_ request: PooledNotification, _ delivery: APNsDelivery) {
+    private func deliver(_ request: PooledRequest, _ answer: PooledAnswer) {
         counters.completed += 1
-        if case .answerTimedOut = delivery.outcome { counters.answerTimeouts += 1 }
-        if delivery.outcome.credentialVerdict == .rejected, case .apns(_, let reason, _) = delivery.outcome,
-           reason == .expiredProviderToken || reason == .invalidProviderToken,
-           let provider = endpoint.tokenProvider, let issuedAt = request.tokenIssuedAt {
-            provider.tokenRejected(issuedAt: issuedAt, now: endpoint.wallClock())
-        }
-        request.complete(delivery)
+        if case .failed(.answerTimedOut) = answer { counters.answerTimeouts += 1 }
+        request.complete(answer)
     }
 
     // MARK: Connections
 
-    private func connection(_ id: APNsPoolMachine.ConnectionID) -> APNsConnection? {
+    private func connection(_ id: HTTP2PoolMachine.ConnectionID) -> HTTP2Connection? {
         for index in connections.indices where connections[index].id == id { return connections[index].connection }
         return nil
     }
 
-    private func id(of connection: APNsConnection) -> APNsPoolMachine.ConnectionID? {
+    private func id(of connection: HTTP2Connection) -> HTTP2PoolMachine.ConnectionID? {
         for entry in connections where entry.connection === connection { return entry.id }
         return nil
     }
 
-    func connectionCounts(into counts: inout [APNsConnectionState: Int]) {
+    public func connectionCounts(into counts: inout [HTTP2ConnectionState: Int]) {
         for entry in connections { counts[entry.connection.state, default: 0] += 1 }
     }
 
-    // MARK: APNsConnectionOwner
+    // MARK: HTTP2ConnectionOwner
 
-    func connectionHasCapacity(_ connection: APNsConnection) {
+    func connectionHasCapacity(_ connection: HTTP2Connection) {
         guard let id = id(of: connection) else { return }
         handle { $0.connectionCanTakeMore(id, now: loop.now, connections: self, into: &$1) }
     }
 
-    func connectionIsDraining(_ connection: APNsConnection) {
+    func connectionIsDraining(_ connection: HTTP2Connection) {
         counters.goAwaysReceived += 1
         guard let id = id(of: connection) else { return }
         handle { $0.connectionDraining(id, into: &$1) }
     }
 
-    func connectionSentPing(_ connection: APNsConnection) {
+    func connectionSentPing(_ connection: HTTP2Connection) {
         counters.pingsSent += 1
     }
 
-    func connection(_ connection: APNsConnection, finished request: PooledNotification, with delivery: APNsDelivery) {
-        handle { $0.requestFinished(request, with: delivery, connections: self, into: &$1) }
+    func connection(_ connection: HTTP2Connection, finished request: PooledRequest, with answer: PooledAnswer) {
+        handle { $0.requestFinished(request, with: answer, connections: self, into: &$1) }
     }
 
-    func connection(_ connection: APNsConnection, returnedUnprocessed requests: [PooledNotification]) {
+    func connection(_ connection: HTTP2Connection, returnedUnprocessed requests: [PooledRequest]) {
         for request in requests where !request.isCompleted { counters.resent += 1 }
         handle { $0.requestsReturnedUnprocessed(requests, into: &$1) }
     }
 
-    func connectionDidClose(_ connection: APNsConnection, failure: ConnectionFailure?, wasReady: Bool) {
+    func connectionDidClose(_ connection: HTTP2Connection, failure: ConnectionFailure?, wasReady: Bool) {
         guard let index = connections.firstIndex(where: { $0.connection === connection }) else { return }
         let id = connections.remove(at: index).id
         if let failure, !wasReady {
@@ -289,25 +283,25 @@ final class APNsPool: APNsConnectionOwner {
     }
 }
 
-// MARK: APNsPoolConnections
+// MARK: HTTP2PoolConnections
 
-extension APNsPool: APNsPoolConnections {
-    func state(of id: APNsPoolMachine.ConnectionID) -> APNsConnectionState {
+extension HTTP2Pool: HTTP2PoolConnections {
+    func state(of id: HTTP2PoolMachine.ConnectionID) -> HTTP2ConnectionState {
         connection(id)?.state ?? .idle
     }
 
-    func canTake(_ id: APNsPoolMachine.ConnectionID, bodyBytes: Int) -> Bool {
+    func canTake(_ id: HTTP2PoolMachine.ConnectionID, bodyBytes: Int) -> Bool {
         connection(id)?.canTake(bodyBytes: bodyBytes) ?? false
     }
 
     @inline(__always)
-    func state(of id: APNsPoolMachine.ConnectionID, at position: Int) -> APNsConnectionState {
+    func state(of id: HTTP2PoolMachine.ConnectionID, at position: Int) -> HTTP2ConnectionState {
         guard position < connections.count, connections[position].id == id else { return state(of: id) }
         return connections[position].connection.state
     }
 
     @inline(__always)
-    func canTake(_ id: APNsPoolMachine.ConnectionID, at position: Int, bodyBytes: Int) -> Bool {
+    func canTake(_ id: HTTP2PoolMachine.ConnectionID, at position: Int, bodyBytes: Int) -> Bool {
         guard position < connections.count, connections[position].id == id else { return canTake(id, bodyBytes: bodyBytes) }
         return connections[position].connection.canTake(bodyBytes: bodyBytes)
     }

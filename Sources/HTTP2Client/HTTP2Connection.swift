@@ -1,42 +1,40 @@
-import APNsCore
 import EventLoop
 import HTTP2
 import HTTP2Transport
 import TLS
 
-// One connection to APNs, in four files by what they hold: its state, the
+// One HTTP/2 client connection, in four files by what they hold: its state, the
 // machine's actions, the handshake, the idle PING and the teardown (here);
 // the requests handed to it (+Requests); the read and write passes
 // (+IO); what the nghttp2 session reports (+SessionEvents). The pieces
 // that stand alone live elsewhere: the lifecycle decisions in
-// APNsConnectionMachine, the byte pump in HTTP2Transport, the request and
-// its fields in PooledNotification and APNsRequestFields, the answer
-// mapping in APNsResponse.
+// HTTP2ConnectionMachine, the byte pump in HTTP2Transport, the request in
+// PooledRequest (and the service's subclass of it).
 
-/// One HTTP/2 connection to APNs: moves bytes between the socket, OpenSSL and
+/// One HTTP/2 connection of a pool: moves bytes between the socket, OpenSSL and
 /// the nghttp2 session (through `HTTP2TLSPump`), and performs what
-/// `APNsConnectionMachine` decides.
+/// `HTTP2ConnectionMachine` decides.
 ///
 /// Confined to its loop; nghttp2's callbacks only record what happened
 /// (streams, results gathered for the owner), and the owner hears of it
 /// after the session call returns, from copies of those buffers, so its
 /// stored state is never accessed twice at once and the dynamic
-/// exclusivity checks go (`@exclusivity(unchecked)`), as in `APNsPool`.
+/// exclusivity checks go (`@exclusivity(unchecked)`), as in `HTTP2Pool`.
 /// Callgrind put them at about 1,700 instructions per notification on the
 /// provider path: the pool asks `canTake` and `state` of its connections
 /// for every request it places, and each submit touched the state a dozen
 /// times.
-final class APNsConnection: IOHandler {
+final class HTTP2Connection: IOHandler {
     let loop: EventLoop
-    let endpoint: APNsEndpoint
-    weak var owner: (any APNsConnectionOwner)?
-    @exclusivity(unchecked) var machine = APNsConnectionMachine()
+    let endpoint: HTTP2Endpoint
+    weak var owner: (any HTTP2ConnectionOwner)?
+    @exclusivity(unchecked) var machine = HTTP2ConnectionMachine()
 
     @exclusivity(unchecked) var socket: Socket?
     @exclusivity(unchecked) var tls: TLSConnection?
     @exclusivity(unchecked) var session: HTTP2ClientSession?
     /// Requests on this connection by stream id.
-    @exclusivity(unchecked) var streams: [Int32: PooledNotification] = [:]
+    @exclusivity(unchecked) var streams: [Int32: PooledRequest] = [:]
 
     /// Frames between nghttp2 and OpenSSL, and the count of bytes OpenSSL
     /// accepted (what the server can have seen). Beyond 256 KiB pending,
@@ -51,7 +49,7 @@ final class APNsConnection: IOHandler {
     @exclusivity(unchecked) var scheduledPasses: ZeroDelayPasses = []
     /// Submitted since frames were last taken from the session: the next
     /// frames taken carry them.
-    @exclusivity(unchecked) var unserialized: [PooledNotification] = []
+    @exclusivity(unchecked) var unserialized: [PooledRequest] = []
     /// OpenSSL asked for writability to finish a read (TLS 1.3 key update).
     @exclusivity(unchecked) var readWantsWrite = false
     /// The events epoll watches for the socket; nil while not registered.
@@ -69,11 +67,11 @@ final class APNsConnection: IOHandler {
     /// Answers and returns gathered during `receive` (nghttp2 callbacks) and
     /// handed to the owner after it returns, so the owner's code never runs
     /// inside nghttp2.
-    @exclusivity(unchecked) var finishedRequests: [(PooledNotification, APNsDelivery)] = []
+    @exclusivity(unchecked) var finishedRequests: [(PooledRequest, PooledAnswer)] = []
     /// `finishedRequests`' other buffer: the two take turns, so handing a
     /// batch over allocates nothing.
-    @exclusivity(unchecked) var spareFinishedRequests: [(PooledNotification, APNsDelivery)] = []
-    @exclusivity(unchecked) var unprocessedRequests: [PooledNotification] = []
+    @exclusivity(unchecked) var spareFinishedRequests: [(PooledRequest, PooledAnswer)] = []
+    @exclusivity(unchecked) var unprocessedRequests: [PooledRequest] = []
     /// Since the last hand-over: the server's SETTINGS, a closed stream or a
     /// WINDOW_UPDATE may have made room for new requests.
     @exclusivity(unchecked) var capacityChanged = false
@@ -81,7 +79,7 @@ final class APNsConnection: IOHandler {
     /// draining (the machine's `announceDraining`).
     @exclusivity(unchecked) var becameDraining = false
 
-    init(loop: EventLoop, endpoint: APNsEndpoint, owner: any APNsConnectionOwner) {
+    init(loop: EventLoop, endpoint: HTTP2Endpoint, owner: any HTTP2ConnectionOwner) {
         self.loop = loop
         self.endpoint = endpoint
         self.owner = owner
@@ -92,7 +90,7 @@ final class APNsConnection: IOHandler {
         readBuffer.deallocate()
     }
 
-    var state: APNsConnectionState { machine.state }
+    var state: HTTP2ConnectionState { machine.state }
 
     /// New requests this connection takes now (0 unless ready).
     @inline(__always) var availableStreams: Int {
@@ -105,11 +103,11 @@ final class APNsConnection: IOHandler {
     /// Whether a request with `bodyBytes` of payload should go here now: a
     /// free stream, and room for its body in the server's connection
     /// flow-control window beyond the bodies already waiting (RFC 9113
-    /// §6.9.1). APNs does not say how large that window is; at the 65,535
-    /// bytes a connection starts with, two dozen notifications fill it, and
-    /// nghttp2 would share what the server frees among every body queued
-    /// behind it, so all of them would finish late (measured: p99 0.3-0.6 s
-    /// at 512 senders). Waiting in the pool's queue keeps them in order and
+    /// §6.9.1). A server need not say how large that window is (APNs does
+    /// not); at the 65,535 bytes a connection starts with, two dozen
+    /// notifications fill it, and nghttp2 would share what the server frees
+    /// among every body queued behind it, so all of them would finish late
+    /// (measured against APNs' emulator: p99 0.3-0.6 s at 512 senders). Waiting in the pool's queue keeps them in order and
     /// lets the pool open another connection. With nothing waiting, a body
     /// is taken whatever the window, so a tiny window still makes progress.
     func canTake(bodyBytes: Int) -> Bool {
@@ -130,13 +128,13 @@ final class APNsConnection: IOHandler {
     }
 
     /// Hands one event to the machine and performs the actions it decides.
-    func handle(_ event: (inout APNsConnectionMachine, inout [APNsConnectionMachine.Action]) -> Void) {
-        var actions: [APNsConnectionMachine.Action] = []
+    func handle(_ event: (inout HTTP2ConnectionMachine, inout [HTTP2ConnectionMachine.Action]) -> Void) {
+        var actions: [HTTP2ConnectionMachine.Action] = []
         event(&machine, &actions)
         perform(actions)
     }
 
-    func perform(_ actions: [APNsConnectionMachine.Action]) {
+    func perform(_ actions: [HTTP2ConnectionMachine.Action]) {
         for action in actions {
             switch action {
             case .resolve:
@@ -301,7 +299,7 @@ final class APNsConnection: IOHandler {
                 // Its HEADERS never left this process: safe to send again.
                 unprocessedRequests.append(request)
             } else {
-                finishedRequests.append((request, APNsDelivery(outcome: .streamFailed("connection lost: \(detail)"))))
+                finishedRequests.append((request, .failed(.streamFailed("connection lost: \(detail)"))))
             }
         }
         streams.removeAll()

@@ -3,10 +3,10 @@ import EventLoop
 // What the pool machine hears of its connections: ready or with room,
 // draining, failed attempts (and the backoff they start), closed.
 
-extension APNsPoolMachine {
+extension HTTP2PoolMachine {
     /// The connection reports room: the server's SETTINGS arrived (it is
     /// ready), or a stream closed, or the window grew.
-    mutating func connectionCanTakeMore(_ connection: ConnectionID, now: UInt64, connections view: some APNsPoolConnections,
+    mutating func connectionCanTakeMore(_ connection: ConnectionID, now: UInt64, connections view: some HTTP2PoolConnections,
                                         into actions: inout [Action]) {
         if case .submitting = state { impossible("connectionCanTakeMore") }
         if view.state(of: connection) == .ready {
@@ -26,13 +26,13 @@ extension APNsPoolMachine {
     /// An attempt failed before the server's SETTINGS (`failure` is of class
     /// connect or TLS). Its requests were none: nothing is sent before ready.
     mutating func connectionAttemptFailed(_ connection: ConnectionID, _ failure: ConnectionFailure, now: UInt64,
-                                          connections view: some APNsPoolConnections, into actions: inout [Action]) {
+                                          connections view: some HTTP2PoolConnections, into actions: inout [Action]) {
         if case .submitting = state { impossible("connectionAttemptFailed") }
         connections.removeAll { $0 == connection }
         consecutiveFailures += 1
         backoffUntil = now &+ Backoff(base: limits.backoffBase, cap: limits.backoffCap)
             .delay(afterFailures: consecutiveFailures, random: &random)
-        if !hasLiveConnection(view) { failWaiting(failure.outcomeForWaitingRequest, into: &actions) }
+        if !hasLiveConnection(view) { failWaiting(failure.failureOfWaitingRequest, into: &actions) }
         connectionGone(into: &actions)
     }
 
@@ -53,7 +53,7 @@ extension APNsPoolMachine {
         }
     }
 
-    mutating func backoffTimerFired(now: UInt64, connections view: some APNsPoolConnections, into actions: inout [Action]) {
+    mutating func backoffTimerFired(now: UInt64, connections view: some HTTP2PoolConnections, into actions: inout [Action]) {
         switch state {
         case .running:
             backoffTimerArmed = false
@@ -64,7 +64,7 @@ extension APNsPoolMachine {
         }
     }
 
-    func hasLiveConnection(_ view: some APNsPoolConnections) -> Bool {
+    func hasLiveConnection(_ view: some HTTP2PoolConnections) -> Bool {
         for position in connections.indices where view.state(of: connections[position], at: position) < .draining {
             return true
         }

@@ -1,5 +1,3 @@
-import APNsCore
-
 /// Why a connection ended, classed by the phase it died in.
 public enum ConnectionFailure: Error, Equatable, Sendable, CustomStringConvertible {
     /// Name resolution, TCP connect, or the connect timeout.
@@ -17,9 +15,9 @@ public enum ConnectionFailure: Error, Equatable, Sendable, CustomStringConvertib
         }
     }
 
-    /// The outcome for a request that was waiting for a connection (never
+    /// The failure of a request that was waiting for a connection (never
     /// sent) when this failure happened.
-    var outcomeForWaitingRequest: DeliveryOutcome {
+    var failureOfWaitingRequest: RequestFailure {
         switch self {
         case .connect(let detail): .connectFailed(detail)
         case .tls(let detail): .tlsFailed(detail)

@@ -1,16 +1,16 @@
 // The pool machine's dispatch pass: what waits goes, in order, to the first
 // connection that takes it; a connection opens for the rest.
 
-extension APNsPoolMachine {
+extension HTTP2PoolMachine {
     /// Sends, in order, what waits and fits; opens a connection for the rest.
-    mutating func dispatch(then next: AfterDispatch, now: UInt64, _ view: some APNsPoolConnections,
+    mutating func dispatch(then next: AfterDispatch, now: UInt64, _ view: some HTTP2PoolConnections,
                            into actions: inout [Action]) {
         dispatchScheduled = false
         passRefusals = (0, 0)
         dispatchNext(then: next, now: now, view, into: &actions)
     }
 
-    mutating func dispatchNext(then next: AfterDispatch, now: UInt64, _ view: some APNsPoolConnections,
+    mutating func dispatchNext(then next: AfterDispatch, now: UInt64, _ view: some HTTP2PoolConnections,
                                into actions: inout [Action]) {
         // Nothing waits once shutdown began (it failed what waited; new
         // requests and handed-back ones complete at once).
@@ -29,7 +29,7 @@ extension APNsPoolMachine {
     }
 
     /// The dispatch pass asked for by `scheduleDispatch`.
-    mutating func dispatchPassRan(now: UInt64, connections view: some APNsPoolConnections, into actions: inout [Action]) {
+    mutating func dispatchPassRan(now: UInt64, connections view: some HTTP2PoolConnections, into actions: inout [Action]) {
         if case .submitting = state { impossible("dispatchPassRan") }
         dispatch(then: .nothing, now: now, view, into: &actions)
     }
@@ -42,8 +42,8 @@ extension APNsPoolMachine {
 
     // MARK: The connection a request goes to, or a new one
 
-    func connection(taking request: PooledNotification, _ view: some APNsPoolConnections) -> ConnectionID? {
-        let bodyBytes = request.notification.payload.count
+    func connection(taking request: PooledRequest, _ view: some HTTP2PoolConnections) -> ConnectionID? {
+        let bodyBytes = request.bodyByteCount
         for position in connections.indices
         where view.canTake(connections[position], at: position, bodyBytes: bodyBytes) {
             return connections[position]
@@ -57,9 +57,9 @@ extension APNsPoolMachine {
     /// a dozen requests: asking each of them again for every request cost
     /// about two `canTake`s per notification, 2,000 instructions on the
     /// provider path (callgrind, 4 connections).
-    mutating func connectionInPass(taking request: PooledNotification,
-                                   _ view: some APNsPoolConnections) -> ConnectionID? {
-        let bodyBytes = request.notification.payload.count
+    mutating func connectionInPass(taking request: PooledRequest,
+                                   _ view: some HTTP2PoolConnections) -> ConnectionID? {
+        let bodyBytes = request.bodyByteCount
         var position = bodyBytes >= passRefusals.bodyBytes ? passRefusals.count : 0
         while position < connections.count,
               !view.canTake(connections[position], at: position, bodyBytes: bodyBytes) {
@@ -69,7 +69,7 @@ extension APNsPoolMachine {
         return position < connections.count ? connections[position] : nil
     }
 
-    mutating func openConnectionIfNeeded(now: UInt64, _ view: some APNsPoolConnections,
+    mutating func openConnectionIfNeeded(now: UInt64, _ view: some HTTP2PoolConnections,
                                          into actions: inout [Action]) {
         guard case .running = state, waitingCount > 0 else { return }
         // One pass over the connections, each asked once (this runs for

@@ -1,34 +1,34 @@
 import EventLoop
 
-// The two orders a pool keeps its notifications in: waiting for a stream
+// The two orders a pool keeps its requests in: waiting for a stream
 // (`RequestQueue`) and waiting for an answer (`AnswerDeadlines`). Both are
-// FIFOs of `PooledNotification` that skip those finished meanwhile.
+// FIFOs of `PooledRequest` that skip those finished meanwhile.
 
 /// First-in first-out requests; entries finished while waiting (answer
 /// timeout) are skipped when reached.
 struct RequestQueue {
-    private var requests = FIFO<PooledNotification>()
+    private var requests = FIFO<PooledRequest>()
 
     var isEmpty: Bool { requests.isEmpty }
 
-    mutating func append(_ request: PooledNotification) {
+    mutating func append(_ request: PooledRequest) {
         requests.append(request)
     }
 
     /// The request `popFirst` would return, left in place.
-    mutating func peekFirst() -> PooledNotification? {
+    mutating func peekFirst() -> PooledRequest? {
         while let request = requests.first, request.isFinished { requests.popFirst() }
         return requests.first
     }
 
-    mutating func popFirst() -> PooledNotification? {
+    mutating func popFirst() -> PooledRequest? {
         _ = peekFirst()
         return requests.popFirst()
     }
 
     /// Puts `request` before every other (a submit the session refused).
     /// Rare: the queue is copied, finished entries dropped on the way.
-    mutating func putBackFirst(_ request: PooledNotification) {
+    mutating func putBackFirst(_ request: PooledRequest) {
         var front = RequestQueue()
         front.append(request)
         while let other = popFirst() { front.append(other) }
@@ -45,7 +45,7 @@ struct RequestQueue {
 /// so a finished request is released as soon as everything sent before it
 /// has finished too.
 struct AnswerDeadlines {
-    private var requests = FIFO<PooledNotification>()
+    private var requests = FIFO<PooledRequest>()
 
     /// Requests tracked (holes excluded).
     var count: Int { requests.count }
@@ -53,20 +53,20 @@ struct AnswerDeadlines {
     var isEmpty: Bool { requests.isEmpty }
 
     /// The request sent first among those tracked: the earliest deadline.
-    var first: PooledNotification? { requests.first }
+    var first: PooledRequest? { requests.first }
 
-    mutating func append(_ request: PooledNotification) {
+    mutating func append(_ request: PooledRequest) {
         request.deadlineSequence = requests.append(request)
     }
 
     /// Stops tracking `request` (it finished); ignored when not tracked.
-    mutating func remove(_ request: PooledNotification) {
+    mutating func remove(_ request: PooledRequest) {
         guard let position = request.deadlineSequence else { return }
         request.deadlineSequence = nil
         requests.remove(at: position)
     }
 
-    mutating func popFirst() -> PooledNotification? {
+    mutating func popFirst() -> PooledRequest? {
         let request = requests.popFirst()
         request?.deadlineSequence = nil
         return request

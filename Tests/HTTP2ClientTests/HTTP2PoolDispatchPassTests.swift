@@ -1,11 +1,9 @@
-import APNsCore
-import RelayCore
 import Testing
-@testable import APNs
+@testable import HTTP2Client
 
 /// The fake connections of `PoolHarness`, recording which connection the
 /// machine asks `canTake` about, in order.
-private struct AskedConnections: APNsPoolConnections {
+private struct AskedConnections: HTTP2PoolConnections {
     final class Questions {
         var canTake: [PoolConnectionID] = []
     }
@@ -13,7 +11,7 @@ private struct AskedConnections: APNsPoolConnections {
     var fake: FakeConnections
     let questions = Questions()
 
-    func state(of connection: PoolConnectionID) -> APNsConnectionState {
+    func state(of connection: PoolConnectionID) -> HTTP2ConnectionState {
         fake.state(of: connection)
     }
 
@@ -24,19 +22,15 @@ private struct AskedConnections: APNsPoolConnections {
 }
 
 /// A dispatch pass does not ask again a connection that refused a body as
-/// large earlier in the pass (`APNsPoolMachine.connectionInPass`): nothing
+/// large earlier in the pass (`HTTP2PoolMachine.connectionInPass`): nothing
 /// but the submits changes the connections during a pass, and a submit only
 /// takes from the connection it went to. Where each request goes is the
 /// same as when every connection is asked for every request.
-@Suite("APNs pool machine: dispatch pass")
+@Suite("HTTP/2 pool machine: dispatch pass")
 struct APNsPoolDispatchPassTests {
     /// A request with `bodyBytes` of payload.
-    static func request(_ index: Int, bodyBytes: Int) -> PooledNotification {
-        let notification = APNsNotification(
-            to: Fixtures.deviceToken(index), environment: .development, credential: .primary,
-            headers: APNsRequestHeaders(topic: "org.example.app", []),
-            payload: [UInt8](repeating: 0x7b, count: bodyBytes), apnsID: Fixtures.apnsID(), ttl: 0)
-        return PooledNotification(notification: notification) { _ in }
+    static func request(_ index: Int, bodyBytes: Int) -> TestRequest {
+        TestRequest(index, bodyBytes: bodyBytes)
     }
 
     /// `connection` reports room, with `view` answering; every submit is
@@ -53,7 +47,7 @@ struct APNsPoolDispatchPassTests {
             if case .submit(let request, let target) = actions[index] {
                 view.fake.table[target]!.freeStreams -= 1
                 if let room = view.fake.table[target]!.windowRoom {
-                    view.fake.table[target]!.windowRoom = room - request.notification.payload.count
+                    view.fake.table[target]!.windowRoom = room - request.bodyByteCount
                 }
                 pool.machine.submitted(streamID: streamID, connections: view, into: &actions)
                 streamID += 2
@@ -66,7 +60,7 @@ struct APNsPoolDispatchPassTests {
 
     /// c0 and c1 ready and full, c2 being established while `waiting` more
     /// requests queue (body sizes as given; every earlier request 100 bytes).
-    static func twoFullConnectionsAndAThird(waiting bodyBytes: [Int]) -> (PoolHarness, [PooledNotification]) {
+    static func twoFullConnectionsAndAThird(waiting bodyBytes: [Int]) -> (PoolHarness, [PooledRequest]) {
         var pool = PoolHarness(PoolHarness.limits(maxConnections: 3))
         let first = (0..<3).map { request($0, bodyBytes: 100) }
         _ = pool.send(first[0])

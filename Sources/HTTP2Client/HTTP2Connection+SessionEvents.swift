@@ -1,31 +1,21 @@
-import APNsCore
 import HTTP2
 
-// What the nghttp2 session reports to an APNs connection, inside `receive`
+// What the nghttp2 session reports to a pool's connection, inside `receive`
 // and `takeOutput`: recorded only (answers, closed streams, room), and
 // handed to the owner once the session call has returned.
 
-extension APNsConnection: HTTP2ClientSessionDelegate {
+extension HTTP2Connection: HTTP2ClientSessionDelegate {
     func session(_ session: HTTP2ClientSession, didReceiveResponse status: Int,
                  fields: HTTP2HeaderFields, streamID: Int32) {
         guard let request = streams[streamID] else { return }
         request.status = status
-        // APNs echoes the apns-id we sent: share our String rather than
-        // building an equal one.
-        if fields.value(for: "apns-id", equals: request.notification.apnsID) {
-            request.responseAPNsID = request.notification.apnsID
-        } else if let returned = fields.value(for: "apns-id") {
-            request.responseAPNsID = returned
-        }
-        // Read only on an error answer: a 200 has nothing to wait for.
-        if status != 200, let value = fields.value(for: "retry-after") {
-            request.retryAfterSeconds = APNsDelivery.retryAfterSeconds(value[...].utf8)
-        }
+        request.readResponseFields(fields)
     }
 
     func session(_ session: HTTP2ClientSession, didReceiveData bytes: UnsafeRawBufferPointer, streamID: Int32) {
         guard let request = streams[streamID] else { return }
-        // APNs error bodies are a few dozen bytes; keep a bounded prefix.
+        // Error bodies are a few dozen bytes (APNs) to a few hundred (FCM):
+        // keep a bounded prefix.
         let room = 4096 - request.body.count
         if room > 0 { request.body.append(contentsOf: bytes.prefix(room)) }
     }
@@ -40,11 +30,10 @@ extension APNsConnection: HTTP2ClientSessionDelegate {
         }
         guard errorCode == .noError, let status = request.status else {
             let reason = errorCode == .noError ? "stream ended without a response" : "stream reset: \(errorCode)"
-            finishedRequests.append((request, APNsDelivery(outcome: .streamFailed(reason))))
+            finishedRequests.append((request, .failed(.streamFailed(reason))))
             return
         }
-        finishedRequests.append((request, APNsDelivery(status: status, apnsID: request.responseAPNsID, body: request.body,
-                                                            retryAfterSeconds: request.retryAfterSeconds)))
+        finishedRequests.append((request, .answered(status: status)))
     }
 
     func session(_ session: HTTP2ClientSession, didReceiveSettings maxConcurrentStreams: UInt32) {
@@ -54,7 +43,7 @@ extension APNsConnection: HTTP2ClientSessionDelegate {
 
     func session(_ session: HTTP2ClientSession, didReceiveGoAway lastStreamID: Int32,
                  errorCode: HTTP2ErrorCode, debugData: String) {
-        var actions: [APNsConnectionMachine.Action] = []
+        var actions: [HTTP2ConnectionMachine.Action] = []
         machine.goAwayReceived(into: &actions)
         if case .close = actions.last {
             // A close decided here waits until `receive` returns (tearDown

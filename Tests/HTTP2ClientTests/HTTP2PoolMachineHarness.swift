@@ -1,24 +1,47 @@
-import APNsCore
+import HTTP2
 import TestSupport
 import Testing
-@testable import APNs
+@testable import HTTP2Client
 
-typealias PoolAction = APNsPoolMachine.Action
-typealias PoolConnectionID = APNsPoolMachine.ConnectionID
+typealias PoolAction = HTTP2PoolMachine.Action
+typealias PoolConnectionID = HTTP2PoolMachine.ConnectionID
 
-/// One fake connection: what `APNsConnection` would answer.
+/// A request as a service's subclass makes it: a body size, the policy its
+/// service has for an error answer (set by the test), and the answer it
+/// completed with.
+final class TestRequest: PooledRequest {
+    let index: Int
+    /// What `policy(afterAnswer:)` answers, in turn (then: complete).
+    var policies: [AnswerPolicy] = []
+    private(set) var completedWith: PooledAnswer?
+
+    init(_ index: Int, bodyBytes: Int = 100) {
+        self.index = index
+        super.init(bodyByteCount: bodyBytes)
+    }
+
+    override func policy(afterAnswer status: Int) -> AnswerPolicy {
+        policies.isEmpty ? .complete : policies.removeFirst()
+    }
+
+    override func complete(_ answer: PooledAnswer) {
+        completedWith = answer
+    }
+}
+
+/// One fake connection: what `HTTP2Connection` would answer.
 struct FakeConnection {
-    var state: APNsConnectionState
+    var state: HTTP2ConnectionState
     var freeStreams: Int
     /// Room in the server's connection window, bytes; nil: no limit.
     var windowRoom: Int?
 }
 
 /// The pool's connections as the machine asks about them, set by the test.
-struct FakeConnections: APNsPoolConnections {
+struct FakeConnections: HTTP2PoolConnections {
     var table: [PoolConnectionID: FakeConnection] = [:]
 
-    func state(of connection: PoolConnectionID) -> APNsConnectionState {
+    func state(of connection: PoolConnectionID) -> HTTP2ConnectionState {
         table[connection]?.state ?? .idle
     }
 
@@ -39,33 +62,33 @@ enum SessionAnswer {
 
 /// A machine with fake connections and a clock the test moves: each event
 /// returns the actions it led to, with every submit answered by the fake
-/// session and its result fed back at once, as `APNsPool` does.
+/// session and its result fed back at once, as `HTTP2Pool` does.
 struct PoolHarness {
     static let second: UInt64 = 1_000_000_000
     static let millisecond: UInt64 = 1_000_000
 
-    var machine: APNsPoolMachine
+    var machine: HTTP2PoolMachine
     var connections = FakeConnections()
     /// Loop nanoseconds.
     var now: UInt64 = 1000 * second
     /// How the session answers the next submits, in order (then: takes).
     var answers: [SessionAnswer] = []
-    /// Token auth: the `iat` of the provider token a submit stamps on its
-    /// request, as `APNsConnection.submit` does; nil: certificate auth.
-    var tokenIssuedAt: Int?
+    /// Bearer auth: the stamp of the credential a submit puts on its
+    /// request, as `HTTP2Connection.submit` does; nil: certificate auth.
+    var authorizationStamp: Int?
     var nextStreamID: Int32 = 1
 
     static func limits(maxConnections: Int = 2, maxQueued: Int = 100, answerTimeout: UInt64 = 8 * second,
-                       backoffBase: UInt64 = 500 * millisecond, backoffCap: UInt64 = 15 * second) -> APNsPoolMachine.Limits {
-        APNsPoolMachine.Limits(maxConnections: maxConnections, maxQueued: maxQueued, answerTimeout: answerTimeout,
+                       backoffBase: UInt64 = 500 * millisecond, backoffCap: UInt64 = 15 * second) -> HTTP2PoolMachine.Limits {
+        HTTP2PoolMachine.Limits(maxConnections: maxConnections, maxQueued: maxQueued, answerTimeout: answerTimeout,
                                backoffBase: backoffBase, backoffCap: backoffCap)
     }
 
-    init(_ limits: APNsPoolMachine.Limits = limits(), random: UInt64 = 0) {
-        machine = APNsPoolMachine(limits: limits, random: FixedRandom(values: [random]))
+    init(_ limits: HTTP2PoolMachine.Limits = limits(), random: UInt64 = 0) {
+        machine = HTTP2PoolMachine(limits: limits, random: FixedRandom(values: [random]))
     }
 
-    mutating func run(_ event: (inout APNsPoolMachine, FakeConnections, inout [PoolAction]) -> Void) -> [PoolAction] {
+    mutating func run(_ event: (inout HTTP2PoolMachine, FakeConnections, inout [PoolAction]) -> Void) -> [PoolAction] {
         var actions: [PoolAction] = []
         event(&machine, connections, &actions)
         var index = 0
@@ -75,10 +98,10 @@ struct PoolHarness {
                 let answer = answers.isEmpty ? .takes : answers.removeFirst()
                 switch answer {
                 case .takes:
-                    request.tokenIssuedAt = tokenIssuedAt
+                    request.authorizationStamp = authorizationStamp
                     connections.table[connection]!.freeStreams -= 1
                     if let room = connections.table[connection]!.windowRoom {
-                        connections.table[connection]!.windowRoom = room - request.notification.payload.count
+                        connections.table[connection]!.windowRoom = room - request.bodyByteCount
                     }
                     let streamID = nextStreamID
                     nextStreamID += 2
@@ -89,7 +112,7 @@ struct PoolHarness {
                     machine.submitUnsendable(reason, connections: connections, into: &actions)
                 }
             case .openConnection(let connection):
-                // `APNsConnection.start` resolves first.
+                // `HTTP2Connection.start` resolves first.
                 connections.table[connection] = FakeConnection(state: .resolving, freeStreams: 0, windowRoom: 65_535)
             case .drainConnection(let connection):
                 // A ready connection drains; one not ready yet closes (the test reports it).
@@ -102,7 +125,7 @@ struct PoolHarness {
         return actions
     }
 
-    mutating func send(_ request: PooledNotification) -> [PoolAction] {
+    mutating func send(_ request: PooledRequest) -> [PoolAction] {
         let now = now
         return run { $0.send(request, now: now, connections: $1, into: &$2) }
     }
@@ -118,14 +141,13 @@ struct PoolHarness {
         return run { $0.connectionCanTakeMore(connection, now: now, connections: $1, into: &$2) }
     }
 
-    mutating func finished(_ request: PooledNotification, _ delivery: APNsDelivery? = nil) -> [PoolAction] {
-        let delivery = delivery ?? Self.accepted(request)
-        // What the connection read of the answer, as `APNsConnection` keeps it.
-        if case .apns(let status, _, _) = delivery.outcome { request.status = status }
-        return run { $0.requestFinished(request, with: delivery, connections: $1, into: &$2) }
+    mutating func finished(_ request: PooledRequest, _ answer: PooledAnswer = accepted) -> [PoolAction] {
+        // What the connection read of the answer, as `HTTP2Connection` keeps it.
+        if case .answered(let status) = answer { request.status = status }
+        return run { $0.requestFinished(request, with: answer, connections: $1, into: &$2) }
     }
 
-    mutating func returned(_ requests: [PooledNotification]) -> [PoolAction] {
+    mutating func returned(_ requests: [PooledRequest]) -> [PoolAction] {
         run { $0.requestsReturnedUnprocessed(requests, into: &$2) }
     }
 
@@ -167,23 +189,18 @@ struct PoolHarness {
 
     /// `count` requests, the first sent (its deadline armed, c0 opened) and
     /// submitted on c0 once it is ready with `streams`: where most tests start.
-    mutating func submitFirst(_ count: Int = 1, streams: Int = 100) -> [PooledNotification] {
+    mutating func submitFirst(_ count: Int = 1, streams: Int = 100) -> [TestRequest] {
         let requests = Self.requests(count)
         #expect(send(requests[0]) == [.armDeadlineTimer(at: now + machine.limits.answerTimeout), .openConnection(c0)])
         #expect(ready(c0, streams: streams) == [.submit(requests[0], on: c0)])
         return requests
     }
 
-    static func requests(_ count: Int, first: Int = 0) -> [PooledNotification] {
-        (first..<(first + count)).map { index in
-            // makeNotification fails only for input the fixtures never give.
-            PooledNotification(notification: try! Fixtures.notification(token: Fixtures.deviceToken(index))) { _ in }
-        }
+    static func requests(_ count: Int, first: Int = 0) -> [TestRequest] {
+        (first..<(first + count)).map { TestRequest($0) }
     }
 
-    static func accepted(_ request: PooledNotification) -> APNsDelivery {
-        APNsDelivery(outcome: .apns(status: 200, reason: nil, apnsID: request.notification.apnsID))
-    }
+    static let accepted = PooledAnswer.answered(status: 200)
 }
 
 let c0 = PoolConnectionID(rawValue: 0)

@@ -1,22 +1,21 @@
-import APNsCore
 import Testing
-@testable import APNs
+@testable import HTTP2Client
 
-@Suite("APNs pool machine: the backoff after failed attempts")
-struct APNsPoolMachineBackoffTests {
+@Suite("HTTP/2 pool machine: the backoff after failed attempts")
+struct HTTP2PoolMachineBackoffTests {
     static let millisecond = PoolHarness.millisecond
 
     @Test("a failed attempt with no connection alive fails the waiting requests with its error", arguments: [
-        (ConnectionFailure.connect("connection refused"), DeliveryOutcome.connectFailed("connection refused")),
+        (ConnectionFailure.connect("connection refused"), RequestFailure.connectFailed("connection refused")),
         (.tls("certificate verify failed"), .tlsFailed("certificate verify failed")),
     ])
-    func attemptFailureFailsWaiting(failure: ConnectionFailure, outcome: DeliveryOutcome) {
+    func attemptFailureFailsWaiting(failure: ConnectionFailure, outcome: RequestFailure) {
         var pool = PoolHarness()
         let r = PoolHarness.requests(3)
         _ = pool.send(r[0])
         _ = pool.send(r[1])
         #expect(pool.attemptFailed(c0, failure) == [
-            .complete(r[0], APNsDelivery(outcome: outcome)), .complete(r[1], APNsDelivery(outcome: outcome)),
+            .complete(r[0], .failed(outcome)), .complete(r[1], .failed(outcome)),
             .scheduleDispatch,
         ])
         #expect(pool.machine.waitingCount == 0)
@@ -94,7 +93,7 @@ struct APNsPoolMachineBackoffTests {
         let r = PoolHarness.requests(8)
         let refused = ConnectionFailure.connect("refused")
         #expect(pool.send(r[0]).last == .openConnection(c0))
-        #expect(pool.attemptFailed(c0, refused) == [.complete(r[0], APNsDelivery(outcome: .connectFailed("refused"))),
+        #expect(pool.attemptFailed(c0, refused) == [.complete(r[0], .failed(.connectFailed("refused"))),
                                                     .scheduleDispatch])
         #expect(pool.dispatchRan() == [])
         pool.now += 250 * Self.millisecond
@@ -107,7 +106,7 @@ struct APNsPoolMachineBackoffTests {
         pool.now += 1
         #expect(pool.send(r[3]) == [.openConnection(c2)])
         #expect(pool.ready(c2) == [.submit(r[3], on: c2)])
-        #expect(pool.finished(r[3]) == [.complete(r[3], PoolHarness.accepted(r[3]))])
+        #expect(pool.finished(r[3]) == [.complete(r[3], PoolHarness.accepted)])
         #expect(pool.closed(c2) == [.scheduleDispatch])
         #expect(pool.dispatchRan() == [])
         // No backoff left: a send opens at once; its failure backs off 0.25 s again.

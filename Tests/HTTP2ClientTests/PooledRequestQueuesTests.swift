@@ -1,13 +1,13 @@
 import Testing
-@testable import APNs
+@testable import HTTP2Client
 
 /// The pool's two orders: waiting for a stream, waiting for an answer.
-@Suite("APNs pool queues")
-struct PooledNotificationQueuesTests {
+@Suite("HTTP/2 pool queues")
+struct PooledRequestQueuesTests {
     @Test("answer deadlines: first in, first out; finished requests leave holes that are skipped and released")
     func answerDeadlines() throws {
         var deadlines = AnswerDeadlines()
-        let requests = try (0..<3000).map { PooledNotification(notification: try Fixtures.notification(token: Fixtures.deviceToken($0))) { _ in } }
+        let requests = (0..<3000).map { TestRequest($0) }
         #expect(deadlines.first == nil && deadlines.isEmpty)
         for request in requests { deadlines.append(request) }
         #expect(deadlines.count == 3000)
@@ -43,7 +43,7 @@ struct PooledNotificationQueuesTests {
     @Test("the request queue is first in, first out and skips finished entries")
     func requestQueue() throws {
         var queue = RequestQueue()
-        let requests = try (0..<3000).map { PooledNotification(notification: try Fixtures.notification(token: Fixtures.deviceToken($0))) { _ in } }
+        let requests = (0..<3000).map { TestRequest($0) }
         for request in requests { queue.append(request) }
         requests[1].phase = .finished
         #expect(queue.popFirst() === requests[0])
@@ -56,7 +56,7 @@ struct PooledNotificationQueuesTests {
     @Test("a request put back goes before every other; finished entries are dropped on the way")
     func putBackFirst() throws {
         var queue = RequestQueue()
-        let requests = try (0..<4).map { PooledNotification(notification: try Fixtures.notification(token: Fixtures.deviceToken($0))) { _ in } }
+        let requests = (0..<4).map { TestRequest($0) }
         queue.append(requests[1])
         queue.append(requests[2])
         queue.append(requests[3])

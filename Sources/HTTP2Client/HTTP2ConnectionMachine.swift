@@ -1,7 +1,7 @@
 import EventLoop
 
-/// Where an APNs connection is in its life (ARCHITECTURE.md §4).
-public enum APNsConnectionState: String, Sendable, CaseIterable, Comparable {
+/// Where a pool's HTTP/2 connection is in its life (ARCHITECTURE.md §4).
+public enum HTTP2ConnectionState: String, Sendable, CaseIterable, Comparable {
     case idle, resolving, connecting, handshaking, ready, draining, closed
 
     /// Order of the lifecycle (pools ask "not yet ready", "still alive").
@@ -20,8 +20,8 @@ public enum APNsConnectionState: String, Sendable, CaseIterable, Comparable {
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rank < rhs.rank }
 }
 
-/// The lifecycle of one APNs connection as a value: events in, actions out.
-/// `APNsConnection` performs the actions (sockets, TLS, nghttp2); this type
+/// The lifecycle of one HTTP/2 client connection as a value: events in, actions out.
+/// `HTTP2Connection` performs the actions (sockets, TLS, nghttp2); this type
 /// does no I/O, so every transition is unit-tested on its own.
 ///
 /// idle → resolving → connecting → handshaking → ready → draining → closed;
@@ -33,7 +33,7 @@ public enum APNsConnectionState: String, Sendable, CaseIterable, Comparable {
 /// rules it out) stops the process naming both; a late event that can
 /// happen (a timer or resolver answer after the close, a second GOAWAY) is
 /// a named, commented no-op.
-struct APNsConnectionMachine: Equatable {
+struct HTTP2ConnectionMachine: Equatable {
     enum Action: Equatable {
         case resolve
         case armConnectTimeout
@@ -72,7 +72,7 @@ struct APNsConnectionMachine: Equatable {
     private(set) var machineState: State = .idle
 
     /// The state as pools, metrics and logs see it.
-    var state: APNsConnectionState {
+    var state: HTTP2ConnectionState {
         switch machineState {
         case .idle: .idle
         case .resolving: .resolving
@@ -236,8 +236,8 @@ struct APNsConnectionMachine: Equatable {
 
     /// The peer ended the transport: EOF, a reset, or a failed write once
     /// everything left to read was read. After GOAWAY with every stream
-    /// answered that is the server's orderly close (APNs closes after its
-    /// GOAWAY; a server closing with bytes of ours still unread makes TCP
+    /// answered that is the server's orderly close (servers such as APNs
+    /// close right after their GOAWAY; a server closing with bytes of ours still unread makes TCP
     /// send RST instead of FIN); otherwise the connection failed.
     mutating func transportEnded(_ reason: String, streamsLeft: Int, into actions: inout [Action]) {
         if case .draining = machineState, streamsLeft == 0 {
@@ -286,6 +286,6 @@ struct APNsConnectionMachine: Equatable {
     }
 
     private func impossible(_ event: String) -> Never {
-        preconditionFailure("APNsConnectionMachine: event \(event) in state \(machineState)")
+        preconditionFailure("HTTP2ConnectionMachine: event \(event) in state \(machineState)")
     }
 }

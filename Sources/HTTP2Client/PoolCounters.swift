@@ -1,5 +1,5 @@
 /// Monotonic counters of one pool (or summed over a client's pools).
-public struct APNsCounters: Sendable, Equatable {
+public struct PoolCounters: Sendable, Equatable {
     /// `send` calls.
     public var sent = 0
     /// Completions delivered (each `send` gets exactly one).
@@ -18,7 +18,7 @@ public struct APNsCounters: Sendable, Equatable {
 
     public init() {}
 
-    public static func + (lhs: APNsCounters, rhs: APNsCounters) -> APNsCounters {
+    public static func + (lhs: PoolCounters, rhs: PoolCounters) -> PoolCounters {
         var sum = lhs
         sum.sent += rhs.sent
         sum.completed += rhs.completed

@@ -1,11 +1,11 @@
 import EventLoop
 import HTTP2Transport
 
-// An APNs connection's read and write passes: bytes between the socket,
+// A pool connection's read and write passes: bytes between the socket,
 // OpenSSL and the nghttp2 session, and the results they gather handed to
 // the owner after each batch of events.
 
-extension APNsConnection {
+extension HTTP2Connection {
     func handleIO(_ events: IOEvents) {
         switch machine.machineState {
         case .connecting:
@@ -138,7 +138,7 @@ extension APNsConnection {
             var finished = finishedRequests
             finishedRequests = spareFinishedRequests
             spareFinishedRequests = []
-            for (request, delivery) in finished { owner.connection(self, finished: request, with: delivery) }
+            for (request, answer) in finished { owner.connection(self, finished: request, with: answer) }
             finished.removeAll(keepingCapacity: true)
             spareFinishedRequests = finished
         }
@@ -169,7 +169,7 @@ extension APNsConnection {
 
 // MARK: HTTP2TLSPumpHost
 
-extension APNsConnection: HTTP2TLSPumpHost, ZeroDelayPassHost {
+extension HTTP2Connection: HTTP2TLSPumpHost, ZeroDelayPassHost {
     var keepsReading: Bool { machine.state != .closed }
 
     /// The requests submitted since frames were last taken begin in these

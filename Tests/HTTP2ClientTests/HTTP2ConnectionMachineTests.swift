@@ -1,12 +1,11 @@
 import EventLoop
-import RelayCore
 import Testing
-@testable import APNs
+@testable import HTTP2Client
 
 /// Each event as a function returning its actions: the machine appends to a
 /// caller's array; tests compare whole lists.
-extension APNsConnectionMachine {
-    typealias Step = (inout APNsConnectionMachine, inout [Action]) -> Void
+extension HTTP2ConnectionMachine {
+    typealias Step = (inout HTTP2ConnectionMachine, inout [Action]) -> Void
 
     mutating func collect(_ step: Step) -> [Action] {
         var actions: [Action] = []
@@ -31,14 +30,14 @@ extension APNsConnectionMachine {
     mutating func failed(_ reason: String) -> [Action] { collect { $0.failed(reason, into: &$1) } }
 }
 
-@Suite("APNs connection machine")
-struct APNsConnectionMachineTests {
+@Suite("HTTP/2 connection machine")
+struct HTTP2ConnectionMachineTests {
     let first = SocketAddress(ip: "127.0.0.1", port: 443)!
     let second = SocketAddress(ip: "::1", port: 443)!
 
     @Test("the happy path: idle → resolving → connecting → handshaking → ready → draining → closed")
     func happyPath() {
-        var machine = APNsConnectionMachine()
+        var machine = HTTP2ConnectionMachine()
         #expect(machine.state == .idle)
         #expect(machine.start() == [.armConnectTimeout, .resolve])
         #expect(machine.state == .resolving)
@@ -63,7 +62,7 @@ struct APNsConnectionMachineTests {
 
     @Test("each address is tried in turn; the last error is the failure")
     func addressFallback() {
-        var machine = APNsConnectionMachine()
+        var machine = HTTP2ConnectionMachine()
         _ = machine.start()
         _ = machine.resolved([first, second])
         #expect(machine.connectFailed("refused") == [.connect(second)])
@@ -72,15 +71,15 @@ struct APNsConnectionMachineTests {
 
     @Test("failures are classed by the phase they happen in")
     func failureClasses() {
-        var resolving = APNsConnectionMachine()
+        var resolving = HTTP2ConnectionMachine()
         _ = resolving.start()
         #expect(resolving.resolveFailed("NXDOMAIN") == [.close(.connect("cannot resolve host: NXDOMAIN"))])
 
-        var empty = APNsConnectionMachine()
+        var empty = HTTP2ConnectionMachine()
         _ = empty.start()
         #expect(empty.resolved([]) == [.close(.connect("host resolved to no address"))])
 
-        var handshaking = APNsConnectionMachine()
+        var handshaking = HTTP2ConnectionMachine()
         _ = handshaking.start()
         _ = handshaking.resolved([first])
         _ = handshaking.connected()
@@ -93,7 +92,7 @@ struct APNsConnectionMachineTests {
 
     @Test("ALPN other than h2 fails the TLS phase", arguments: [nil, "http/1.1"] as [String?])
     func alpnRequired(alpn: String?) {
-        var machine = APNsConnectionMachine()
+        var machine = HTTP2ConnectionMachine()
         _ = machine.start()
         _ = machine.resolved([first])
         _ = machine.connected()
@@ -108,17 +107,17 @@ struct APNsConnectionMachineTests {
 
     @Test("the connect timeout is a connect failure before TLS, a TLS failure during it, nothing once ready")
     func connectTimeout() {
-        var connecting = APNsConnectionMachine()
+        var connecting = HTTP2ConnectionMachine()
         _ = connecting.start()
         _ = connecting.resolved([first])
         _ = connecting.connectFailed("refused")
-        var connecting2 = APNsConnectionMachine()
+        var connecting2 = HTTP2ConnectionMachine()
         _ = connecting2.start()
         _ = connecting2.resolved([first, second])
         _ = connecting2.connectFailed("refused")
         #expect(connecting2.connectTimedOut(after: "5 seconds") == [.close(.connect("connect timed out after 5 seconds (refused)"))])
 
-        var handshaking = APNsConnectionMachine()
+        var handshaking = HTTP2ConnectionMachine()
         _ = handshaking.start()
         _ = handshaking.resolved([first])
         _ = handshaking.connected()
@@ -136,7 +135,7 @@ struct APNsConnectionMachineTests {
         #expect(ready.drain() == [])
         #expect(ready.goAwayReceived() == [])
 
-        var handshaking = APNsConnectionMachine()
+        var handshaking = HTTP2ConnectionMachine()
         _ = handshaking.start()
         _ = handshaking.resolved([first])
         _ = handshaking.connected()
@@ -147,7 +146,7 @@ struct APNsConnectionMachineTests {
 
     @Test("draining before ready closes at once")
     func drainEarly() {
-        var machine = APNsConnectionMachine()
+        var machine = HTTP2ConnectionMachine()
         _ = machine.start()
         #expect(machine.drain() == [.close(nil)])
         #expect(machine.drained() == [])
@@ -159,8 +158,8 @@ struct APNsConnectionMachineTests {
         var description: String { rawValue }
     }
 
-    func machine(in phase: Phase) -> APNsConnectionMachine {
-        var machine = APNsConnectionMachine()
+    func machine(in phase: Phase) -> HTTP2ConnectionMachine {
+        var machine = HTTP2ConnectionMachine()
         _ = machine.start()
         if phase == .resolving { return machine }
         _ = machine.resolved([first])
@@ -202,7 +201,7 @@ struct APNsConnectionMachineTests {
         case resolved, resolveFailed, connectTimedOut, failed, drain, drained, start
         var description: String { rawValue }
 
-        func apply(to machine: inout APNsConnectionMachine) -> [APNsConnectionMachine.Action] {
+        func apply(to machine: inout HTTP2ConnectionMachine) -> [HTTP2ConnectionMachine.Action] {
             switch self {
             case .resolved: machine.resolved([SocketAddress(ip: "127.0.0.1", port: 1)!])
             case .resolveFailed: machine.resolveFailed("NXDOMAIN")
@@ -225,7 +224,7 @@ struct APNsConnectionMachineTests {
 
     @Test("the connect timeout in each state: its failure, or nothing once ready",
           arguments: [
-              (Phase.resolving, [APNsConnectionMachine.Action.close(.connect("connect timed out after 5 seconds"))]),
+              (Phase.resolving, [HTTP2ConnectionMachine.Action.close(.connect("connect timed out after 5 seconds"))]),
               (.connecting, [.close(.connect("connect timed out after 5 seconds"))]),
               (.handshakingTLS, [.close(.tls("TLS/HTTP/2 handshake timed out after 5 seconds"))]),
               (.awaitingSettings, [.close(.tls("TLS/HTTP/2 handshake timed out after 5 seconds"))]),
@@ -233,20 +232,20 @@ struct APNsConnectionMachineTests {
               (.draining, []),
               (.closed, []),
           ])
-    func connectTimeoutByState(phase: Phase, expected: [APNsConnectionMachine.Action]) {
+    func connectTimeoutByState(phase: Phase, expected: [HTTP2ConnectionMachine.Action]) {
         var machine = machine(in: phase)
         #expect(machine.connectTimedOut(after: "5 seconds") == expected)
     }
 
     @Test("the end of the transport is an orderly close only when draining with no stream left",
           arguments: [
-              (Phase.draining, 0, [APNsConnectionMachine.Action.close(nil)]),
+              (Phase.draining, 0, [HTTP2ConnectionMachine.Action.close(nil)]),
               (.draining, 2, [.close(.lost("server closed the connection"))]),
               (.ready, 0, [.close(.lost("server closed the connection"))]),
               (.awaitingSettings, 0, [.close(.tls("server closed the connection"))]),
               (.closed, 0, []),
           ])
-    func transportEnd(phase: Phase, streamsLeft: Int, expected: [APNsConnectionMachine.Action]) {
+    func transportEnd(phase: Phase, streamsLeft: Int, expected: [HTTP2ConnectionMachine.Action]) {
         var machine = machine(in: phase)
         #expect(machine.transportEnded("server closed the connection", streamsLeft: streamsLeft) == expected)
     }
@@ -278,14 +277,14 @@ struct APNsConnectionMachineTests {
 
     @Test("states are ordered along the machine")
     func ordering() {
-        #expect(APNsConnectionState.allCases.sorted() == APNsConnectionState.allCases)
-        #expect(APNsConnectionState.handshaking < .ready && .ready < .draining)
+        #expect(HTTP2ConnectionState.allCases.sorted() == HTTP2ConnectionState.allCases)
+        #expect(HTTP2ConnectionState.handshaking < .ready && .ready < .draining)
     }
 
     @Test("failure classes map to the outcomes of requests that were waiting")
     func outcomes() {
-        #expect(ConnectionFailure.connect("x").outcomeForWaitingRequest == .connectFailed("x"))
-        #expect(ConnectionFailure.tls("y").outcomeForWaitingRequest == .tlsFailed("y"))
-        #expect(ConnectionFailure.lost("z").outcomeForWaitingRequest == .streamFailed("z"))
+        #expect(ConnectionFailure.connect("x").failureOfWaitingRequest == .connectFailed("x"))
+        #expect(ConnectionFailure.tls("y").failureOfWaitingRequest == .tlsFailed("y"))
+        #expect(ConnectionFailure.lost("z").failureOfWaitingRequest == .streamFailed("z"))
     }
 }

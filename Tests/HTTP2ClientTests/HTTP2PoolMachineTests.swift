@@ -1,9 +1,8 @@
-import APNsCore
 import Testing
-@testable import APNs
+@testable import HTTP2Client
 
-@Suite("APNs pool machine")
-struct APNsPoolMachineTests {
+@Suite("HTTP/2 pool machine")
+struct HTTP2PoolMachineTests {
     static let second = PoolHarness.second
     static let millisecond = PoolHarness.millisecond
 
@@ -43,14 +42,14 @@ struct APNsPoolMachineTests {
     @Test("a request goes to the first connection, in opening order, with a free stream and room for its body",
           arguments: [
               // (c0 state, c0 free streams, c0 window room, c1 free streams, taken by)
-              (APNsConnectionState.ready, 1, nil as Int?, 1, 0 as Int?),
+              (HTTP2ConnectionState.ready, 1, nil as Int?, 1, 0 as Int?),
               (.ready, 0, nil, 1, 1),
               (.ready, 1, 10, 1, 1),
               (.ready, 1, 10_000, 1, 0),
               (.draining, 5, nil, 1, 1),
               (.ready, 0, nil, 0, nil),
           ])
-    func whichConnection(state: APNsConnectionState, streams: Int, window: Int?, otherStreams: Int, takenBy: Int?) {
+    func whichConnection(state: HTTP2ConnectionState, streams: Int, window: Int?, otherStreams: Int, takenBy: Int?) {
         var pool = PoolHarness()
         let r = pool.submitFirst(3, streams: 1)
         #expect(pool.send(r[1]) == [.openConnection(c1)])
@@ -129,13 +128,13 @@ struct APNsPoolMachineTests {
     func resendLimit() {
         var pool = PoolHarness()
         let r = pool.submitFirst()
-        for _ in 0..<APNsPoolMachine.maxResends {
+        for _ in 0..<HTTP2PoolMachine.maxResends {
             #expect(pool.returned([r[0]]) == [.scheduleDispatch])
             #expect(pool.dispatchRan() == [.submit(r[0], on: c0)])
         }
-        #expect(APNsPoolMachine.maxResends == 10)
+        #expect(HTTP2PoolMachine.maxResends == 10)
         #expect(pool.returned([r[0]]) == [
-            .complete(r[0], APNsDelivery(outcome: .streamFailed("refused by APNs 11 times"))), .scheduleDispatch,
+            .complete(r[0], .failed(.streamFailed("refused by the server 11 times"))), .scheduleDispatch,
         ])
         #expect(pool.machine.inFlightCount == 0)
         #expect(pool.machine.waitingCount == 0)
@@ -147,7 +146,7 @@ struct APNsPoolMachineTests {
         let r = pool.submitFirst()
         #expect(pool.shutdown() == [.drainConnection(c0)])
         #expect(pool.returned([r[0]]) == [
-            .complete(r[0], APNsDelivery(outcome: .streamFailed("refused by APNs during shutdown"))), .scheduleDispatch,
+            .complete(r[0], .failed(.streamFailed("refused by the server during shutdown"))), .scheduleDispatch,
         ])
         #expect(pool.closed(c0) == [.cancelDeadlineTimer, .shutdownDone])
     }
@@ -160,7 +159,7 @@ struct APNsPoolMachineTests {
         _ = pool.send(r[0])
         _ = pool.ready(c0)
         pool.now = start + 8 * Self.second
-        #expect(pool.deadlineFired() == [.cancelStream(1, on: c0), .complete(r[0], APNsDelivery(outcome: .answerTimedOut))])
+        #expect(pool.deadlineFired() == [.cancelStream(1, on: c0), .complete(r[0], .failed(.answerTimedOut))])
         #expect(pool.finished(r[0]) == [])
         #expect(pool.returned([r[0]]) == [.scheduleDispatch])
         #expect(pool.dispatchRan() == [])
@@ -196,11 +195,11 @@ struct APNsPoolMachineTests {
     func unsendable() {
         var pool = PoolHarness()
         let r = PoolHarness.requests(4)
-        let failed = DeliveryOutcome.streamFailed("request not sendable over HTTP/2: bad name")
+        let failed = RequestFailure.streamFailed("request not sendable over HTTP/2: bad name")
         _ = pool.send(r[0])
         _ = pool.send(r[1])
         pool.answers = [.cannotCarry("bad name")]
-        #expect(pool.ready(c0) == [.submit(r[0], on: c0), .complete(r[0], APNsDelivery(outcome: failed)),
+        #expect(pool.ready(c0) == [.submit(r[0], on: c0), .complete(r[0], .failed(failed)),
                                    .submit(r[1], on: c0)])
         pool.answers = [.cannotCarry("bad name")]
         #expect(pool.send(r[2]) == [.submit(r[2], on: c0), .completeOnNextPass(r[2], failed)])
@@ -219,14 +218,14 @@ struct APNsPoolMachineTests {
         // A stream freed and not reported yet: shutdown sends r1 there first.
         pool.connections.table[c0]!.freeStreams = 1
         #expect(pool.shutdown() == [
-            .submit(r[1], on: c0), .complete(r[2], APNsDelivery(outcome: .allConnectionsDown)),
+            .submit(r[1], on: c0), .complete(r[2], .failed(.allConnectionsDown)),
             .drainConnection(c0), .drainConnection(c1),
         ])
         #expect(pool.send(r[3]) == [.completeOnNextPass(r[3], .allConnectionsDown)])
         // The attempt closes at once; c0 waits for its two streams.
         #expect(pool.closed(c1) == [])
-        #expect(pool.finished(r[0]) == [.complete(r[0], PoolHarness.accepted(r[0]))])
-        #expect(pool.finished(r[1]) == [.complete(r[1], PoolHarness.accepted(r[1]))])
+        #expect(pool.finished(r[0]) == [.complete(r[0], PoolHarness.accepted)])
+        #expect(pool.finished(r[1]) == [.complete(r[1], PoolHarness.accepted)])
         #expect(pool.closed(c0) == [.cancelDeadlineTimer, .shutdownDone])
         // Asked again once over: done again.
         #expect(pool.shutdown() == [.shutdownDone])
@@ -247,7 +246,7 @@ struct APNsPoolMachineTests {
         _ = pool.attemptFailed(c1, .connect("refused"))
         #expect(pool.dispatchRan() == [.armBackoffTimer(at: pool.now + 250 * Self.millisecond)])
         #expect(pool.shutdown() == [
-            .cancelBackoffTimer, .complete(r[1], APNsDelivery(outcome: .allConnectionsDown)), .drainConnection(c0),
+            .cancelBackoffTimer, .complete(r[1], .failed(.allConnectionsDown)), .drainConnection(c0),
         ])
     }
 
@@ -256,7 +255,7 @@ struct APNsPoolMachineTests {
     @Test("an event while a submit's result is due stops the process")
     func eventDuringSubmit() async {
         await #expect(processExitsWith: .failure) {
-            var machine = APNsPoolMachine(limits: PoolHarness.limits())
+            var machine = HTTP2PoolMachine(limits: PoolHarness.limits())
             var connections = FakeConnections()
             var actions: [PoolAction] = []
             let r = PoolHarness.requests(2)
@@ -271,7 +270,7 @@ struct APNsPoolMachineTests {
     @Test("a submit result with no submit out stops the process")
     func resultWithoutSubmit() async {
         await #expect(processExitsWith: .failure) {
-            var machine = APNsPoolMachine(limits: PoolHarness.limits())
+            var machine = HTTP2PoolMachine(limits: PoolHarness.limits())
             var actions: [PoolAction] = []
             machine.submitted(streamID: 1, connections: FakeConnections(), into: &actions)
         }
