@@ -4,6 +4,7 @@ import APNsCore
 import APNs
 import Delivery
 import EventLoop
+import FCM
 import FCMCore
 import Fleet
 import Foundation
@@ -87,14 +88,16 @@ extension Daemon {
         let clientConfiguration = APNsClientConfiguration(APNsSettings(configuration: configuration), credentials: catalog)
         let clients = PerLoop(loops: group.loops) { APNsClient(loop: $0, configuration: clientConfiguration) }
         let apps = served.apps
-        // Each loop's FCM client: none yet, so an FCM URL is answered as an
-        // app without FCM credentials is (503, the subscription kept).
-        let fcmSender: (EventLoop) -> FCMSender? = { _ in nil }
+        // Each loop's FCM client, whether or not an app has FCM credentials
+        // yet: a reload may give one some, and a client opens no connection
+        // before its first message.
+        let fcmClients = try makeFCMClients(configuration, loops: group.loops, logger: logger)
         let loopContexts = LoopContexts(loops: group.loops) { loop in
-            LoopContext(sender: clients.value(on: loop), fcmSender: fcmSender(loop), apps: apps, logger: logger,
-                        loop: loop, metrics: metrics, providerMetrics: providerMetrics)
+            LoopContext(sender: clients.value(on: loop), fcmSender: fcmClients.value(on: loop), apps: apps,
+                        logger: logger, loop: loop, metrics: metrics, providerMetrics: providerMetrics)
         }
-        services.append(LoopContextsService(clients: clients, contexts: loopContexts, metrics: metrics, logger: logger))
+        services.append(LoopContextsService(clients: clients, fcmClients: fcmClients, contexts: loopContexts,
+                                            metrics: metrics, logger: logger))
 
         let server = HTTP1Listener(options: options, loops: group.loops, tlsContext: serverCertificate?.context,
                                    loopContexts: loopContexts, publicURL: configuration.publicURL, logger: logger,

@@ -1,25 +1,29 @@
 import APNs
 import Dispatch
 import EventLoop
+import FCM
 import Locking
 import Observability
 import Relay
 
-/// Each loop's context (`LoopContext`) as a service: the loop's APNs
-/// client, the sender every route delivers through, and its log buffer.
-/// Once the listeners are done, shutdown closes the clients (GOAWAY: their
+/// Each loop's context (`LoopContext`) as a service: the loop's APNs and
+/// FCM clients, the senders every route delivers through, and its log
+/// buffer. Once the listeners are done, shutdown closes the clients (GOAWAY: their
 /// open streams may finish within the rest of the grace period plus a
 /// second), then writes the lines the loops still hold: none may be lost
 /// at exit, and the clients' last answers log lines too.
 final class LoopContextsService: Service {
     private let clients: PerLoop<APNsClient>
+    private let fcmClients: PerLoop<FCMClient>
     private let contexts: LoopContexts
     private let metrics: RelayMetrics?
     private let report = Locked(APNsConnectionReport())
     private let logger: Logger
 
-    init(clients: PerLoop<APNsClient>, contexts: LoopContexts, metrics: RelayMetrics?, logger: Logger) {
+    init(clients: PerLoop<APNsClient>, fcmClients: PerLoop<FCMClient>, contexts: LoopContexts, metrics: RelayMetrics?,
+         logger: Logger) {
         self.clients = clients
+        self.fcmClients = fcmClients
         self.contexts = contexts
         self.metrics = metrics
         self.logger = logger
@@ -32,11 +36,16 @@ final class LoopContextsService: Service {
             let box = UnsafeTransfer(client)
             loop.execute { box.value.shutdown { closed.signal() } }
         }
+        let fcm = fcmClients.all
+        for (loop, client) in fcm {
+            let box = UnsafeTransfer(client)
+            loop.execute { box.value.shutdown { closed.signal() } }
+        }
         let now = EventLoop.monotonicNanoseconds()
         let remaining = grace.cutShort ? 1_000_000_000 : max(grace.deadline, now) - now + 1_000_000_000
         let waitUntil = DispatchTime.now() + .nanoseconds(Int(remaining))
-        for _ in all where closed.wait(timeout: waitUntil) == .timedOut {
-            logger.warning("APNs connections did not close in time")
+        for _ in 0..<(all.count + fcm.count) where closed.wait(timeout: waitUntil) == .timedOut {
+            logger.warning("APNs or FCM connections did not close in time")
             break
         }
         contexts.forEach { $0.flushLog() }
