@@ -16,7 +16,7 @@ def test_metrics_count_what_happened(spawn, emulator):
     relay = spawn.relay("relay-metrics", emulator.port, METRICS_PORT=0)
     port = rt.metrics_port(relay)
     before = rt.scrape(port)
-    assert rt.metric_value(before, 'toot_relay_notifications_total{app="default",environment="production",status="201",reason=""}') == 0
+    assert rt.metric_value(before, 'toot_relay_notifications_total{app="default",service="apns",environment="production",status="201",reason=""}') == 0
     assert rt.metric_value(before, 'toot_relay_credential_expiry_timestamp_seconds{app="default",environment="production"}') > time.time()
     assert rt.metric_value(before, "toot_relay_max_in_flight") == 20000
     assert rt.metric_value(before, "toot_relay_apns_queued") == 0
@@ -38,10 +38,10 @@ def test_metrics_count_what_happened(spawn, emulator):
     assert client.response().status == 415
 
     text = rt.scrape(port)
-    assert rt.metric_value(text, 'toot_relay_notifications_total{app="default",environment="production",status="201",reason=""}') == 2
-    assert rt.metric_value(text, 'toot_relay_notifications_total{app="default",environment="development",status="201",reason=""}') == 1
-    assert rt.metric_value(text, 'toot_relay_notifications_total{app="default",environment="production",status="410",reason="Unregistered"}') == 1
-    assert rt.metric_value(text, 'toot_relay_notifications_total{app="default",environment="development",status="415",reason="invalid_request"}') == 1
+    assert rt.metric_value(text, 'toot_relay_notifications_total{app="default",service="apns",environment="production",status="201",reason=""}') == 2
+    assert rt.metric_value(text, 'toot_relay_notifications_total{app="default",service="apns",environment="development",status="201",reason=""}') == 1
+    assert rt.metric_value(text, 'toot_relay_notifications_total{app="default",service="apns",environment="production",status="410",reason="Unregistered"}') == 1
+    assert rt.metric_value(text, 'toot_relay_notifications_total{app="default",service="apns",environment="development",status="415",reason="invalid_request"}') == 1
     assert rt.metric_value(text, 'toot_relay_apns_latency_seconds_count{environment="production"}') == 3
     assert rt.metric_value(text, 'toot_relay_apns_latency_seconds_count{environment="development"}') == 1
     assert rt.metric_value(text, "toot_relay_sender_connections") == 1
