@@ -77,14 +77,10 @@ def test_fcm_counts_in_the_same_series_under_its_service(spawn, certs, tmp_path)
     client = rt.Client(relay.port)
     # A token FCM could never take: 400 before FCM is asked, counted
     # under app "-" (the URL's app is not looked up for it).
-    path = "/relay-to/fcm/not.a.token"
-    body, headers = rt.mastodon_push(subscriber, "https://relay.test" + path, b"hello")
-    client.send(rt.request_bytes("POST", path, headers, body))
-    assert client.response().status == 400
-    path = f"/relay-to/production/{rt.TOKEN}"
-    body, headers = rt.mastodon_push(subscriber, "https://relay.test" + path, b"hello")
-    client.send(rt.request_bytes("POST", path, headers, body))
-    assert client.response().status == 201
+    for path, status in (("/relay-to/fcm/not.a.token", 400), (f"/relay-to/production/{rt.TOKEN}", 201)):
+        body, headers = rt.mastodon_push(subscriber, "https://relay.test" + path, b"hello")
+        client.send(rt.request_bytes("POST", path, headers, body))
+        assert client.response().status == status, path
     client.close()
 
     text = rt.scrape(metrics)
