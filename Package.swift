@@ -191,7 +191,7 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         .testTarget(name: "ObservabilityTests", dependencies: [
-            "Observability", "APNs", "APNsCore", "Delivery", "EventLoop", "HTTP1", "HTTPCore", "Locking", "RelayCore", "TestSupport",
+            "Observability", "APNs", "APNsCore", "Delivery", "EventLoop", "FCMCore", "HTTP1", "HTTPCore", "Locking", "RelayCore", "TestSupport",
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         // The front doors: the Web Push and provider API handlers on HTTP/1

@@ -181,7 +181,7 @@ def ledger_fields(stdout, prefix):
     return {}
 
 
-WEBPUSH_LINE = re.compile(rb" relay (app=\S+ )?env=")
+WEBPUSH_LINE = re.compile(rb" relay (app=\S+ )?(service=apns )?env=")
 
 
 def main_webpush(count, connections):
@@ -216,7 +216,7 @@ def main_webpush(count, connections):
     relay_other = 0
     with open(relay.log_path, "rb") as handle:
         for line in handle:
-            # `relay app=<id> env=…`, or `relay env=…` from a relay built without apps.
+            # `relay app=<id> service=apns env=…`, or `relay env=…` from a relay built without apps.
             if WEBPUSH_LINE.search(line):
                 if b" status=201 " in line:
                     relay_created += 1

@@ -30,6 +30,10 @@ public enum FCMReason: Sendable, Equatable, Hashable, CustomStringConvertible {
         (.permissionDenied, "PERMISSION_DENIED"), (.notFound, "NOT_FOUND"), (.resourceExhausted, "RESOURCE_EXHAUSTED"),
     ]
 
+    /// Every reason with a name of its own (none of `.other`), in FCM's
+    /// order: the metrics' label values.
+    public static let named: [FCMReason] = known.map(\.0)
+
     public init(_ text: String) {
         self = Self.known.first { $0.1 == text }?.0 ?? .other(text)
     }

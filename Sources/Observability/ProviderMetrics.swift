@@ -1,5 +1,6 @@
 import APNsCore
 import APNs
+import FCMCore
 import Locking
 import Prometheus
 
@@ -45,12 +46,16 @@ public final class ProviderMetrics: Sendable {
     /// A recorder for one loop's handler (its series cache is loop-confined).
     public func makeRecorder() -> ProviderMetricsRecorder { ProviderMetricsRecorder(metrics: self) }
 
-    /// `toot_relay_api_notifications_total{app,environment,result}`'s
-    /// series for one label set; the registry hands back the same counter
-    /// for the same labels (a lookup by name and labels: callers keep it).
-    fileprivate func notificationCounter(app: String, environment: APNsEnvironment, result: String) -> Counter {
-        counter("api_notifications", "Notifications sent through the provider API by app, environment and result",
-                [("app", app), ("environment", environment.rawValue), ("result", result)])
+    /// `toot_relay_api_notifications_total{app,service,environment,result}`'s
+    /// series for one label set (`environment` empty for FCM, as on the Web
+    /// Push series: `RelayMetrics.fcmEnvironment`); the registry hands back
+    /// the same counter for the same labels (a lookup by name and labels:
+    /// callers keep it).
+    fileprivate func notificationCounter(app: String, service: PushServiceName, environment: String,
+                                         result: String) -> Counter {
+        counter("api_notifications",
+                "Notifications sent through the provider API by app, push service, environment (APNs') and result",
+                [("app", app), ("service", service.rawValue), ("environment", environment), ("result", result)])
     }
 
     /// The `result` labels a loop keeps its series for: `accepted`, the
@@ -69,6 +74,27 @@ public final class ProviderMetrics: Sendable {
         case .apns(let status, let reason?, _):
             APNsReason.documented.firstIndex(of: reason).map { .common(4 + $0) } ?? .rare("other-\(status)")
         case .apns(let status, nil, _): .rare("status-\(status)")
+        case .answerTimedOut: .common(1)
+        case .connectFailed, .tlsFailed, .streamFailed, .allConnectionsDown: .common(2)
+        case .overloaded: .common(3)
+        }
+    }
+
+    /// The `result` labels of FCM's series a loop keeps: `accepted`, the
+    /// relay's own (as APNs', then `no_access_token`: the token endpoint
+    /// refused the service account or answered what the relay cannot read,
+    /// `token_endpoint_unavailable`), then FCM's named codes.
+    static let fcmCommonResults = ["accepted", "timeout", "unreachable", "overloaded", "no_access_token",
+                                   "token_endpoint_unavailable"] + FCMReason.named.map(\.text)
+
+    /// An FCM send's `result` label: `accepted`, FCM's code for a refusal
+    /// (`other-<n>` for a code outside FCM's list), or the relay's own.
+    static func result(of outcome: FCMOutcome) -> NotificationResult {
+        switch outcome {
+        case .answered(.sent, _, _): .common(0)
+        case .answered(.failed(let error), _, _):
+            FCMReason.named.firstIndex(of: error.reason).map { .common(6 + $0) } ?? .rare("other-\(error.httpStatus)")
+        case .noAccessToken(let verdict): .common(verdict.webPushStatus == 502 ? 4 : 5)
         case .answerTimedOut: .common(1)
         case .connectFailed, .tlsFailed, .streamFailed, .allConnectionsDown: .common(2)
         case .overloaded: .common(3)
@@ -182,18 +208,20 @@ enum NotificationResult: Equatable {
 /// without) and 10,500 a request (one request is one notification on the
 /// proxy's route), so each loop keeps the series it used: requests by
 /// route and status, notifications by app id and an index of environment ×
-/// common result (an `AppCounterCache`), and the request counted last
+/// common result (an `AppCounterCache`; FCM's in one of their own, by
+/// common result), and the request counted last
 /// beside its dictionary. Now, two runs: +311
 /// and +128 instructions a notification with METRICS_PORT (runs without it
 /// differ by up to 1,100 among themselves), and the symbol profile puts 213
 /// a notification in `countNotification` and 20 in `countRequest`.
-/// Bounded: the routes × the statuses they answer; the apps × 2
-/// environments × the common results, emptied by a reload (refilled on
+/// Bounded: the routes × the statuses they answer; the apps × (2
+/// environments × APNs' common results + FCM's common results), emptied by a reload (refilled on
 /// first use) so an app the reload dropped does not stay. Confined to its
 /// loop, like its handler.
 public final class ProviderMetricsRecorder {
     private let metrics: ProviderMetrics
     private var notifications = AppCounterCache(slots: 2 * ProviderMetrics.commonResults.count)
+    private var fcmNotifications = AppCounterCache(slots: ProviderMetrics.fcmCommonResults.count)
     private var requests: [RequestSeries: Counter] = [:]
     private var lastRequest: (series: RequestSeries, counter: Counter)?
 
@@ -221,19 +249,38 @@ public final class ProviderMetricsRecorder {
         case .common(let index): slot = index
         case .rare(let result):
             // Rare by nature (APNs names its refusals): looked up each time.
-            return metrics.notificationCounter(app: app, environment: environment, result: result).increment()
+            return metrics.notificationCounter(app: app, service: .apns, environment: environment.rawValue,
+                                               result: result).increment()
         }
         let index = (environment == .production ? 0 : 1) * ProviderMetrics.commonResults.count + slot
         notifications.counter(app: app, slot: index) {
-            metrics.notificationCounter(app: app, environment: environment, result: ProviderMetrics.commonResults[slot])
+            metrics.notificationCounter(app: app, service: .apns, environment: environment.rawValue,
+                                        result: ProviderMetrics.commonResults[slot])
         }.increment()
     }
 
-    /// How many apps' series this loop keeps.
-    var cachedApps: Int { notifications.apps }
+    /// Counts an FCM send's end (gorush platform 2).
+    public func countNotification(app: String, fcm outcome: FCMOutcome) {
+        let slot: Int
+        switch ProviderMetrics.result(of: outcome) {
+        case .common(let index): slot = index
+        case .rare(let result):
+            return metrics.notificationCounter(app: app, service: .fcm, environment: RelayMetrics.fcmEnvironment,
+                                               result: result).increment()
+        }
+        fcmNotifications.counter(app: app, slot: slot) {
+            metrics.notificationCounter(app: app, service: .fcm, environment: RelayMetrics.fcmEnvironment,
+                                        result: ProviderMetrics.fcmCommonResults[slot])
+        }.increment()
+    }
+
+    /// How many apps' series this loop keeps (an app's APNs and FCM series
+    /// count apart).
+    var cachedApps: Int { notifications.apps + fcmNotifications.apps }
 
     /// The apps were replaced (a reload): forget every app's series.
     public func appsReplaced() {
         notifications.removeAll()
+        fcmNotifications.removeAll()
     }
 }

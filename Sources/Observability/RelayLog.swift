@@ -93,13 +93,15 @@ public struct RelayLog {
         log(level) { appendRelayLine(target, app: app, status: status, reason: reason, started: started, to: &$0) }
     }
 
-    /// `relay app=… env=… token=<8 hex> status=… apns=<status or -> reason="…"
-    /// latency=…ms[ apns-id=…]`; `app=-` when the URL named no app the relay has.
+    /// `relay app=… service=apns env=… token=<8 hex> status=… apns=<status or
+    /// -> reason="…" latency=…ms[ apns-id=…]`; `app=-` when the URL named no
+    /// app the relay has. The service is in the literal before the
+    /// environment: naming it adds no append.
     public func appendRelayLine(_ target: RelayTarget, app: String, status: Int, apnsStatus: Int? = nil, reason: String,
                          started: UInt64, apnsID: String? = nil, to line: inout [UInt8]) {
         line.append(contentsOf: "relay app=".utf8)
         line.append(contentsOf: app.utf8)
-        line.append(contentsOf: " env=".utf8)
+        line.append(contentsOf: " service=apns env=".utf8)
         line.append(contentsOf: target.environment.rawValue.utf8)
         line.append(contentsOf: " token=".utf8)
         appendTokenPrefix(target.deviceToken, to: &line)

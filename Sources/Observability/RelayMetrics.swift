@@ -22,11 +22,9 @@ import VAPID
 /// +193 (0.08 %).
 public final class RelayMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
-    /// Series made outside the startup table (APNs reasons not in Apple's
-    /// documented list), bounded.
+    /// Series made outside the startup tables (APNs reasons not in Apple's
+    /// documented list, FCM codes not in FCM's), bounded.
     private let lateNotifications = Locked<[String: Counter]>([:])
-    /// `fcm_notifications_total` by "app status reason", made on first use.
-    let fcmNotifications = Locked<[String: Counter]>([:])
     /// `toot_relay_apns_latency_seconds{environment}`: send to APNs answer
     /// (not per app: a histogram per app would multiply the series by 15).
     private let apnsLatency: [DurationHistogram]
@@ -144,7 +142,8 @@ public final class RelayMetrics: Sendable {
     }
 
     /// Serves the metrics of `apps` from now on (start and every reload):
-    /// delivered, per app and environment, shows as 0 from the start; the
+    /// delivered, per app and environment (and per app through FCM), shows
+    /// as 0 from the start; the
     /// other outcomes appear when they first happen (so the exposition does
     /// not list hundreds of impossible combinations).
     /// The gauges of apps, or environments, no longer served leave the
@@ -153,8 +152,13 @@ public final class RelayMetrics: Sendable {
         var served = Set<AppEnvironment>()
         for app in apps.all {
             for environment in Self.environments where app.credential(for: environment) != nil {
-                _ = notificationCounter(app: app.id, environment: environment, status: 201, reason: "")
+                _ = notificationCounter(app: app.id, service: .apns, environment: environment.rawValue, status: 201,
+                                        reason: "")
                 served.insert(AppEnvironment(app: app.id, environment: environment))
+            }
+            if app.fcm != nil {
+                _ = notificationCounter(app: app.id, service: .fcm, environment: Self.fcmEnvironment, status: 201,
+                                        reason: "")
             }
         }
         let apnsIDs = Set(apps.all.filter(\.servesAPNs).map(\.id))
@@ -189,19 +193,20 @@ public final class RelayMetrics: Sendable {
     /// A recorder for one event loop (its series cache is loop-confined).
     public func makeRecorder() -> RelayMetricsRecorder { RelayMetricsRecorder(metrics: self) }
 
-    /// The series of one (app, environment, status, reason); the registry
-    /// hands back the same counter for the same labels.
-    fileprivate func notificationCounter(app: String, environment: APNsEnvironment, status: Int,
-                                         reason: String) -> Counter {
+    /// The series of one (app, service, environment, status, reason); the
+    /// registry hands back the same counter for the same labels.
+    func notificationCounter(app: String, service: PushServiceName, environment: String, status: Int,
+                             reason: String) -> Counter {
         registry.makeCounter(descriptor: Self.notificationsDescriptor,
-                             labels: [("app", app), ("environment", environment.rawValue), ("status", String(status)),
-                                      ("reason", reason)])
+                             labels: [("app", app), ("service", service.rawValue), ("environment", environment),
+                                      ("status", String(status)), ("reason", reason)])
     }
 
     private static var notificationsDescriptor: MetricNameDescriptor {
         MetricNameDescriptor(
             namespace: "toot_relay", metricName: "notifications", unitName: "total",
-            helpText: "Notifications by app, environment, relay status and reason (APNs reason or the relay's own)")
+            helpText: "Web Push notifications by app, push service, environment (APNs'), relay status and reason "
+                + "(the service's reason or the relay's own)")
     }
 
     // MARK: per request (event loop threads)
@@ -209,13 +214,14 @@ public final class RelayMetrics: Sendable {
     /// An outcome outside the table made at startup: its series is made
     /// once and kept (bounded: at most 256 such series, reasons cut to 64
     /// characters, so a misbehaving peer cannot grow the registry).
-    fileprivate func countRare(app: String, environment: APNsEnvironment, status: Int, reason: String) {
+    func countRare(app: String, service: PushServiceName, environment: String, status: Int, reason: String) {
         let label = String(reason.prefix(64))
-        let key = "\(app) \(environment.rawValue) \(status) \(label)"
+        let key = "\(app) \(service.rawValue) \(environment) \(status) \(label)"
         let counter = lateNotifications.withLock { cache -> Counter? in
             if let counter = cache[key] { return counter }
             guard cache.count < 256 else { return nil }
-            let counter = notificationCounter(app: app, environment: environment, status: status, reason: label)
+            let counter = notificationCounter(app: app, service: service, environment: environment, status: status,
+                                              reason: label)
             cache[key] = counter
             return counter
         }
@@ -329,34 +335,37 @@ public final class RelayMetrics: Sendable {
 public final class RelayMetricsRecorder {
     let metrics: RelayMetrics
     /// Per app id (a removed app's entry stays: its counters live on in the
-    /// registry anyway, and ids are few).
+    /// registry anyway, and ids are few): APNs' series, and FCM's.
     private var series = AppCounterCache(slots: RelayMetrics.seriesCount)
+    var fcmSeries = AppCounterCache(slots: RelayMetrics.fcmSeriesCount)
 
     init(metrics: RelayMetrics) {
         self.metrics = metrics
     }
 
-    /// Counts one notification's end: the relay's own reason, else the
+    /// Counts one APNs notification's end: the relay's own reason, else the
     /// APNs reason if any, else "".
     public func count(app: String, environment: APNsEnvironment, status: Int, localReason: LocalReason? = nil,
                apnsReason: APNsReason? = nil) {
         var reasonSlot = localReason?.slot ?? 0
         if let apnsReason {
             guard let index = APNsReason.documented.firstIndex(of: apnsReason) else {
-                metrics.countRare(app: app, environment: environment, status: status, reason: apnsReason.rawValue)
+                metrics.countRare(app: app, service: .apns, environment: environment.rawValue, status: status,
+                                  reason: apnsReason.rawValue)
                 return
             }
             reasonSlot = 1 + LocalReason.allCases.count + index
         }
         guard let statusSlot = RelayMetrics.statusSlot(status) else {
-            metrics.countRare(app: app, environment: environment, status: status, reason: RelayMetrics.reasonSlots[reasonSlot])
+            metrics.countRare(app: app, service: .apns, environment: environment.rawValue, status: status,
+                              reason: RelayMetrics.reasonSlots[reasonSlot])
             return
         }
         let environmentSlot = environment == .production ? 0 : 1
         let index = (environmentSlot * RelayMetrics.statusSlots.count + statusSlot) * RelayMetrics.reasonSlots.count
             + reasonSlot
         series.counter(app: app, slot: index) {
-            metrics.notificationCounter(app: app, environment: environment, status: status,
+            metrics.notificationCounter(app: app, service: .apns, environment: environment.rawValue, status: status,
                                         reason: RelayMetrics.reasonSlots[reasonSlot])
         }.increment()
     }
@@ -410,9 +419,9 @@ public enum VAPIDResult: String, CaseIterable, Sendable {
     }
 }
 
-/// The relay's own `reason` label values, for outcomes that are not an APNs
-/// answer. The raw values are the labels Prometheus shows (external: they
-/// must not change).
+/// The relay's own `reason` label values, for outcomes that are not an
+/// answer of the push service. The raw values are the labels Prometheus
+/// shows (external: they must not change).
 public enum LocalReason: String, CaseIterable, Sendable {
     case invalidRequest = "invalid_request"
     case timeout
@@ -427,6 +436,14 @@ public enum LocalReason: String, CaseIterable, Sendable {
     /// A URL naming an app the relay does not have (one series whatever the
     /// id: ids come from the URL).
     case unknownApp = "unknown_app"
+    /// An FCM URL of an app without FCM credentials, or of a relay without an
+    /// FCM client (503: the relay's configuration).
+    case noFCMCredentials = "no_fcm_credentials"
+    /// FCM's token endpoint refused the service account, or answered what
+    /// the relay cannot read (502): no access token to send with.
+    case noAccessToken = "no_access_token"
+    /// FCM's token endpoint unavailable (503).
+    case tokenEndpointUnavailable = "token_endpoint_unavailable"
 
     /// The reason's index in `RelayMetrics.reasonSlots` (after "").
     var slot: Int {
@@ -440,6 +457,9 @@ public enum LocalReason: String, CaseIterable, Sendable {
         case .overloaded: 7
         case .payloadDropped: 8
         case .unknownApp: 9
+        case .noFCMCredentials: 10
+        case .noAccessToken: 11
+        case .tokenEndpointUnavailable: 12
         }
     }
 

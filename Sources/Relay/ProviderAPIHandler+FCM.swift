@@ -68,14 +68,19 @@ extension ProviderAPIHandler {
     /// into `batch` (its failed-push log, as the hook hears it too).
     func deliverFCM(_ sends: [FCMSend], groups: [PushGroup], into batch: DeliveryBatch<FailedPushLog>) {
         guard let fcmDelivery else { return }
+        let metrics = self.metrics
         for (notification, group) in sends {
+            let appID = groups[group].app.id
             let start = fcmDelivery.deliver(notification, app: groups[group].app, token: notification.token.text,
-                                            posting: .everyFailure(groups[group].source)) { _, log in
+                                            posting: .everyFailure(groups[group].source)) { delivery, log in
+                metrics?.countNotification(app: appID, fcm: delivery.outcome)
                 batch.complete(log)
             }
             switch start {
             case .sent: batch.begin()
-            case .overloaded(let log): if let log { batch.record(log) }
+            case .overloaded(let log):
+                metrics?.countNotification(app: appID, fcm: .overloaded)
+                if let log { batch.record(log) }
             }
         }
     }

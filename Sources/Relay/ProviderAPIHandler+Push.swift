@@ -71,14 +71,16 @@ extension ProviderAPIHandler {
             }
         }
         let tokenCount = sends.count + fcmSends.count + failures.count
+        let counted = "notifications=\(notifications.count) tokens=\(tokenCount)"
+            + Self.serviceWord(apns: !sends.isEmpty, fcm: !fcmSends.isEmpty)
         if decoded.async ?? context.async.byDefault {
             if let shared = context.async.shared {
                 return pushShared(sends: sends, fcmSends: fcmSends, groups: groups, failures: failures, counts: counts,
-                                  summary: "notifications=\(notifications.count) tokens=\(tokenCount)", queue: shared,
+                                  summary: counted, queue: shared,
                                   call, completion: completion)
             }
             return pushAsync(sends: sends, fcmSends: fcmSends, groups: groups, failures: failures, counts: counts,
-                             summary: "notifications=\(notifications.count) tokens=\(tokenCount)", queue: asyncQueue,
+                             summary: counted, queue: asyncQueue,
                              call)
         }
         for failure in failures { context.feedback.post(failure) }
@@ -103,7 +105,7 @@ extension ProviderAPIHandler {
             }
         }
         deliverFCM(fcmSends, groups: groups, into: batch)
-        let summary = { (failed: Int) in "notifications=\(notifications.count) tokens=\(tokenCount) failed=\(failed)" }
+        let summary = { (failed: Int) in "\(counted) failed=\(failed)" }
         guard batch.isWaiting else {
             logAPI(call, status: 200, detail: summary(batch.failures.count))
             return Self.pushResponse(counts: counts, logs: batch.failures)
@@ -202,6 +204,17 @@ extension ProviderAPIHandler {
 
     /// The one wording of a full queue, in-process or the fleet's: a
     /// sender reads the same answer from every instance.
+    /// ` service=apns`, ` service=fcm` or ` service=apns,fcm`: the push
+    /// services a request's tokens went to; nothing when none went.
+    static func serviceWord(apns: Bool, fcm: Bool) -> String {
+        switch (apns, fcm) {
+        case (true, true): " service=apns,fcm"
+        case (true, false): " service=apns"
+        case (false, true): " service=fcm"
+        case (false, false): ""
+        }
+    }
+
     static func queueFullMessage(tokens: Int, maxPending: Int) -> String {
         "The queue is full: \(tokens) tokens would pass API_ASYNC_MAX_PENDING (\(maxPending)). "
             + "Nothing was queued; try again later."
@@ -254,7 +267,7 @@ extension ProviderAPIHandler {
             metrics?.countNotification(app: app.id, environment: environment, outcome: delivery.outcome)
             let answer = proxyAnswer(for: delivery.outcome, apnsID: sentID, timestamp: delivery.unregisteredTimestamp,
                                      retryAfterSeconds: delivery.retryAfterSeconds)
-            self?.logAPI(call, status: answer.status, detail: "app=\(app.id) env=\(environment.rawValue)")
+            self?.logAPI(call, status: answer.status, detail: "app=\(app.id) service=apns env=\(environment.rawValue)")
             completion(Self.response(answer))
         }
         guard case .sent = start else {

@@ -153,7 +153,7 @@ extension ProviderAPIHandler {
                 batch.record(.overloaded)
             }
         }
-        let summary = "app=\(app.id) tokens=\(notify.tokens.count)"
+        let summary = "app=\(app.id) service=apns tokens=\(notify.tokens.count)"
         guard batch.isWaiting else {
             return notifyAnswer(batch.failures, call, summary: summary)
         }

@@ -56,8 +56,14 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
                                              apps: { [loopContext, context] id in
             context.app(id: id, configured: loopContext.apps)
         }) { item, outcome in
-            guard case .apns(let message) = item.message, case .apns(let outcome) = outcome else { return }
-            metrics?.countNotification(app: item.appID, environment: message.environment, outcome: outcome)
+            switch (item.message, outcome) {
+            case (.apns(let message), .apns(let outcome)):
+                metrics?.countNotification(app: item.appID, environment: message.environment, outcome: outcome)
+            case (.fcm, .fcm(let outcome)):
+                metrics?.countNotification(app: item.appID, fcm: outcome)
+            default:
+                break
+            }
         }
         output = loopContext.output
         self.unixTime = unixTime

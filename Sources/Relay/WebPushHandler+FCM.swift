@@ -60,10 +60,7 @@ extension WebPushHandler {
         let account = fcm.account
         let start = fcmDelivery.deliver(notification, app: app, token: token.text, posting: .deadTokens) { delivery, _ in
             let answer = relayResponse(for: delivery.verdict, messageID: messageID, ttl: ttl)
-            if let metrics {
-                WebPushHandler.countFCMDelivery(metrics, appID, delivery: delivery, status: answer.status,
-                                                ciphertextDropped: ciphertextDropped)
-            }
+            metrics?.countFCM(app: appID, status: answer.status, delivery: delivery, ciphertextDropped: ciphertextDropped)
             output.logFCMDelivery(target, app: appID, delivery: delivery, answer: answer, messageID: messageID,
                                   started: started, account: answer.credentialsRejected ? account : nil)
             completion(answer.http1Response)
@@ -83,7 +80,7 @@ extension WebPushHandler {
     /// app, which a fixed apps file and a reload mend.
     private func noFCM(for target: FCMRelayTarget, app: RelayApp, started: UInt64) -> HTTP1Response {
         let reason = app.fcm == nil ? "app \(app.id) has no FCM credentials" : "this relay has no FCM client"
-        metrics?.countFCM(app: app.id, status: 503, fcmReason: "no_fcm_credentials")
+        metrics?.countFCM(app: app.id, status: 503, localReason: .noFCMCredentials)
         output.logFCMRelay(target, app: app.id, status: 503, reason: reason, started: started)
         var response = plain(503, reason + ": the relay's configuration, retry later")
         response.headers.append(HTTPField(name: "Retry-After", value: String(RetryAfter.unknownApp)))
@@ -95,25 +92,5 @@ extension WebPushHandler {
         metrics?.countFCM(app: app.id, status: status, localReason: .invalidRequest)
         output.logFCMRelay(target, app: app.id, status: status, reason: reason, started: started)
         return plain(status, reason)
-    }
-
-    /// Metrics of a message FCM (or the way to it) has answered.
-    private static func countFCMDelivery(_ metrics: RelayMetricsRecorder, _ app: String, delivery: FCMDelivery,
-                                         status: Int, ciphertextDropped: Bool) {
-        switch delivery.outcome {
-        case .answered(.sent, _, _):
-            metrics.countFCM(app: app, status: status, localReason: ciphertextDropped ? .payloadDropped : nil)
-        case .answered(.failed(let error), _, _):
-            metrics.countFCM(app: app, status: status, fcmReason: error.reason.text)
-        case .noAccessToken(let verdict):
-            metrics.countFCM(app: app, status: status,
-                             fcmReason: verdict.webPushStatus == 502 ? "no_access_token" : "token_endpoint_unavailable")
-        case .answerTimedOut: metrics.countFCM(app: app, status: status, localReason: .timeout)
-        case .connectFailed: metrics.countFCM(app: app, status: status, localReason: .connectFailed)
-        case .tlsFailed: metrics.countFCM(app: app, status: status, localReason: .tlsFailed)
-        case .streamFailed: metrics.countFCM(app: app, status: status, localReason: .streamFailed)
-        case .allConnectionsDown: metrics.countFCM(app: app, status: status, localReason: .allConnectionsDown)
-        case .overloaded: metrics.countFCM(app: app, status: status, localReason: .overloaded)
-        }
     }
 }

@@ -27,7 +27,7 @@ def test_the_rules_unit_tests_pass():
 
 def test_every_alert_has_a_severity_a_summary_and_a_description():
     blocks = alert_blocks()
-    assert len(blocks) == 11, sorted(blocks)
+    assert len(blocks) == 13, sorted(blocks)
     for name, block in blocks.items():
         assert re.search(r"^          severity: (warning|critical)$", block, re.MULTILINE), name
         assert re.search(r"^          summary: \S", block, re.MULTILINE), name

@@ -218,7 +218,7 @@ def test_each_app_has_its_health_and_the_log_names_the_app(apps):
     assert get(port, "/relay-to/_health/nosuchapp").status == 404
     response, _ = post(port, f"/relay-to/beta/production/{rt.TOKEN}", b"logged")
     assert response.status == 201
-    assert apps["relay"].log_contains(f"relay app=beta env=production token={rt.TOKEN[:8]} status=201")
+    assert apps["relay"].log_contains(f"relay app=beta service=apns env=production token={rt.TOKEN[:8]} status=201")
     log = apps["relay"].read_log()
     assert "app feditext development: topic com.example.feditext, token auth (key id SANDBOX123" in log
     assert "toot-secret" not in log and "beta-secret" not in log

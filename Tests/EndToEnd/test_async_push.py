@@ -61,9 +61,9 @@ def test_an_async_request_is_answered_at_once_then_every_token_reaches_apns(stac
     assert response.body == b'{"counts":5,"logs":[],"success":"ok"}'
     for token in tokens:
         assert len(api.received_for(stack["emulator"], token)) == 1, token
-    assert stack["relay"].log_contains("async notifications=1 tokens=5 queued=5 failed=0")
+    assert stack["relay"].log_contains("async notifications=1 tokens=5 service=apns queued=5 failed=0")
     # Each notification is counted once when done, as a synchronous one is.
-    series = 'toot_relay_api_notifications_total{app="default",environment="production",result="accepted"}'
+    series = 'toot_relay_api_notifications_total{app="default",service="apns",environment="production",result="accepted"}'
     deadline = time.monotonic() + 5
     while api.metric(rt.scrape(rt.metrics_port(stack["relay"])), series).get(series, 0) < 5:
         assert time.monotonic() < deadline, rt.scrape(rt.metrics_port(stack["relay"]))

@@ -16,7 +16,7 @@ def test_metrics_count_what_happened(spawn, emulator):
     relay = spawn.relay("relay-metrics", emulator.port, METRICS_PORT=0)
     port = rt.metrics_port(relay)
     before = rt.scrape(port)
-    assert rt.metric_value(before, 'toot_relay_notifications_total{app="default",environment="production",status="201",reason=""}') == 0
+    assert rt.metric_value(before, 'toot_relay_notifications_total{app="default",service="apns",environment="production",status="201",reason=""}') == 0
     assert rt.metric_value(before, 'toot_relay_credential_expiry_timestamp_seconds{app="default",environment="production"}') > time.time()
     assert rt.metric_value(before, "toot_relay_max_in_flight") == 20000
     assert rt.metric_value(before, "toot_relay_apns_queued") == 0
@@ -38,10 +38,10 @@ def test_metrics_count_what_happened(spawn, emulator):
     assert client.response().status == 415
 
     text = rt.scrape(port)
-    assert rt.metric_value(text, 'toot_relay_notifications_total{app="default",environment="production",status="201",reason=""}') == 2
-    assert rt.metric_value(text, 'toot_relay_notifications_total{app="default",environment="development",status="201",reason=""}') == 1
-    assert rt.metric_value(text, 'toot_relay_notifications_total{app="default",environment="production",status="410",reason="Unregistered"}') == 1
-    assert rt.metric_value(text, 'toot_relay_notifications_total{app="default",environment="development",status="415",reason="invalid_request"}') == 1
+    assert rt.metric_value(text, 'toot_relay_notifications_total{app="default",service="apns",environment="production",status="201",reason=""}') == 2
+    assert rt.metric_value(text, 'toot_relay_notifications_total{app="default",service="apns",environment="development",status="201",reason=""}') == 1
+    assert rt.metric_value(text, 'toot_relay_notifications_total{app="default",service="apns",environment="production",status="410",reason="Unregistered"}') == 1
+    assert rt.metric_value(text, 'toot_relay_notifications_total{app="default",service="apns",environment="development",status="415",reason="invalid_request"}') == 1
     assert rt.metric_value(text, 'toot_relay_apns_latency_seconds_count{environment="production"}') == 3
     assert rt.metric_value(text, 'toot_relay_apns_latency_seconds_count{environment="development"}') == 1
     assert rt.metric_value(text, "toot_relay_sender_connections") == 1
@@ -53,6 +53,41 @@ def test_metrics_count_what_happened(spawn, emulator):
     while rt.metric_value(rt.scrape(port), 'toot_relay_apns_connections{state="ready"}') in (None, 0):
         assert time.monotonic() < deadline, rt.scrape(port)
         time.sleep(0.2)
+
+
+def test_fcm_counts_in_the_same_series_under_its_service(spawn, certs, tmp_path):
+    """A default app with APNs and FCM credentials: each service's series,
+    `service="apns"` or `"fcm"` (FCM without an environment), from the
+    start; a request line of each names its service."""
+    port = rt.free_port()
+    account = rt.write_service_account(str(tmp_path / "service-account.json"), certs, port)
+    emulator = spawn.emulator("emulator-fcm-metrics", "--port", str(port), "--fcm-record",
+                              str(tmp_path / "fcm.jsonl"), "--fcm-service-account", account)
+    relay = spawn.relay("relay-fcm-metrics", emulator.port, METRICS_PORT=0, FCM_CREDENTIALS_FILE=account,
+                        FCM_HOST=f"127.0.0.1:{port}")
+    metrics = rt.metrics_port(relay)
+    before = rt.scrape(metrics)
+    assert rt.metric_value(before, 'toot_relay_notifications_total{app="default",service="apns",environment="production",status="201",reason=""}') == 0
+    assert rt.metric_value(before, 'toot_relay_notifications_total{app="default",service="fcm",environment="",status="201",reason=""}') == 0
+    assert rt.metric_value(before, 'toot_relay_fcm_credentials_rejected{app="default"}') == 0
+    assert rt.metric_value(before, 'toot_relay_apns_credentials_rejected{app="default"}') == 0
+    assert "fcm_notifications_total" not in before
+
+    subscriber = rt.Subscriber()
+    client = rt.Client(relay.port)
+    # A token FCM could never take: 400 before FCM is asked, counted
+    # under app "-" (the URL's app is not looked up for it).
+    for path, status in (("/relay-to/fcm/not.a.token", 400), (f"/relay-to/production/{rt.TOKEN}", 201)):
+        body, headers = rt.mastodon_push(subscriber, "https://relay.test" + path, b"hello")
+        client.send(rt.request_bytes("POST", path, headers, body))
+        assert client.response().status == status, path
+    client.close()
+
+    text = rt.scrape(metrics)
+    assert rt.metric_value(text, 'toot_relay_notifications_total{app="-",service="fcm",environment="",status="400",reason="invalid_request"}') == 1
+    assert rt.metric_value(text, 'toot_relay_notifications_total{app="default",service="apns",environment="production",status="201",reason=""}') == 1
+    assert relay.log_contains("relay app=- service=fcm token=- status=400 fcm=-")
+    assert relay.log_contains(f"relay app=default service=apns env=production token={rt.TOKEN[:8]} status=201 apns=200")
 
 
 class SilentAPNs:

@@ -99,7 +99,7 @@ def test_encrypted_web_pushes_over_https_through_nginx_decrypt_on_the_other_side
     # and close one per request, and none would be open now).
     assert metric(relay.read_log(), scrape_port, "toot_relay_sender_connections") == 1
     assert metric(relay.read_log(), scrape_port,
-                  'toot_relay_notifications_total{app="default",environment="production",status="201",reason=""}') == 8
+                  'toot_relay_notifications_total{app="default",service="apns",environment="production",status="201",reason=""}') == 8
     # nginx logs the sender's address, never the path with its token.
     log = nginx.access_log()
     assert log.count('127.0.0.1 - [') == 12 and log.count('"POST" 201 ') == 12, log

@@ -99,7 +99,7 @@ def test_an_async_request_is_answered_once_redis_holds_it_then_delivered(certs, 
         assert values['toot_relay_api_async_total{result="claimed"}'] == 0
         # Every entry done is deleted: the stream holds what is pending.
         assert redis.cli("XLEN", "toot-relay:async") == "0"
-        assert relay.process.log_contains("async notifications=1 tokens=21 queued=21 failed=0")
+        assert relay.process.log_contains("async notifications=1 tokens=21 service=apns queued=21 failed=0")
     finally:
         relay.kill()
         emulator.kill()

@@ -42,11 +42,11 @@ def targets(document):
             yield panel["title"], target
 
 
-def fill(expr, app):
+def fill(expr, app, service=".*"):
     """`expr` with the variables in, as Grafana writes them: `$app`,
-    `${app}`, `[[app]]`, the built-ins; `app` is one value or the regex
-    of All (".*")."""
-    values = dict(BUILT_INS, app=app)
+    `${app}`, `[[app]]`, `$service`, the built-ins; `app` and `service`
+    are one value or the regex of All (".*")."""
+    values = dict(BUILT_INS, app=app, service=service)
 
     def value(match):
         name = match.group(1) or match.group(2) or match.group(3)
@@ -58,9 +58,9 @@ def fill(expr, app):
     return filled
 
 
-def app_variable(document):
-    (variable,) = [entry for entry in document["templating"]["list"] if entry["name"] == "app"]
-    return variable
+def variable(document, name):
+    (entry,) = [entry for entry in document["templating"]["list"] if entry["name"] == name]
+    return entry
 
 
 # MARK: what Grafana's import needs
@@ -88,10 +88,11 @@ def test_the_dashboard_has_what_grafanas_import_needs():
             assert target["datasource"] == {"type": "prometheus", "uid": "${datasource}"}, panel["title"]
     variables = {entry["name"]: entry for entry in document["templating"]["list"]}
     assert variables["datasource"]["type"] == "datasource" and variables["datasource"]["query"] == "prometheus"
-    app = variables["app"]
-    assert app["type"] == "query" and app["datasource"] == {"type": "prometheus", "uid": "${datasource}"}
-    assert app["includeAll"] and app["allValue"] == ".*"
-    assert "label_values(toot_relay_notifications_total, app)" in json.dumps(app["query"])
+    for name in ("app", "service"):
+        entry = variables[name]
+        assert entry["type"] == "query" and entry["datasource"] == {"type": "prometheus", "uid": "${datasource}"}
+        assert entry["includeAll"] and entry["allValue"] == ".*"
+        assert f"label_values(toot_relay_notifications_total, {name})" in json.dumps(entry["query"])
 
 
 def test_no_datasource_is_named_by_a_numeric_id():
@@ -113,27 +114,33 @@ def test_no_datasource_is_named_by_a_numeric_id():
     walk(dashboard(), "$")
 
 
-def test_the_refusals_of_ours_panel_uses_the_alerts_list_of_reasons_that_are_not_ours():
+def test_the_refusals_of_ours_panel_uses_the_alerts_lists_of_reasons_that_are_not_ours():
+    # One list per service (APNs', FCM's), each in the alert rule and the panel.
     with open(prom.RULES) as handle:
         rules = set(re.findall(r'reason!~"([^"]*)"', handle.read()))
     panel = set(re.findall(r'reason!~"([^"]*)"', json.dumps(dashboard()).replace('\\"', '"')))
-    assert len(rules) == 1 and panel == rules, (rules, panel)
+    assert len(rules) == 2 and panel == rules, (rules, panel)
 
 
 # MARK: the queries against a real relay
 
 @pytest.fixture
-def stack(spawn, emulator, tmp_path):
-    """A relay with metrics, the provider API, a feedback hook and Redis (so
-    every series the rules name exists), and a Prometheus of the test's
-    own scraping it with the alert rules loaded."""
+def stack(spawn, certs, workdir, tmp_path):
+    """A relay with metrics, the provider API, a feedback hook, Redis and a
+    default app with FCM credentials too (so every series the rules name
+    exists), and a Prometheus of the test's own scraping it with the alert
+    rules loaded."""
     prom.tool("prometheus")
     hook = api.HookServer()
     redis = ft.RedisProcess(str(tmp_path / "redis"))
+    port = rt.free_port()
+    account = rt.write_service_account(str(tmp_path / "service-account.json"), certs, port)
+    emulator = rt.start_emulator(certs, workdir, name="emulator-dashboard", port=port, fcm_service_accounts=[account])
     server = None
     try:
         relay = spawn.relay("relay-dashboard", emulator.port, METRICS_PORT=0, API_PORT=0, FEEDBACK_MAX=1,
-                            FEEDBACK_HOOK_URL=hook.url, REDIS_URL=redis.url)
+                            FEEDBACK_HOOK_URL=hook.url, REDIS_URL=redis.url, FCM_CREDENTIALS_FILE=account,
+                            FCM_HOST=f"127.0.0.1:{port}")
         api_port = api.api_port(relay)
         metrics_port = rt.metrics_port(relay)
         server = prom.PrometheusServer(str(tmp_path), [f"127.0.0.1:{metrics_port}"], rule_files=[prom.RULES])
@@ -141,27 +148,33 @@ def stack(spawn, emulator, tmp_path):
     finally:
         if server is not None:
             server.kill()
+        emulator.kill()
         hook.close()
         redis.stop()
 
 
-def app_values(server, document):
-    """What the app variable's query lists: `label_values(metric, label)`
-    is Prometheus' label values API with a match[] of the metric."""
-    query = app_variable(document)["definition"]
+def variable_values(server, document, name):
+    """What a variable's query lists: `label_values(metric, label)` is
+    Prometheus' label values API with a match[] of the metric."""
+    query = variable(document, name)["definition"]
     metric, label = re.fullmatch(r"label_values\((\w+),\s*(\w+)\)", query).groups()
     return server.api(f"label/{label}/values", **{"match[]": metric})
 
 
-def run_every_query(server, document, apps):
-    """Runs every target for each app value; returns {(title, refId, app): samples}."""
+def run_every_query(server, document, apps, services=(".*", "apns", "fcm")):
+    """Runs every target for each app and service value; returns
+    {(title, refId, app): samples} of every service (".*")."""
     results = {}
     for app in apps:
-        for title, target in targets(document):
-            samples = server.query(fill(target["expr"], app))
-            assert samples, f"{title} ({target['refId']}, app {app}) returned nothing: {target['expr']}"
-            assert all(math.isfinite(value) for _, value in samples), (title, target["refId"], samples)
-            results[(title, target["refId"], app)] = samples
+        for service in services:
+            for title, target in targets(document):
+                samples = server.query(fill(target["expr"], app, service))
+                assert samples, f"{title} ({target['refId']}, app {app}, service {service}) returned nothing: {target['expr']}"
+                assert all(math.isfinite(value) for _, value in samples), (title, target["refId"], samples)
+                if service == ".*":
+                    results[(title, target["refId"], app)] = samples
+                else:
+                    results[(title, target["refId"], app, service)] = samples
     return results
 
 
@@ -185,13 +198,18 @@ def test_every_panel_draws_on_a_fresh_relay(stack):
     server = stack["prometheus"]
     server.wait_for_scrapes(3)
     document = dashboard()
-    apps = app_values(server, document)
+    apps = variable_values(server, document, "app")
     assert apps == ["default"], apps
+    assert variable_values(server, document, "service") == ["apns", "fcm"]
     results = run_every_query(server, document, ["default", ".*"])
-    # Nothing happened yet: the notification rates are zero, not missing.
+    # Nothing happened yet: the notification rates are zero, not missing,
+    # for each service.
     for app in ("default", ".*"):
-        assert [value for _, value in results[("Notifications by status and app", "A", app)]] == [0]
+        rates = results[("Notifications by status, app and service", "A", app)]
+        assert sorted((labels.get("service"), value) for labels, value in rates) == [("apns", 0), ("fcm", 0)]
         assert [value for _, value in results[("API requests", "A", app)]] == [0]
+    rejected = results[("Credentials rejected", "A", ".*")]
+    assert sorted((labels.get("service"), value) for labels, value in rejected) == [("apns", 0), ("fcm", 0)]
     assert len(rules_evaluated_quietly(server)) == len(prom.alert_blocks())
 
 
@@ -246,12 +264,17 @@ def test_every_panel_draws_the_load_after_a_scrape(stack):
         assert time.monotonic() < deadline, "the load never reached Prometheus"
         time.sleep(0.2)
     document = dashboard()
-    apps = app_values(server, document)
+    apps = variable_values(server, document, "app")
     assert "default" in apps, apps
     results = run_every_query(server, document, ["default", ".*"])
 
-    statuses = {labels.get("status") for labels, _ in results[("Notifications by status and app", "A", "default")]}
+    statuses = {labels.get("status") for labels, _ in results[("Notifications by status, app and service", "A", "default")]}
     assert {"201", "410", "415"} <= statuses, statuses
+    apns_only = results[("Notifications by status, app and service", "A", "default", "apns")]
+    assert {labels.get("service") for labels, _ in apns_only} == {"apns"}, apns_only
+    api_results = {(labels.get("service"), labels.get("result"))
+                   for labels, _ in results[("API notifications by result", "A", ".*")]}
+    assert ("apns", "accepted") in api_results, api_results
     routes = {labels.get("route") for labels, _ in results[("API requests", "A", ".*")]}
     assert None not in routes and routes, routes
     latency = {labels.get("environment"): value for labels, value in results[("APNs latency", "A", ".*")]}

@@ -1,5 +1,6 @@
 import APNsCore
 import APNs
+import FCMCore
 @testable import Observability
 import Testing
 
@@ -29,7 +30,7 @@ private func providerMetrics() -> (RelayMetrics, ProviderMetrics) {
 }
 
 private func series(_ app: String, _ environment: APNsEnvironment, _ result: String) -> String {
-    #"toot_relay_api_notifications_total{app="\#(app)",environment="\#(environment.rawValue)",result="\#(result)"}"#
+    #"toot_relay_api_notifications_total{app="\#(app)",service="apns",environment="\#(environment.rawValue)",result="\#(result)"}"#
 }
 
 @Test("each outcome is counted under its result label and environment", arguments: providerResultCases)
@@ -130,4 +131,45 @@ func feedbackCountsPerApp() {
     let text = RelayMetricsTests.exposition(relay)
     #expect(text.contains(#"toot_relay_feedback_recorded_total{app="toot"} 6"#))
     #expect(text.contains(#"toot_relay_feedback_dropped_total{app="toot"} 2"#))
+}
+
+/// (an FCM send's end, the `result` label it is counted under).
+let providerFCMResultCases: [(FCMOutcome, String)] = [
+    (.answered(.sent, retryAfterSeconds: nil, afterTokenRefresh: false), "accepted"),
+    (.answered(.failed(FCMError(httpStatus: 404, reason: .unregistered)), retryAfterSeconds: nil, afterTokenRefresh: false),
+     "UNREGISTERED"),
+    (.answered(.failed(FCMError(httpStatus: 401, reason: .thirdPartyAuthError)), retryAfterSeconds: nil,
+               afterTokenRefresh: true), "THIRD_PARTY_AUTH_ERROR"),
+    (.answered(.failed(FCMError(httpStatus: 418, reason: .other("HTTP 418"))), retryAfterSeconds: nil,
+               afterTokenRefresh: false), "other-418"),
+    (.noAccessToken(.credentialsRejected(detail: "invalid_grant")), "no_access_token"),
+    (.noAccessToken(.retryLater(seconds: 60, detail: "503")), "token_endpoint_unavailable"),
+    (.answerTimedOut, "timeout"),
+    (.connectFailed("refused"), "unreachable"),
+    (.allConnectionsDown, "unreachable"),
+    (.overloaded, "overloaded"),
+]
+
+@Test("each FCM send's end is counted under service fcm, no environment, and its result", arguments: providerFCMResultCases)
+func providerFCMNotificationResult(_ outcome: FCMOutcome, _ result: String) {
+    let (relay, metrics) = providerMetrics()
+    let recorder = metrics.makeRecorder()
+    recorder.countNotification(app: "droid", fcm: outcome)
+    recorder.countNotification(app: "droid", fcm: outcome)
+    recorder.countNotification(app: "droid", environment: .production, outcome: .overloaded)
+    let text = RelayMetricsTests.exposition(relay)
+    #expect(text.contains(#"toot_relay_api_notifications_total{app="droid",service="fcm",environment="",result="\#(result)"} 2"#))
+    #expect(text.contains(series("droid", .production, "overloaded") + " 1"))
+    #expect(text.components(separatedBy: "toot_relay_api_notifications_total{").count - 1 == 2)
+}
+
+@Test("a reload empties a loop's FCM series too")
+func providerRecorderForgetsFCMSeries() {
+    let (_, metrics) = providerMetrics()
+    let recorder = metrics.makeRecorder()
+    recorder.countNotification(app: "droid", fcm: .answerTimedOut)
+    recorder.countNotification(app: "toot", environment: .production, outcome: .answerTimedOut)
+    #expect(recorder.cachedApps == 2)
+    recorder.appsReplaced()
+    #expect(recorder.cachedApps == 0)
 }

@@ -1,11 +1,13 @@
 import Delivery
 import APNs
+import FCMCore
 import APNsCore
 import HTTP1
 import Locking
 @testable import Observability
 import RelayCore
 import Testing
+import TestSupport
 
 @Suite("Relay metrics")
 struct RelayMetricsTests {
@@ -20,12 +22,12 @@ struct RelayMetricsTests {
         RelayMetrics(connections: connections, maxInFlight: maxInFlight, inFlight: inFlight)
     }
 
-    @Test("outcomes count under environment, status and reason; delivered shows 0 from the start")
+    @Test("APNs outcomes count under service, environment, status and reason; delivered shows 0 from the start")
     func notifications() {
         let metrics = Self.metrics()
         metrics.setApps(RelayApps(defaultApp: RelayApp(topic: "com.example.app")))
         let start = Self.exposition(metrics)
-        #expect(start.contains(#"toot_relay_notifications_total{app="default",environment="production",status="201",reason=""} 0"#))
+        #expect(start.contains(#"toot_relay_notifications_total{app="default",service="apns",environment="production",status="201",reason=""} 0"#))
         let recorder = metrics.makeRecorder()
         recorder.count(app: "default", environment: .production, status: 201)
         recorder.count(app: "default", environment: .production, status: 201)
@@ -34,17 +36,74 @@ struct RelayMetricsTests {
         recorder.count(app: "default", environment: .production, status: 502, apnsReason: .unknown("SomethingNew"))
         recorder.count(app: "default", environment: .development, status: 400, localReason: .invalidRequest)
         let text = Self.exposition(metrics)
-        #expect(text.contains(#"toot_relay_notifications_total{app="default",environment="production",status="201",reason=""} 2"#))
-        #expect(text.contains(#"toot_relay_notifications_total{app="default",environment="development",status="410",reason="Unregistered"} 1"#))
-        #expect(text.contains(#"toot_relay_notifications_total{app="default",environment="production",status="504",reason="timeout"} 1"#))
-        #expect(text.contains(#"toot_relay_notifications_total{app="default",environment="production",status="502",reason="SomethingNew"} 1"#))
-        #expect(text.contains(#"toot_relay_notifications_total{app="default",environment="development",status="400",reason="invalid_request"} 1"#))
+        #expect(text.contains(#"toot_relay_notifications_total{app="default",service="apns",environment="production",status="201",reason=""} 2"#))
+        #expect(text.contains(#"toot_relay_notifications_total{app="default",service="apns",environment="development",status="410",reason="Unregistered"} 1"#))
+        #expect(text.contains(#"toot_relay_notifications_total{app="default",service="apns",environment="production",status="504",reason="timeout"} 1"#))
+        #expect(text.contains(#"toot_relay_notifications_total{app="default",service="apns",environment="production",status="502",reason="SomethingNew"} 1"#))
+        #expect(text.contains(#"toot_relay_notifications_total{app="default",service="apns",environment="development",status="400",reason="invalid_request"} 1"#))
         // Only what happened (and the delivered rows) is listed.
         #expect(text.components(separatedBy: "toot_relay_notifications_total{").count - 1 == 6)
         // Another app counts under its own label.
         recorder.count(app: "feditext", environment: .production, status: 201)
         #expect(Self.exposition(metrics).contains(
-            #"toot_relay_notifications_total{app="feditext",environment="production",status="201",reason=""} 1"#))
+            #"toot_relay_notifications_total{app="feditext",service="apns",environment="production",status="201",reason=""} 1"#))
+    }
+
+    @Test("FCM outcomes count in the same series, service fcm, no environment; delivered shows 0 from the start")
+    func fcmNotifications() {
+        let metrics = Self.metrics()
+        var droid = RelayApp(id: "droid", topic: "", production: nil, development: nil)
+        droid.fcm = FCMAppCredentials(account: FCMTestAccount.make(project: "droid"), health: AppHealth())
+        metrics.setApps(RelayApps([RelayApp(topic: "com.example.app"), droid], defaultAppID: "default"))
+        let fcmSeries = #"toot_relay_notifications_total{app="droid",service="fcm",environment="""#
+        let start = Self.exposition(metrics)
+        #expect(start.contains(fcmSeries + #",status="201",reason=""} 0"#))
+        // An app without FCM credentials has no FCM series, one without APNs credentials no APNs one.
+        #expect(!start.contains(#"app="default",service="fcm""#))
+        #expect(!start.contains(#"app="droid",service="apns""#))
+        let recorder = metrics.makeRecorder()
+        recorder.countFCM(app: "droid", status: 201)
+        recorder.countFCM(app: "droid", status: 201, localReason: .payloadDropped)
+        recorder.countFCM(app: "droid", status: 410, fcmReason: .unregistered)
+        recorder.countFCM(app: "droid", status: 410, fcmReason: .unregistered)
+        recorder.countFCM(app: "droid", status: 502, fcmReason: .other("SOMETHING_NEW"))
+        recorder.countFCM(app: "droid", status: 503, localReason: .noFCMCredentials)
+        recorder.countFCM(app: "droid", status: 418, fcmReason: .internalError)
+        let text = Self.exposition(metrics)
+        for (labels, count) in [(#",status="201",reason=""}"#, 1), (#",status="201",reason="payload_dropped"}"#, 1),
+                                (#",status="410",reason="UNREGISTERED"}"#, 2), (#",status="502",reason="SOMETHING_NEW"}"#, 1),
+                                (#",status="503",reason="no_fcm_credentials"}"#, 1), (#",status="418",reason="INTERNAL"}"#, 1)] {
+            #expect(text.contains(fcmSeries + labels + " \(count)"), "\(labels)")
+        }
+        // The APNs series of the same app id stay apart.
+        recorder.count(app: "droid", environment: .production, status: 201)
+        #expect(Self.exposition(metrics).contains(
+            #"toot_relay_notifications_total{app="droid",service="apns",environment="production",status="201",reason=""} 1"#))
+        #expect(!text.contains("fcm_notifications_total"))
+    }
+
+    @Test("an FCM send's end counts under FCM's code, or the relay's own reason", arguments: [
+        (FCMOutcome.answered(.sent, retryAfterSeconds: nil, afterTokenRefresh: false), 201, false, ""),
+        (.answered(.sent, retryAfterSeconds: nil, afterTokenRefresh: false), 201, true, "payload_dropped"),
+        (.answered(.failed(FCMError(httpStatus: 403, reason: .senderIDMismatch)), retryAfterSeconds: nil,
+                   afterTokenRefresh: false), 410, false, "SENDER_ID_MISMATCH"),
+        (.answered(.failed(FCMError(httpStatus: 429, reason: .quotaExceeded)), retryAfterSeconds: 60,
+                   afterTokenRefresh: false), 503, false, "QUOTA_EXCEEDED"),
+        (.noAccessToken(.credentialsRejected(detail: "invalid_grant")), 502, false, "no_access_token"),
+        (.noAccessToken(.retryLater(seconds: 60, detail: "503")), 503, false, "token_endpoint_unavailable"),
+        (.answerTimedOut, 504, false, "timeout"),
+        (.connectFailed("refused"), 502, false, "connect_failed"),
+        (.tlsFailed("handshake"), 502, false, "tls_failed"),
+        (.streamFailed("reset"), 502, false, "stream_failed"),
+        (.allConnectionsDown, 503, false, "all_connections_down"),
+        (.overloaded, 503, false, "overloaded"),
+    ])
+    func fcmDeliveryReasons(_ outcome: FCMOutcome, _ status: Int, _ dropped: Bool, _ reason: String) {
+        let metrics = Self.metrics()
+        metrics.makeRecorder().countFCM(app: "droid", status: status, delivery: FCMDelivery(outcome: outcome),
+                                        ciphertextDropped: dropped)
+        #expect(Self.exposition(metrics).contains(
+            #"toot_relay_notifications_total{app="droid",service="fcm",environment="",status="\#(status)",reason="\#(reason)"} 1"#))
     }
 
     @Test("latency histogram, gauges from the shared counters, APNs connections and the expiry")
@@ -101,7 +160,7 @@ struct RelayMetricsTests {
         #expect(!after.contains(#"toot_relay_apns_credentials_rejected{app="beta"}"#))
         #expect(!after.contains(#"toot_relay_credential_expiry_timestamp_seconds{app="default",environment="development"}"#))
         // Its counters stay: a counter's history is not a state that alerts.
-        #expect(after.contains(#"toot_relay_notifications_total{app="beta",environment="production",status="201",reason=""} 0"#))
+        #expect(after.contains(#"toot_relay_notifications_total{app="beta",service="apns",environment="production",status="201",reason=""} 0"#))
         #expect(after.contains(#"toot_relay_credential_expiry_timestamp_seconds{app="default",environment="production"} 1800000000"#))
         #expect(after.contains(#"toot_relay_apns_credentials_rejected{app="default"} 0"#))
 
@@ -166,10 +225,12 @@ struct RelayMetricsTests {
     func localReasonSlots() {
         for reason in LocalReason.allCases {
             #expect(RelayMetrics.reasonSlots[reason.slot] == reason.rawValue)
+            #expect(RelayMetrics.fcmReasonSlots[reason.slot] == reason.rawValue)
         }
         #expect(LocalReason.allCases.map(\.rawValue) == [
             "invalid_request", "timeout", "connect_failed", "tls_failed", "stream_failed", "all_connections_down",
-            "overloaded", "payload_dropped", "unknown_app",
+            "overloaded", "payload_dropped", "unknown_app", "no_fcm_credentials", "no_access_token",
+            "token_endpoint_unavailable",
         ])
     }
 }

@@ -147,7 +147,7 @@ struct FCMWebPushHandlerTests {
         #expect(!body.contains(#""p":"#))
         #expect(body.contains(#""notification":{"title":"#))
         let exposition = String(decoding: metrics.exposition(), as: UTF8.self)
-        #expect(exposition.contains(#"fcm_notifications_total{app="default",status="201",reason="payload_dropped"}"#))
+        #expect(exposition.contains(#"toot_relay_notifications_total{app="default",service="fcm",environment="",status="201",reason="payload_dropped"} 1"#))
     }
 
     @Test("a token that is not FCM's syntax is 400 before FCM is asked", arguments: [
@@ -222,6 +222,6 @@ struct FCMWebPushHandlerTests {
         #expect(exposition.contains(#"toot_relay_fcm_credentials_rejected{app="droid"} 0"#))
         #expect(exposition.contains(#"toot_relay_apns_credentials_rejected{app="default"} 0"#))
         #expect(!exposition.contains(#"toot_relay_apns_credentials_rejected{app="droid"}"#))
-        #expect(exposition.contains(#"toot_relay_fcm_notifications_total{app="default",status="502",reason="THIRD_PARTY_AUTH_ERROR"} 1"#))
+        #expect(exposition.contains(#"toot_relay_notifications_total{app="default",service="fcm",environment="",status="502",reason="THIRD_PARTY_AUTH_ERROR"} 1"#))
     }
 }

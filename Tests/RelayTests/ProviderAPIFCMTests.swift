@@ -8,6 +8,7 @@ import Feedback
 import Foundation
 import HTTP1
 import HTTPCore
+import Observability
 import ProviderAPI
 import Provisioning
 import RelayCore
@@ -33,14 +34,15 @@ struct ProviderFCMFixture {
     let loop: EventLoop
 
     init(withFCMClient: Bool = true, keys: [APIKeyEntry] = [],
-         async: AsyncPushes = AsyncPushes(byDefault: false, maxTries: 3, maxPending: 100),
+         async: AsyncPushes = AsyncPushes(byDefault: false, maxTries: 3, maxPending: 100), metrics: ProviderMetrics? = nil,
          outcome: @escaping (FCMNotification) -> FCMOutcome = { _ in
              .answered(.sent, retryAfterSeconds: nil, afterTokenRefresh: false)
          }) throws {
         loop = try EventLoop()
         fcmSender = FakeFCMSender(outcome: outcome)
         let loopContext = LoopContext(sender: apnsSender, fcmSender: withFCMClient ? fcmSender : nil,
-                                      apps: FCMHandlerFixture.apps(fcmHealth: fcmHealth), logger: log.logger, loop: loop)
+                                      apps: FCMHandlerFixture.apps(fcmHealth: fcmHealth), logger: log.logger, loop: loop,
+                                      providerMetrics: metrics)
         let context = ProviderAPIContext(
             keyring: try APIKeyring(keys), provisioned: ProvisionedApps(catalog: APNsCredentialCatalog(caFile: nil)),
             feedback: FeedbackSink(store: store, hook: nil),

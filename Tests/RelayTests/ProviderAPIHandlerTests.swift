@@ -277,7 +277,7 @@ struct ProviderAPIAsyncPushTests {
         #expect(fixture.context.async.counts.failed == 1)
         #expect(fixture.context.feedback.store.take(app: "default").map(\.token) == [token("41", 2)])
         fixture.handler.flushLog()
-        #expect(fixture.log.lines.contains { $0.contains("async notifications=1 tokens=2 queued=2 failed=0") })
+        #expect(fixture.log.lines.contains { $0.contains("async notifications=1 tokens=2 service=apns queued=2 failed=0") })
     }
 
     @Test("API_ASYNC makes a request that does not choose asynchronous, and async false synchronous")

@@ -123,7 +123,7 @@ struct SeveralAppsHandlerTests {
         #expect(warnings.count == 1)
         #expect(warnings.first?.contains(#"app "nosuch""#) == true)
         let text = String(decoding: metrics.exposition(), as: UTF8.self)
-        #expect(text.contains(#"toot_relay_notifications_total{app="-",environment="production",status="503",reason="unknown_app"} 3"#))
+        #expect(text.contains(#"toot_relay_notifications_total{app="-",service="apns",environment="production",status="503",reason="unknown_app"} 3"#))
         #expect(!text.contains(#"app="nosuch""#) && !text.contains(#"app="other""#))
     }
 
@@ -161,7 +161,7 @@ struct RejectedKeyTests {
         handler.flushLog()
         let line = try #require(log.lines.last)
         #expect(line.contains("[error]") || line.lowercased().contains("error"))
-        #expect(line.contains("app=feditext env=development") && line.contains("key-id=SANDBOX789"))
+        #expect(line.contains("app=feditext service=apns env=development") && line.contains("key-id=SANDBOX789"))
         #expect(!line.contains("PROD456789"))
     }
 }

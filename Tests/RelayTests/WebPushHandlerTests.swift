@@ -39,9 +39,9 @@ struct WebPushHandlerTests {
         let line = try #require(fixture.logLines.last)
         #expect(line.contains("env=production token=01234567 status=201 apns=200"))
         #expect(!line.contains(testToken))
-        // The whole line: `relay app= env= token= status= apns= reason="" latency=N.Nms apns-id=`.
+        // The whole line: `relay app= service=apns env= token= status= apns= reason="" latency=N.Nms apns-id=`.
         let message = try #require(line.split(separator: " ", maxSplits: 2).last)
-        let prefix = #"relay app=default env=production token=01234567 status=201 apns=200 reason="-" latency="#
+        let prefix = #"relay app=default service=apns env=production token=01234567 status=201 apns=200 reason="-" latency="#
         #expect(message.hasPrefix(prefix))
         #expect(message.hasSuffix("ms apns-id=" + notification.apnsID + "\n"))
         let latency = message.dropFirst(prefix.count).prefix { $0 != " " }
@@ -128,7 +128,7 @@ struct WebPushHandlerTests {
     }
 
     @Test("requests answered without APNs log one line each, in the same words as ever", arguments: [
-        (webPushRequest(ttl: nil), #"relay app=default env=production token=01234567 status=400 apns=- reason="missing TTL header" latency="#),
+        (webPushRequest(ttl: nil), #"relay app=default service=apns env=production token=01234567 status=400 apns=- reason="missing TTL header" latency="#),
         (webPushRequest(path: "/elsewhere"), #"POST status=404 reason="no such route" latency="#),
         (HTTP1Request(method: "GET", target: "/relay-to/production/" + testToken, version: .http1_1, headers: [:],
                       body: [], keepAlive: true), #"GET status=405 reason="method not allowed" latency="#),
