@@ -1,5 +1,6 @@
 import EventLoop
 import FCM
+import FCMCore
 import Observability
 import RelayCore
 import TLS

@@ -1,4 +1,4 @@
-import FCM
+import FCMCore
 import RelayCore
 
 extension FCMSettings {

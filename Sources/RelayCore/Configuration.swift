@@ -1,4 +1,5 @@
 import APNsCore
+import FCMCore
 import HTTPCore
 
 /// Everything an operator can set, with its default, in one place.
@@ -51,11 +52,11 @@ public struct Configuration: Sendable, Equatable {
     /// `FCM_CREDENTIALS_BASE64`: the same file, base64, in the environment
     /// (as `P12_BASE64`); never with `FCM_CREDENTIALS_FILE`.
     public var fcmCredentialsBase64: String? = nil
-    public var fcmHost = HostAndPort(host: "fcm.googleapis.com", port: 443)
-    /// FCM's connections per service account and event loop, and its answer
-    /// timeout: APNs' defaults, as the two clients pool and wait alike.
-    public var fcmMaxConnections = APNsSettings().maxConnectionsPerEnvironment
-    public var fcmAnswerTimeout = APNsSettings().answerTimeout
+    /// Where FCM is, its connections per event loop and its answer timeout:
+    /// `FCMSettings`' defaults.
+    public var fcmHost = HostAndPort(host: FCMSettings().host, port: FCMSettings().port)
+    public var fcmMaxConnections = FCMSettings().maxConnections
+    public var fcmAnswerTimeout = FCMSettings().answerTimeout
 
     /// The apps file (TOML, ARCHITECTURE.md §7); nil: one app, described by the
     /// variables above.

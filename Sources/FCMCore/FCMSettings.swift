@@ -1,7 +1,8 @@
-/// The FCM client's settings, as `APNsSettings` are APNs': where FCM is
-/// (`FCM_HOST`, default fcm.googleapis.com:443), how many connections go
-/// there (`FCM_MAX_CONNECTIONS`), how long an answer may take
-/// (`FCM_TIMEOUT`), and the connection timings, APNs' defaults.
+/// The FCM client's settings and the one home of their defaults, as
+/// `APNsSettings` are APNs': where FCM is (`FCM_HOST`), how many
+/// connections go there (`FCM_MAX_CONNECTIONS`), how long an answer may
+/// take (`FCM_TIMEOUT`), and the connection timings. The defaults are
+/// APNs' own, as the two clients pool and wait alike.
 public struct FCMSettings: Sendable, Equatable {
     public static let defaultHost = "fcm.googleapis.com"
 
