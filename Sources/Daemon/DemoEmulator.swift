@@ -11,8 +11,9 @@ public protocol DemoEmulator: AnyObject {
     /// Starts it on 127.0.0.1 with the throwaway keys of
     /// scripts/make-test-certs in `certificates`: as APNs with its server
     /// certificate and the client certificates of their CA, as FCM with a
-    /// throwaway service account it trusts; each notification and FCM
-    /// message it accepts is printed as a JSON line on standard output.
+    /// throwaway service account it trusts (its JSON file written into
+    /// `certificates`); each notification and FCM message it accepts is
+    /// printed as a JSON line on standard output.
     func start(certificates: String) throws(StartupFailure) -> DemoEmulatorEndpoint
     /// Stops it: the last step of shutdown, once nothing is sent to it.
     func stop()
