@@ -3,12 +3,12 @@ import Dispatch
 import EventLoop
 import Foundation
 
-/// The demo's APNs emulator: the apns-emulator executable that the package
-/// builds beside toot-relay, run as a child process, so that the relay's
-/// binary links no emulator. The child dies with the relay, however it
-/// ends (`spawnChildDyingWithParent`); its notification lines are copied to
-/// the relay's standard output, one whole line per write, as the demo
-/// shows them.
+/// The demo's APNs and FCM emulator: the apns-emulator executable that the
+/// package builds beside toot-relay, run as a child process, so that the
+/// relay's binary links no emulator. The child dies with the relay, however
+/// it ends (`spawnChildDyingWithParent`); its notification and FCM message
+/// lines are copied to the relay's standard output, one whole line per
+/// write, as the demo shows them.
 final class DemoEmulatorProcess: DemoEmulator {
     private var child: pid_t?
     /// Copies the child's lines; signalled at the end of its output.
@@ -17,17 +17,25 @@ final class DemoEmulatorProcess: DemoEmulator {
     /// How long the emulator may take to listen (it loads two PEM files).
     static let startTimeout: Duration = .seconds(10)
 
-    func start(certificates: String) throws(StartupFailure) -> UInt16 {
+    func start(certificates: String) throws(StartupFailure) -> DemoEmulatorEndpoint {
         let path = Self.executable()
         guard access(path, X_OK) == 0 else {
             throw StartupFailure("demo: no apns-emulator beside toot-relay (\(path)): "
                 + "build it with `swift build --product apns-emulator`")
         }
         let file = { (name: String) in certificates + "/" + name }
-        // Client certificates of the throwaway CA, no connection log, each
-        // notification a JSON line.
-        let arguments = [path, "--host", "127.0.0.1", "--port", "0", "--certificate", file("server.pem"),
-                         "--key", file("server.key"), "--client-ca", file("ca.pem"), "--print", "--quiet"]
+        // The service account's token_uri names the port, and the emulator
+        // reads the file when it starts: the port is chosen first.
+        let chosenPort = try Self.freeLoopbackPort()
+        let account = try DemoServiceAccount.write(in: certificates, tokenEndpointPort: chosenPort)
+        // Client certificates of the throwaway CA, the service account, no
+        // connection log, each notification and FCM message a JSON line on
+        // the one pipe (each line one write(2), whole up to PIPE_BUF, 4096
+        // bytes, when both services write at once: pipe(7); the demo's
+        // lines are shorter).
+        let arguments = [path, "--host", "127.0.0.1", "--port", String(chosenPort), "--certificate", file("server.pem"),
+                         "--key", file("server.key"), "--client-ca", file("ca.pem"), "--print", "--quiet",
+                         "--fcm-service-account", account, "--fcm-record", "/dev/stdout"]
         // Close-on-exec: the child gets the write end as its standard
         // output only (dup2 clears the flag there).
         var ends: [Int32] = [-1, -1]
@@ -63,7 +71,19 @@ final class DemoEmulatorProcess: DemoEmulator {
             close(descriptor)
             done.signal()
         }.start()
-        return port
+        return DemoEmulatorEndpoint(port: port, fcmServiceAccountFile: account)
+    }
+
+    /// A port free on 127.0.0.1 now (the kernel's choice for port 0); the
+    /// emulator binds it a moment later.
+    static func freeLoopbackPort() throws(StartupFailure) -> UInt16 {
+        do {
+            let socket = try Socket.bound(to: SocketAddress(ip: "127.0.0.1", port: 0)!)
+            defer { socket.close() }
+            return socket.localPort
+        } catch {
+            throw StartupFailure("demo: no free port on 127.0.0.1: \(error)")
+        }
     }
 
     /// SIGTERM (the emulator exits 0 with a statistics line on standard

@@ -150,7 +150,7 @@ struct RelayOptions: ParsableArguments {
     @Option(name: .customLong("redis-url"), help: help("REDIS_URL")) var redisURL: String?
     @Option(name: .customLong("redis-claim-idle"), help: help("REDIS_CLAIM_IDLE")) var redisClaimIdle: String?
     @Option(name: .customLong("demo"), help: ArgumentHelp(
-        "demo: run the apns-emulator built beside toot-relay on 127.0.0.1 with the throwaway certificates of scripts/make-test-certs in DIR, and print each notification it receives as a JSON line",
+        "demo: run the apns-emulator built beside toot-relay on 127.0.0.1 as APNs and FCM with the throwaway certificates and keys of scripts/make-test-certs in DIR (the default app's credentials), and print each notification and FCM message it receives as a JSON line",
         valueName: "dir"))
     var demoCertificates: String?
 

@@ -1,11 +1,12 @@
-"""The demo behind scripts/demo: the relay with its APNs emulator (the
-apns-emulator executable, which the relay runs as its child) on 127.0.0.1
-and throwaway certificates; a real encrypted Web Push goes through, and
-each notification is shown as an iOS client would get it. The provider
-API is on too, on loopback without keys, for a backend's curl to try.
+"""The demo behind scripts/demo: the relay with its APNs and FCM emulator
+(the apns-emulator executable, which the relay runs as its child) on
+127.0.0.1, throwaway certificates and a throwaway Firebase service account;
+a real encrypted Web Push goes through to an iOS and to an Android device,
+and each notification is shown as the app would get it. The provider API is
+on too, on loopback without keys, for a backend's curl to try.
 
   demo.py run  CERTDIR STATEDIR        start (Ctrl-C stops)
-  demo.py send STATEDIR TEXT [--aes128gcm] [--extra PATH]
+  demo.py send STATEDIR TEXT [--aes128gcm] [--extra PATH] [--android]
 """
 
 import ctypes
@@ -21,6 +22,8 @@ sys.path.insert(0, os.path.dirname(__file__))
 import relaytest as rt  # noqa: E402
 
 DEMO_TOKEN = "de" * 32
+# An FCM registration token's shape: an instance id, ':', then APA91b….
+DEMO_FCM_TOKEN = "dEmOdEvIcE0:APA91b" + "dEmO_aNdRoId-" * 10
 
 
 def load_subscriber(state_dir):
@@ -42,11 +45,14 @@ def load_subscriber(state_dir):
     return subscriber
 
 
-def send(state_dir, text, encoding="aesgcm", extra=None):
+def send(state_dir, text, encoding="aesgcm", extra=None, android=False):
+    """A Web Push to the demo's iOS device (the development APNs URL) or,
+    with `android`, to its Android device (webpush-fcm-relay's URL)."""
     with open(os.path.join(state_dir, "relay.json")) as handle:
         port = json.load(handle)["port"]
     subscriber = load_subscriber(state_dir)
-    path = f"/relay-to/development/{DEMO_TOKEN}" + (f"/{extra}" if extra else "")
+    device = f"fcm/{DEMO_FCM_TOKEN}" if android else f"development/{DEMO_TOKEN}"
+    path = f"/relay-to/{device}" + (f"/{extra}" if extra else "")
     plaintext = json.dumps({"title": "Mastodon demo", "body": text, "notification_type": "mention"},
                            ensure_ascii=False).encode()
     body, headers = rt.mastodon_push(subscriber, f"http://127.0.0.1:{port}{path}", plaintext, encoding=encoding)
@@ -60,14 +66,50 @@ def send(state_dir, text, encoding="aesgcm", extra=None):
 
 
 def show(line, subscriber):
-    """One notification as the app receives it: the APNs JSON, then the text.
-    Written in one piece: the relay's log (its stderr) and `send` write to
-    the same terminal or file, and a line of theirs must not land inside."""
+    """One notification as the app receives it: the APNs JSON or the FCM
+    message, then the text. Written in one piece: the relay's log (its
+    stderr) and `send` write to the same terminal or file, and a line of
+    theirs must not land inside."""
     try:
         received = json.loads(line)
     except json.JSONDecodeError:
         print(line, end="")
         return
+    lines = fcm_lines(received, subscriber) if "message" in received else apns_lines(received, subscriber)
+    sys.stdout.write("\n".join(lines) + "\n")
+    sys.stdout.flush()
+
+
+def decrypted_lines(fields, subscriber, who):
+    """The text the app decrypts from the p/k/s fields (an APNs payload's or
+    an FCM message's data: the same fields, the same code)."""
+    if "p" not in fields:
+        return ["(not a Web Push: a backend's notification, sent as it gave it)"]
+    try:
+        plaintext = rt.decrypt_notification(fields, subscriber)
+        return [f"\033[1mdecrypted by {who} (its private key and auth secret):\033[0m",
+                plaintext.decode(errors="replace")]
+    except Exception as error:  # noqa: BLE001 - not our subscription: show why
+        return [f"(cannot decrypt: not sent to the demo subscription: {error})"]
+
+
+def fcm_lines(received, subscriber):
+    """An FCM message as the Android app gets it: the message's `android`
+    options, its `notification` if a backend gave one, and the data
+    (RemoteMessage.getData()), which holds the Web Push's p/k/s/x strings."""
+    message = received["message"]
+    data = message.get("data", {})
+    lines = ["", "\033[1m── FCM delivered a message to Android device %s… ──\033[0m" % received.get("token", "?")[:12],
+             "project: %s  android: %s" % (received["project"], json.dumps(message.get("android", {}))),
+             ]
+    if "notification" in message:
+        lines.append("notification: " + json.dumps(message["notification"], ensure_ascii=False))
+    lines += ["data the app gets:", json.dumps(data, indent=2, ensure_ascii=False)]
+    return lines + decrypted_lines(data, subscriber, "the Android app")
+
+
+def apns_lines(received, subscriber):
+    """An APNs notification as the iOS app gets it: the headers, the JSON."""
     payload = json.loads(received["payload"])
     headers = dict(received["headers"])
     lines = ["", "\033[1m── APNs delivered a notification to device %s… ──\033[0m" % received["token"][:8],
@@ -76,17 +118,7 @@ def show(line, subscriber):
                  headers.get("apns-id")),
              "payload the app gets:",
              json.dumps(payload, indent=2, ensure_ascii=False)]
-    if "p" not in payload:
-        lines.append("(not a Web Push: a backend's notification, sent as it gave it)")
-    else:
-        try:
-            plaintext = rt.decrypt_notification(payload, subscriber)
-            lines.append("\033[1mdecrypted by the app (its private key and auth secret):\033[0m")
-            lines.append(plaintext.decode(errors="replace"))
-        except Exception as error:  # noqa: BLE001 - not our subscription: show why
-            lines.append(f"(cannot decrypt: not sent to the demo subscription: {error})")
-    sys.stdout.write("\n".join(lines) + "\n")
-    sys.stdout.flush()
+    return lines + decrypted_lines(payload, subscriber, "the app")
 
 
 def interrupted(_signal, _frame):
@@ -126,6 +158,7 @@ def run(cert_dir, state_dir):
     # Nothing from a real deployment's environment leaks into the demo.
     for name in ("P12_FILENAME", "P12_BASE64", "TOKEN_AUTH_KEY_FILENAME", "TOKEN_KEY_ID", "TOKEN_TEAM_ID",
                  "CA_FILENAME", "APNS_PRODUCTION_HOST", "APNS_DEVELOPMENT_HOST", "TOPIC", "APPS_FILE",
+                 "FCM_CREDENTIALS_FILE", "FCM_CREDENTIALS_BASE64", "FCM_HOST",
                  "API_PORT", "API_BIND", "API_KEYS", "API_PROVISION_DIR", "FEEDBACK_HOOK_URL",
                  "FEEDBACK_HOOK_HEADERS", "FEEDBACK_HOOK_QUEUE", "FEEDBACK_HOOK_TIMEOUT"):
         env.pop(name, None)
@@ -149,18 +182,24 @@ def run(cert_dir, state_dir):
         with open(os.path.join(state_dir, "relay.json"), "w") as handle:
             json.dump({"port": port, "api_port": api_port, "pid": relay.pid}, handle)
         me = os.path.relpath(os.path.join(rt.ROOT, "scripts", "demo"))
-        print(f"\n\033[1mtoot-relay is listening on http://127.0.0.1:{port}, delivering to an APNs emulator.\033[0m")
+        print(f"\n\033[1mtoot-relay is listening on http://127.0.0.1:{port}, delivering to an APNs and FCM "
+              "emulator.\033[0m")
         print("Send a real encrypted Web Push (what Mastodon does) from another terminal:\n")
         print(f"    {me} send 'Hello from Mastodon'")
-        print(f"    {me} send 'Standard encoding' --aes128gcm\n")
+        print(f"    {me} send 'Standard encoding' --aes128gcm")
+        print(f"    {me} send 'Hello, Android' --android\n")
         print(f"Or send as a backend does, through the provider API (gorush's /api/push) on port {api_port}:\n")
         print(f"    curl -s http://127.0.0.1:{api_port}/api/push -d "
               f"'{{\"notifications\":[{{\"platform\":1,\"tokens\":[\"{DEMO_TOKEN}\"],"
-              f"\"message\":\"Hello from a backend\",\"development\":true}}]}}'\n")
-        print("A first one goes out now. Ctrl-C stops the demo.")
+              f"\"message\":\"Hello from a backend\",\"development\":true}}]}}'")
+        print(f"    curl -s http://127.0.0.1:{api_port}/api/push -d "
+              f"'{{\"notifications\":[{{\"platform\":2,\"tokens\":[\"{DEMO_FCM_TOKEN}\"],"
+              f"\"message\":\"Hello, Android, from a backend\"}}]}}'\n")
+        print("A first one goes out to each device now. Ctrl-C stops the demo.")
         sys.stdout.flush()
-        subprocess.Popen([sys.executable, __file__, "send", state_dir, "Welcome! This text was encrypted for "
-                          "the app, relayed still encrypted, and decrypted by the app."])
+        welcome = ("Welcome! This text was encrypted for the app, relayed still encrypted, and decrypted by the app.")
+        subprocess.Popen([sys.executable, __file__, "send", state_dir, welcome])
+        subprocess.Popen([sys.executable, __file__, "send", state_dir, welcome, "--android"])
         for line in relay.stdout:
             show(line, subscriber)
         return relay.wait()
@@ -179,7 +218,7 @@ def main(argv):
     if len(argv) >= 3 and argv[0] == "send":
         encoding = "aes128gcm" if "--aes128gcm" in argv else "aesgcm"
         extra = argv[argv.index("--extra") + 1] if "--extra" in argv[:-1] else None
-        return send(argv[1], argv[2], encoding=encoding, extra=extra)
+        return send(argv[1], argv[2], encoding=encoding, extra=extra, android="--android" in argv)
     print(__doc__, file=sys.stderr)
     return 2
 

@@ -1,7 +1,8 @@
 """scripts/demo's relay (Tests/EndToEnd/demo.py, the README's first command):
-it starts with its APNs emulator (a child process), a first encrypted Web Push goes
-through and is decrypted as the app would, `scripts/demo send` and the
-provider API's curl line each reach the emulator, and Ctrl-C stops it all;
+it starts with its APNs and FCM emulator (a child process), a first encrypted
+Web Push goes through to the iOS and to the Android device and is decrypted as
+each app would, `scripts/demo send` (with and without --android) and the
+provider API's curl lines each reach the emulator, and Ctrl-C stops it all;
 a demo killed outright takes its relay with it."""
 
 import json
@@ -16,6 +17,12 @@ import urllib.request
 import relaytest as rt
 
 DEMO = os.path.join(os.path.dirname(__file__), "demo.py")
+
+
+def demo_module():
+    """demo.py's constants (its device tokens)."""
+    import demo
+    return demo
 
 
 class DemoOutput:
@@ -51,9 +58,17 @@ def test_the_demo_relays_web_push_and_provider_api_pushes_and_stops_on_interrupt
                                 stderr=subprocess.STDOUT, start_new_session=True)
     out = DemoOutput(log)
     try:
-        # The welcome push, decrypted with the demo subscription's keys.
+        # The welcome push to each device, decrypted with the demo subscription's keys.
         out.wait_for(r"relay answered 201 ")
         out.wait_for(r"decrypted by the app[^\n]*\n[^\n]*Welcome! This text was encrypted for the app")
+        out.wait_for(r"decrypted by the Android app[^\n]*\n[^\n]*Welcome! This text was encrypted for the app")
+        # The FCM message as the Android app gets it: the data message's
+        # p/k/s strings (aesgcm), the android options from the push's headers.
+        fcm = out.wait_for(r"── FCM delivered a message to Android device ([^…]+)… ──[^\n]*\n"
+                           r"project: toot-relay-demo  android: (\{[^\n]*\})\ndata the app gets:\n(\{\n(?:  [^\n]*\n)*\})\n")
+        assert demo_module().DEMO_FCM_TOKEN.startswith(fcm.group(1))
+        assert json.loads(fcm.group(2))["priority"] == "high"
+        assert {"p", "k", "s"} <= set(json.loads(fcm.group(3)))
 
         with open(os.path.join(state, "relay.json")) as handle:
             ports = json.load(handle)
@@ -67,15 +82,24 @@ def test_the_demo_relays_web_push_and_provider_api_pushes_and_stops_on_interrupt
         assert sent.returncode == 0, sent.stdout + sent.stderr
         assert sent.stdout.startswith("relay answered 201 ")
         out.wait_for(r"decrypted by the app[^\n]*\n[^\n]*Second one")
+        sent = subprocess.run([sys.executable, DEMO, "send", state, "Third one", "--aes128gcm", "--android"], env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert sent.returncode == 0, sent.stdout + sent.stderr
+        assert sent.stdout.startswith("relay answered 201 ")
+        out.wait_for(r"decrypted by the Android app[^\n]*\n[^\n]*Third one")
 
         # No key needed: the demo's API is on loopback without keys.
-        request = urllib.request.Request(curl.group(1), data=curl.group(3).encode(), method="POST")
-        with urllib.request.urlopen(request, timeout=30) as response:
-            answer = json.loads(response.read())
-        assert response.status == 200
-        assert answer == {"counts": 1, "logs": [], "success": "ok"}
+        curls = re.findall(r"curl -s (http://127\.0\.0\.1:\d+/api/push) -d '([^']+)'", out.text())
+        assert [json.loads(body)["notifications"][0]["platform"] for _, body in curls] == [1, 2]
+        for url, body in curls:
+            request = urllib.request.Request(url, data=body.encode(), method="POST")
+            with urllib.request.urlopen(request, timeout=30) as response:
+                answer = json.loads(response.read())
+            assert response.status == 200
+            assert answer == {"counts": 1, "logs": [], "success": "ok"}
         out.wait_for(r'"alert": "Hello from a backend"')
-        out.wait_for(r"not a Web Push: a backend's notification")
+        out.wait_for(r'notification: \{"body": "Hello, Android, from a backend"\}')
+        assert out.text().count("not a Web Push: a backend's notification") == 2
     finally:
         # Ctrl-C: the demo stops its relay and exits 0.
         os.killpg(demo.pid, signal.SIGINT)
