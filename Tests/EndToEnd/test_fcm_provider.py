@@ -339,3 +339,18 @@ def test_an_async_dead_android_token_goes_to_the_feedback_list_without_a_retry(a
     [entry] = wait_for_feedback(async_stack["port"], "toot", [token])
     assert (entry["platform"], entry["reason"]) == ("android", "UNREGISTERED")
     assert async_total(async_stack["relay"], "retried") == retried
+
+
+def test_async_android_tokens_that_cannot_go_are_answered_to_the_hook_not_counted(async_stack):
+    # An app without FCM credentials, and Huawei: failed before FCM, so the
+    # hook hears each, as it hears a synchronous request's failures.
+    no_fcm, huawei = fresh_token(), fresh_token()
+    response = api.push(async_stack["port"], {"async": True, "notifications": [
+        android([no_fcm], message="m", app="live"), {"tokens": [huawei], "platform": 3, "message": "m"}]})
+    assert response.status == 200 and response.body == b'{"counts":0,"logs":[],"success":"ok"}'
+    posts = async_stack["hook"].wait_for([no_fcm, huawei])
+    [(_, post)] = posts[no_fcm]
+    assert (post["platform"], post["error"], post["app"]) == ("android", "app live has no FCM credentials", "live")
+    [(_, post)] = posts[huawei]
+    assert post["platform"] == "huawei" and "not served" in post["error"]
+    assert fcm_messages(async_stack["emulator"], no_fcm, timeout=0.3) == []
