@@ -143,6 +143,43 @@ def test_each_token_gets_the_message_gorush_would_build(stack):
         }
 
 
+# (what, the notification's fields beside tokens and platform, FCM's message
+# beside its token), as gorush v1.22.0 fills firebase-admin-go's Message.
+FIELD_ROWS = [
+    ("legacy notification members go to android.notification",
+     {"title": "t", "message": "m", "notification": {"icon": "ic", "color": "#ff0000", "click_action": "OPEN",
+                                                     "tag": "tg", "sound": "s"}},
+     {"notification": {"title": "t", "body": "m"},
+      "android": {"notification": {"icon": "ic", "color": "#ff0000", "sound": "s", "tag": "tg",
+                                   "click_action": "OPEN"}}}),
+    ("a string sound and an image",
+     {"message": "m", "sound": "default", "image": "https://example.com/i.png"},
+     {"notification": {"body": "m", "image": "https://example.com/i.png"},
+      "android": {"notification": {"sound": "default"}}}),
+    ("time_to_live 0 and priority normal", {"message": "m", "time_to_live": 0, "priority": "normal"},
+     {"notification": {"body": "m"}, "android": {"ttl": "0s", "priority": "normal"}}),
+    ("android's own config before the top-level fields",
+     {"message": "m", "priority": "normal", "time_to_live": 5,
+      "android": {"priority": "high", "ttl": "30s", "notification": {"channel_id": "c1"}}},
+     {"notification": {"body": "m"}, "android": {"ttl": "30s", "priority": "high",
+                                                 "notification": {"channel_id": "c1"}}}),
+    ("fcm_options", {"message": "m", "fcm_options": {"analytics_label": "lbl"}},
+     {"notification": {"body": "m"}, "fcm_options": {"analytics_label": "lbl"}}),
+    ("iOS fields left to gorush's apns block, which the relay does not send",
+     {"message": "m", "badge": 3, "category": "c", "apns": {"payload": {"aps": {"badge": 1}}}},
+     {"notification": {"body": "m"}}),
+]
+
+
+@pytest.mark.parametrize("what, fields, message", FIELD_ROWS, ids=[row[0] for row in FIELD_ROWS])
+def test_gorushs_android_fields_reach_fcm_as_gorush_sends_them(stack, what, fields, message):
+    token = fresh_token()
+    assert answer(api.push(stack["port"], {"notifications": [android([token], **fields)]})) == \
+           {"counts": 1, "logs": [], "success": "ok"}
+    [entry] = fcm_messages(stack["emulator"], token)
+    assert entry["message"] == {"token": token, **message}
+
+
 def test_the_status_push_servers_request_with_platform_2_is_delivered_as_gorush_would(stack):
     token = fresh_token()
     # The Status push server specification's example, with platform 2 for a
