@@ -300,6 +300,12 @@ def test_a_dead_android_token_is_in_the_feedback_list_and_posted_to_the_hook(sta
     for token in dead:
         [(_, post)] = posts[token]
         assert post["platform"] == "android" and post["app"] == "toot" and post["type"] == "failed-push", post
+    # An app with FCM credentials alone has its feedback list too.
+    droid = fresh_fault(0x01)
+    body = answer(api.push(stack["port"], {"notifications": [android([droid], message="m", app="droid")]}))
+    assert [(log["token"], log["app"]) for log in body["logs"]] == [(droid, "droid")]
+    [entry] = wait_for_feedback(stack["port"], "droid", [droid])
+    assert (entry["platform"], entry["reason"]) == ("android", "UNREGISTERED")
 
 
 # MARK: asynchronous
@@ -391,3 +397,15 @@ def test_async_android_tokens_that_cannot_go_are_answered_to_the_hook_not_counte
     [(_, post)] = posts[huawei]
     assert post["platform"] == "huawei" and "not served" in post["error"]
     assert fcm_messages(async_stack["emulator"], no_fcm, timeout=0.3) == []
+
+
+def test_android_tokens_count_against_api_async_max_pending_and_a_request_over_it_is_refused_whole(async_stack):
+    tokens = [fresh_token() for _ in range(26)]
+    ios = [api.fresh_token() for _ in range(25)]
+    before = len(rt.fcm_recorded(async_stack["emulator"])), len(rt.recorded(async_stack["emulator"]))
+    response = api.push(async_stack["port"], {"async": True, "notifications": [
+        android(tokens, message="m"), {"tokens": ios, "platform": 1, "message": "m"}]})
+    assert response.status == 503 and response.header("Retry-After") == "5", response
+    assert "API_ASYNC_MAX_PENDING" in api.json_body(response)["message"]
+    time.sleep(0.3)
+    assert (len(rt.fcm_recorded(async_stack["emulator"])), len(rt.recorded(async_stack["emulator"]))) == before
