@@ -43,14 +43,15 @@ public func encodeGorushResponse(counts: Int, logs: [FailedPushLog]) -> [UInt8] 
 
 /// gorush's `counts` for a request (router/server.go,
 /// `countNotificationTargets` over `filterEnabledNotifications`): for each
-/// notification of platform 1, and of platform 2 when `countingFCM` (the
-/// relay serves FCM, as a gorush with Android enabled), its tokens, plus
-/// one when its `topic` is not empty (a `condition` adds none, as in
-/// gorush). Other platforms count nothing, as in a gorush with them
-/// disabled.
-public func gorushCount(of notifications: [ProviderNotification], countingFCM: Bool = false) -> Int {
+/// notification of platform 1, and of platform 2 where `countingFCM` says
+/// the relay sends it (its app has FCM credentials: a gorush with Android
+/// enabled), its tokens, plus one when its `topic` is not empty (a
+/// `condition` adds none, as in gorush). Other platforms count nothing, as
+/// in a gorush with them disabled.
+public func gorushCount(of notifications: [ProviderNotification],
+                        countingFCM: (ProviderNotification) -> Bool = { _ in false }) -> Int {
     notifications.reduce(0) { sum, n in
-        n.platform == 1 || (countingFCM && n.platform == 2) ? sum + n.tokens.count + (n.topic.isEmpty ? 0 : 1) : sum
+        n.platform == 1 || (n.platform == 2 && countingFCM(n)) ? sum + n.tokens.count + (n.topic.isEmpty ? 0 : 1) : sum
     }
 }
 

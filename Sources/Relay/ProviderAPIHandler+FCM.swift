@@ -39,7 +39,7 @@ extension ProviderAPIHandler {
                 FailedPushLog(notification: notification, token: $0, app: app, failure: why)
             })
         }
-        guard let app = push.app.map({ self.app(id: $0) }) ?? apps.defaultApp else {
+        guard let app = fcmApp(named: push.app) else {
             failAll(push.app.map { "no app \($0)" } ?? "no default app", app: push.app)
             return nil
         }
@@ -62,6 +62,20 @@ extension ProviderAPIHandler {
                           groups.count - 1))
         }
         return nil
+    }
+
+    /// The app a platform 2 notification is sent with: the one its `app`
+    /// names, else the default app; nil when there is no such app.
+    func fcmApp(named id: String?) -> RelayApp? {
+        id.map { app(id: $0) } ?? apps.defaultApp
+    }
+
+    /// Whether the relay sends a platform 2 notification to FCM: its app has
+    /// FCM credentials and the loop an FCM client. gorush counts the tokens
+    /// of the platforms it has enabled; this is the relay's "Android
+    /// enabled", per app.
+    func sendsFCM(_ notification: ProviderNotification) -> Bool {
+        fcmDelivery != nil && fcmApp(named: notification.app)?.fcm != nil
     }
 
     /// Sends every FCM message of a synchronous request, each token's end

@@ -14,8 +14,8 @@ extension ProviderAPIHandler {
     /// Android token's (platform 2) to FCM; the answer once the services
     /// answered them all, or, asynchronous (`"async": true`, or
     /// `API_ASYNC`), once they are queued. `counts` counts platform 2's
-    /// tokens where the loop has an FCM client, as a gorush with Android
-    /// enabled.
+    /// tokens where the notification's app has FCM credentials, as a gorush
+    /// with Android enabled (`sendsFCM`).
     func push(_ request: HTTP1Request, _ call: APICall,
               completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
         let decoded: GorushPushRequest
@@ -24,7 +24,7 @@ extension ProviderAPIHandler {
             return jsonError(400, error.message)
         }
         let notifications = decoded.notifications
-        let counts = gorushCount(of: notifications, countingFCM: fcmDelivery != nil)
+        let counts = gorushCount(of: notifications, countingFCM: sendsFCM)
         var failures: [FailedPushLog] = []
         // Each APNs request with the token as the sender wrote it (the logs echo
         // that, so gorush clients find their own strings) and the index of its

@@ -285,6 +285,11 @@ def test_an_unknown_topic_android_without_fcm_huawei_and_a_big_payload_fail_alon
         {"tokens": [sent], "platform": 1, "message": "the one that goes"},
     ]})
     assert response.status == 200, response
+    # gorush's counts: the iOS tokens, plus one for the notification with a
+    # topic (countNotificationTargets counts a topic for every platform);
+    # not the Android token, whose app has no FCM credentials (a gorush
+    # without Android), nor Huawei's.
+    assert api.json_body(response)["counts"] == 4
     logs = {log["token"]: log for log in api.json_body(response)["logs"]}
     assert set(logs) == {unknown, android, huawei, big}
     assert all(log["type"] == "failed-push" and log["error"] for log in logs.values())

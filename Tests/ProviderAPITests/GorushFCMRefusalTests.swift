@@ -162,7 +162,7 @@ func huaweiIsNotServed() throws {
     #expect(mapGorushNotification(notifications[2]).failures.map { [$0.token, $0.platform] } == [["", "huawei"]])
 }
 
-@Test("with FCM served, platform 2 counts as gorush with Android enabled: tokens plus one per topic, none per condition")
+@Test("platform 2 counts where FCM serves the notification, as gorush with Android enabled: tokens plus one per topic, none per condition")
 func countsWithFCM() throws {
     let body = """
         {"notifications":[{"platform":1,"tokens":["a","b"],"topic":"t"},{"platform":2,"tokens":["d"],"topic":"x"},
@@ -170,5 +170,7 @@ func countsWithFCM() throws {
         """
     let notifications = try decodeGorushRequest(Array(body.utf8), limits: roomyLimits)
     #expect(gorushCount(of: notifications) == 3)
-    #expect(gorushCount(of: notifications, countingFCM: true) == 7)
+    #expect(gorushCount(of: notifications, countingFCM: { _ in true }) == 7)
+    // Only the notifications whose app sends through FCM.
+    #expect(gorushCount(of: notifications, countingFCM: { $0.topic == "x" }) == 5)
 }
