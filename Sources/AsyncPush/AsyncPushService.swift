@@ -25,7 +25,8 @@ extension APNsPush: AsyncPushService {
 }
 
 extension FCMPush: AsyncPushService {
-    /// FCM's `Retry-After` (60 s when a 429 has none, `FCMVerdict`), and
+    /// FCM's `Retry-After` (when it names none, `FCMVerdict`'s: 60 s after
+    /// a 429, 10 s after a 5xx), and
     /// the relay's own waits (no connection up, overloaded).
     static func retryAfterSeconds(of delivery: FCMDelivery) -> Int? {
         guard case .retryLater(let seconds, _) = delivery.verdict else { return nil }

@@ -9,7 +9,7 @@
 //   400 INVALID_ARGUMENT naming message.token     410               the same
 //   400 INVALID_ARGUMENT about anything else      502               logged: the relay built a bad message
 //   429 QUOTA_EXCEEDED                            503 + Retry-After (FCM's, else 60)
-//   500 INTERNAL, 503 UNAVAILABLE (any 5xx)       503 + Retry-After
+//   500 INTERNAL, 503 UNAVAILABLE (any 5xx)       503 + Retry-After (FCM's, else 10)
 //   401 THIRD_PARTY_AUTH_ERROR                    502               app health: credentials rejected
 //   other 401/403, after one token refresh        502               the same
 //   no answer within FCM_TIMEOUT                  504
@@ -42,8 +42,13 @@ public enum FCMVerdict: Sendable, Equatable {
     /// 504.
     case timedOut
 
-    /// The wait a 503 asks for when FCM names none.
+    /// The wait a 503 asks for when FCM's 429 names none: a quota is
+    /// counted per minute.
     public static let defaultRetryAfterSeconds = 60
+    /// The wait when FCM's 5xx names none: FCM asks for an exponential
+    /// back-off of at least 10 s on 5xx; the APNs path waits as long on
+    /// APNs' 500 and 503.
+    public static let unavailableRetryAfterSeconds = 10
 
     /// The status the Web Push sender gets; nil while the token is refreshed.
     public var webPushStatus: Int? {
@@ -82,10 +87,14 @@ public enum FCMVerdict: Sendable, Equatable {
             self = .credentialsRejected(detail: detail)
         case _ where error.httpStatus == 401 || error.httpStatus == 403:
             self = afterTokenRefresh ? .credentialsRejected(detail: detail) : .refreshAccessTokenAndResend
-        case .quotaExceeded, .resourceExhausted, .unavailable, .internalError:
+        case .quotaExceeded, .resourceExhausted:
             self = .retryLater(seconds: retryAfter ?? Self.defaultRetryAfterSeconds, detail: detail)
-        case _ where error.httpStatus == 429 || (500...599).contains(error.httpStatus):
+        case .unavailable, .internalError:
+            self = .retryLater(seconds: retryAfter ?? Self.unavailableRetryAfterSeconds, detail: detail)
+        case _ where error.httpStatus == 429:
             self = .retryLater(seconds: retryAfter ?? Self.defaultRetryAfterSeconds, detail: detail)
+        case _ where (500...599).contains(error.httpStatus):
+            self = .retryLater(seconds: retryAfter ?? Self.unavailableRetryAfterSeconds, detail: detail)
         default:
             // A 400 about the message, a 404 without UNREGISTERED (an unknown
             // project), a status FCM does not send: never a dead token.

@@ -359,9 +359,9 @@ def test_fcms_503_is_retried_after_its_retry_after_until_the_tries_are_spent_the
 
 
 @pytest.mark.parametrize("code", [0x0b, 0x07, 0x06], ids=["429", "503", "500"])
-def test_fcms_429_and_5xx_without_retry_after_hold_the_retry_back_a_minute(async_stack, code):
-    # FCMVerdict.defaultRetryAfterSeconds: what the Web Push sender is told
-    # to wait, and the queue's wait too.
+def test_fcms_429_and_5xx_without_retry_after_hold_the_retry_back(async_stack, code):
+    # FCMVerdict's waits when FCM names none (60 s after a 429, 10 s after a
+    # 5xx): what the Web Push sender is told to wait, and the queue's too.
     relay = async_stack["relay"]
     retried, failed = async_total(relay, "retried"), async_total(relay, "failed")
     token = fresh_fault(code)

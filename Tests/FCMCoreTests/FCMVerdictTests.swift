@@ -35,13 +35,13 @@ struct FCMVerdictTests {
         VerdictRow(status: 429, body: FCMAnswers.quotaExceeded, verdict: .retryLater(seconds: 60, detail:
             #"FCM answered 429 QUOTA_EXCEEDED "Quota exceeded for quota metric 'Send re…""#)),
         VerdictRow(status: 429, body: "", verdict: .retryLater(seconds: 60, detail: "FCM answered 429 RESOURCE_EXHAUSTED")),
-        VerdictRow(status: 500, body: FCMAnswers.internalError, verdict: .retryLater(seconds: 60, detail:
+        VerdictRow(status: 500, body: FCMAnswers.internalError, verdict: .retryLater(seconds: 10, detail:
             #"FCM answered 500 INTERNAL "Internal error encountered.""#)),
         VerdictRow(status: 503, body: FCMAnswers.unavailable, retryAfter: 0, verdict: .retryLater(seconds: 0, detail:
             #"FCM answered 503 UNAVAILABLE "The service is currently unavailable.""#)),
         VerdictRow(status: 502, body: FCMAnswers.frontEnd502, retryAfter: 30, verdict: .retryLater(seconds: 30, detail:
             #"FCM answered 502 "HTTP 502""#)),
-        VerdictRow(status: 504, body: "", verdict: .retryLater(seconds: 60, detail: #"FCM answered 504 "HTTP 504""#)),
+        VerdictRow(status: 504, body: "", verdict: .retryLater(seconds: 10, detail: #"FCM answered 504 "HTTP 504""#)),
         VerdictRow(status: 401, body: FCMAnswers.thirdPartyAuth, verdict: .credentialsRejected(detail:
             #"FCM answered 401 THIRD_PARTY_AUTH_ERROR "Auth error from APNS or Web Push Service""#)),
         VerdictRow(status: 401, body: FCMAnswers.unauthenticated, verdict: .refreshAccessTokenAndResend),
@@ -62,11 +62,11 @@ struct FCMVerdictTests {
         VerdictRow(status: 400, body: #"{"error":{"status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"UNSPECIFIED_ERROR"}]}}"#,
                    verdict: .failed(detail: "FCM answered 400 UNSPECIFIED_ERROR")),
         VerdictRow(status: 500, body: #"{"error":{"details":[{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"UNSPECIFIED_ERROR"}]}}"#,
-                   verdict: .retryLater(seconds: 60, detail: "FCM answered 500 UNSPECIFIED_ERROR")),
+                   verdict: .retryLater(seconds: 10, detail: "FCM answered 500 UNSPECIFIED_ERROR")),
         // A body that contradicts a 5xx does not make a token dead.
         VerdictRow(status: 503, body: FCMAnswers.unregistered.replacingOccurrences("404", "503"), verdict: .retryLater(
-            seconds: 60, detail: #"FCM answered 503 UNREGISTERED "Requested entity was not found.""#)),
-        VerdictRow(status: 500, body: FCMAnswers.invalidToken, verdict: .retryLater(seconds: 60, detail:
+            seconds: 10, detail: #"FCM answered 503 UNREGISTERED "Requested entity was not found.""#)),
+        VerdictRow(status: 500, body: FCMAnswers.invalidToken, verdict: .retryLater(seconds: 10, detail:
             #"FCM answered 500 INVALID_ARGUMENT about message.token "Request contains an invalid argument.""#)),
     ]
 

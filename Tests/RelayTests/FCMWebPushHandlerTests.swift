@@ -85,7 +85,7 @@ struct FCMWebPushHandlerTests {
         ("400 INVALID_ARGUMENT about anything else", failed(400, .invalidArgument), 502, nil, nil),
         ("429 QUOTA_EXCEEDED with Retry-After", failed(429, .quotaExceeded, retryAfter: 120), 503, "120", nil),
         ("429 QUOTA_EXCEEDED without", failed(429, .quotaExceeded), 503, "60", nil),
-        ("500 INTERNAL", failed(500, .internalError), 503, "60", nil),
+        ("500 INTERNAL", failed(500, .internalError), 503, "10", nil),
         ("503 UNAVAILABLE", failed(503, .unavailable, retryAfter: 7), 503, "7", nil),
         ("401 THIRD_PARTY_AUTH_ERROR", failed(401, .thirdPartyAuthError), 502, nil, nil),
         ("401 after a token refresh", failed(401, .unauthenticated, afterRefresh: true), 502, nil, nil),
