@@ -318,7 +318,7 @@ let package = Package(
         // (a thread of their own each), its keys, and the shared state
         // built on them (feedback lists, the hook's posts, provisioned
         // apps, provider tokens), each behind the protocol its users see.
-        .target(name: "Fleet", dependencies: ["Redis", "EventLoop", "Locking", "Feedback", "FeedbackHook", "APNs",
+        .target(name: "Fleet", dependencies: ["Redis", "EventLoop", "Locking", "Feedback", "FeedbackHook", "APNs", "FCM",
                                               "APNsCore", "FCMCore", "RelayCore", "Provisioning", "Observability"]),
         .testTarget(name: "FleetTests", dependencies: ["Fleet", "Redis", "EventLoop", "Locking", "TestSupport",
                                                      "Provisioning", "RelayCore", "APNs", "APNsCore", "TLS", "Feedback",
