@@ -322,7 +322,7 @@ let package = Package(
                                               "APNsCore", "FCMCore", "RelayCore", "Provisioning", "Observability"]),
         .testTarget(name: "FleetTests", dependencies: ["Fleet", "Redis", "EventLoop", "Locking", "TestSupport",
                                                      "Provisioning", "RelayCore", "APNs", "APNsCore", "TLS", "Feedback",
-                                                     "FeedbackHook", "Observability"]),
+                                                     "FeedbackHook", "Observability", "FCM", "FCMCore"]),
         // hiredis' reader with the relay's limits, fed in random pieces; built by SwiftPM.
         .executableTarget(name: "redis-reply-fuzzer", dependencies: ["Redis", "FuzzSupport"],
                           path: "Fuzz/redis-reply"),

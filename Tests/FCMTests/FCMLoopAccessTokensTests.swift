@@ -76,7 +76,7 @@ struct FCMLoopAccessTokensTests {
     @Test("a burst on every loop is one fetch; then every loop has the token without asking")
     func burstIsOneFetch() throws {
         let harness = try LoopsHarness()
-        let account = try testAccount()
+        let account = try testServiceAccount()
         for index in 0..<3 {
             for send in 0..<10 { harness.want(account, on: index, as: "\(index).\(send)") }
         }
@@ -98,7 +98,7 @@ struct FCMLoopAccessTokensTests {
     @Test("FCM rejecting the token on several loops is one refetch, and every loop then sends the new one")
     func rejectionIsOneRefetch() throws {
         let harness = try LoopsHarness()
-        let account = try testAccount()
+        let account = try testServiceAccount()
         harness.want(account, on: 1, as: "first")
         harness.settle()
         harness.answerOldest(.answered(status: 200, body: AccessTokenHarness.tokenBody("ya29.one"), retryAfterSeconds: nil))
@@ -124,7 +124,7 @@ struct FCMLoopAccessTokensTests {
     @Test("a refused fetch holds on every loop: sends end at once, with no hop and no fetch")
     func refusalHeldEverywhere() throws {
         let harness = try LoopsHarness()
-        let account = try testAccount()
+        let account = try testServiceAccount()
         harness.want(account, on: 2, as: "first")
         harness.settle()
         let refusal = Array(#"{"error":"invalid_grant","error_description":"Invalid JWT Signature."}"#.utf8)
@@ -148,7 +148,7 @@ struct FCMLoopAccessTokensTests {
     @Test("a dropped account leaves every loop's view; the next send fetches again")
     func keepOnlyDropsEverywhere() throws {
         let harness = try LoopsHarness()
-        let account = try testAccount()
+        let account = try testServiceAccount()
         harness.want(account, on: 0, as: "first")
         harness.settle()
         harness.answerOldest(.answered(status: 200, body: AccessTokenHarness.tokenBody("ya29.one"), retryAfterSeconds: nil))
