@@ -329,7 +329,7 @@ let package = Package(
         // What instances read back from Redis (a feedback value, a queued
         // notification's fields), fuzzed; built by SwiftPM.
         .executableTarget(name: "fleet-values-fuzzer",
-                          dependencies: ["Fleet", "AsyncPush", "Feedback", "FuzzSupport", "Redis"],
+                          dependencies: ["Fleet", "AsyncPush", "Feedback", "FuzzSupport", "Redis", "FCMCore"],
                           path: "Fuzz/fleet-values"),
         // What FCMCore reads from outside (a send's answer, the token
         // endpoint's, a service account's file), fuzzed; built by SwiftPM.
