@@ -10,7 +10,7 @@ import Redis
 /// the token lives in Redis (`FleetKeys.fcmAccessToken`, a
 /// `SharedAccessToken`) until its keep ends, and an instance whose token
 /// must be renewed takes the fleet's instead of fetching. When there is
-/// none (absent, kept too short, the one the instance is replacing), the
+/// none (absent, its keep over, the one the instance is replacing), the
 /// instance that swaps the key to `renewing <instance>` (`swapScript`, a
 /// compare-and-set) fetches and publishes; the others poll until the token
 /// is there. Redis down, a renewing instance that never publishes, a
@@ -33,8 +33,6 @@ public final class AccessTokenSharing: FCMAccessTokenSharing {
     /// Reads before an instance gives up waiting and fetches its own: a
     /// little longer than the lease, so a dead renewer's key is free again.
     public static let maxPolls = 68
-    /// A shared token kept for less than this is renewed rather than taken.
-    public static let minimumKeepSeconds = 60
     /// A keep further ahead than this is no token's (`expires_in` is held to a day).
     public static let maximumKeepSeconds = 86_400
 
@@ -106,8 +104,9 @@ public final class AccessTokenSharing: FCMAccessTokenSharing {
             let now = self.now()
             if keptUntil - now > Self.maximumKeepSeconds {
                 reason = "kept \(keptUntil - now) s ahead, more than \(Self.maximumKeepSeconds)"
-            } else if keptUntil - now < Self.minimumKeepSeconds || token == wish.replacing {
-                // Old or rejected, not hostile: replaced quietly.
+            } else if keptUntil <= now || token == wish.replacing {
+                // Ended or rejected, not hostile: replaced quietly. (A keep
+                // ends 300 s before the token expires: OAuthAccessToken.keepSeconds.)
                 return nil
             } else {
                 return .token(token, keptUntil: keptUntil)
