@@ -30,7 +30,7 @@ final class AccessTokenHarness: @unchecked Sendable {
     /// What each waiter got, by its label.
     var results: [(String, FCMAccessTokenResult)] = []
 
-    init() throws {
+    init(sharing: (any FCMAccessTokenSharing)? = nil) throws {
         thread = try EventLoopThread(name: "fcm-tokens")
         run { harness in
             harness.tokens = FCMAccessTokens(
@@ -44,7 +44,7 @@ final class AccessTokenHarness: @unchecked Sendable {
                     }
                 },
                 now: { [unowned harness] in harness.now },
-                log: { [unowned harness] in harness.logLines.append($0) })
+                log: { [unowned harness] in harness.logLines.append($0) }, sharing: sharing)
         }
     }
 
