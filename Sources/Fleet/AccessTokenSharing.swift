@@ -75,7 +75,9 @@ public final class AccessTokenSharing: FCMAccessTokenSharing {
     private func read(_ wish: Wish, polls: Int) {
         // A link that is down would hold the sends waiting for this token
         // for the command timeout: the instance fetches its own at once.
-        guard link.isConnected else { return fetchOwn(wish) }
+        // A link still making its first connection is not down: the
+        // command waits for it, so instances starting together share.
+        guard link.isConnected || link.failureCount == 0 else { return fetchOwn(wish) }
         link.send(RedisCommand([Array("GET".utf8), wish.key])) { result in
             guard case .success(let value) = result else { return self.fetchOwn(wish) }
             let current = value.bytes
