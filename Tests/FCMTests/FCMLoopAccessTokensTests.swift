@@ -61,6 +61,13 @@ final class LoopsHarness: @unchecked Sendable {
         done.wait()
     }
 
+    /// What loop `index`'s view has at hand for `account`, without asking.
+    func atHand(_ account: FCMServiceAccount, on index: Int) -> FCMAccessTokenResult? {
+        let atHand = Locked<FCMAccessTokenResult?>(nil)
+        on(index) { view in atHand.withLock { $0 = view.token(for: account) } }
+        return atHand.withLock { $0 }
+    }
+
     func want(_ account: FCMServiceAccount, on index: Int, as label: String) {
         let results = results
         on(index) { view in
@@ -87,11 +94,7 @@ struct FCMLoopAccessTokensTests {
         let results = harness.results.withLock { $0 }
         #expect(results.count == 30)
         #expect(results.values.allSatisfy { $0 == .token("ya29.one") })
-        for index in 0..<3 {
-            let atHand = Locked<FCMAccessTokenResult?>(nil)
-            harness.on(index) { view in atHand.withLock { $0 = view.token(for: account) } }
-            #expect(atHand.withLock { $0 } == .token("ya29.one"))
-        }
+        #expect((0..<3).allSatisfy { harness.atHand(account, on: $0) == .token("ya29.one") })
         #expect(harness.fetchCount.withLock { $0 } == 1)
     }
 
@@ -113,11 +116,7 @@ struct FCMLoopAccessTokensTests {
         harness.settle()
         let results = harness.results.withLock { $0 }
         #expect((0..<3).allSatisfy { results["resend \($0)"] == .token("ya29.two") })
-        for index in 0..<3 {
-            let atHand = Locked<FCMAccessTokenResult?>(nil)
-            harness.on(index) { view in atHand.withLock { $0 = view.token(for: account) } }
-            #expect(atHand.withLock { $0 } == .token("ya29.two"))
-        }
+        #expect((0..<3).allSatisfy { harness.atHand(account, on: $0) == .token("ya29.two") })
         #expect(harness.fetchCount.withLock { $0 } == 2)
     }
 
@@ -135,9 +134,7 @@ struct FCMLoopAccessTokensTests {
             return
         }
         for index in 0..<3 {
-            let atHand = Locked<FCMAccessTokenResult?>(nil)
-            harness.on(index) { view in atHand.withLock { $0 = view.token(for: account) } }
-            guard case .unavailable(.noAccessToken(.credentialsRejected))? = atHand.withLock({ $0 }) else {
+            guard case .unavailable(.noAccessToken(.credentialsRejected))? = harness.atHand(account, on: index) else {
                 Issue.record("loop \(index) does not hold the refusal")
                 continue
             }
@@ -156,11 +153,7 @@ struct FCMLoopAccessTokensTests {
         let owner = UnsafeTransfer(harness.owner!)
         harness.on(0) { _ in owner.value.keepOnly([]) }
         harness.settle()
-        for index in 0..<3 {
-            let atHand = Locked<FCMAccessTokenResult?>(.token("unset"))
-            harness.on(index) { view in atHand.withLock { $0 = view.token(for: account) } }
-            #expect(atHand.withLock { $0 } == nil)
-        }
+        #expect((0..<3).allSatisfy { harness.atHand(account, on: $0) == nil })
         harness.want(account, on: 1, as: "after")
         harness.settle()
         #expect(harness.fetchCount.withLock { $0 } == 2)
