@@ -22,7 +22,7 @@ extension Daemon {
         let settings = FCMSettings(configuration: configuration)
         let clients = PerLoop(loops: loops) { FCMClient(loop: $0, settings: settings, tlsContext: context) }
         let fetching = clients.value(on: loops[0])
-        let sharing = fleet.map { AccessTokenSharing(link: $0.commands, logger: logger) }
+        let sharing = fleet.map { AccessTokenSharing(link: $0.commands, instance: $0.instance, logger: logger) }
         // The clients keep the tokens (through their views), which fetch through the first: unowned.
         let accessTokens = FCMAccessTokens(loop: loops[0], fetch: { [unowned fetching] in fetching.fetchToken($0, $1, $2) },
                                            log: { logger.info($0) }, servedLoops: loops, sharing: sharing)

@@ -48,7 +48,9 @@ public final class AccessTokenSharing: FCMAccessTokenSharing {
         return 0
         """
 
-    public init(link: RedisLink, instance: String = InstanceName.make(), now: @escaping @Sendable () -> Int = { Int(time(nil)) },
+    /// `instance` names this instance in the `renewing` mark (the fleet's
+    /// consumer name, as the start-up line shows it).
+    public init(link: RedisLink, instance: String, now: @escaping @Sendable () -> Int = { Int(time(nil)) },
                 logger: Logger) {
         self.link = link
         self.instance = instance
