@@ -1,5 +1,6 @@
 import EventLoop
 import FCM
+import FCMCore
 import Fleet
 import Observability
 import RelayCore
