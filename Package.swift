@@ -318,18 +318,18 @@ let package = Package(
         // (a thread of their own each), its keys, and the shared state
         // built on them (feedback lists, the hook's posts, provisioned
         // apps, provider tokens), each behind the protocol its users see.
-        .target(name: "Fleet", dependencies: ["Redis", "EventLoop", "Locking", "Feedback", "FeedbackHook", "APNs",
+        .target(name: "Fleet", dependencies: ["Redis", "EventLoop", "Locking", "Feedback", "FeedbackHook", "APNs", "FCM",
                                               "APNsCore", "FCMCore", "RelayCore", "Provisioning", "Observability"]),
         .testTarget(name: "FleetTests", dependencies: ["Fleet", "Redis", "EventLoop", "Locking", "TestSupport",
                                                      "Provisioning", "RelayCore", "APNs", "APNsCore", "TLS", "Feedback",
-                                                     "FeedbackHook", "Observability"]),
+                                                     "FeedbackHook", "Observability", "FCM", "FCMCore"]),
         // hiredis' reader with the relay's limits, fed in random pieces; built by SwiftPM.
         .executableTarget(name: "redis-reply-fuzzer", dependencies: ["Redis", "FuzzSupport"],
                           path: "Fuzz/redis-reply"),
         // What instances read back from Redis (a feedback value, a queued
         // notification's fields), fuzzed; built by SwiftPM.
         .executableTarget(name: "fleet-values-fuzzer",
-                          dependencies: ["Fleet", "AsyncPush", "Feedback", "FuzzSupport", "Redis"],
+                          dependencies: ["Fleet", "AsyncPush", "Feedback", "FuzzSupport", "Redis", "FCMCore"],
                           path: "Fuzz/fleet-values"),
         // What FCMCore reads from outside (a send's answer, the token
         // endpoint's, a service account's file), fuzzed; built by SwiftPM.

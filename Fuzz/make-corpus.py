@@ -675,6 +675,10 @@ def stream_fields(name, *fields):
 
 write("fleet-values", "feedback-ios", b"\x00" + f"1 production 1764114000123 Unregistered {TOKEN}".encode())
 write("fleet-values", "feedback-android", b"\x00" + f"1 android 1764114000123 UNREGISTERED {FCM_TOKEN}".encode())
+# Mode 5: a service account's shared FCM access token, and the mark of an
+# instance renewing it.
+write("fleet-values", "access-token", b"\x05" + b"1764117300 ya29.c.b0AXv0zTOEbVd-_~+/x3Kq==")
+write("fleet-values", "access-token-renewing", b"\x05" + b"renewing relay-1-4242-9f3a1c2b")
 SOURCE = (("nid", "n-1"), ("plat", "1"), ("msg", "You have a new message"))
 stream_fields("ios", ("v", "1"), ("app", "default"), ("env", "production"), ("tok", TOKEN), ("dev", TOKEN),
               ("hdr", "apns-push-type:alert\napns-priority:10"), ("pl", '{"aps":{"alert":"hi"}}'), ("id", ""),

@@ -5,13 +5,16 @@
 // Sources/AsyncPush/AsyncNotification+Fields.swift), the stream replies that
 // carry them (`StreamEntry.readReply`, `.autoclaimReply`,
 // Sources/Fleet/StreamEntry.swift), and the acknowledgement script's reply
-// (`StreamAcknowledgement.outcome`, Sources/Fleet/StreamAcknowledgement.swift).
+// (`StreamAcknowledgement.outcome`, Sources/Fleet/StreamAcknowledgement.swift),
+// and a service account's shared FCM access token (`SharedAccessToken.decode`,
+// Sources/Fleet/SharedAccessToken.swift).
 //
 // Input: [mode][rest].
 // - mode 3 (mod 4): the rest draws a reply value (below), read as a read's
 //   reply, a claim's and an acknowledgement's.
+// - mode 5 (mod 8): the rest is a shared FCM access token's value.
 // - else mode even: the rest is a feedback value.
-// - else (odd): the rest is a stream entry's fields, each
+// - else (1 mod 8): the rest is a stream entry's fields, each
 //   [name length byte][name][value length: 2 bytes][value].
 //
 // A reply value is drawn as [kind byte] then: 0 null, 1 an integer
@@ -35,6 +38,7 @@
 
 import AsyncPush
 import Feedback
+import FCMCore
 import Fleet
 import FuzzSupport
 import Redis
@@ -48,6 +52,8 @@ private func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         checkAcknowledgementReply(reply)
     } else if mode % 2 == 0 {
         checkFeedbackValue(input.rest())
+    } else if mode % 8 == 5 {
+        checkSharedAccessToken(input.rest())
     } else {
         var fields: [(name: [UInt8], value: [UInt8])] = []
         while input.remainingCount > 0 && fields.count < 64 {
@@ -66,6 +72,21 @@ private func checkFeedbackValue(_ value: [UInt8]) {
         let again = feedbackValue(entry)
         require(decodeFeedbackValue(again, app: "app") == .success(entry),
                 "\(describe(value)) decoded, written again as \(describe(again)), did not read back")
+    case .failure(let error):
+        checkRefusal(error.description, input: value)
+    }
+}
+
+/// What decodes is a bearer token (a header's value as it is) or a
+/// renewing instance's name, and is written back to the same bytes.
+private func checkSharedAccessToken(_ value: [UInt8]) {
+    switch SharedAccessToken.decode(value) {
+    case .success(let shared):
+        if case .token(let token, _) = shared {
+            require(OAuthAccessToken.isBearerToken(token), "\(describe(value)) decoded to a token that is no bearer token")
+        }
+        require(shared.encoded == value || SharedAccessToken.decode(shared.encoded) == .success(shared),
+                "\(describe(value)) decoded, written again as \(describe(shared.encoded)), did not read back")
     case .failure(let error):
         checkRefusal(error.description, input: value)
     }

@@ -32,6 +32,8 @@ struct StartedRelay {
     let port: UInt16
     /// The provider API, with API_PORT.
     let api: (context: ProviderAPIContext, port: UInt16)?
+    /// The process's FCM access tokens (a reload drops accounts from them).
+    let fcmAccessTokens: FCMAccessTokens
 }
 
 extension Daemon {
@@ -91,7 +93,8 @@ extension Daemon {
         // Each loop's FCM client, whether or not an app has FCM credentials
         // yet: a reload may give one some, and a client opens no connection
         // before its first message.
-        let fcmClients = try makeFCMClients(configuration, loops: group.loops, logger: logger)
+        let (fcmClients, fcmAccessTokens) = try makeFCMClients(configuration, loops: group.loops, fleet: fleet,
+                                                               logger: logger)
         let loopContexts = LoopContexts(loops: group.loops) { loop in
             LoopContext(sender: clients.value(on: loop), fcmSender: fcmClients.value(on: loop), apps: apps,
                         logger: logger, loop: loop, metrics: metrics, providerMetrics: providerMetrics)
@@ -140,7 +143,8 @@ extension Daemon {
         }
         let started = StartedRelay(loader: loader, served: served, catalog: catalog, expiryMonitors: expiryMonitors,
                                    serverCertificate: serverCertificate, loopContexts: loopContexts, metrics: metrics,
-                                   webPush: server, deliveries: deliveries, port: port, api: api)
+                                   webPush: server, deliveries: deliveries, port: port, api: api,
+                                   fcmAccessTokens: fcmAccessTokens)
         announce(started, configuration: configuration, options: options, sockets: sockets, threads: threadCount,
                  descriptorLimit: descriptorLimit, logger: logger)
         return started

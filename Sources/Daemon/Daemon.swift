@@ -56,6 +56,7 @@ public struct Daemon {
                                             serve: { apps in started.loopContexts.forEach { $0.replaceApps(apps) } },
                                             provisioned: started.api?.context.provisioned, logger: logger)
             else { return }
+            keepFCMAccounts(of: reloaded.apps, in: started.fcmAccessTokens)
             started.api?.context.replaceKeyring(reloaded.apiKeys)
             current = reloaded
             expiryMonitors = AppExpiryMonitors(reloaded, now: Int(Glibc.time(nil)), logger: logger)

@@ -2,10 +2,15 @@ import EventLoop
 import FCMCore
 import Glibc
 
-/// The access tokens of every service account sent with on one event loop:
-/// one `FCMAccountAccessToken` per account, keyed by `client_email` and
-/// `private_key_id` (a new key is a new account: its tokens are its own).
-/// Confined to the loop: every call, and every fetch's completion, on it.
+/// The access tokens of every service account the process sends with: one
+/// `FCMAccountAccessToken` per account, keyed by `client_email` and
+/// `private_key_id` (a new key is a new account: its tokens are its own),
+/// all on one event loop, the owner's. So one fetch at a time per account
+/// serves every loop: each loop reads what the account's machine knows
+/// from its own `FCMLoopAccessTokens` (`view(on:)`), which the owner keeps
+/// current by a hop to that loop whenever the machine's snapshot changes,
+/// and only a loop with no valid token hops here to wait.
+/// Confined to its loop: every call, and every fetch's completion, on it.
 public final class FCMAccessTokens {
     /// What every account's token needs from outside.
     struct Environment {
@@ -14,29 +19,52 @@ public final class FCMAccessTokens {
         /// Unix seconds: the assertion's `iat` is read by the endpoint's clock.
         let now: () -> Int
         let log: (String) -> Void
+        /// With a fleet: its shared token, taken instead of fetching.
+        let sharing: (any FCMAccessTokenSharing)?
     }
 
-    private struct AccountKey: Hashable {
+    struct AccountKey: Hashable {
         let clientEmail: String
         let privateKeyID: String
+
+        init(_ account: FCMServiceAccount) {
+            clientEmail = account.clientEmail
+            privateKeyID = account.privateKeyID
+        }
     }
 
+    public var loop: EventLoop { environment.loop }
     private let environment: Environment
     private var accounts: [AccountKey: FCMAccountAccessToken] = [:]
+    /// One per loop served (`view(on:)`), made with the owner, then fixed.
+    private var views: [FCMLoopAccessTokens] = []
 
-    /// `fetch` posts token requests (the HTTPS client's); `now` is the wall
-    /// clock in unix seconds; `log` gets one line per fetch, nothing secret.
-    public init(loop: EventLoop, fetch: @escaping TokenFetch, now: @escaping () -> Int = { Int(time(nil)) },
-                log: @escaping (String) -> Void = { _ in }) {
-        environment = Environment(loop: loop, fetch: fetch, now: now, log: log)
+    /// `fetch` posts token requests (the HTTPS client's, on `loop`); `now`
+    /// is the wall clock in unix seconds; `log` gets one line per fetch,
+    /// nothing secret. `servedLoops` get a view each (`view(on:)`);
+    /// `sharing` is the fleet's token, when there is a fleet.
+    public init(loop: EventLoop, fetch: @escaping TokenFetch, now: @escaping @Sendable () -> Int = { Int(time(nil)) },
+                log: @escaping (String) -> Void = { _ in }, servedLoops: [EventLoop] = [],
+                sharing: (any FCMAccessTokenSharing)? = nil) {
+        environment = Environment(loop: loop, fetch: fetch, now: now, log: log, sharing: sharing)
+        views = servedLoops.map { FCMLoopAccessTokens(loop: $0, owner: self, now: now) }
     }
 
-    /// The account's token, made at the first ask. A client may keep it (per
-    /// app) to skip the lookup on every send.
+    /// The tokens as `loop` (one of `servedLoops`) reads them; used on that loop only.
+    public func view(on loop: EventLoop) -> FCMLoopAccessTokens {
+        guard let view = views.first(where: { $0.loop === loop }) else {
+            preconditionFailure("FCMAccessTokens: a loop it does not serve")
+        }
+        return view
+    }
+
+    /// The account's token, made at the first ask.
     public func account(_ account: FCMServiceAccount) -> FCMAccountAccessToken {
-        let key = AccountKey(clientEmail: account.clientEmail, privateKeyID: account.privateKeyID)
+        let key = AccountKey(account)
         if let existing = accounts[key] { return existing }
-        let made = FCMAccountAccessToken(account: account, environment: environment)
+        let made = FCMAccountAccessToken(account: account, environment: environment) { [weak self] snapshot in
+            self?.publish(snapshot, of: key)
+        }
         accounts[key] = made
         return made
     }
@@ -57,13 +85,36 @@ public final class FCMAccessTokens {
         self.account(account).rejected(token: token)
     }
 
-    /// Drops the accounts not among `kept` (after a reload); a fetch under
-    /// way for a dropped one still ends for its waiters.
+    /// Drops the accounts not among `kept` (after a reload), here and in
+    /// every loop's view; a fetch under way for a dropped one still ends
+    /// for its waiters.
     public func keepOnly(_ kept: [FCMServiceAccount]) {
-        let keys = Set(kept.map { AccountKey(clientEmail: $0.clientEmail, privateKeyID: $0.privateKeyID) })
+        let keys = Set(kept.map(AccountKey.init))
+        for key in accounts.keys where !keys.contains(key) { publish(nil, of: key) }
         accounts = accounts.filter { keys.contains($0.key) }
     }
 
     /// How many accounts have a token or had one asked for (tests, metrics).
     public var accountCount: Int { accounts.count }
+
+    /// Every view learns the account's snapshot (nil: dropped), in the
+    /// order the machine made them: hops from one loop to another run in
+    /// the order they were sent.
+    private func publish(_ snapshot: FCMAccessTokenSnapshot?, of key: AccountKey) {
+        for view in views {
+            let transfer = UnsafeTransfer((view, key))
+            view.loop.execute { transfer.value.0.install(snapshot, of: transfer.value.1) }
+        }
+    }
+
+    /// A view's loop has no valid token for `account`: its waiters are
+    /// answered on their own loop with the result and the snapshot then.
+    func awaitToken(for account: FCMServiceAccount, from view: FCMLoopAccessTokens) {
+        let made = self.account(account)
+        let key = AccountKey(account)
+        made.awaitToken { result in
+            let transfer = UnsafeTransfer((view, made.snapshot))
+            view.loop.execute { transfer.value.0.answered(result, snapshot: transfer.value.1, of: key) }
+        }
+    }
 }

@@ -2,9 +2,11 @@ import EventLoop
 import FCMCore
 import TLS
 
-/// One service account's access token on one event loop: the account's
-/// `FCMAccessTokenMachine`, and the I/O its actions ask for (signing the
-/// assertion with the account's key, posting it through the fetch).
+/// One service account's access token on the owner's event loop: the
+/// account's `FCMAccessTokenMachine`, and the I/O its actions ask for
+/// (signing the assertion with the account's key, posting it through the
+/// fetch, or taking the fleet's token). Each change of what the machine
+/// knows goes to `published` (every loop's view).
 ///
 /// A send asks `token()` first: while a token is kept (nearly always) that
 /// is all, with no allocation; only when it returns nil does the send
@@ -17,12 +19,23 @@ public final class FCMAccountAccessToken {
     private var machine: FCMAccessTokenMachine<Waiter>
     /// Read from the account's key at the first fetch, then kept.
     private var signer: RS256Signer?
+    private let published: (FCMAccessTokenSnapshot) -> Void
+    /// What `published` was last given.
+    private var lastPublished = FCMAccessTokenSnapshot.unknown
+    /// The last token handed out: a fleet's shared token equal to it is not
+    /// taken again (it expired, or FCM rejected it).
+    private var lastToken: String?
 
-    init(account: FCMServiceAccount, environment: FCMAccessTokens.Environment) {
+    init(account: FCMServiceAccount, environment: FCMAccessTokens.Environment,
+         published: @escaping (FCMAccessTokenSnapshot) -> Void = { _ in }) {
         self.account = account
         self.environment = environment
+        self.published = published
         machine = FCMAccessTokenMachine(account: account)
     }
+
+    /// What the machine knows now.
+    var snapshot: FCMAccessTokenSnapshot { machine.snapshot }
 
     /// The token to send with now, or the failure that holds (the send
     /// ends with its outcome); nil when a fetch must be awaited.
@@ -56,12 +69,20 @@ public final class FCMAccountAccessToken {
 
     // MARK: Actions
 
+    /// Publishes a changed snapshot first, so every loop's view has it
+    /// before any waiter's answer reaches that loop.
     private func perform(_ actions: [FCMAccessTokenMachine<Waiter>.Action]) {
+        let snapshot = machine.snapshot
+        if snapshot != lastPublished {
+            lastPublished = snapshot
+            published(snapshot)
+        }
         for action in actions {
             switch action {
             case .startFetch(let issuedAt):
                 startFetch(issuedAt: issuedAt)
             case .handOut(let token, let waiters):
+                lastToken = token
                 for waiter in waiters { waiter(.token(token)) }
             case .fail(let waiters, let outcome):
                 for waiter in waiters { waiter(.unavailable(outcome)) }
@@ -86,9 +107,19 @@ public final class FCMAccountAccessToken {
         }
         // Held until the fetch ends, so its waiters hear of it even when the
         // account was dropped meanwhile (`FCMAccessTokens.keepOnly`).
-        environment.fetch(account.tokenEndpoint, body) { result in
-            self.fetchEnded(result)
+        guard let sharing = environment.sharing else {
+            return environment.fetch(account.tokenEndpoint, body) { result in self.fetchEnded(result) }
         }
+        // Only the owner's loop touches this object: the transfers cross to it and back.
+        let this = UnsafeTransfer(self)
+        let loop = environment.loop
+        sharing.obtain(account, replacing: lastToken, now: issuedAt, fetch: { done in
+            loop.execute {
+                this.value.environment.fetch(this.value.account.tokenEndpoint, body) { result in done(result) }
+            }
+        }, completion: { result in
+            loop.execute { this.value.fetchEnded(result) }
+        })
     }
 
     private func fetchEnded(_ result: TokenFetchResult) {
@@ -101,6 +132,10 @@ public final class FCMAccountAccessToken {
                                   now: now, into: &actions)
         case .failed(let detail):
             machine.fetchFailed(detail, now: now, into: &actions)
+        case .shared(let token, let keptUntil):
+            machine.adopted(token: token, until: keptUntil, now: now, into: &actions)
+            environment.log("FCM access token for \(account) taken from the fleet, kept for \(keptUntil - now) s")
+            return perform(actions)
         }
         logEnd()
         perform(actions)

@@ -3,8 +3,10 @@ import FCMCore
 import HTTP2Client
 import TLS
 
-/// Where the client's access tokens come from: `FCMAccessTokens` on the
-/// client's loop (tests give their own). Called on the loop.
+/// Where the client's access tokens come from: the loop's
+/// `FCMLoopAccessTokens` (the process's tokens as this loop reads them), or
+/// `FCMAccessTokens` itself on its own loop (tests give their own). Called
+/// on the loop.
 public protocol FCMAccessTokenSource: AnyObject {
     /// The token to send with now, the outcome that ends the send without
     /// one, or nil when a fetch must be awaited.
@@ -30,7 +32,7 @@ public final class FCMClient: FCMSender {
     public let loop: EventLoop
     public let settings: FCMSettings
     private let tlsContext: TLSContext
-    /// Set before the first send: `FCMAccessTokens` fetches through this
+    /// Set before the first send: `FCMAccessTokens` fetches through a
     /// client (`fetchToken`), so the two are made one after the other.
     public var accessTokens: (any FCMAccessTokenSource)?
     private let pool: HTTP2Pool

@@ -8,6 +8,9 @@ public enum TokenFetchResult: Sendable, Equatable {
     /// No answer: no connection, TLS failed, none in time. One line, no
     /// part of the request (the assertion is a credential).
     case failed(String)
+    /// No request: the fleet's token (`FCMAccessTokenSharing`), another
+    /// instance's fetch, sent until `keptUntil` (unix seconds).
+    case shared(token: String, keptUntil: Int)
 }
 
 /// Posts a token request: `body` (form-encoded, `ServiceAccountAssertion`'s

@@ -71,11 +71,8 @@ public struct FCMAccessTokenMachine<Waiter> {
     /// endpoint while every send still fails. The first rejection after a
     /// token served normally always fetches.
     public static var freshTokenSeconds: Int { 10 }
-    /// The clock is the wall clock (the assertion's `iat` is read by the
-    /// endpoint's). Stepped back by more than this, a token or a hold is
-    /// over: counted from a time that has not come yet, it could otherwise
-    /// last as long as the step (a day's step would hold a failure a day).
-    public static var clockStepSeconds: Int { 60 }
+    /// `FCMAccessTokenClock.stepSeconds`.
+    public static var clockStepSeconds: Int { FCMAccessTokenClock.stepSeconds }
 
     public let account: FCMServiceAccount
     public private(set) var state: State = .none
@@ -90,14 +87,17 @@ public struct FCMAccessTokenMachine<Waiter> {
     /// kept, the failure while it holds; nil when it must `wait`.
     @inlinable
     public func token(now: Int) -> FCMAccessTokenResult? {
+        snapshot.token(now: now)
+    }
+
+    /// What the machine knows, for loops that read it without asking.
+    @inlinable
+    public var snapshot: FCMAccessTokenSnapshot {
         switch state {
-        case .valid(let token, let fetchedAt, let until, _) where now < until && now >= fetchedAt &- Self.clockStepSeconds:
-            return .token(token)
-        case .failed(let verdict, let failedAt, let retryNotBefore, _)
-            where now < retryNotBefore && now >= failedAt &- Self.clockStepSeconds:
-            return .unavailable(Self.heldOutcome(verdict, retryNotBefore: retryNotBefore, now: now))
-        case .none, .fetching, .valid, .failed:
-            return nil
+        case .valid(let token, let fetchedAt, let until, _): .token(token, fetchedAt: fetchedAt, until: until)
+        case .failed(let verdict, let failedAt, let retryNotBefore, _):
+            .held(verdict, failedAt: failedAt, retryNotBefore: retryNotBefore)
+        case .none, .fetching: .unknown
         }
     }
 
@@ -166,6 +166,14 @@ public struct FCMAccessTokenMachine<Waiter> {
         fail(waiters, verdict: verdict, failures: failures, hold: hold, now: now, into: &actions)
     }
 
+    /// The fetch under way ended with a token another instance of the
+    /// fleet fetched, kept until `until` (the fetching instance's keep).
+    public mutating func adopted(token: String, until: Int, now: Int, into actions: inout [Action]) {
+        guard case .fetching(_, let waiters, _, let replacesRejected) = state else { impossible("adopted") }
+        state = .valid(token: token, fetchedAt: now, until: until, replacesRejected: replacesRejected)
+        actions.append(.handOut(token: token, to: waiters))
+    }
+
     /// The assertion for the fetch under way could not be signed (the
     /// private key is no RSA key OpenSSL can sign with): the account's
     /// credentials are unusable, as when the endpoint refuses them.
@@ -198,15 +206,6 @@ public struct FCMAccessTokenMachine<Waiter> {
     public static func holdSeconds(afterFailures failures: Int) -> Int {
         let doublings = min(max(failures - 1, 0), 16)  // 5 s · 2^16 is far past the cap
         return min(maxHoldSeconds, firstHoldSeconds << doublings)
-    }
-
-    /// A held failure as a send at `now` gets it: a 503's `Retry-After`
-    /// counts down to the hold's end, so the sender comes back when the
-    /// relay will fetch again.
-    @usableFromInline
-    static func heldOutcome(_ verdict: FCMVerdict, retryNotBefore: Int, now: Int) -> FCMOutcome {
-        guard case .retryLater(_, let detail) = verdict else { return .noAccessToken(verdict) }
-        return .noAccessToken(.retryLater(seconds: max(retryNotBefore &- now, 1), detail: detail))
     }
 
     private mutating func startFetch(waiters: [Waiter], failuresBefore: Int, replacesRejected: Bool, now: Int,

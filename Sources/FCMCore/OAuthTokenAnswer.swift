@@ -96,7 +96,7 @@ public struct OAuthAccessToken: Sendable, Equatable, CustomStringConvertible {
 
     /// RFC 6750 §2.1's b64token: `1*( ALPHA / DIGIT / "-" / "." / "_" / "~"
     /// / "+" / "/" ) *"="`, so the value is a header's as it is.
-    static func isBearerToken(_ text: String) -> Bool {
+    public static func isBearerToken(_ text: String) -> Bool {
         let bytes = text.utf8
         guard !bytes.isEmpty, bytes.count <= maxBytes else { return false }
         let body = bytes.prefix { $0 != UInt8(ascii: "=") }

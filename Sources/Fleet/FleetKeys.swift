@@ -33,4 +33,10 @@ public enum FleetKeys {
     public static func providerToken(teamID: String, keyID: String) -> String {
         prefix + "provider-token:" + teamID + ":" + keyID
     }
+
+    /// The FCM access token of one service account (`client_email` and
+    /// `private_key_id`), shared so that one instance fetches for the fleet.
+    public static func fcmAccessToken(clientEmail: String, privateKeyID: String) -> String {
+        prefix + "fcm-access-token:" + clientEmail + ":" + privateKeyID
+    }
 }

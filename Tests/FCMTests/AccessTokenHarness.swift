@@ -30,7 +30,7 @@ final class AccessTokenHarness: @unchecked Sendable {
     /// What each waiter got, by its label.
     var results: [(String, FCMAccessTokenResult)] = []
 
-    init() throws {
+    init(sharing: (any FCMAccessTokenSharing)? = nil) throws {
         thread = try EventLoopThread(name: "fcm-tokens")
         run { harness in
             harness.tokens = FCMAccessTokens(
@@ -44,7 +44,7 @@ final class AccessTokenHarness: @unchecked Sendable {
                     }
                 },
                 now: { [unowned harness] in harness.now },
-                log: { [unowned harness] in harness.logLines.append($0) })
+                log: { [unowned harness] in harness.logLines.append($0) }, sharing: sharing)
         }
     }
 
@@ -78,15 +78,4 @@ final class AccessTokenHarness: @unchecked Sendable {
     static func tokenBody(_ token: String, expiresIn: Int = 3599) -> [UInt8] {
         Array(#"{"access_token":"\#(token)","expires_in":\#(expiresIn),"token_type":"Bearer"}"#.utf8)
     }
-}
-
-/// A service account holding the test RSA key (scripts/make-test-certs),
-/// its token endpoint on the loopback.
-func testAccount(keyID: String = "0123456789abcdef0123456789abcdef01234567",
-                 keyFile: String = TestCertificates.serviceAccountKeyP8) throws -> FCMServiceAccount {
-    let pem = String(decoding: try TestCertificates.bytes(keyFile), as: UTF8.self)
-    return FCMServiceAccount(
-        projectID: "toot-relay-test", privateKeyID: keyID, privateKey: try ServiceAccountPrivateKey(pemText: pem),
-        clientEmail: "firebase-adminsdk-abc12@toot-relay-test.iam.gserviceaccount.com",
-        tokenEndpoint: OAuthTokenEndpoint(host: "127.0.0.1", port: 8443, target: "/token"))
 }

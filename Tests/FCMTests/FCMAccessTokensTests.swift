@@ -14,7 +14,7 @@ struct FCMAccessTokensTests {
     @Test("the first send fetches with an assertion signed by the account's key, issued now")
     func signedRequest() throws {
         let harness = try AccessTokenHarness()
-        let account = try testAccount()
+        let account = try testServiceAccount()
         let (count, endpoint, request) = harness.run { harness in
             harness.want(account, as: "first")
             return (harness.pending.count, harness.pending.first?.endpoint, harness.pending.first?.body ?? [])
@@ -35,7 +35,7 @@ struct FCMAccessTokensTests {
     @Test("sends while the token is fetched wait for the one fetch; then it is at hand without one")
     func oneFetchForManySends() throws {
         let harness = try AccessTokenHarness()
-        let account = try testAccount()
+        let account = try testServiceAccount()
         let (fetchesWhileWaiting, atHandWhileWaiting) = harness.run { harness in
             for index in 0..<20 { harness.want(account, as: "send \(index)") }
             let waiting = (harness.fetchCount, harness.tokens.token(for: account))
@@ -66,7 +66,7 @@ struct FCMAccessTokensTests {
     @Test("a refused account fails every waiting send, naming it, and holds further fetches")
     func refusedAccount() throws {
         let harness = try AccessTokenHarness()
-        let account = try testAccount()
+        let account = try testServiceAccount()
         let refusal = Array(#"{"error":"invalid_grant","error_description":"Invalid JWT Signature."}"#.utf8)
         let (results, held, fetches, log) = harness.run { harness in
             harness.want(account, as: "a")
@@ -101,7 +101,7 @@ struct FCMAccessTokensTests {
     @Test("no answer is a 503 for the hold, with the fetch's own words")
     func noAnswer() throws {
         let harness = try AccessTokenHarness()
-        let account = try testAccount()
+        let account = try testServiceAccount()
         let results = harness.run { harness in
             harness.want(account, as: "a")
             harness.answerOldest(.failed("connect timed out"))
@@ -114,7 +114,7 @@ struct FCMAccessTokensTests {
     @Test("a 503's Retry-After is the hold and what the sends are told")
     func retryAfterHonoured() throws {
         let harness = try AccessTokenHarness()
-        let account = try testAccount()
+        let account = try testServiceAccount()
         let (first, held) = harness.run { harness in
             harness.want(account, as: "a")
             harness.answerOldest(.answered(status: 503, body: [], retryAfterSeconds: 42))
@@ -129,7 +129,7 @@ struct FCMAccessTokensTests {
     @Test("FCM rejecting the token in use makes one fetch, however many sends it rejected")
     func rejectedToken() throws {
         let harness = try AccessTokenHarness()
-        let account = try testAccount()
+        let account = try testServiceAccount()
         let fetches = harness.run { harness -> Int in
             harness.answerAtOnce = .answered(status: 200, body: AccessTokenHarness.tokenBody("ya29.one"), retryAfterSeconds: nil)
             harness.want(account, as: "first")
@@ -154,7 +154,7 @@ struct FCMAccessTokensTests {
     @Test("a key that cannot sign fails the send as rejected credentials, and nothing is posted")
     func keyCannotSign() throws {
         let harness = try AccessTokenHarness()
-        let account = try testAccount(keyFile: TestCertificates.rsa1024KeyP8)
+        let account = try testServiceAccount(keyFile: TestCertificates.rsa1024KeyP8)
         let (results, fetches) = harness.run { harness in
             harness.want(account, as: "a")
             return (harness.results, harness.fetchCount)
@@ -171,8 +171,8 @@ struct FCMAccessTokensTests {
     @Test("accounts are told apart by client_email and private_key_id")
     func accountsKeyed() throws {
         let harness = try AccessTokenHarness()
-        let first = try testAccount()
-        let newKey = try testAccount(keyID: "fedcba9876543210fedcba9876543210fedcba98")
+        let first = try testServiceAccount()
+        let newKey = try testServiceAccount(keyID: "fedcba9876543210fedcba9876543210fedcba98")
         let (fetches, same, count, afterKeep) = harness.run { harness in
             harness.want(first, as: "a")
             harness.want(first, as: "b")
@@ -197,7 +197,7 @@ struct FCMAccessTokensTests {
     @Test("the log names the account and never the token, the assertion or the key")
     func logShowsNothingSecret() throws {
         let harness = try AccessTokenHarness()
-        let account = try testAccount()
+        let account = try testServiceAccount()
         let (log, body) = harness.run { harness in
             harness.want(account, as: "a")
             let body = harness.pending.first?.body ?? []
