@@ -30,8 +30,10 @@ relay with a service account it trusts) and provider (wrk -c 8,
 Benchmarks/provider-push.lua, 100 tokens per /api/push, an API key); --path
 both is webpush and provider, all (the default) the three in one run. The
 fcm path's loaded runs count one more start-up cost the zero-request run
-lacks: the access token, fetched at the first message (an RS256 signature,
-about 1.5 M instructions with its connection's handshake counted apart).
+lacks, in both figures: the access token, fetched at the first message
+(about 16 M instructions, the service account's key read and an RS256
+signature; the token endpoint's handshake is among the handshakes), about
+1,600 per notification at 10,000 notifications.
 
 For figures per function: --keep DIR keeps each run's callgrind output
 (callgrind.PATH.RUN.out) in DIR, and with --symbols the copy keeps its
