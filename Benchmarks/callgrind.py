@@ -24,8 +24,16 @@ busy and fewer get through. The second figure per path leaves them out
 less with the machine's load: compare two builds by it when their
 notification counts differ.
 
-Paths: webpush (wrk -c 16, Benchmarks/mastodon-aesgcm.lua) and provider
-(wrk -c 8, Benchmarks/provider-push.lua, 100 tokens per /api/push, an API key).
+Paths: webpush (wrk -c 16, Benchmarks/mastodon-aesgcm.lua), fcm (the same
+bodies to /relay-to/fcm/<token>: SERVICE=fcm, the emulator as FCM too, the
+relay with a service account it trusts) and provider (wrk -c 8,
+Benchmarks/provider-push.lua, 100 tokens per /api/push, an API key); --path
+both is webpush and provider, all (the default) the three in one run. The
+fcm path's loaded runs count one more start-up cost the zero-request run
+lacks, in both figures: the access token, fetched at the first message
+(about 16 M instructions, the service account's key read and an RS256
+signature; the token endpoint's handshake is among the handshakes), about
+1,600 per notification at 10,000 notifications.
 
 For figures per function: --keep DIR keeps each run's callgrind output
 (callgrind.PATH.RUN.out) in DIR, and with --symbols the copy keeps its
@@ -63,7 +71,11 @@ PATHS = {
         "wrk_env": {"API_KEY": bench.PROVIDER_KEY, "TOKENS_PER_REQUEST": str(bench.PROVIDER_TOKENS)},
         "relay_env": {"API_PORT": "0", "API_KEYS": bench.PROVIDER_KEY},
     },
+    "fcm": {
+        "connections": 16, "script": bench.LUA, "wrk_env": {"SERVICE": "fcm"}, "relay_env": {},
+    },
 }
+SERVICE = {"webpush": "apns", "provider": "apns", "fcm": "fcm"}  # the emulator each path sends to
 WRK_THREADS = 1
 WRK_TIMEOUT = 10  # wrk's own per-request timeout, seconds
 EMULATOR_START_LIMIT = 30  # seconds until the emulator prints its port
@@ -168,12 +180,12 @@ def measure(path, args, scratch, run_name, emulator_binary, relay_binary, relay_
                     ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}",
                      f"--log-file={valgrind_log}", relay_binary])
     with Limit(EMULATOR_START_LIMIT, "the emulator's start"):
-        emulator = bench.start_emulator(emulator_binary, 0, client_auth=True, threads=1)
+        emulator, service_env = bench.start_service(emulator_binary, SERVICE[path], 0, threads=1)
     wrk, relay_status, relay_process = None, None, None
     try:
         with Limit(RELAY_START_LIMIT, "the relay's start under callgrind"):
             relay_process = bench.start_relay(relay, emulator.port,
-                                              {**relay_env, **spec["relay_env"], "THREADS": "1"})
+                                              {**relay_env, **spec["relay_env"], **service_env, "THREADS": "1"})
             port = relay_process.api_port() if path == "provider" else relay_process.port
         if load:
             with Limit(args.seconds + WRK_TIMEOUT + 60, "wrk"):
@@ -193,7 +205,7 @@ def measure(path, args, scratch, run_name, emulator_binary, relay_binary, relay_
     return {
         "instructions": callgrind_instructions(out_file),
         "handshakes": handshake_instructions(out_file),
-        "accepted": bench.emulator_accepted(emulator),
+        "accepted": bench.emulator_accepted(emulator, SERVICE[path]),
         "created": bench.relay_created_count(relay_process.stderr_text()),
         "wrk": wrk,
     }
@@ -225,7 +237,8 @@ def main():
     parser.add_argument("--bin", required=True, help="release build directory with toot-relay and apns-emulator")
     parser.add_argument("--emulator", help="another apns-emulator binary (default: the one in --bin), so that "
                                            "two relays are measured against the same emulator")
-    parser.add_argument("--path", choices=("webpush", "provider", "both"), default="both")
+    parser.add_argument("--path", choices=("webpush", "fcm", "provider", "both", "all"), default="all",
+                        help="both: webpush and provider; all: webpush, fcm and provider")
     parser.add_argument("--seconds", type=int, default=15, help="seconds of wrk per run (and of idling in the "
                                                                 "zero-request run)")
     parser.add_argument("--runs", type=int, default=2)
@@ -245,7 +258,7 @@ def main():
     relay_env = dict(item.split("=", 1) for item in args.relay_env)
     if args.keep:
         os.makedirs(args.keep, exist_ok=True)
-    paths = ["webpush", "provider"] if args.path == "both" else [args.path]
+    paths = {"both": ["webpush", "provider"], "all": ["webpush", "fcm", "provider"]}.get(args.path, [args.path])
 
     os.makedirs(bench.WORK, exist_ok=True)
     subprocess.run([os.path.join(bench.ROOT, "scripts", "make-test-certs"), bench.CERTS], check=True,
@@ -277,6 +290,7 @@ def main():
         strip = ["strip", "--strip-debug"] if args.symbols else ["strip"]
         subprocess.run([*strip, "-o", relay_binary, relay_source], check=True, timeout=TOOL_LIMIT)
         summaries = []
+        medians = {}  # path: (per notification, without TLS handshakes)
         for path in paths:
             spec = PATHS[path]
             zero = measure(path, args, scratch, "zero", emulator_binary, relay_binary, relay_env, load=False)
@@ -296,7 +310,7 @@ def main():
                 steady.append((work - result["handshakes"]) / max(accepted, 1))
                 handshakes.append(result["handshakes"])
                 notifications.append(accepted)
-                relayed = (f"relay 201 {thousands(result['created'])}" if path == "webpush"
+                relayed = (f"relay 201 {thousands(result['created'])}" if path != "provider"
                            else f"{bench.PROVIDER_TOKENS} tokens per request")
                 print(f"callgrind {path} run {run}: {thousands(per_notification[-1])} instructions per notification "
                       f"({result['instructions'] / 1e6:,.2f} M instructions - zero-request "
@@ -307,6 +321,7 @@ def main():
                       f"non-2xx {wrk['non2xx']}, socket errors "
                       f"{wrk['connect'] + wrk['read'] + wrk['write'] + wrk['timeout']})"
                       + ("" if ok else " COUNTS DISAGREE"), flush=True)
+            medians[path] = (statistics.median(per_notification), statistics.median(steady))
             summaries.append(
                 f"callgrind {path}: {thousands(statistics.median(per_notification))} instructions per notification "
                 f"(median; runs: {' '.join(thousands(v) for v in per_notification)}; zero-request "
@@ -318,6 +333,11 @@ def main():
                 f"callgrind {path} without TLS handshakes: {thousands(statistics.median(steady))} instructions per "
                 f"notification (median; runs: {' '.join(thousands(v) for v in steady)}; handshakes "
                 f"{' '.join(f'{h / 1e6:,.2f} M' for h in handshakes)})")
+        if "webpush" in medians and "fcm" in medians:
+            # The bound: the FCM path within 1.2 x the APNs path.
+            (fcm, fcm_steady), (apns, apns_steady) = medians["fcm"], medians["webpush"]
+            summaries.append(f"callgrind fcm / webpush: {fcm / apns:.3f} x ({fcm_steady / apns_steady:.3f} x without "
+                             f"TLS handshakes; bound 1.2 x)")
     print()
     for line in summaries:
         print(line)

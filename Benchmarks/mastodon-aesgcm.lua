@@ -6,7 +6,11 @@
 -- Crypto-Key, a VAPID JWT in Authorization, TTL 172800, Urgency normal.
 -- Every request goes to a fresh random 64-hex device token.
 --
--- Environment: BODY_BYTES (ciphertext size, default 2048). With VAPID_HASH,
+-- Environment: BODY_BYTES (ciphertext size, default 2048). SERVICE=fcm sends
+-- to webpush-fcm-relay's URL (/relay-to/fcm/<token>) instead, each request
+-- to a fresh FCM registration token of a real one's shape and length (163
+-- characters: an instance id, ":APA91b", then letters, digits, - and _).
+-- With VAPID_HASH,
 -- VAPID_KEY and VAPID_JWT_FILE (bench.py's restricted cell) the URL
 -- is a restricted endpoint (?vapid=) and Crypto-Key/Authorization carry that
 -- real key and the file's JWTs, one per request in turn (Mastodon signs each
@@ -45,6 +49,17 @@ end
 dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "wrk-common.lua")
 
 local head_prefix, head_suffix, head_jwt, head_rest, head_whole
+local fcm = os.getenv("SERVICE") == "fcm"
+
+local token_chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+local function random_token_text(count)
+  local out = {}
+  for i = 1, count do
+    local index = math.random(1, #token_chars)
+    out[i] = token_chars:sub(index, index)
+  end
+  return table.concat(out)
+end
 local jwts, next_jwt = {}, 0
 
 function init(args)
@@ -64,7 +79,15 @@ function init(args)
   end
   local query = os.getenv("VAPID_HASH") and ("?vapid=" .. os.getenv("VAPID_HASH")) or ""
   head_prefix = "POST /relay-to/production/"
-  head_suffix = query .. " HTTP/1.1\r\n" ..
+  local token_rest = ""
+  if fcm then
+    -- 22 + 7 + 64 random hex (per request) + 70: a 163-character token; its
+    -- first and last parts fixed per thread keep wrk's per-request work as
+    -- small as the APNs URL's.
+    head_prefix = "POST /relay-to/fcm/" .. random_token_text(22) .. ":APA91b"
+    token_rest = random_token_text(70)
+  end
+  head_suffix = token_rest .. query .. " HTTP/1.1\r\n" ..
     "Host: " .. wrk.host .. ":" .. wrk.port .. "\r\n" ..
     "User-Agent: Mastodon/4.3.0 (http.rb/5.2.0; +https://mastodon.example/)\r\n" ..
     "Content-Type: application/octet-stream\r\n" ..

@@ -20,12 +20,19 @@ public struct FCMToken: Sendable, Hashable {
     @inlinable
     public static func isValid(_ bytes: some Collection<UInt8>) -> Bool {
         guard !bytes.isEmpty, bytes.count <= maxLength else { return false }
-        return bytes.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: ":"): true
-            default: false
-            }
+        // A native string's UTF-8 read through its buffer: a quarter of the
+        // instructions of stepping String.UTF8View's index per byte
+        // (callgrind, a 163-byte token).
+        if let valid = bytes.withContiguousStorageIfAvailable({ $0.allSatisfy(isTokenByte) }) { return valid }
+        return bytes.allSatisfy(isTokenByte)
+    }
+
+    @inlinable
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: ":"): true
+        default: false
         }
     }
 }

@@ -49,7 +49,8 @@ extension Urgency {
 private func emitFCMMessage(token: FCMToken, message: WebPushMessage, extra: String?, title: String,
                             content: PayloadContent, to sink: inout some PayloadSink) {
     sink.write(tokenStart)
-    sink.writeJSONEscaped(token.text)
+    // FCMToken's syntax (letters, digits, -, _, :) has nothing to escape.
+    sink.writeVerbatim(token.text)
     sink.write(dataStart)
     var wroteMember = false
     if content == .whole {
@@ -71,8 +72,8 @@ private func emitFCMMessage(token: FCMToken, message: WebPushMessage, extra: Str
     }
     if wroteMember { sink.write(closingQuote) }
     sink.write(ttlStart)
-    // A small string: no allocation.
-    sink.writeJSONEscaped(String(min(message.ttl, FCMMessageLimits.maxTTLSeconds)))
+    // A small string (no allocation) of digits.
+    sink.writeVerbatim(String(min(message.ttl, FCMMessageLimits.maxTTLSeconds)))
     if let topic = message.topic {
         sink.write(collapseKeyStart)
         sink.writeJSONEscaped(topic)
