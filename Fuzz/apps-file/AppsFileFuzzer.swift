@@ -112,7 +112,7 @@ private func checkApps(_ apps: [AppDefinition]) {
     for app in apps {
         require(isValidID(app.id), "bad id \(describe(app.id.utf8))")
         require(app.topic.map { isName($0, limit: 255) } ?? true, "bad topic")
-        require(!app.credentials.isEmpty, "app \(app.id) without a credential")
+        require(!app.credentials.isEmpty || app.fcmCredentials != nil, "app \(app.id) without a credential")
         var shown = [app.id] + (app.topic.map { [$0] } ?? [])
         for credential in app.credentials.values {
             switch credential {

@@ -112,7 +112,13 @@ private func checkSendAnswer(status: Int, body: [UInt8], retryAfter: Int?, refre
         require(dead, "a dead token for \(status) \(error)")
         require(reason == error.reason, "a dead token for \(reason), the answer said \(error.reason)")
     case .retryLater(let seconds, let detail):
-        require(seconds == (retryAfter ?? 60), "a wait of \(seconds) s for a Retry-After of \(String(describing: retryAfter))")
+        // Without a Retry-After: a quota's minute after a 429 (or a quota's
+        // code), FCM's 10 s back-off floor after a 5xx (or its codes).
+        let quota = error.reason == .quotaExceeded || error.reason == .resourceExhausted
+        let unavailable = error.reason == .unavailable || error.reason == .internalError
+        let ownWait = quota || (!unavailable && status == 429)
+            ? FCMVerdict.defaultRetryAfterSeconds : FCMVerdict.unavailableRetryAfterSeconds
+        require(seconds == (retryAfter ?? ownWait), "a wait of \(seconds) s for a Retry-After of \(String(describing: retryAfter))")
         oneLine(detail, "a retry's detail")
     case .refreshAccessTokenAndResend:
         require(!refreshed, "a refresh after a refresh")
