@@ -258,10 +258,6 @@ final class ResultBox<T>: @unchecked Sendable {
     var value: T?
 }
 
-struct UncheckedSendable<Value>: @unchecked Sendable {
-    let value: Value
-}
-
 extension DeliveryOutcome {
     /// APNs answered 200: the notification was delivered.
     var isAccepted: Bool {

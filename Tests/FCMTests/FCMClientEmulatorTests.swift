@@ -66,14 +66,13 @@ struct FCMClientEmulatorTests {
         let (emulator, account) = try Self.emulator()
         defer { emulator.stop() }
         let thread = try EventLoopThread(name: "fcm-test")
-        defer { thread.stopAndJoin() }
         let delivered = Locked<[FCMDelivery]>([])
         let (client, tokens) = thread.loop.runAndWait { () -> (FCMClient, FCMAccessTokens) in
             let (client, tokens) = try! Self.client(on: thread.loop, port: emulator.port)
             client.send(Self.message(account)) { delivery in delivered.withLock { $0.append(delivery) } }
             return (client, tokens)
         }
-        defer { withExtendedLifetime((client, tokens)) {} }
+        defer { withExtendedLifetime(tokens) { thread.stopAndJoin(after: client) } }
         #expect(eventually(timeout: .seconds(10)) { delivered.withLock { $0.count } == 1 })
         let delivery = delivered.withLock { $0.first }
         #expect(delivery?.verdict == .delivered, "\(String(describing: delivery))")
@@ -113,7 +112,6 @@ struct FCMClientEmulatorTests {
         let (emulator, account) = try Self.emulator()
         defer { emulator.stop() }
         let thread = try EventLoopThread(name: "fcm-test")
-        defer { thread.stopAndJoin() }
         let delivered = Locked<[FCMDelivery]>([])
         let (client, source) = thread.loop.runAndWait { () -> (FCMClient, StaleFirst) in
             let (client, tokens) = try! Self.client(on: thread.loop, port: emulator.port)
@@ -122,7 +120,7 @@ struct FCMClientEmulatorTests {
             client.send(Self.message(account)) { delivery in delivered.withLock { $0.append(delivery) } }
             return (client, source)
         }
-        defer { withExtendedLifetime(client) {} }
+        defer { thread.stopAndJoin(after: client) }
         #expect(eventually(timeout: .seconds(10)) { delivered.withLock { $0.count } == 1 })
         let delivery = delivered.withLock { $0.first }
         #expect(delivery?.verdict == .delivered, "\(String(describing: delivery))")

@@ -72,7 +72,6 @@ struct FCMClientTests {
     @Test("a 401 or 403 a stale token may cause: the token is dropped and the message goes once more with a fresh one", arguments: [401, 403])
     func refreshOnce(status: Int) throws {
         let thread = try EventLoopThread(name: "fcm-test")
-        defer { thread.stopAndJoin() }
         let tokens = ListedTokens(["first"])
         let delivered = Locked<[FCMDelivery]>([])
         let client = thread.loop.runAndWait { () -> FCMClient in
@@ -85,7 +84,7 @@ struct FCMClientTests {
             client.finished(message, .answered(status: status))
             return client
         }
-        defer { withExtendedLifetime(client) {} }
+        defer { thread.stopAndJoin(after: client) }
         // The fresh token went out (to a port nothing answers on here).
         #expect(thread.loop.runAndWait { (tokens.rejected, tokens.asks, tokens.tokens) } == (["stale"], 1, []))
     }
@@ -93,7 +92,6 @@ struct FCMClientTests {
     @Test("a second refusal after a fresh token is the sender's answer")
     func secondRefusalIsTheAnswer() throws {
         let thread = try EventLoopThread(name: "fcm-test")
-        defer { thread.stopAndJoin() }
         let tokens = ListedTokens([])
         let delivered = Locked<[FCMDelivery]>([])
         let client = thread.loop.runAndWait { () -> FCMClient in
@@ -106,7 +104,7 @@ struct FCMClientTests {
             client.finished(message, .answered(status: 401))
             return client
         }
-        defer { withExtendedLifetime(client) {} }
+        defer { thread.stopAndJoin(after: client) }
         let deliveries = delivered.withLock { $0 }
         #expect(deliveries.count == 1)
         #expect(deliveries.first?.verdict.webPushStatus == 502)
@@ -117,7 +115,6 @@ struct FCMClientTests {
     func connectFailure() throws {
         let port = try Self.closedPort()
         let thread = try EventLoopThread(name: "fcm-test")
-        defer { thread.stopAndJoin() }
         let delivered = Locked<[FCMDelivery]>([])
         let (client, insideSend) = thread.loop.runAndWait { () -> (FCMClient, Int) in
             let client = try! Self.client(on: thread.loop, port: port)
@@ -125,7 +122,7 @@ struct FCMClientTests {
             client.send(Self.notification) { delivery in delivered.withLock { $0.append(delivery) } }
             return (client, delivered.withLock { $0.count })
         }
-        defer { withExtendedLifetime(client) {} }
+        defer { thread.stopAndJoin(after: client) }
         #expect(insideSend == 0)
         #expect(eventually { delivered.withLock { $0.count } == 1 })
         guard case .connectFailed = delivered.withLock({ $0 }).first?.outcome else {
@@ -137,7 +134,6 @@ struct FCMClientTests {
     @Test("no access token: the send ends with the token source's outcome, after send returns")
     func noAccessToken() throws {
         let thread = try EventLoopThread(name: "fcm-test")
-        defer { thread.stopAndJoin() }
         let delivered = Locked<[FCMDelivery]>([])
         let (client, insideSend) = thread.loop.runAndWait { () -> (FCMClient, Int) in
             let client = try! Self.client(on: thread.loop, port: 9)
@@ -145,7 +141,7 @@ struct FCMClientTests {
             client.send(Self.notification) { delivery in delivered.withLock { $0.append(delivery) } }
             return (client, delivered.withLock { $0.count })
         }
-        defer { withExtendedLifetime(client) {} }
+        defer { thread.stopAndJoin(after: client) }
         #expect(insideSend == 0)
         #expect(eventually { delivered.withLock { $0.count } == 1 })
         #expect(delivered.withLock { $0 }.first?.outcome == ListedTokens.exhausted)
@@ -155,7 +151,6 @@ struct FCMClientTests {
     func tokenFetchFailure() throws {
         let port = try Self.closedPort()
         let thread = try EventLoopThread(name: "fcm-test")
-        defer { thread.stopAndJoin() }
         let replies = Locked<[TokenFetchResult]>([])
         let client = thread.loop.runAndWait { () -> FCMClient in
             let client = try! Self.client(on: thread.loop, port: 9)
@@ -165,7 +160,7 @@ struct FCMClientTests {
             }
             return client
         }
-        defer { withExtendedLifetime(client) {} }
+        defer { thread.stopAndJoin(after: client) }
         #expect(eventually { replies.withLock { $0.count } == 1 })
         guard case .failed(let words) = replies.withLock({ $0 }).first else {
             Issue.record("got \(replies.withLock { $0 })")
