@@ -173,11 +173,11 @@ final class LoopClient: @unchecked Sendable {
     /// after whatever it was handed before.
     func start(_ notifications: [APNsNotification]) -> PendingSends {
         let pending = PendingSends(count: notifications.count)
-        let client = UncheckedSendable(value: self.client)
+        let client = UnsafeTransfer(self.client)
         let batch = notifications
         thread.loop.execute {
             var insideSend = false
-            let flag = UncheckedSendable(value: { insideSend })
+            let flag = UnsafeTransfer({ insideSend })
             for (index, notification) in batch.enumerated() {
                 insideSend = true
                 client.value.send(notification, completion: { delivery in
@@ -192,7 +192,7 @@ final class LoopClient: @unchecked Sendable {
     /// Graceful client shutdown, waited for (bounded).
     func shutdown(timeout: Double = 15) -> Bool {
         let done = DispatchSemaphore(value: 0)
-        let client = UncheckedSendable(value: self.client)
+        let client = UnsafeTransfer(self.client)
         thread.loop.execute { client.value.shutdown { done.signal() } }
         return done.wait(timeout: .now() + timeout) == .success
     }

@@ -1,7 +1,6 @@
 import Dispatch
 import EventLoop
 import FCM
-import TestSupport
 
 extension EventLoopThread {
     /// Shuts `client` down gracefully on this loop (bounded), then stops the
@@ -12,8 +11,8 @@ extension EventLoopThread {
     func stopAndJoin(after client: FCMClient, timeout: Double = 15) {
         withExtendedLifetime(client) {
             let done = DispatchSemaphore(value: 0)
-            let unchecked = UncheckedSendable(value: client)
-            loop.execute { unchecked.value.shutdown { done.signal() } }
+            let transfer = UnsafeTransfer(client)
+            loop.execute { transfer.value.shutdown { done.signal() } }
             _ = done.wait(timeout: .now() + timeout)
             stopAndJoin()
         }
