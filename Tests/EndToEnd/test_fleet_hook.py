@@ -68,10 +68,13 @@ def test_the_logs_a_killed_instance_held_are_posted_by_the_others(setting):
     hook.status = 503
     [first] = setting["start"](1, REDIS_CLAIM_IDLE=2)
     tokens = send_dead(first, 8)
-    # The instance read them and is trying to post them (the hook refuses).
+    # The instance wrote all eight to Redis (its writes are batched: the
+    # first may go alone), read them and is trying to post them (the hook
+    # refuses). Logs still in its local buffer would die with it, as
+    # FleetHookOutbox says; those in the stream must not.
     deadline = time.monotonic() + 15
-    while not hook.received:
-        assert time.monotonic() < deadline, "the instance never tried the hook"
+    while not hook.received or setting["redis"].cli("XLEN", "toot-relay:hook") != "8":
+        assert time.monotonic() < deadline, "the instance never wrote all eight and tried the hook"
         time.sleep(0.05)
     first.kill()
     assert setting["redis"].cli("XLEN", "toot-relay:hook") == "8"
