@@ -167,7 +167,7 @@ let package = Package(
         // APNs' words, no I/O: the notification and its request headers,
         // reasons, answers and outcomes, settings, credential ids, the
         // `NotificationSender` a delivery sends through.
-        .target(name: "APNsCore", dependencies: ["HTTPCore"], swiftSettings: pureCore),
+        .target(name: "APNsCore", dependencies: ["HTTPCore", "JSON"], swiftSettings: pureCore),
         .testTarget(name: "APNsCoreTests", dependencies: ["APNsCore", "TestSupport"]),
         // The APNs client: credentials, JWT, its pools (HTTP2Client) per
         // credential and environment, the notification as a pooled request.
