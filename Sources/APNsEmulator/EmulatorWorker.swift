@@ -118,7 +118,10 @@ final class EmulatorWorker {
         if let fcm = state.fcm, fcm.serves(path: request.path) {
             return decideFCM(request, fcm: fcm, connectionID: connectionID, behavior: behavior)
         }
-        if let (call, bundleID) = APNsBroadcastCall.route(request.path[...]) {
+        // `/4/…` and `/1/…`: the broadcast API. One byte tells it from
+        // `/3/device/…`, so notifications pay no route matching.
+        if request.path.utf8.dropFirst().first != UInt8(ascii: "3"),
+           let (call, bundleID) = APNsBroadcastCall.route(request.path[...]) {
             return decideBroadcast(request, call, bundleID: bundleID, credential: credential, boundKey: &boundKey)
         }
         state.received.wrappingAdd(1, ordering: .relaxed)
