@@ -30,8 +30,14 @@ extension ProviderAPIHandler {
             return refuse(APNsBroadcastRefusal(.topicMismatch), "no app has that bundle id")
         }
         guard call.authorization.allows(app: app.id) else { return forbidden(call, app: app.id) }
-        guard let credential = app.credential(for: environment), let sender = loopContext.broadcasts else {
+        guard let credential = app.credential(for: environment) else {
             return refuse(APNsBroadcastRefusal(.topicMismatch), "app \(app.id) does not serve \(environment.rawValue)")
+        }
+        guard let sender = loopContext.broadcasts else {
+            // A sender of notifications only (tests'): APNs cannot be asked.
+            let answer = broadcastAnswer(for: .failed(.allConnectionsDown), requestID: requestID)
+            logAPI(call, status: answer.status, detail: "\(what) app=\(app.id): no broadcast sender")
+            return Self.response(answer)
         }
         let path = apnsCall == .broadcast ? "/4/broadcasts/apps/\(bundleID)"
             : "/1/apps/\(bundleID)/\(apnsCall == .channels ? "channels" : "all-channels")"

@@ -51,7 +51,7 @@ def stack(certs, workdir, tmp_path_factory):
                                APNS_BROADCAST_PRODUCTION_HOST=f"127.0.0.1:{production}",
                                APNS_BROADCAST_DEVELOPMENT_HOST=f"127.0.0.1:{development}",
                                P12_FILENAME="", P12_PASSWORD="", APPS_FILE=apps_path, APNS_TIMEOUT=3,
-                               API_PORT=0, API_KEYS=api.ALL_APPS_KEY, ONLY_KEY=ONLY_BROADCASTS_KEY)
+                               API_PORT=0, API_KEYS=api.ALL_APPS_KEY, ONLY_KEY=ONLY_BROADCASTS_KEY, METRICS_PORT=0)
     relay = rt.start_relay(env, workdir, name="broadcast-relay")
     try:
         port = api.api_port(relay)
@@ -228,3 +228,23 @@ def test_log_lines_name_the_call_without_the_payload(stack):
     assert stack["relay"].log_contains(f"api broadcast key=")
     assert stack["relay"].log_contains(f"POST broadcast bundle={BROADCAST_TOPIC} env=production app=broadcasts")
     assert "log-must-not-show-this" not in stack["relay"].read_log()
+
+
+def test_metrics_count_the_calls_by_route_and_status(stack):
+    """toot_relay_api_requests_total counts broadcast and channel calls as
+    every API request, by route and the status answered."""
+    port = rt.metrics_port(stack["relay"])
+    series = ('toot_relay_api_requests_total{route="channels",status="201"}',
+              'toot_relay_api_requests_total{route="broadcast",status="200"}',
+              'toot_relay_api_requests_total{route="broadcast",status="400"}')
+    before = [rt.metric_value(rt.scrape(port), name) or 0 for name in series]
+    channel = create_channel(stack, "production", BROADCAST_TOPIC)
+    assert call(stack, "POST", BROADCAST, broadcast_headers(channel), PAYLOAD).status == 200
+    assert call(stack, "POST", BROADCAST, broadcast_headers(None), PAYLOAD).status == 400
+    deadline = time.monotonic() + 5
+    while True:
+        after = [rt.metric_value(rt.scrape(port), name) or 0 for name in series]
+        if [b - a for a, b in zip(before, after)] == [1, 1, 1] or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert [b - a for a, b in zip(before, after)] == [1, 1, 1], (before, after)
