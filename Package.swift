@@ -95,7 +95,7 @@ let package = Package(
         // request and answer; no I/O, JSON read with the strict parser.
         .target(name: "ProviderAPI", dependencies: ["APNsCore", "FCMCore", "HTTPCore", "JSON", "RelayCore"], swiftSettings: pureCore),
         // The provider API's fuzzer, built by SwiftPM (see FuzzSupport below).
-        .executableTarget(name: "provider-api-fuzzer", dependencies: ["ProviderAPI", "FCMCore", "HTTPCore", "JSON", "RelayCore", "FuzzSupport"],
+        .executableTarget(name: "provider-api-fuzzer", dependencies: ["ProviderAPI", "APNsCore", "FCMCore", "HTTPCore", "JSON", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/provider-api"),
         .testTarget(name: "ProviderAPITests", dependencies: ["APNsCore", "FCMCore", "ProviderAPI", "HTTPCore", "JSON", "RelayCore"]),
         // Feedback: the tokens APNs refused for good, per app
@@ -167,7 +167,7 @@ let package = Package(
         // APNs' words, no I/O: the notification and its request headers,
         // reasons, answers and outcomes, settings, credential ids, the
         // `NotificationSender` a delivery sends through.
-        .target(name: "APNsCore", dependencies: ["HTTPCore"], swiftSettings: pureCore),
+        .target(name: "APNsCore", dependencies: ["HTTPCore", "JSON"], swiftSettings: pureCore),
         .testTarget(name: "APNsCoreTests", dependencies: ["APNsCore", "TestSupport"]),
         // The APNs client: credentials, JWT, its pools (HTTP2Client) per
         // credential and environment, the notification as a pooled request.

@@ -408,6 +408,15 @@ provider_proxy("apple-example", "00fc13adff785122b4ad28809a342098234124142134809
                 ("apns-collapse-id", "game1.score.identifier")], '{"aps":{"alert":"test"}}')
 provider_proxy("duplicate-priority", TOKEN, [("apns-topic", "a.b"), ("apns-priority", "10"), ("apns-priority", "5")], '{"aps":{}}')
 provider_proxy("not-json", TOKEN, [("apns-topic", "a.b")], "hello")
+# Mode 2's headers and body go to the broadcast API's checks too: a
+# broadcast, a channel's create body, a channel read.
+provider_proxy("broadcast", TOKEN, [("apns-channel-id", "dGVzdC1jaGFubmVsLWlkMTI="), ("apns-push-type", "liveactivity"),
+                                    ("apns-priority", "10"), ("apns-expiration", "0"),
+                                    ("apns-request-id", "0b7e3c5a-1f2d-4c6b-9a8e-7d6c5b4a3f21")],
+               '{"aps":{"timestamp":1718000000,"event":"update","content-state":{}}}')
+provider_proxy("channel-create", TOKEN, [("apns-request-id", "0b7e3c5a-1f2d-4c6b-9a8e-7d6c5b4a3f21")],
+               '{"message-storage-policy":1,"push-type":"LiveActivity"}')
+provider_proxy("channel-read", TOKEN, [("apns-channel-id", "AAAA"), ("authorization", "bearer eyAia2lkIjog")], "")
 # xmlrpc: [flags][limits][…]. Raw bodies (flags 0): pyapns' calls as Python's
 # xmlrpc.client writes them (pyapns' client.py uses allow_none=True), bad
 # calls, and hostile documents; built calls (flags 1) from random bytes.
@@ -465,6 +474,9 @@ def api_authorization(name, value):
 api_route("push", "/api/push")
 api_route("device", "/3/device/0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
 api_route("feedback", "/api/feedback/toot%2e", method=1)
+api_route("broadcast", "/development/4/broadcasts/apps/com.example.app")
+api_route("channels", "/1/apps/com.example.app/channels", method=6)
+api_route("all-channels", "/1/apps/com.example.app/all-channels?x", method=1)
 api_authorization("bearer", "Bearer toot-key-0123456789abcdef")
 api_authorization("basic-user", "basic " + base64.b64encode(b"every-app-key-0123456789").decode())
 api_authorization("basic-password", "Basic " + base64.b64encode(b"x:toot-key-0123456789abcdef").decode())

@@ -51,6 +51,10 @@ private func fuzzRoute(_ input: inout FuzzInput) {
     case .feedback(let app):
         require(method == "GET", "feedback for \(method)")
         require(!app.isEmpty, "an empty feedback app")
+    case .broadcast(_, _, let bundleID):
+        // The handler checks the method, in APNs' words.
+        require(!bundleID.isEmpty && !bundleID.utf8.contains(UInt8(ascii: "/")), "bundle id \(describe(bundleID.utf8))")
+        require(!bundleID.utf8.contains(UInt8(ascii: "?")), "a query in the bundle id")
     case .methodNotAllowed(let allow):
         require(["POST", "GET, HEAD", "GET"].contains(allow), "Allow: \(allow)")
     case .notFound:

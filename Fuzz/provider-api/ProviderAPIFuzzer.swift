@@ -26,12 +26,15 @@
 // of strings within FCM's limit, every token accounted for exactly once; a proxy notification carries only the
 // five passed-on headers, a lowercase token and a JSON object body of at
 // most 5120 bytes; a refusal's answer is `{"reason":…}` with its status.
+// Mode 2's headers and body go to every broadcast API call too
+// (`checkBroadcastCalls`).
 //
 // Built by scripts/fuzz with SwiftPM (Fuzz/README.md): there, with
 // SWIFTPM_FUZZING defined, libFuzzer's main calls LLVMFuzzerTestOneInput.
 // A plain `swift build` makes a replay tool of it instead:
 // `provider-api-fuzzer <input file>…` runs the same checks on each file.
 
+import APNsCore
 import FCMCore
 import Foundation
 import FuzzSupport
@@ -206,6 +209,37 @@ private func checkProxy(_ input: inout FuzzInput) {
         require(answer.status == refusal.status && refusal.status >= 400, "a refusal with status \(refusal.status)")
         require((try? parseStrictJSON(answer.body)) == .object([JSONMember(name: "reason", value: .string(refusal.reason.rawValue))]),
                 "a refusal body that is not {\"reason\":…}: \(describe(answer.body))")
+    }
+    checkBroadcastCalls(headers: headers, body: body)
+}
+
+/// The same headers and body as each broadcast API call: passed on are
+/// APNs' fields only (never `authorization`), a body only with a POST (a
+/// create's a JSON object APNsChannelSettings reads, a broadcast's a JSON
+/// object of at most 5120 bytes); a refusal's answer is `{"reason":…}`.
+private func checkBroadcastCalls(headers: HTTPHeaders, body: [UInt8]) {
+    let fields: Set<String> = ["apns-request-id", "apns-channel-id", "apns-push-type", "apns-priority",
+                               "apns-expiration", "apns-id"]
+    for (call, method) in [(APNsBroadcastCall.broadcast, "POST"), (.channels, "POST"), (.channels, "GET"),
+                           (.channels, "DELETE"), (.allChannels, "GET"), (.allChannels, "PUT")] {
+        switch checkBroadcastCall(call, method: method, headers: headers, body: body) {
+        case .success(let checked):
+            require(checked.headers.allSatisfy { fields.contains($0.name) },
+                    "a field APNs does not read passed on: \(checked.headers.map(\.name))")
+            require(method == "POST" || checked.body.isEmpty, "a body passed on with \(method)")
+            if method == "POST" {
+                require(checked.body == body, "a body changed on the way")
+                require((try? parseStrictJSON(body)).map { if case .object = $0 { true } else { false } } == true,
+                        "a body that is not a JSON object passed")
+                if call == .broadcast { require(body.count <= 5120, "a broadcast of \(body.count) bytes passed") }
+            }
+        case .failure(let refusal):
+            trace("broadcast \(call) \(method): \(refusal.status) \(refusal.reason)")
+            let answer = broadcastAnswer(for: refusal, requestID: "r")
+            require([400, 403, 405, 413].contains(answer.status), "a refusal with status \(answer.status)")
+            require((try? parseStrictJSON(answer.body)) == .object([JSONMember(name: "reason", value: .string(refusal.reason))]),
+                    "a refusal body that is not {\"reason\":…}: \(describe(answer.body))")
+        }
     }
 }
 

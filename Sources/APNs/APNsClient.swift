@@ -47,9 +47,12 @@ public struct APNsClientStatus: Sendable, Equatable {
 /// `send` read `lastPool` under one (callgrind: about 80 instructions per
 /// notification).
 public final class APNsClient: NotificationSender {
-    private struct PoolKey: Hashable {
+    struct PoolKey: Hashable {
         var credential: CredentialID
         var environment: APNsEnvironment
+        /// Notifications and broadcasts share the notification host's pool;
+        /// channel management has its own host.
+        var host: APNsBroadcastHost = .notifications
     }
 
     public let loop: EventLoop
@@ -88,6 +91,11 @@ public final class APNsClient: NotificationSender {
     private func send(_ request: PooledNotification) {
         let key = PoolKey(credential: request.notification.credential, environment: request.notification.environment)
         if let last = lastPool, last.key == key { return last.pool.send(request) }
+        send(request, key: key)
+    }
+
+    /// The pool of `key` (made at first use) takes `request`.
+    func send(_ request: PooledRequest, key: PoolKey) {
         if let pool = pools[key] {
             lastPool = (key, pool)
             return pool.send(request)
@@ -113,7 +121,7 @@ public final class APNsClient: NotificationSender {
 
     private func makePool(_ key: PoolKey, credential: APNsEndpointCredential) -> HTTP2Pool {
         let settings = configuration.settings
-        let host = settings.host(for: key.environment)
+        let host = settings.host(key.host, for: key.environment)
         let authorizer = credential.tokenProvider.map {
             APNsTokenAuthorizer(provider: $0, wallClock: configuration.wallClock)
         }

@@ -14,8 +14,7 @@ final class PooledNotification: PooledRequest {
     var responseAPNsID: String?
     /// An error answer's `Retry-After`, in seconds.
     var retryAfterSeconds: Int?
-    /// Sent again after 429 TooManyProviderTokenUpdates (that is done once).
-    var resentForTokenUpdates = false
+    var tokenAnswers = ProviderTokenAnswers()
 
     init(notification: APNsNotification, completion: @escaping (APNsDelivery) -> Void) {
         self.notification = notification
@@ -45,32 +44,13 @@ final class PooledNotification: PooledRequest {
         }
     }
 
-    /// APNs' answers about the provider token, for a request that carried
-    /// one (certificate auth: every answer is the request's own):
-    /// - 403 UnrelatedKeyIdInToken: APNs binds a connection to the key of
-    ///   its first token ("To use this token, open a new connection"), so
-    ///   that connection drains and the request goes to another;
-    /// - 429 TooManyProviderTokenUpdates: the token was an update too many;
-    ///   the token provider is told (`tokenUpdatesRefused`: it goes back to
-    ///   the token before, or holds renewals) and the request goes again
-    ///   once, with the token then current. A second refusal is the answer (503);
-    /// - 403 ExpiredProviderToken, InvalidProviderToken: the answer is the
-    ///   request's, and the token provider hears of it (`tokenRejected`).
+    /// APNs' answers about the provider token (`ProviderTokenAnswers`),
+    /// for a request that carried one (certificate auth: every answer is
+    /// the request's own).
     override func policy(afterAnswer status: Int) -> AnswerPolicy {
         guard status == 403 || status == 429, authorizationStamp != nil,
               case .apns(_, let reason?, _) = delivery(.answered(status: status)).outcome else { return .complete }
-        switch reason {
-        case .unrelatedKeyIdInToken:
-            return AnswerPolicy(resend: .anotherConnection)
-        case .tooManyProviderTokenUpdates:
-            guard !resentForTokenUpdates else { return AnswerPolicy(resend: .no, refusal: .renewedTooOften) }
-            resentForTokenUpdates = true
-            return AnswerPolicy(resend: .anyConnection, refusal: .renewedTooOften)
-        case .expiredProviderToken, .invalidProviderToken:
-            return status == 403 ? AnswerPolicy(resend: .no, refusal: .rejected) : .complete
-        default:
-            return .complete
-        }
+        return tokenAnswers.policy(status: status, reason: reason)
     }
 
     override func forgetAnswer() {

@@ -8,6 +8,10 @@
 public struct APNsSettings: Sendable, Equatable {
     public var productionHost = HostAndPort(host: "api.push.apple.com", port: 443)
     public var developmentHost = HostAndPort(host: "api.sandbox.push.apple.com", port: 443)
+    /// Channel management for Live Activity broadcasts has hosts of its own
+    /// (Apple, "Sending channel management requests to APNs").
+    public var broadcastProductionHost = HostAndPort(host: "api-manage-broadcast.push.apple.com", port: 2196)
+    public var broadcastDevelopmentHost = HostAndPort(host: "api-manage-broadcast.sandbox.push.apple.com", port: 2195)
     /// Resolve + TCP connect + TLS handshake + the server's first SETTINGS.
     public var connectTimeout: Duration = .seconds(5)
     /// From `send` to the answer (WIRE.md §5). Mastodon gives up
@@ -34,5 +38,13 @@ public struct APNsSettings: Sendable, Equatable {
 
     public func host(for environment: APNsEnvironment) -> HostAndPort {
         environment == .production ? productionHost : developmentHost
+    }
+
+    /// Where a broadcast API call to `host` goes in `environment`.
+    public func host(_ host: APNsBroadcastHost, for environment: APNsEnvironment) -> HostAndPort {
+        switch host {
+        case .notifications: self.host(for: environment)
+        case .channelManagement: environment == .production ? broadcastProductionHost : broadcastDevelopmentHost
+        }
     }
 }

@@ -19,7 +19,7 @@ struct UncheckedBox<Value>: @unchecked Sendable {
 /// call `stop()`.
 public final class APNsEmulator: Sendable {
     public let configuration: APNsEmulatorConfiguration
-    private let state: EmulatorState
+    let state: EmulatorState
 
     private struct Runtime {
         var threads: [EventLoopThread]
@@ -165,6 +165,8 @@ public final class APNsEmulator: Sendable {
         state.records.withLock { $0.removeAll() }
         state.ledger.withLock { $0.removeAll() }
         state.fcm?.reset()
+        state.broadcasts.withLock { $0.removeAll() }
+        state.channels.removeAll()
         setBehavior(configuration.behavior)
     }
 

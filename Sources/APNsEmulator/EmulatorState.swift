@@ -49,6 +49,15 @@ final class EmulatorState: Sendable {
         var call: (@Sendable (ReceivedNotification) -> Void)?
     }
     let hasObserver = Atomic<Bool>(false)
+    /// Broadcast channels, the broadcasts accepted (with `recordNotifications`)
+    /// and who hears of each (`onBroadcast`).
+    let channels = BroadcastChannels()
+    let broadcasts = Locked<[ReceivedBroadcast]>([])
+    let broadcastObserver = Locked(BroadcastObserver())
+
+    struct BroadcastObserver {
+        var call: (@Sendable (ReceivedBroadcast) -> Void)?
+    }
 
     init(configuration: APNsEmulatorConfiguration) throws(APNsEmulatorError) {
         self.configuration = configuration

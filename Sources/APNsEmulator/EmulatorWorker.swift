@@ -1,3 +1,4 @@
+import APNsCore
 import EventLoop
 import Glibc
 import HTTP2
@@ -116,6 +117,12 @@ final class EmulatorWorker {
                 behavior: APNsEmulatorBehavior, boundKey: inout ProviderTokenVerifier.VerifiedKey?) -> Decision {
         if let fcm = state.fcm, fcm.serves(path: request.path) {
             return decideFCM(request, fcm: fcm, connectionID: connectionID, behavior: behavior)
+        }
+        // `/4/…` and `/1/…`: the broadcast API. One byte tells it from
+        // `/3/device/…`, so notifications pay no route matching.
+        if request.path.utf8.dropFirst().first != UInt8(ascii: "3"),
+           let (call, bundleID) = APNsBroadcastCall.route(request.path[...]) {
+            return decideBroadcast(request, call, bundleID: bundleID, credential: credential, boundKey: &boundKey)
         }
         state.received.wrappingAdd(1, ordering: .relaxed)
         let now = Int(time(nil))

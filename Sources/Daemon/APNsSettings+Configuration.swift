@@ -9,6 +9,8 @@ extension APNsSettings {
         self.init()
         productionHost = configuration.productionHost
         developmentHost = configuration.developmentHost
+        broadcastProductionHost = configuration.broadcastProductionHost
+        broadcastDevelopmentHost = configuration.broadcastDevelopmentHost
         connectTimeout = configuration.apnsConnectTimeout
         answerTimeout = configuration.apnsAnswerTimeout
         pingInterval = configuration.apnsPingInterval

@@ -20,6 +20,9 @@ public final class LoopContext {
     /// nil: no FCM client on this loop (an FCM URL is then answered as an
     /// app without FCM credentials is).
     let fcm: FCMPush?
+    /// APNs' broadcast API over the same client (the loop's `APNsClient`
+    /// is one); nil: the sender carries notifications only (test senders).
+    let broadcasts: (any APNsBroadcastSender)?
     /// Where every handler's lines go, written once per iteration of the loop.
     let output: RelayLog
     /// What the URLs' and the API's app references resolve to.
@@ -33,6 +36,7 @@ public final class LoopContext {
     public init(sender: NotificationSender, fcmSender: FCMSender? = nil, apps: RelayApps, logger: Logger, loop: EventLoop,
                 metrics: RelayMetrics? = nil, providerMetrics: ProviderMetrics? = nil) {
         apns = APNsPush(sender: sender)
+        broadcasts = sender as? any APNsBroadcastSender
         fcm = fcmSender.map(FCMPush.init(sender:))
         self.apps = apps
         output = RelayLog(buffer: LoopLogBuffer(logger: logger, loop: loop))

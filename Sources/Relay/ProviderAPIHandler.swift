@@ -92,7 +92,7 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
             var response = jsonError(405, "method \(request.method) not allowed here")
             response.headers.append(HTTPField(name: "Allow", value: allow))
             return response
-        case .push, .device, .xmlRPC, .feedback:
+        case .push, .device, .xmlRPC, .feedback, .broadcast:
             break
         }
         let authorization = context.authorize(request.headers["authorization"])
@@ -112,6 +112,9 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
             return xmlRPC(request, call, completion: completion)
         case .feedback(let appID):
             return feedback(appID, call, completion: completion)
+        case .broadcast(let environment, let apnsCall, let bundleID):
+            return broadcast(request, environment: environment, apnsCall, bundleID: bundleID, call,
+                             completion: completion)
         case .health, .notFound, .methodNotAllowed:
             preconditionFailure("ProviderAPIHandler: route \(route) was answered above")
         }
@@ -167,6 +170,7 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
         case .device: "device"
         case .xmlRPC: "xmlrpc"
         case .feedback: "feedback"
+        case .broadcast(_, let apnsCall, _): apnsCall == .broadcast ? "broadcast" : "channels"
         case .health: "health"
         case .notFound, .methodNotAllowed: "-"
         }

@@ -21,6 +21,11 @@ public enum APIRoute: Sendable, Equatable {
     case xmlRPC
     /// `GET /api/feedback/<app>`: the app's feedback list, percent-decoded.
     case feedback(app: String)
+    /// APNs' broadcast API: `POST /4/broadcasts/apps/<bundle id>` and
+    /// channel management under `/1/apps/<bundle id>/`, in the environment
+    /// the path names (`apiEnvironment`). The method is checked by the
+    /// handler, which answers in APNs' words.
+    case broadcast(APNsEnvironment, APNsBroadcastCall, bundleID: String)
     case methodNotAllowed(allow: String)
     case notFound
 }
@@ -40,11 +45,14 @@ public func apiRoute(method: String, target: String) -> APIRoute {
     case "/", "/RPC2": return only("POST", .xmlRPC)
     default: break
     }
-    for (prefix, environment) in [("/3/device/", APNsEnvironment.production),
-                                  ("/development/3/device/", .development)] where path.hasPrefix(prefix) {
-        let token = path.dropFirst(prefix.utf8.count)
+    let (environment, apnsPath) = apiEnvironment(of: path)
+    if apnsPath.hasPrefix("/3/device/") {
+        let token = apnsPath.dropFirst("/3/device/".utf8.count)
         guard !token.isEmpty, !token.utf8.contains(UInt8(ascii: "/")) else { return .notFound }
         return only("POST", .device(environment, token: String(token)))
+    }
+    if let (call, bundleID) = APNsBroadcastCall.route(apnsPath) {
+        return .broadcast(environment, call, bundleID: bundleID)
     }
     if path.hasPrefix("/api/feedback/") {
         let app = path.dropFirst("/api/feedback/".utf8.count)
@@ -52,4 +60,13 @@ public func apiRoute(method: String, target: String) -> APIRoute {
         return only("GET", .feedback(app: String(decoding: percentDecoded(app.utf8), as: UTF8.self)))
     }
     return .notFound
+}
+
+/// The APNs environment a provider API path names, and the path APNs
+/// knows: `/development/…` stands for Apple's sandbox host (a client of
+/// Apple's API changes the host to reach it), anything else is production.
+public func apiEnvironment(of path: Substring) -> (APNsEnvironment, Substring) {
+    let prefix = "/development/"
+    guard path.hasPrefix(prefix) else { return (.production, path) }
+    return (.development, path.dropFirst(prefix.utf8.count - 1))
 }

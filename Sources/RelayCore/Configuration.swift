@@ -45,6 +45,9 @@ public struct Configuration: Sendable, Equatable {
     public var caFile: String? = nil
     public var productionHost = APNsSettings().productionHost
     public var developmentHost = APNsSettings().developmentHost
+    /// APNs' channel management hosts (Live Activity broadcast channels).
+    public var broadcastProductionHost = APNsSettings().broadcastProductionHost
+    public var broadcastDevelopmentHost = APNsSettings().broadcastDevelopmentHost
 
     // MARK: FCM credentials (the default app's Firebase service account)
     /// `FCM_CREDENTIALS_FILE`: the service account's JSON file.
@@ -221,6 +224,8 @@ extension Configuration {
         .init(name: "CA_FILENAME", defaultText: "system roots", help: "PEM roots trusted for the APNs servers"),
         .init(name: "APNS_PRODUCTION_HOST", defaultText: defaults.productionHost.description, help: "host[:port] of APNs production"),
         .init(name: "APNS_DEVELOPMENT_HOST", defaultText: defaults.developmentHost.description, help: "host[:port] of APNs development (sandbox)"),
+        .init(name: "APNS_BROADCAST_PRODUCTION_HOST", defaultText: defaults.broadcastProductionHost.description, help: "host[:port] of APNs' channel management (Live Activity broadcast channels), production"),
+        .init(name: "APNS_BROADCAST_DEVELOPMENT_HOST", defaultText: defaults.broadcastDevelopmentHost.description, help: "host[:port] of APNs' channel management, development (sandbox)"),
         .init(name: "MAX_HEADER_BYTES", defaultText: String(defaults.maxHeaderBytes), help: "largest request header block (431 beyond)"),
         .init(name: "MAX_BODY_BYTES", defaultText: String(defaults.maxBodyBytes), help: "largest request body read (413 beyond)"),
         .init(name: "HEADER_TIMEOUT", defaultText: secondsText(defaults.headerTimeout), help: "seconds to receive a request head (beyond: closed without an answer; the API port answers 408)"),
@@ -324,6 +329,8 @@ extension Configuration {
         if let text = value("REDIS_URL") { redisURL = text }
         for (name, keyPath) in [("APNS_PRODUCTION_HOST", \Configuration.productionHost),
                                 ("APNS_DEVELOPMENT_HOST", \Configuration.developmentHost),
+                                ("APNS_BROADCAST_PRODUCTION_HOST", \Configuration.broadcastProductionHost),
+                                ("APNS_BROADCAST_DEVELOPMENT_HOST", \Configuration.broadcastDevelopmentHost),
                                 ("FCM_HOST", \Configuration.fcmHost)] {
             if let text = value(name) {
                 guard let parsed = HostAndPort(parsing: text) else {

@@ -90,6 +90,9 @@ struct APNsEmulatorCommand: ParsableCommand {
     @Flag(help: "No connection log on stderr.") var quiet = false
     @Flag(name: .customLong("print"), help: "One JSON line per accepted notification on stdout.") var printNotifications = false
     @Option(help: "Append the same JSON lines to this file (flushed per line).") var record: String?
+    @Option(name: .customLong("broadcast-record"),
+            help: "Append one JSON line per accepted Live Activity broadcast to this file (flushed per line).")
+    var broadcastRecord: String?
     @Option(name: .customLong("fcm-service-account"), help: ArgumentHelp(
         "FCM, repeatable: a service-account JSON file whose account the token endpoint trusts.",
         discussion: "Its token_uri's path is the token endpoint (tests: https://127.0.0.1:<port>/token); "
@@ -214,6 +217,10 @@ struct APNsEmulatorCommand: ParsableCommand {
         if printNotifications || record != nil {
             let output = try NotificationOutput(printToStandardOutput: printNotifications, recordFile: record)
             emulator.onNotification = { output.write($0.jsonLine) }
+        }
+        if let broadcastRecord {
+            let output = try NotificationOutput(printToStandardOutput: false, recordFile: broadcastRecord)
+            emulator.onBroadcast = { output.write($0.jsonLine) }
         }
         if let fcmRecord {
             let output = try NotificationOutput(printToStandardOutput: false, recordFile: fcmRecord)

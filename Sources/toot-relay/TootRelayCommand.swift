@@ -107,6 +107,8 @@ struct RelayOptions: ParsableArguments {
     @Option(name: .customLong("apps-file"), help: help("APPS_FILE")) var appsFile: String?
     @Option(name: .customLong("apns-production-host"), help: help("APNS_PRODUCTION_HOST")) var apnsProductionHost: String?
     @Option(name: .customLong("apns-development-host"), help: help("APNS_DEVELOPMENT_HOST")) var apnsDevelopmentHost: String?
+    @Option(name: .customLong("apns-broadcast-production-host"), help: help("APNS_BROADCAST_PRODUCTION_HOST")) var apnsBroadcastProductionHost: String?
+    @Option(name: .customLong("apns-broadcast-development-host"), help: help("APNS_BROADCAST_DEVELOPMENT_HOST")) var apnsBroadcastDevelopmentHost: String?
     @Option(name: .customLong("max-header-bytes"), help: help("MAX_HEADER_BYTES")) var maxHeaderBytes: String?
     @Option(name: .customLong("max-body-bytes"), help: help("MAX_BODY_BYTES")) var maxBodyBytes: String?
     @Option(name: .customLong("header-timeout"), help: help("HEADER_TIMEOUT")) var headerTimeout: String?
@@ -162,6 +164,8 @@ struct RelayOptions: ParsableArguments {
             ("TOKEN_AUTH_KEY_FILENAME", tokenAuthKeyFilename), ("TOKEN_KEY_ID", tokenKeyID),
             ("TOKEN_TEAM_ID", tokenTeamID), ("TOPIC", topic), ("CA_FILENAME", caFilename), ("APPS_FILE", appsFile),
             ("APNS_PRODUCTION_HOST", apnsProductionHost), ("APNS_DEVELOPMENT_HOST", apnsDevelopmentHost),
+            ("APNS_BROADCAST_PRODUCTION_HOST", apnsBroadcastProductionHost),
+            ("APNS_BROADCAST_DEVELOPMENT_HOST", apnsBroadcastDevelopmentHost),
             ("MAX_HEADER_BYTES", maxHeaderBytes), ("MAX_BODY_BYTES", maxBodyBytes), ("HEADER_TIMEOUT", headerTimeout),
             ("BODY_TIMEOUT", bodyTimeout), ("KEEPALIVE_TIMEOUT", keepaliveTimeout), ("MAX_CONNECTIONS", maxConnections),
             ("MAX_IN_FLIGHT", maxInFlight), ("APNS_CONNECT_TIMEOUT", apnsConnectTimeout), ("APNS_TIMEOUT", apnsTimeout),

@@ -49,7 +49,7 @@ struct PooledNotificationPolicyTests {
     func tooManyTokenUpdatesOnce() {
         let request = Self.answered(429, .tooManyProviderTokenUpdates)
         #expect(request.policy(afterAnswer: 429) == AnswerPolicy(resend: .anyConnection, refusal: .renewedTooOften))
-        #expect(request.resentForTokenUpdates)
+        #expect(request.tokenAnswers.resentForTokenUpdates)
         #expect(request.policy(afterAnswer: 429) == AnswerPolicy(resend: .no, refusal: .renewedTooOften))
     }
 

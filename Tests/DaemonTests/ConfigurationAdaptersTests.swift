@@ -49,10 +49,14 @@ struct APNsSettingsTests {
             "APNS_PRODUCTION_HOST": "127.0.0.1:2197", "APNS_DEVELOPMENT_HOST": "127.0.0.1:2198",
             "APNS_CONNECT_TIMEOUT": "3", "APNS_TIMEOUT": "1.5", "APNS_PING_INTERVAL": "30", "APNS_PING_TIMEOUT": "4",
             "APNS_MAX_CONNECTIONS": "6", "MAX_IN_FLIGHT": "250", "APNS_IDLE_TIMEOUT": "120",
+            "APNS_BROADCAST_PRODUCTION_HOST": "127.0.0.1:2199", "APNS_BROADCAST_DEVELOPMENT_HOST": "127.0.0.1:2200",
         ])
         let settings = APNsSettings(configuration: configuration)
         #expect(settings.productionHost == HostAndPort(host: "127.0.0.1", port: 2197))
         #expect(settings.developmentHost == HostAndPort(host: "127.0.0.1", port: 2198))
+        #expect(settings.host(.channelManagement, for: .production) == HostAndPort(host: "127.0.0.1", port: 2199))
+        #expect(settings.host(.channelManagement, for: .development) == HostAndPort(host: "127.0.0.1", port: 2200))
+        #expect(settings.host(.notifications, for: .development) == settings.developmentHost)
         #expect(settings.connectTimeout == .seconds(3))
         #expect(settings.answerTimeout == .milliseconds(1500))
         #expect(settings.pingInterval == .seconds(30))

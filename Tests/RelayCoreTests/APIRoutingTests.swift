@@ -31,6 +31,23 @@ struct APIRoutingTests {
         ("POST", "", .notFound),
         ("POST", "*", .notFound),
         ("post", "/api/push", .methodNotAllowed(allow: "POST")),
+        // APNs' broadcast API: every method routes, the handler answers a
+        // wrong one in APNs' words.
+        ("POST", "/4/broadcasts/apps/com.example.app", .broadcast(.production, .broadcast, bundleID: "com.example.app")),
+        ("GET", "/4/broadcasts/apps/com.example.app", .broadcast(.production, .broadcast, bundleID: "com.example.app")),
+        ("POST", "/development/4/broadcasts/apps/com.example.app",
+         .broadcast(.development, .broadcast, bundleID: "com.example.app")),
+        ("POST", "/1/apps/com.example.app/channels", .broadcast(.production, .channels, bundleID: "com.example.app")),
+        ("DELETE", "/development/1/apps/com.example.app/channels",
+         .broadcast(.development, .channels, bundleID: "com.example.app")),
+        ("GET", "/1/apps/com.example.app/all-channels?x=1",
+         .broadcast(.production, .allChannels, bundleID: "com.example.app")),
+        ("POST", "/4/broadcasts/apps/", .notFound),
+        ("POST", "/4/broadcasts/apps/a/b", .notFound),
+        ("GET", "/1/apps//channels", .notFound),
+        ("GET", "/1/apps/a/b/channels", .notFound),
+        ("GET", "/1/apps/com.example.app/channel", .notFound),
+        ("GET", "/1/apps/com.example.app", .notFound),
     ]
 
     @Test("each API target goes to its route, and other methods are refused with Allow", arguments: table)
