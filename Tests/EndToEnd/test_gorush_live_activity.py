@@ -35,14 +35,10 @@ def stack(certs, workdir, tmp_path_factory):
                                APNS_TIMEOUT=3, API_PORT=0, API_KEYS=api.ALL_APPS_KEY)
     relay = rt.start_relay(env, workdir, name="live-activity-relay")
     try:
-        port = api.api_port(relay)
-    except AssertionError:
+        yield {"port": api.api_port(relay), "emulator": emulator}
+    finally:
         relay.kill()
         emulator.kill()
-        raise
-    yield {"relay": relay, "port": port, "emulator": emulator}
-    relay.kill()
-    emulator.kill()
 
 
 # (what, the notification's fields as JSON text in the sender's order, the
