@@ -1,8 +1,8 @@
 // The `apns-topic` a push type needs. Apple's header table ("Sending
 // notification requests to APNs", `apns-push-type`) has the app's bundle id
 // as the topic of `alert` and `background`, the MDM certificate's UID for
-// `mdm`, and the bundle id with a suffix for the other push types; APNs
-// refuses a notification whose topic lacks its push type's suffix.
+// `mdm`, and the bundle id with a suffix for the other push types, which
+// the notification's topic "must use".
 
 /// The push types whose topic is the bundle id with a suffix, and the
 /// suffix.

@@ -1,9 +1,10 @@
 // One notification of a gorush `/api/push` request, as decoded: gorush's
 // `PushNotification` (notify/notification.go), the fields platform 1 uses,
 // the FCM ones platform 2 uses (ProviderFCMFields.swift), plus our
-// extensions `app` and the Live Activity `input-push-*` keys. Strings and numbers keep gorush's zero values
-// ("" and 0 mean "not given"), because gorush's mapping tests them that
-// way (`len(x) > 0`, `x > 0`); pointers in gorush are optionals here.
+// extensions `app` and Apple's Live Activity `input-push-*` keys. Strings
+// and numbers keep gorush's zero values ("" and 0 mean "not given"),
+// because gorush's mapping tests them that way (`len(x) > 0`, `x > 0`);
+// pointers in gorush are optionals here.
 
 import JSON
 

@@ -119,6 +119,19 @@ def test_a_suffix_on_a_topic_no_app_has_fails_that_notification_alone(stack):
     assert api.total_recorded(stack["emulator"]) == before + 1
 
 
+def test_an_app_named_that_does_not_exist_is_not_found_by_the_topic_instead(stack):
+    token = api.fresh_token()
+    before = api.total_recorded(stack["emulator"])
+    response = api.push(stack["port"], {"notifications": [{"tokens": [token], "platform": 1, "app": "nosuchapp",
+                                                           "topic": LIVE, "push_type": "liveactivity",
+                                                           "event": "update"}]})
+    assert response.status == 200, response
+    [log] = api.json_body(response)["logs"]
+    assert log["token"] == token and "nosuchapp" in log["error"], log
+    time.sleep(0.3)
+    assert api.total_recorded(stack["emulator"]) == before
+
+
 def test_a_field_of_the_wrong_type_refuses_the_request_and_sends_nothing(stack):
     before = api.total_recorded(stack["emulator"])
     for field, value, words in (("input-push-token", True, "must be an integer, not a boolean"),
