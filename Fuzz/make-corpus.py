@@ -383,6 +383,13 @@ provider_fields("every-field", '"notif_id":"n","app":"toot","topic":"t","message
                 '"collapse_id":"c","push_type":"alert","badge":0,"category":"C","thread-id":"th","url-args":["a"],'
                 '"alert":{"subtitle":"S","loc-key":"K","loc-args":["x"],"summary-arg-count":2},"development":true,'
                 '"name":"n.caf","volume":0.5,"interruption_level":"passive","relevance-score":0.25,"stale-date":5,"dismissal-date":6')
+provider_fields("live-activity-every-field", '"push_type":"liveactivity","topic":"com.example.app.push-type.liveactivity",'
+                '"event":"start","timestamp":1685952000,"stale-date":1685955600,"dismissal-date":1685959200,'
+                '"content-state":{"away":0,"home":1},"attributes-type":"MatchAttributes","attributes":{"awayTeam":"B"},'
+                '"input-push-token":1,"input-push-channel":"dHN0LXNyY2gtY2hubA==","relevance-score":0.5,'
+                '"alert":{"title":"Kick-off","body":"A vs B"}')
+provider_fields("live-activity-wrong-types", '"input-push-token":true,"input-push-channel":7,"content-state":[1]')
+provider_fields("live-activity-data-aps", '"event":"end","input-push-channel":"c","data":{"aps":{}}')
 provider_fields("data-exact", '"data":{"i":1,"f":1.50,"big":123456789012345678901234567890,"s":"\\u0000\\ud83d\\ude00\\"","t":true}')
 provider_fields("data-aps", '"message":"m","data":{"aps":{"alert":"own"}}')
 provider_fields("sound-string", '"sound":"ping.aiff","message":"m"')

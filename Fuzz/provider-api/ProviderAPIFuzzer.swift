@@ -128,6 +128,12 @@ private func checkMapping(_ notification: ProviderNotification) -> [FailedPushLo
         require(names.allSatisfy { ["apns-id", "apns-collapse-id", "apns-priority", "apns-expiration", "apns-push-type"].contains($0) },
                 "an unexpected header: \(names)")
         require(names.filter { $0 == "apns-push-type" }.count == 1, "not exactly one apns-push-type: \(names)")
+        require(push.headers.first { $0.name == "apns-push-type" }?.value == push.pushType,
+                "a push type other than apns-push-type's: \(push.pushType)")
+        if let bundle = push.bundleID {
+            require(push.topic.map { $0.utf8.starts(with: bundle.utf8) && $0.utf8.count > bundle.utf8.count } == true,
+                    "a bundle id that does not begin the topic: \(bundle)")
+        }
         require(push.headers.allSatisfy { !$0.value.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } },
                 "a header value with a control character")
         require(push.tokens.allSatisfy { $0.utf8.count >= 64 && $0.utf8.count <= 200 && $0.utf8.count % 2 == 0 },

@@ -55,12 +55,17 @@ public struct AsyncNotification: Sendable, Equatable {
             (self.headers, self.payload, self.apnsID) = (headers.filter { $0.name != "apns-topic" }, payload, apnsID)
         }
 
+        /// The app's topic with the suffix the push type needs.
+        func topic(for app: RelayApp) -> String {
+            apnsTopic(appTopic: app.topic, pushType: headers.first { $0.name == "apns-push-type" }?.value ?? "")
+        }
+
         /// APNs' request for `app`; nil when that app does not serve the
         /// environment.
         public func request(for app: RelayApp) -> APNsNotification? {
             guard let credential = app.credential(for: environment) else { return nil }
             return APNsNotification(to: deviceToken, environment: environment, credential: credential,
-                                    headers: APNsRequestHeaders(topic: app.topic, headers), payload: payload,
+                                    headers: APNsRequestHeaders(topic: topic(for: app), headers), payload: payload,
                                     apnsID: apnsID, ttl: 0)
         }
     }

@@ -40,6 +40,9 @@ struct GorushAPS {
     var timestamp: Int64 = 0
     var attributesType = ""
     var attributes: [JSONMember] = []
+    /// Apple's keys after apns2's own: gorush has none for them.
+    var inputPushToken: Int64 = 0
+    var inputPushChannel = ""
 
     /// apns2's `alert()`: the dictionary, made empty when the alert was a
     /// string or absent.
@@ -70,6 +73,7 @@ func gorushTouchesAPSAfterData(_ n: ProviderNotification) -> Bool {
         || !a.launchImage.isEmpty || !a.action.isEmpty || !a.summaryArg.isEmpty || a.summaryArgCount > 0
         || !n.contentState.isEmpty || n.staleDate > 0 || n.dismissalDate > 0 || !n.event.isEmpty
         || n.timestamp > 0 || !n.attributesType.isEmpty || !n.attributes.isEmpty || n.relevanceScore != nil
+        || n.inputPushToken > 0 || !n.inputPushChannel.isEmpty
 }
 
 /// The `aps` dictionary gorush builds for `n` (before `data`).
@@ -112,6 +116,10 @@ func gorushAPS(for n: ProviderNotification) -> GorushAPS {
     if !n.attributesType.isEmpty { aps.attributesType = n.attributesType }
     if !n.attributes.isEmpty { aps.attributes = n.attributes }
     if let score = n.relevanceScore { aps.relevanceScore = Float(score) }
+    // Set as gorush sets its integers and strings: only when positive or
+    // not empty.
+    if n.inputPushToken > 0 { aps.inputPushToken = n.inputPushToken }
+    if !n.inputPushChannel.isEmpty { aps.inputPushChannel = n.inputPushChannel }
     return aps
 }
 
@@ -265,6 +273,8 @@ extension GorushAPS {
         w.integer("timestamp", timestamp)
         w.string("attributes-type", attributesType)
         w.object("attributes", attributes)
+        w.integer("input-push-token", inputPushToken)
+        w.string("input-push-channel", inputPushChannel)
         output = w.finish()
     }
 }

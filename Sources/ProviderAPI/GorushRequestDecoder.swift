@@ -4,6 +4,9 @@
 // our limits. The fields of platforms 1 and 2 are read (2's in
 // GorushFCMDecoder.swift), Huawei's are not; a field read with the wrong
 // type fails the whole request, as Go's decoder fails gorush's binding.
+// Apple's `input-push-token` and `input-push-channel`, which gorush
+// v1.22.0 lacks, are read with the types Apple gives them (a number, a
+// string).
 
 import JSON
 
@@ -141,7 +144,7 @@ private let stringFields: [String: Field<ProviderNotification, String>] = [
     "notif_id": \.id, "topic": \.topic, "message": \.message, "title": \.title, "priority": \.priority,
     "apns_id": \.apnsID, "collapse_id": \.collapseID, "push_type": \.pushType, "category": \.category,
     "thread-id": \.threadID, "name": \.soundName, "interruption_level": \.interruptionLevel, "event": \.event,
-    "attributes-type": \.attributesType,
+    "attributes-type": \.attributesType, "input-push-channel": \.inputPushChannel,
 ]
 private let flagFields: [String: Field<ProviderNotification, Bool>] = [
     "content_available": \.contentAvailable, "mutable_content": \.mutableContent, "production": \.production,
@@ -149,6 +152,7 @@ private let flagFields: [String: Field<ProviderNotification, Bool>] = [
 ]
 private let dateFields: [String: Field<ProviderNotification, Int64>] = [
     "timestamp": \.timestamp, "stale-date": \.staleDate, "dismissal-date": \.dismissalDate,
+    "input-push-token": \.inputPushToken,
 ]
 private let listFields: [String: Field<ProviderNotification, [String]>] = ["tokens": \.tokens, "url-args": \.urlArgs]
 private let objectFields: [String: Field<ProviderNotification, [JSONMember]>] = [

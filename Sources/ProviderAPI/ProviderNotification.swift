@@ -1,9 +1,10 @@
 // One notification of a gorush `/api/push` request, as decoded: gorush's
 // `PushNotification` (notify/notification.go), the fields platform 1 uses,
 // the FCM ones platform 2 uses (ProviderFCMFields.swift), plus our
-// extension `app`. Strings and numbers keep gorush's zero values
-// ("" and 0 mean "not given"), because gorush's mapping tests them that
-// way (`len(x) > 0`, `x > 0`); pointers in gorush are optionals here.
+// extensions `app` and Apple's Live Activity `input-push-*` keys. Strings
+// and numbers keep gorush's zero values ("" and 0 mean "not given"),
+// because gorush's mapping tests them that way (`len(x) > 0`, `x > 0`);
+// pointers in gorush are optionals here.
 
 import JSON
 
@@ -57,6 +58,10 @@ public struct ProviderNotification: Sendable, Equatable {
     /// `content-state`, `attributes-type`, `attributes`.
     public var event = "", timestamp: Int64 = 0, staleDate: Int64 = 0, dismissalDate: Int64 = 0,
                contentState: [JSONMember] = [], attributesType = "", attributes: [JSONMember] = []
+    /// Our extension (gorush v1.22.0 has neither): a push-to-start's
+    /// `input-push-token` (Apple's 1 asks for the started activity's update
+    /// token) and `input-push-channel` (the broadcast channel it listens on).
+    public var inputPushToken: Int64 = 0, inputPushChannel = ""
     /// FCM's fields (platform 2): `image`, `condition`, `notification`,
     /// `android`, `collapse_key`, `time_to_live`.
     public var fcm: ProviderFCMFields {

@@ -16,13 +16,22 @@ public struct ProviderPush: Sendable, Equatable {
     /// the relay's one token rule), in the same order.
     public var deviceTokens: [String]
     /// The notification's `topic`; nil when it has none. The caller picks
-    /// the app by it (or by `app`) and adds that app's `apns-topic`.
+    /// the app by it (or by `app`) and sends that app's topic with the push
+    /// type's suffix (`apnsTopic(appTopic:pushType:)`): the topic gorush
+    /// sends, when it is the one APNs takes.
     public var topic: String?
+    /// `topic` less the suffix Apple's header table appends to an app's
+    /// bundle id for a push type (`.push-type.liveactivity`, `.voip`, …),
+    /// when it ends with one (`apnsBundleID(ofTopic:)`): the topic of the
+    /// app to pick when none has `topic` itself. nil otherwise.
+    public var bundleID: String?
     /// Our extension field: the app's id, when the sender named one.
     public var app: String?
     /// `production`, else `development`, else production.
     public var environment: APNsEnvironment
     public var payload: [UInt8]
+    /// `apns-push-type`'s value: the notification's `push_type`, else `alert`.
+    public var pushType: String
     /// apns2's headers for the notification, lowercase, in apns2's order —
     /// `apns-id`, `apns-collapse-id`, `apns-priority`, `apns-expiration`
     /// only when given; `apns-push-type` always (`alert` unless given) —
@@ -85,8 +94,10 @@ public func mapGorushNotification(_ n: ProviderNotification) -> ProviderMapping 
     }
     guard !tokens.isEmpty else { return ProviderMapping(push: nil, failures: failures) }
     let environment: APNsEnvironment = n.production ? .production : n.development ? .development : .production
-    let push = ProviderPush(tokens: tokens, deviceTokens: deviceTokens, topic: n.topic.isEmpty ? nil : n.topic, app: n.app,
-                            environment: environment, payload: payload, headers: gorushHeaders(for: n))
+    let push = ProviderPush(tokens: tokens, deviceTokens: deviceTokens, topic: n.topic.isEmpty ? nil : n.topic,
+                            bundleID: apnsBundleID(ofTopic: n.topic), app: n.app,
+                            environment: environment, payload: payload, pushType: gorushPushType(of: n),
+                            headers: gorushHeaders(for: n))
     return ProviderMapping(push: push, failures: failures)
 }
 
@@ -106,8 +117,13 @@ func gorushHeaders(for n: ProviderNotification) -> [HTTPField] {
     if let expiration = n.expiration, expiration > 0 {
         headers.append(HTTPField(name: "apns-expiration", value: String(expiration)))
     }
-    headers.append(HTTPField(name: "apns-push-type", value: n.pushType.isEmpty ? "alert" : n.pushType))
+    headers.append(HTTPField(name: "apns-push-type", value: gorushPushType(of: n)))
     return headers
+}
+
+/// apns2 sends `alert` when gorush's `push_type` is empty.
+func gorushPushType(of n: ProviderNotification) -> String {
+    n.pushType.isEmpty ? "alert" : n.pushType
 }
 
 /// Why a notification of `platform` is not sent: Huawei's Push Kit

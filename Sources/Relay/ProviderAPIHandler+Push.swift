@@ -44,6 +44,7 @@ extension ProviderAPIHandler {
             failures.append(contentsOf: mapping.failures)
             guard let push = mapping.push else { continue }
             let named = push.app.map { app(id: $0) } ?? app(topic: push.topic ?? "")
+                ?? push.bundleID.flatMap { app(topic: $0) }
             guard let app = named else {
                 let why = push.app.map { "no app \($0)" } ?? "no app has topic \(push.topic ?? "")"
                 failures.append(contentsOf: push.tokens.map {
@@ -63,7 +64,9 @@ extension ProviderAPIHandler {
             }
             let apnsID = push.headers.first { $0.name == "apns-id" }?.value ?? ""
             groups.append((app, FailedPushSource(notification: .init(notification))))
-            let headers = APNsRequestHeaders(topic: app.topic, push.headers)
+            // The push type's topic, as APNs requires it (and as the sender
+            // wrote it when the app was found by it).
+            let headers = APNsRequestHeaders(topic: apnsTopic(appTopic: app.topic, pushType: push.pushType), push.headers)
             for (token, deviceToken) in zip(push.tokens, push.deviceTokens) {
                 let apns = APNsNotification(to: deviceToken, environment: push.environment, credential: credential,
                                             headers: headers, payload: push.payload, apnsID: apnsID, ttl: 0)

@@ -75,6 +75,20 @@ struct AsyncNotificationTests {
         #expect(Self.sample.request(for: productionOnly) == nil)
     }
 
+    @Test("the notification for an app carries the topic its push type needs", arguments: [
+        ("liveactivity", "org.example.app.push-type.liveactivity"), ("voip", "org.example.app.voip"),
+        ("background", "org.example.app"),
+    ])
+    func notificationForAppCarriesPushTypesTopic(_ pushType: String, _ topic: String) throws {
+        let app = RelayApp(id: "mastodon", topic: "org.example.app", production: nil, development: CredentialID(2))
+        var live = Self.sample
+        live.message = .apns(.init(environment: .development, deviceToken: Self.token,
+                                   headers: [HTTPField(name: "apns-push-type", value: pushType)], payload: [],
+                                   apnsID: ""))
+        let request = try #require(live.request(for: app))
+        #expect(request.headers.first { $0.name == "apns-topic" }?.value == topic)
+    }
+
     static let hostile: [(String, Fields, String)] = [
         ("another version", sampleFields("v", Array("2".utf8)), "v"),
         ("no version", sampleFields("v", nil), "v"),
