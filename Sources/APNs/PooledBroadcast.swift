@@ -13,10 +13,15 @@ final class PooledBroadcast: PooledRequest {
     private var answerFields: [HTTPField] = []
     private var tokenAnswers = ProviderTokenAnswers()
 
+    /// An all-channels answer lists up to `maximumChannelsPerApp` ids of
+    /// up to `maximumLength` characters each, quoted and comma-separated:
+    /// it must arrive whole, or the caller gets JSON cut in the middle.
+    static let maxAnswerBodyBytes = APNsChannelID.maximumChannelsPerApp * (APNsChannelID.maximumLength + 3) + 64
+
     init(request: APNsBroadcastRequest, completion: @escaping (APNsBroadcastAnswer) -> Void) {
         self.request = request
         self.completion = completion
-        super.init(bodyByteCount: request.body.count)
+        super.init(bodyByteCount: request.body.count, maxAnswerBodyBytes: Self.maxAnswerBodyBytes)
     }
 
     override func submit(on session: HTTP2ClientSession, authority: String,

@@ -14,9 +14,7 @@ extension HTTP2Connection: HTTP2ClientSessionDelegate {
 
     func session(_ session: HTTP2ClientSession, didReceiveData bytes: UnsafeRawBufferPointer, streamID: Int32) {
         guard let request = streams[streamID] else { return }
-        // Error bodies are a few dozen bytes (APNs) to a few hundred (FCM):
-        // keep a bounded prefix.
-        let room = 4096 - request.body.count
+        let room = request.maxAnswerBodyBytes - request.body.count
         if room > 0 { request.body.append(contentsOf: bytes.prefix(room)) }
     }
 

@@ -53,8 +53,14 @@ open class PooledRequest {
     /// connection dies with fewer bytes written, the server never saw the request.
     @exclusivity(unchecked) var earliestWireOffset: UInt64?
 
-    public init(bodyByteCount: Int) {
+    /// How much of the answer's body is kept; the rest is read and dropped.
+    public let maxAnswerBodyBytes: Int
+
+    /// Error bodies are a few dozen bytes (APNs) to a few hundred (FCM):
+    /// the default keeps a bounded prefix of 4 KiB.
+    public init(bodyByteCount: Int, maxAnswerBodyBytes: Int = 4096) {
         self.bodyByteCount = bodyByteCount
+        self.maxAnswerBodyBytes = maxAnswerBodyBytes
     }
 
     /// Hands the request to `session` as a new stream: its id.

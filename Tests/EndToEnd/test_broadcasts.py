@@ -137,6 +137,22 @@ def test_channel_lifecycle_and_broadcast(stack, environment, bundle):
     assert (late.status, reason(late)) == (400, "ChannelNotRegistered")
 
 
+def test_a_list_of_many_channels_arrives_whole(stack):
+    """An all-channels answer far past an error body's few bytes (400
+    channels, about 11 KB) comes back as APNs sent it: every channel, JSON
+    that parses, then the channels are deleted again."""
+    before = set(json.loads(call(stack, "GET", f"/1/apps/{TOOT}/all-channels").body)["channels"])
+    made = [create_channel(stack, "production", TOOT) for _ in range(400)]
+    try:
+        listed = call(stack, "GET", f"/1/apps/{TOOT}/all-channels")
+        assert listed.status == 200, listed
+        assert len(listed.body) > 10_000
+        assert set(json.loads(listed.body)["channels"]) == before | set(made)
+    finally:
+        for channel in made:
+            call(stack, "DELETE", f"/1/apps/{TOOT}/channels", [("apns-channel-id", channel)])
+
+
 def other_channels(stack, environment, bundle):
     other = "development" if environment == "production" else "production"
     response = call(stack, "GET", f"{prefix(other)}/1/apps/{bundle}/all-channels")
