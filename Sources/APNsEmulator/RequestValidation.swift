@@ -248,11 +248,13 @@ enum APNsRequestValidator {
         !topic.isEmpty && topic.count <= 255 && topic.allSatisfy { $0 > 0x20 && $0 < 0x7f }
     }
 
-    /// An APNs certificate covers its bundle id and the derived topics Apple
-    /// lists in universal certificates.
+    /// An APNs certificate covers its bundle id and the topics Apple's
+    /// header table derives from it for a push type (`.voip`,
+    /// `.complication`, `.push-type.liveactivity`, …): a universal
+    /// certificate lists the app's topics, and Apple names no separate
+    /// certificate for the newer push types.
     static func certificateAllows(topic: String, uid: String) -> Bool {
-        topic == uid || topic == uid + ".voip" || topic == uid + ".complication"
-            || topic == uid + ".pushkit.fileprovider"
+        topic == uid || apnsBundleID(ofTopic: topic) == uid
     }
 
     /// 10, 5 or 1 (Apple: "apns-priority").

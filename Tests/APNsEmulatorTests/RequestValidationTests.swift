@@ -130,6 +130,19 @@ struct RequestValidationTests {
         #expect(Array(random.text)[14] == "4")
         #expect("89AB".contains(Array(random.text)[19]))
     }
+
+    @Test("a certificate covers its bundle id and the topic each of Apple's push types derives from it, nothing else",
+          arguments: [
+              ("com.example.app", true), ("com.example.app.voip", true), ("com.example.app.complication", true),
+              ("com.example.app.pushkit.fileprovider", true), ("com.example.app.push-type.liveactivity", true),
+              ("com.example.app.voip-ptt", true), ("com.example.app.location-query", true),
+              ("com.example.app.push-type.widgets", true), ("com.example.app.push-type.controls", true),
+              ("com.example.other", false), ("com.example.other.voip", false), ("com.example.app.other", false),
+              ("com.example.app.voip.voip", false), ("com.example", false), (".voip", false),
+          ])
+    func certificateTopics(topic: String, allowed: Bool) {
+        #expect(APNsRequestValidator.certificateAllows(topic: topic, uid: "com.example.app") == allowed)
+    }
 }
 
 extension Result {
