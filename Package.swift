@@ -166,8 +166,9 @@ let package = Package(
 
         // APNs' words, no I/O: the notification and its request headers,
         // reasons, answers and outcomes, settings, credential ids, the
-        // `NotificationSender` a delivery sends through.
-        .target(name: "APNsCore", dependencies: ["HTTPCore", "JSON"], swiftSettings: pureCore),
+        // `NotificationSender` a delivery sends through, the provider token
+        // (JWT) and its verdict, the push types and their topics.
+        .target(name: "APNsCore", dependencies: ["HTTPCore", "Base64URL", "JSON"], swiftSettings: pureCore),
         .testTarget(name: "APNsCoreTests", dependencies: ["APNsCore", "TestSupport"]),
         // The APNs client: credentials, JWT, its pools (HTTP2Client) per
         // credential and environment, the notification as a pooled request.
