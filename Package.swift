@@ -97,7 +97,7 @@ let package = Package(
         // The provider API's fuzzer, built by SwiftPM (see FuzzSupport below).
         .executableTarget(name: "provider-api-fuzzer", dependencies: ["ProviderAPI", "APNsCore", "FCMCore", "HTTPCore", "JSON", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/provider-api"),
-        .testTarget(name: "ProviderAPITests", dependencies: ["APNsCore", "FCMCore", "ProviderAPI", "HTTPCore", "JSON", "RelayCore"]),
+        .testTarget(name: "ProviderAPITests", dependencies: ["APNsCore", "Base64URL", "FCMCore", "ProviderAPI", "HTTPCore", "JSON", "RelayCore"]),
         // Feedback: the tokens APNs refused for good, per app
         // (`FeedbackStore`), the pull endpoint's JSON, the lists a fleet
         // shares (`SharedFeedbackList`), and the sink every path records a
@@ -169,7 +169,7 @@ let package = Package(
         // `NotificationSender` a delivery sends through, the provider token
         // (JWT) and its verdict, the push types and their topics.
         .target(name: "APNsCore", dependencies: ["HTTPCore", "Base64URL", "JSON"], swiftSettings: pureCore),
-        .testTarget(name: "APNsCoreTests", dependencies: ["APNsCore", "TestSupport"]),
+        .testTarget(name: "APNsCoreTests", dependencies: ["APNsCore", "Base64URL", "TestSupport"]),
         // The APNs client: credentials, JWT, its pools (HTTP2Client) per
         // credential and environment, the notification as a pooled request.
         .target(name: "APNs", dependencies: ["APNsCore", "HTTPCore", "Locking", "Base64URL", "EventLoop", "TLS", "HTTP2", "HTTP2Client"]),

@@ -28,6 +28,12 @@ public final class APNsTokenProvider: Sendable {
     public let teamID: String
     private let signer: ES256Signer
 
+    /// True when `signature` is this key's signature of `signingInput`: a
+    /// provider token a backend signed with the same .p8 (the proxy's check).
+    public func verifies(_ signingInput: [UInt8], signature: [UInt8]) -> Bool {
+        signer.verify(signingInput, signature: signature)
+    }
+
     private struct SignedToken {
         var token: String
         var issuedAt: Int
