@@ -50,6 +50,35 @@ func apiKeyNameProblem(_ name: String) -> String? {
     appleIDProblem(name)
 }
 
+/// A SHA-256 fingerprint's 32 bytes from 64 hex digits, either case, the
+/// pairs all separated by `:` or none; nil for anything else.
+func sha256Fingerprint(_ text: String) -> [UInt8]? {
+    let bytes = Array(text.utf8)
+    let separated = bytes.count == 32 * 3 - 1
+    guard bytes.count == 64 || separated else { return nil }
+    var fingerprint: [UInt8] = []
+    var index = 0
+    while index < bytes.count {
+        guard let high = hexDigit(bytes[index]), let low = hexDigit(bytes[index + 1]) else { return nil }
+        fingerprint.append(high << 4 | low)
+        index += 2
+        if separated && index < bytes.count {
+            guard bytes[index] == UInt8(ascii: ":") else { return nil }
+            index += 1
+        }
+    }
+    return fingerprint
+}
+
+private func hexDigit(_ byte: UInt8) -> UInt8? {
+    switch byte {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+    default: nil
+    }
+}
+
 /// A value that must not be empty (paths, key text) and is not checked
 /// further here: the relay reads it when it loads the credential.
 func emptyProblem(_ value: String) -> String? {

@@ -195,7 +195,8 @@ final class AppsLoader {
         for (id, credential) in loaded.values { byID[id] = credential }
         return ServedApps(apps: RelayApps(apps, defaultAppID: defaultAppID, retired: retired), credentials: byID,
                           summaries: summaries, expiries: expiries, apiKeys: apiKeys,
-                          proxyCredentials: proxyCredentials(apps: apps, credentials: byID))
+                          proxyCredentials: try proxyCredentials(apps: apps, credentials: byID,
+                                                                 apiKeys: apiKeys.entries))
     }
 
     /// `API_KEYS` and the file's keys as one keyring: a file key naming

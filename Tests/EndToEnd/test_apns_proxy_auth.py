@@ -9,6 +9,7 @@ the truth about what reached APNs."""
 import base64
 import json
 import os
+import subprocess
 import time
 import uuid
 
@@ -23,6 +24,7 @@ import relaytest as rt
 TOOT = rt.TOPIC  # the default app's topic: a certificate app
 BUNDLE = "com.example.tokenapp"  # a token app with a plain bundle id
 BODY = b'{"aps":{"alert":"through the proxy"}}'
+BACKEND_KEY_ID, BACKEND_TEAM = "BACKEND001", "BACKTEAM01"  # an [[api-key]]'s own provider-token key
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +32,14 @@ def stack(certs, workdir, tmp_path_factory):
     """Two emulators (production, development) taking the test client
     certificate and the team key; a relay with `toot` (default,
     certificate), `live` and `bundle` (token auth, the team key), an
-    all-apps key in API_KEYS."""
+    all-apps key in API_KEYS; an [[api-key]] `backend` for `bundle` with
+    a provider-token key of its own (the relay holds its public half only)."""
     directory = str(tmp_path_factory.mktemp("proxy-auth"))
+    backend_key = ec.generate_private_key(ec.SECP256R1())
+    backend_public = os.path.join(directory, "backend-public.pem")
+    with open(backend_public, "wb") as handle:
+        handle.write(backend_key.public_key().public_bytes(serialization.Encoding.PEM,
+                                                           serialization.PublicFormat.SubjectPublicKeyInfo))
     team_key = ("--provider-key", f"key-id={api.LIVE_KEY_ID},team-id={api.TEAM},"
                                   f"public-key={os.path.join(certs, 'authkey-public.pem')}")
     production = rt.start_emulator(certs, workdir, name="proxy-auth-production", extra=team_key)
@@ -44,6 +52,8 @@ def stack(certs, workdir, tmp_path_factory):
                  "default": True}),
         ("app", {"id": "live", "topic": api.LIVE_TOPIC, **token_app}),
         ("app", {"id": "bundle", "topic": BUNDLE, **token_app}),
+        ("api-key", {"name": "backend", "key": "backend-key-0123456789abcdef", "apps": ["bundle"],
+                     "jwt-key-id": BACKEND_KEY_ID, "jwt-team-id": BACKEND_TEAM, "jwt-public-key": backend_public}),
     ])
     env = rt.relay_environment(certs, production.port, APNS_DEVELOPMENT_HOST=f"127.0.0.1:{development.port}",
                                P12_FILENAME="", P12_PASSWORD="", APPS_FILE=apps_path, APNS_TIMEOUT=3,
@@ -56,7 +66,7 @@ def stack(certs, workdir, tmp_path_factory):
             process.kill()
         raise
     yield {"relay": relay, "port": port, "production": production, "development": development,
-           "p8": os.path.join(certs, "authkey.p8")}
+           "p8": os.path.join(certs, "authkey.p8"), "backend_key": backend_key, "env": env, "apps_path": apps_path}
     for process in (relay, production, development):
         process.kill()
 
@@ -205,3 +215,40 @@ def test_the_relays_own_refusals_are_apns_reasons(stack):
     for headers, status, reason in cases:
         assert refusal(stack, headers) == (status, {"reason": reason}), headers
     assert refusal(stack, jwt_headers(stack), token="zz" * 32) == (400, {"reason": "BadDeviceToken"})
+
+
+def backend_token(stack, **claims):
+    return provider_token(None, kid=BACKEND_KEY_ID, team=claims.pop("team", BACKEND_TEAM), key=stack["backend_key"],
+                          **claims)
+
+
+def test_an_api_key_entrys_own_provider_key_sends_for_its_apps_only(stack):
+    token = api.fresh_token()
+    status, _, body = post(stack, token, [("authorization", f"bearer {backend_token(stack)}"), ("apns-topic", BUNDLE)],
+                           host="api.sandbox.push.apple.com")
+    assert status == 200, body
+    [entry] = api.received_for(stack["development"], token)
+    # Sent with the app's own key, not the backend's.
+    assert entry["key_id"] == api.LIVE_KEY_ID
+    assert refusal(stack, [("authorization", f"bearer {backend_token(stack)}"), ("apns-topic", api.LIVE_TOPIC)]) \
+        == (400, {"reason": "TopicDisallowed"})
+    assert refusal(stack, [("authorization", f"bearer {backend_token(stack, team=api.TEAM)}"),
+                           ("apns-topic", BUNDLE)]) == (403, {"reason": "InvalidProviderToken"})
+
+
+@pytest.mark.parametrize("contents", [b"", b"not a key", b"-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n",
+                                      None])
+def test_a_bad_jwt_public_key_file_stops_the_start(stack, tmp_path, contents):
+    path = tmp_path / "backend-public.pem"
+    if contents is not None:
+        path.write_bytes(contents)
+    with open(stack["apps_path"]) as handle:
+        text = handle.read()
+    apps_path = tmp_path / "apps.toml"
+    apps_path.write_text(text.replace('"' + [line for line in text.splitlines() if "jwt-public-key" in line][0]
+                                      .split('"')[1] + '"', '"' + str(path) + '"'))
+    env = dict(stack["env"], APPS_FILE=str(apps_path))
+    result = subprocess.run([rt.RELAY], env=env, capture_output=True, text=True, timeout=30)
+    assert result.returncode != 0
+    assert [line for line in result.stderr.splitlines() if "jwt-public-key" in line and "backend" in line], \
+        result.stderr
