@@ -84,7 +84,7 @@ let package = Package(
         // The apps file: TOML text and the environment in,
         // validated app definitions out; no other I/O.
         .target(name: "AppsFile", dependencies: [
-            "APNsCore", "RelayCore", .product(name: "TOMLKit", package: "TOMLKit"),
+            "APNsCore", "HTTPCore", "RelayCore", .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         // VAPID (RFC 8292): a push's VAPID headers and JWT and the
         // verdict for a restricted endpoint; no I/O, the crypto injected (the

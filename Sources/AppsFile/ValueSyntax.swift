@@ -1,3 +1,4 @@
+import HTTPCore
 import RelayCore
 
 // The syntax of the apps file's names: app ids, topics, key and team ids,
@@ -59,8 +60,8 @@ func sha256Fingerprint(_ text: String) -> [UInt8]? {
     var fingerprint: [UInt8] = []
     var index = 0
     while index < bytes.count {
-        guard let high = hexDigit(bytes[index]), let low = hexDigit(bytes[index + 1]) else { return nil }
-        fingerprint.append(high << 4 | low)
+        guard let high = hexValue(bytes[index]), let low = hexValue(bytes[index + 1]) else { return nil }
+        fingerprint.append(UInt8(high << 4 | low))
         index += 2
         if separated && index < bytes.count {
             guard bytes[index] == UInt8(ascii: ":") else { return nil }
@@ -68,15 +69,6 @@ func sha256Fingerprint(_ text: String) -> [UInt8]? {
         }
     }
     return fingerprint
-}
-
-private func hexDigit(_ byte: UInt8) -> UInt8? {
-    switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-    default: nil
-    }
 }
 
 /// A value that must not be empty (paths, key text) and is not checked
