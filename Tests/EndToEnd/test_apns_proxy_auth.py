@@ -58,13 +58,7 @@ def stack(certs, workdir, tmp_path_factory):
     env = rt.relay_environment(certs, production.port, APNS_DEVELOPMENT_HOST=f"127.0.0.1:{development.port}",
                                P12_FILENAME="", P12_PASSWORD="", APPS_FILE=apps_path, APNS_TIMEOUT=3,
                                API_PORT=0, API_KEYS=api.ALL_APPS_KEY)
-    relay = rt.start_relay(env, workdir, name="proxy-auth-relay")
-    try:
-        port = api.api_port(relay)
-    except AssertionError:
-        for process in (relay, production, development):
-            process.kill()
-        raise
+    relay, port = api.start_api_relay(env, workdir, "proxy-auth-relay", beside=(production, development))
     yield {"relay": relay, "port": port, "production": production, "development": development,
            "p8": os.path.join(certs, "authkey.p8"), "backend_key": backend_key, "env": env, "apps_path": apps_path}
     for process in (relay, production, development):
