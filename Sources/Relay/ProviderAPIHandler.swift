@@ -167,7 +167,7 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
         var started: UInt64
     }
 
-    func routeName(_ route: APIRoute) -> String {
+    private func routeName(_ route: APIRoute) -> String {
         switch route {
         case .push: "push"
         case .device: "device"
