@@ -90,26 +90,31 @@ public protocol ProviderTokenKey: AnyObject {
 /// every request). Confined to one thread (one per event loop): no locking.
 public final class ProviderTokenVerifier<Key: ProviderTokenKey> {
     /// Bounded memory: the cache is emptied when it reaches this size.
+    @inlinable
     public static var cacheLimit: Int { 4096 }
 
     /// A token that passed: its key and its `iat`.
     public struct Verified {
         public let key: Key
         public let issuedAt: Int
+
+        @usableFromInline
+        init(key: Key, issuedAt: Int) { (self.key, self.issuedAt) = (key, issuedAt) }
     }
 
-    private enum Verdict {
+    @usableFromInline
+    enum Verdict {
         case valid(issuedAt: Int, key: Key)
         case refused(APNsReason)
     }
 
-    private let keys: [String: Key]
+    @usableFromInline let keys: [String: Key]
     /// A verified key may still be refused (the emulator's key scoped to
     /// the other environment): the reason, cached with the verdict. Only a
     /// token that proves its key learns it; anything else learns nothing
     /// about the keys.
-    private let refusal: (Key) -> APNsReason?
-    private var cache: [String: Verdict] = [:]
+    @usableFromInline let refusal: (Key) -> APNsReason?
+    @usableFromInline var cache: [String: Verdict] = [:]
 
     /// `keys`: one per `kid` (a later key with the same id replaces an earlier one).
     public init(keys: [Key], refusal: @escaping (Key) -> APNsReason? = { _ in nil }) {
@@ -126,6 +131,9 @@ public final class ProviderTokenVerifier<Key: ProviderTokenKey> {
     /// `kid`, an `iss` that is not the key's team or a signature that does
     /// not verify (Apple's table has that one reason for all of them),
     /// ExpiredProviderToken for one older than an hour.
+    /// Inlinable, so each verifier is specialized for its key type: the
+    /// emulator checks a token on every request.
+    @inlinable
     public func verify(authorization: String, now: Int) -> Result<Verified, ProviderTokenRefusal> {
         let verdict: Verdict
         if let cached = cache[authorization] {
@@ -144,7 +152,8 @@ public final class ProviderTokenVerifier<Key: ProviderTokenKey> {
         }
     }
 
-    private func check(_ authorization: String) -> Verdict {
+    @usableFromInline
+    func check(_ authorization: String) -> Verdict {
         guard let token = ProviderToken(authorization: authorization), let key = keys[token.keyID],
               token.issuer == key.teamID,
               key.verifies(token.signingInput, signature: token.signature) else {
