@@ -211,7 +211,8 @@ let package = Package(
             "AsyncPush", "Redis", "HTTP2Client", "FCM",
         ]),
         .testTarget(name: "DaemonTests", dependencies: [
-            "Daemon", "APNs", "APNsCore", "EventLoop", "HTTP1", "HTTPCore", "Locking", "Observability", "RelayCore", "TestSupport",
+            "Daemon", "APNs", "APNsCore", "EventLoop", "HTTP1", "HTTPCore", "Locking", "Observability", "ProviderAPI", "RelayCore",
+            "TestSupport",
         ]),
         // The executable: the command line, its commands, and the demo's
         // wiring (it runs the apns-emulator executable: the relay's binary
