@@ -214,7 +214,7 @@ enum APNsRequestValidator {
                 return .failure(APNsRejection(.deviceTokenNotForTopic))
             }
         }
-        if let pushType = notification.pushType, !APNsPushType.known.contains(pushType) {
+        if let pushType = notification.pushType, !apnsPushTypes.contains(pushType) {
             return .failure(APNsRejection(.invalidPushType))
         }
         if let collapseID = notification.collapseID, collapseID.utf8.count > maximumCollapseIDSize {

@@ -82,7 +82,7 @@ public func parseProxyRequest(token: String, headers: HTTPHeaders, body: [UInt8]
         return .failure(APNsProxyRefusal(.badMessageId))
     }
     let pushType = headers["apns-push-type"]
-    if let pushType, !APNsPushType.known.contains(pushType) {
+    if let pushType, !apnsPushTypes.contains(pushType) {
         return .failure(APNsProxyRefusal(.invalidPushType))
     }
     guard !body.isEmpty else { return .failure(APNsProxyRefusal(.payloadEmpty)) }
@@ -119,11 +119,13 @@ public func proxyEnvironment(host: String?, path: APNsEnvironment) -> APNsEnviro
 }
 
 /// The topics that may name the app of a proxy request, in order: the
-/// `apns-topic` itself, then the bundle id it carries with the suffix its
-/// push type requires (`com.example.app.voip` for `voip`, …, `APNsPushType`).
-/// APNs is sent the topic as the client wrote it.
+/// `apns-topic` itself, then the bundle id it carries with the suffix of
+/// its push type (`com.example.app.voip` for `voip`, …; `apnsBundleID`;
+/// without `apns-push-type`, any push type's). APNs is sent the topic as the
+/// client wrote it.
 public func proxyAppTopics(topic: String, pushType: String?) -> [String] {
-    guard let bundleID = APNsPushType.bundleID(ofTopic: topic, pushType: pushType) else { return [topic] }
+    guard let bundleID = apnsBundleID(ofTopic: topic),
+          pushType.map({ apnsTopic(appTopic: bundleID, pushType: $0) == topic }) ?? true else { return [topic] }
     return [topic, bundleID]
 }
 

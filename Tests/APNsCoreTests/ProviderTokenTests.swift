@@ -96,35 +96,3 @@ struct ProviderTokenCoreTests {
             == .failure(ProviderTokenRefusal(.invalidProviderToken)))
     }
 }
-
-@Suite("Push types and their topics")
-struct APNsPushTypeTests {
-    @Test("each push type's suffix leads back to the bundle id", arguments: [
-        ("com.example.app.voip", "voip", "com.example.app"),
-        ("com.example.app.complication", "complication", "com.example.app"),
-        ("com.example.app.pushkit.fileprovider", "fileprovider", "com.example.app"),
-        ("com.example.app.location-query", "location", "com.example.app"),
-        ("com.example.app.push-type.liveactivity", "liveactivity", "com.example.app"),
-        ("com.example.app.voip-ptt", "pushtotalk", "com.example.app"),
-        ("com.example.app.push-type.widgets", "widgets", "com.example.app"),
-        ("com.example.app.push-type.controls", "controls", "com.example.app"),
-        ("com.example.app.voip", nil, "com.example.app"),
-        ("com.example.app.voip-ptt", nil, "com.example.app"),
-    ] as [(String, String?, String)])
-    func suffixes(topic: String, pushType: String?, bundleID: String) {
-        #expect(APNsPushType.bundleID(ofTopic: topic, pushType: pushType) == bundleID)
-    }
-
-    @Test("no suffix, another type's suffix or a suffix alone: no bundle id", arguments: [
-        ("com.example.app", "voip"), ("com.example.app", nil), ("com.example.app.voip", "alert"),
-        ("com.example.app.voip", "complication"), (".voip", "voip"), ("com.example.app.voip", "mdm"),
-    ] as [(String, String?)])
-    func noSuffix(topic: String, pushType: String?) {
-        #expect(APNsPushType.bundleID(ofTopic: topic, pushType: pushType) == nil)
-    }
-
-    @Test("every push type with a suffix is a known push type")
-    func suffixesAreKnownTypes() {
-        #expect(Set(APNsPushType.topicSuffixes.keys).isSubset(of: APNsPushType.known))
-    }
-}
