@@ -12,29 +12,13 @@ import Testing
 /// file is read and checked here.
 @Suite("Loading the proxy's credentials")
 struct ProxyCredentialsLoadingTests {
+    /// `APIKeysLoadingTests`' file (the certificate app `toot`) with two
+    /// apps on one token key, and the `[[api-key]]` lines given.
     static func file(_ apiKeys: String = "") throws -> String {
-        """
-        [[app]]
-        id = "toot"
-        p12-file = "\(try p12())"
-        p12-password = "${SECRET}"
-        default = true
-
-        [[app]]
-        id = "feditext"
-        topic = "com.example.feditext"
-        p8-file = "\(try p8())"
-        key-id = "ABC123DEFG"
-        team-id = "TEAM123456"
-
-        [[app]]
-        id = "beta"
-        topic = "com.example.beta"
-        p8-file = "\(try p8())"
-        key-id = "ABC123DEFG"
-        team-id = "TEAM123456"
-
-        """ + apiKeys
+        try APIKeysLoadingTests.file(["feditext", "beta"].map { id in
+            "[[app]]\nid = \"\(id)\"\ntopic = \"com.example.\(id)\"\np8-file = \"\(try p8())\"\n"
+                + "key-id = \"ABC123DEFG\"\nteam-id = \"TEAM123456\"\n\n"
+        }.joined() + apiKeys)
     }
 
     static func entry(_ lines: String...) -> String {
