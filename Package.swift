@@ -84,7 +84,7 @@ let package = Package(
         // The apps file: TOML text and the environment in,
         // validated app definitions out; no other I/O.
         .target(name: "AppsFile", dependencies: [
-            "APNsCore", "RelayCore", .product(name: "TOMLKit", package: "TOMLKit"),
+            "APNsCore", "HTTPCore", "RelayCore", .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         // VAPID (RFC 8292): a push's VAPID headers and JWT and the
         // verdict for a restricted endpoint; no I/O, the crypto injected (the
@@ -97,7 +97,7 @@ let package = Package(
         // The provider API's fuzzer, built by SwiftPM (see FuzzSupport below).
         .executableTarget(name: "provider-api-fuzzer", dependencies: ["ProviderAPI", "APNsCore", "FCMCore", "HTTPCore", "JSON", "RelayCore", "FuzzSupport"],
                           path: "Fuzz/provider-api"),
-        .testTarget(name: "ProviderAPITests", dependencies: ["APNsCore", "FCMCore", "ProviderAPI", "HTTPCore", "JSON", "RelayCore"]),
+        .testTarget(name: "ProviderAPITests", dependencies: ["APNsCore", "Base64URL", "FCMCore", "ProviderAPI", "HTTPCore", "JSON", "RelayCore"]),
         // Feedback: the tokens APNs refused for good, per app
         // (`FeedbackStore`), the pull endpoint's JSON, the lists a fleet
         // shares (`SharedFeedbackList`), and the sink every path records a
@@ -166,9 +166,10 @@ let package = Package(
 
         // APNs' words, no I/O: the notification and its request headers,
         // reasons, answers and outcomes, settings, credential ids, the
-        // `NotificationSender` a delivery sends through.
-        .target(name: "APNsCore", dependencies: ["HTTPCore", "JSON"], swiftSettings: pureCore),
-        .testTarget(name: "APNsCoreTests", dependencies: ["APNsCore", "TestSupport"]),
+        // `NotificationSender` a delivery sends through, the provider token
+        // (JWT) and its verdict, the push types and their topics.
+        .target(name: "APNsCore", dependencies: ["HTTPCore", "Base64URL", "JSON"], swiftSettings: pureCore),
+        .testTarget(name: "APNsCoreTests", dependencies: ["APNsCore", "Base64URL", "TestSupport"]),
         // The APNs client: credentials, JWT, its pools (HTTP2Client) per
         // credential and environment, the notification as a pooled request.
         .target(name: "APNs", dependencies: ["APNsCore", "HTTPCore", "Locking", "Base64URL", "EventLoop", "TLS", "HTTP2", "HTTP2Client"]),
@@ -210,7 +211,8 @@ let package = Package(
             "AsyncPush", "Redis", "HTTP2Client", "FCM",
         ]),
         .testTarget(name: "DaemonTests", dependencies: [
-            "Daemon", "APNs", "APNsCore", "EventLoop", "HTTP1", "HTTPCore", "Locking", "Observability", "RelayCore", "TestSupport",
+            "Daemon", "APNs", "APNsCore", "EventLoop", "HTTP1", "HTTPCore", "Locking", "Observability", "ProviderAPI", "RelayCore",
+            "TestSupport",
         ]),
         // The executable: the command line, its commands, and the demo's
         // wiring (it runs the apns-emulator executable: the relay's binary

@@ -281,6 +281,9 @@ for name, text in {
     "fcm-only": b'[[app]]\nid = "droid"\nfcm-credentials = "/etc/toot-relay/firebase.json"\n',
     "fcm-and-apns": b'[[app]]\nid = "toot"\np12-file = "/a"\nfcm-credentials = "/b.json"\n',
     "fcm-id": b'[[app]]\nid = "fcm"\nfcm-credentials = "/b.json"\n',
+    "api-key-proxy-credentials": b'[[app]]\nid = "a"\np12-file = "/a"\n[[api-key]]\nname = "backend"\nkey = "backend-0123456789abcdef"\n'
+                                 b'apps = ["a"]\njwt-key-id = "ABC123DEFG"\njwt-team-id = "DEF123GHIJ"\n'
+                                 b'jwt-public-key = "/etc/backend-public.pem"\nclient-certificate-sha256 = "' + b"AB:" * 31 + b'AB"\n',
     "multiline-p8": b'[[app]]\nid = "a"\ntopic = "t"\nkey-id = "K"\nteam-id = "T"\np8 = """\n-----BEGIN PRIVATE KEY-----\nMIGT\n-----END PRIVATE KEY-----\n"""\n',
 }.items():
     write("apps-file", name, b"\x00" + text)
@@ -424,6 +427,23 @@ provider_proxy("broadcast", TOKEN, [("apns-channel-id", "dGVzdC1jaGFubmVsLWlkMTI
 provider_proxy("channel-create", TOKEN, [("apns-request-id", "0b7e3c5a-1f2d-4c6b-9a8e-7d6c5b4a3f21")],
                '{"message-storage-policy":1,"push-type":"LiveActivity"}')
 provider_proxy("channel-read", TOKEN, [("apns-channel-id", "AAAA"), ("authorization", "bearer eyAia2lkIjog")], "")
+# Provider tokens (stand-in signatures: the key id's bytes), APNs hosts, suffixed topics.
+def stand_in_jwt(kid, team, iat, alg="ES256"):
+    b64 = lambda data: base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+    header = b64(('{"alg":"%s","kid":"%s"}' % (alg, kid)).encode())
+    claims = b64(('{"iss":"%s","iat":%d}' % (team, iat)).encode())
+    return "bearer %s.%s.%s" % (header, claims, b64(kid.encode()))
+provider_proxy("jwt-sandbox-voip", TOKEN, [("authorization", stand_in_jwt("KEY1", "TEAM1", 1800000000)),
+                                           ("host", "api.sandbox.push.apple.com:443"), ("apns-topic", "com.example.app.voip"),
+                                           ("apns-push-type", "voip")], '{"aps":{}}')
+provider_proxy("jwt-expired-liveactivity", TOKEN, [("authorization", stand_in_jwt("KEY2", "TEAM1", 1799990000)),
+                                                   ("host", "api.push.apple.com"),
+                                                   ("apns-topic", "com.example.app.push-type.liveactivity"),
+                                                   ("apns-push-type", "liveactivity")], '{"aps":{"event":"update"}}')
+provider_proxy("jwt-hs256-unknown-kid", TOKEN, [("authorization", stand_in_jwt("NOKEY", "TEAM1", 1800000000, "HS256")),
+                                                ("apns-topic", "a.b")], '{"aps":{}}')
+provider_proxy("api-key-bearer", TOKEN, [("authorization", "Bearer fuzz-key-0123456789"), ("apns-topic", "a.b.voip-ptt"),
+                                         ("apns-push-type", "pushtotalk")], '{"aps":{}}')
 # xmlrpc: [flags][limits][…]. Raw bodies (flags 0): pyapns' calls as Python's
 # xmlrpc.client writes them (pyapns' client.py uses allow_none=True), bad
 # calls, and hostile documents; built calls (flags 1) from random bytes.

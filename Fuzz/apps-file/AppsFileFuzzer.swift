@@ -18,10 +18,12 @@
 // Checked (a trap on violation): every error is one line, starts with the
 // file's name and, for built files, shows no secret; a parsed file obeys
 // the rules (ids and topics valid and unique, a topic is no other app's id,
-// at most one default, every app has a credential, token keys have a topic,
+// at most one default, every app not retired has a credential, token keys have a topic,
 // key and team ids valid, no secret in a field that is not one; API key
 // names valid and unique, keys unique, apps "*" or ids of the file's apps
-// or "default"); parsing
+// or "default"; jwt-key-id and jwt-team-id valid, jwt-public-key not empty,
+// a client certificate's fingerprint 32 bytes; key ids and fingerprints
+// unique); parsing
 // the same text twice gives the same result.
 //
 // Built by scripts/fuzz with SwiftPM (toml++ is C++): there, with
@@ -52,7 +54,7 @@ private let secretKeys = ["p12-password", "p12-base64", "p8", "key"]
 private let otherKeys = [
     "id", "topic", "environments", "alert", "alert-loc-key", "default", "p12-file", "p8-file", "key-id", "team-id",
     "production", "development", "production.key-id", "development.p8-file", "api-key", "app", "idd", "name", "apps",
-    "fcm-credentials",
+    "fcm-credentials", "jwt-key-id", "jwt-team-id", "jwt-public-key", "client-certificate-sha256",
 ]
 /// Strings that reach past the type checks: valid ids, topics, paths, key
 /// ids, environment names, `${…}` forms, reserved and bad names.
@@ -60,7 +62,8 @@ private let vocabulary = [
     "toot", "feditext", "beta", "cx.c3.toot", "com.example.app", "production", "development", "/etc/x.p12",
     "/etc/k.p8", "ABC123DEFG", "TEAM123456", "${PLAIN}", "${ID}", "${TOPIC}", "${ENV}", "${EMPTY}", "${NOPE}",
     "$${X}", "${", "", "default", "_health", "Toot", "a b", "..", "New notification", "*", "ops",
-    "fcm", "/etc/firebase.json",
+    "fcm", "/etc/firebase.json", "/etc/backend-public.pem", String(repeating: "ab", count: 32),
+    Array(repeating: "AB", count: 32).joined(separator: ":"),
 ]
 
 private func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
@@ -112,7 +115,7 @@ private func checkApps(_ apps: [AppDefinition]) {
     for app in apps {
         require(isValidID(app.id), "bad id \(describe(app.id.utf8))")
         require(app.topic.map { isName($0, limit: 255) } ?? true, "bad topic")
-        require(!app.credentials.isEmpty || app.fcmCredentials != nil, "app \(app.id) without a credential")
+        require(!app.credentials.isEmpty || app.fcmCredentials != nil || app.isRetired, "app \(app.id) without a credential")
         var shown = [app.id] + (app.topic.map { [$0] } ?? [])
         for credential in app.credentials.values {
             switch credential {
@@ -145,7 +148,19 @@ private func checkAPIKeys(_ entries: [APIKeyEntry], appIDs: Set<String>) {
             require(!ids.isEmpty && Set(ids).count == ids.count, "API key \(entry.name): apps empty or repeated")
             require(ids.allSatisfy { $0 == "default" || appIDs.contains($0) }, "API key \(entry.name): an unknown app")
         }
+        if let key = entry.providerKey {
+            require(isName(key.keyID, limit: 64) && isName(key.teamID, limit: 64),
+                    "API key \(entry.name): a bad jwt-key-id or jwt-team-id")
+            require(!key.publicKeyFile.isEmpty, "API key \(entry.name): an empty jwt-public-key")
+        }
+        if let fingerprint = entry.clientCertificateSHA256 {
+            require(fingerprint.count == 32, "API key \(entry.name): a fingerprint of \(fingerprint.count) bytes")
+        }
     }
+    let keyIDs = entries.compactMap(\.providerKey?.keyID)
+    require(Set(keyIDs).count == keyIDs.count, "jwt-key-ids not unique")
+    let fingerprints = entries.compactMap(\.clientCertificateSHA256)
+    require(Set(fingerprints).count == fingerprints.count, "client certificates not unique")
 }
 
 // Reference forms of the rules, written apart from AppsFile's own.

@@ -25,7 +25,13 @@
 // `{"message":{…}}` naming their token (the topic's: no token), with data
 // of strings within FCM's limit, every token accounted for exactly once; a proxy notification carries only the
 // five passed-on headers, a lowercase token and a JSON object body of at
-// most 5120 bytes; a refusal's answer is `{"reason":…}` with its status.
+// most 5120 bytes; a refusal's answer is `{"reason":…}` with its status;
+// the request's `authorization` (against two stand-in token keys, one
+// certificate and one API key) authorizes one of them or is 403
+// MissingProviderToken, InvalidProviderToken or ExpiredProviderToken; a
+// provider token read from it signs a prefix of its own text; `host`
+// changes the environment only when it names an APNs host; the app's
+// topics begin with the topic, a bundle id after it a proper prefix.
 // Mode 2's headers and body go to every broadcast API call too
 // (`checkBroadcastCalls`).
 //
@@ -209,6 +215,12 @@ private func checkProxy(_ input: inout FuzzInput) {
             require(false, "a body that is not a JSON object passed")
             return
         }
+        let topics = proxyAppTopics(topic: notification.topic, pushType: headers["apns-push-type"])
+        require(topics.first == notification.topic && topics.count <= 2, "the app's topics: \(topics)")
+        if topics.count == 2 {
+            require(notification.topic.hasPrefix(topics[1]) && topics[1].count < notification.topic.count,
+                    "a bundle id that is not a prefix of its topic: \(topics)")
+        }
     case .failure(let refusal):
         trace("proxy: \(refusal.status) \(refusal.reason.rawValue)")
         let answer = proxyAnswer(for: refusal, apnsID: "00000000-0000-0000-0000-000000000000")
@@ -217,6 +229,7 @@ private func checkProxy(_ input: inout FuzzInput) {
                 "a refusal body that is not {\"reason\":…}: \(describe(answer.body))")
     }
     checkBroadcastCalls(headers: headers, body: body)
+    checkProxyCaller(headers)
 }
 
 /// The same headers and body as each broadcast API call: passed on are
@@ -246,6 +259,46 @@ private func checkBroadcastCalls(headers: HTTPHeaders, body: [UInt8]) {
             require((try? parseStrictJSON(answer.body)) == .object([JSONMember(name: "reason", value: .string(refusal.reason))]),
                     "a refusal body that is not {\"reason\":…}: \(describe(answer.body))")
         }
+    }
+}
+
+private let proxyCredentials = ProxyCredentials(
+    tokenKeys: ["KEY1", "KEY2"].map { keyID in
+        ProxyTokenKey(keyID: keyID, teamID: "TEAM1", name: "token \(keyID)", apps: .only([keyID])) { _, signature in
+            signature == Array(keyID.utf8)
+        }
+    },
+    certificates: [ProxyCertificate(sha256: Array(repeating: 1, count: 32), name: "certificate", apps: .only(["c"]))])
+// swiftlint:disable:next force_try
+private let proxyKeyring = try! APIKeyring([APIKeyEntry(name: "all", key: try! APIKey(validating: "fuzz-key-0123456789"),
+                                                        apps: .all)])
+
+/// Who the request's `authorization` and `host` say it is from.
+private func checkProxyCaller(_ headers: HTTPHeaders) {
+    let authorization = headers["authorization"]
+    if let authorization, let token = ProviderToken(authorization: authorization) {
+        require(authorization.utf8.count > token.signingInput.count, "a provider token's signing input is all of it")
+    }
+    let now = 1_800_000_000
+    for keyring in [proxyKeyring, .empty] {
+        let result = authorizeProxyRequest(authorization: authorization, clientCertificateSHA256: nil, keyring: keyring,
+                                           credentials: proxyCredentials, verifier: proxyCredentials.makeVerifier(),
+                                           now: now)
+        switch result {
+        case .success(.key(let name, _)):
+            require(["all", "-", "token KEY1", "token KEY2"].contains(name), "an unknown caller \(name)")
+        case .success(let other):
+            require(false, "an authorization that is not a key: \(other)")
+        case .failure(let refusal):
+            require(refusal.status == 403 && [.missingProviderToken, .invalidProviderToken, .expiredProviderToken]
+                .contains(refusal.reason), "a caller refused with \(refusal.status) \(refusal.reason.rawValue)")
+        }
+    }
+    let host = headers["host"]
+    for path in [APNsEnvironment.production, .development] {
+        let environment = proxyEnvironment(host: host, path: path)
+        let named = host.map { $0.lowercased().hasPrefix("api.") && $0.lowercased().contains(".push.apple.com") } ?? false
+        require(environment == path || named, "host \(host ?? "-") changed the environment")
     }
 }
 

@@ -1,3 +1,4 @@
+import APNsCore
 import Base64URL
 import Locking
 import TLS
@@ -19,7 +20,7 @@ public final class APNsTokenProvider: Sendable {
     /// Apple: "not more than once every 20 minutes".
     public static let minimumRenewalAge = 20 * 60
     /// Apple: a token is accepted for 60 minutes from its `iat`.
-    public static let maximumAge = 60 * 60
+    public static let maximumAge = ProviderToken.maximumAge
     /// A token is not relied on in its last 5 minutes: the relay's clock and
     /// APNs' differ, and a request takes time to arrive.
     public static let expiryMargin = 5 * 60
@@ -27,6 +28,12 @@ public final class APNsTokenProvider: Sendable {
     public let keyID: String
     public let teamID: String
     private let signer: ES256Signer
+
+    /// True when `signature` is this key's signature of `signingInput`: a
+    /// provider token a backend signed with the same .p8 (the proxy's check).
+    public func verifies(_ signingInput: [UInt8], signature: [UInt8]) -> Bool {
+        signer.verify(signingInput, signature: signature)
+    }
 
     private struct SignedToken {
         var token: String

@@ -4,6 +4,12 @@
 // `mdm`, and the bundle id with a suffix for the other push types, which
 // the notification's topic "must use".
 
+/// Every `apns-push-type` Apple documents.
+public let apnsPushTypes: Set<String> = [
+    "alert", "background", "location", "voip", "complication", "fileprovider", "mdm", "liveactivity",
+    "pushtotalk", "widgets", "controls",
+]
+
 /// The push types whose topic is the bundle id with a suffix, and the
 /// suffix.
 let apnsTopicSuffixes: [(pushType: String, suffix: String)] = [

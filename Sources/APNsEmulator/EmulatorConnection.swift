@@ -64,7 +64,7 @@ final class EmulatorConnection: IOHandler, HTTP2ServerSessionDelegate {
     private var credential = ClientCredential.none
     /// The key of the first provider token taken here: APNs binds the
     /// connection to it (a token of another key: 403 UnrelatedKeyIdInToken).
-    private var boundKey: ProviderTokenVerifier.VerifiedKey?
+    private var boundKey: EmulatorTokenKey?
     /// Answers on their way to the client; reading stops while 1 MiB of
     /// them waits for the peer.
     private var pump = HTTP2TLSPump(highWater: 1 << 20, keptCapacity: 1 << 20)

@@ -12,7 +12,7 @@ import HTTP2
 extension EmulatorWorker {
     func decideBroadcast(_ request: HTTP2Request, _ call: APNsBroadcastCall, bundleID: String,
                          credential: ClientCredential,
-                         boundKey: inout ProviderTokenVerifier.VerifiedKey?) -> Decision {
+                         boundKey: inout EmulatorTokenKey?) -> Decision {
         let requestID = request.header("apns-request-id") ?? UUIDKey.random(using: &random).text
         func refuse(_ refusal: APNsBroadcastRefusal) -> Decision {
             .respond(status: refusal.status, headers: [("apns-request-id", requestID), ("content-type", "application/json")],
@@ -78,7 +78,7 @@ extension EmulatorWorker {
     /// who it is, or the refusal. A certificate or a key that does not
     /// cover the bundle id: 403 TopicMismatch.
     private func authenticate(_ request: HTTP2Request, bundleID: String, credential: ClientCredential,
-                              boundKey: inout ProviderTokenVerifier.VerifiedKey?)
+                              boundKey: inout EmulatorTokenKey?)
         -> Result<String?, APNsBroadcastRefusal> {
         switch credential {
         case .certificate(let uid):
@@ -89,7 +89,8 @@ extension EmulatorWorker {
                 return .failure(APNsBroadcastRefusal(.missingProviderToken))
             }
             switch verifier.verify(authorization: authorization, now: Int(time(nil))) {
-            case .failure(let rejection):
+            case .failure(let refusal):
+                let rejection = APNsRejection(refusal.reason)
                 return .failure(APNsBroadcastRefusal(status: rejection.status, reason: rejection.reason.rawValue))
             case .success(let verified):
                 if let boundKey, boundKey !== verified.key {

@@ -15,7 +15,7 @@ final class EmulatorWorker {
     private var connections: [ObjectIdentifier: EmulatorConnection] = [:]
     /// TLS reads land here; `receive` consumes it before the next read.
     let readBuffer: UnsafeMutableRawBufferPointer
-    let providerTokens: ProviderTokenVerifier?
+    let providerTokens: EmulatorTokenVerifier?
     private var cachedBehavior: APNsEmulatorBehavior
     private var cachedVersion: UInt64
     var random = SystemRandomNumberGenerator()
@@ -33,7 +33,7 @@ final class EmulatorWorker {
         self.state = state
         readBuffer = .allocate(byteCount: 65_536, alignment: 16)
         providerTokens = state.providerKeys.isEmpty
-            ? nil : ProviderTokenVerifier(keys: state.providerKeys, environment: state.configuration.environment)
+            ? nil : EmulatorTokenVerifier(keys: state.providerKeys, environment: state.configuration.environment)
         cachedVersion = state.behaviorVersion.load(ordering: .acquiring)
         cachedBehavior = state.behavior.withLock { $0 }
         acceptor = try Acceptor(listener: listener, on: loop, onAccept: { [unowned self] socket in
@@ -114,7 +114,7 @@ final class EmulatorWorker {
     /// a forced action, else 200. `boundKey`: the key the connection is bound
     /// to, set by its first request whose token is taken.
     func decide(_ request: HTTP2Request, credential: ClientCredential, connectionID: Int,
-                behavior: APNsEmulatorBehavior, boundKey: inout ProviderTokenVerifier.VerifiedKey?) -> Decision {
+                behavior: APNsEmulatorBehavior, boundKey: inout EmulatorTokenKey?) -> Decision {
         if let fcm = state.fcm, fcm.serves(path: request.path) {
             return decideFCM(request, fcm: fcm, connectionID: connectionID, behavior: behavior)
         }

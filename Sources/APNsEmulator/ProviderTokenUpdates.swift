@@ -1,3 +1,4 @@
+import APNsCore
 import Locking
 
 /// APNs' limit on new provider tokens, when the emulator enforces it
@@ -11,7 +12,7 @@ import Locking
 /// an update: taken when `interval` seconds have passed since the key's last
 /// update, else refused and not remembered, so the same token is taken once
 /// the interval is over. Tokens taken stay good until they expire (60
-/// minutes, `ProviderTokenVerifier`).
+/// minutes, `ProviderToken.maximumAge`).
 final class ProviderTokenUpdates: Sendable {
     /// Seconds between two updates of one key.
     let interval: Int
@@ -40,7 +41,7 @@ final class ProviderTokenUpdates: Sendable {
             if updates.taken.contains(issuedAt) { return true }
             guard now - updates.lastUpdate >= interval else { return false }
             // Expired tokens are refused before they get here: forget them.
-            updates.taken = updates.taken.filter { now - $0 <= ProviderTokenVerifier.maximumAge }
+            updates.taken = updates.taken.filter { now - $0 <= ProviderToken.maximumAge }
             updates.taken.insert(issuedAt)
             updates.lastUpdate = now
             keys[keyID] = updates

@@ -86,7 +86,7 @@ enum ClientCredential {
     /// TLS client certificate with this subject UID (nil: none in the certificate).
     case certificate(uid: String?)
     /// Provider tokens checked by this verifier.
-    case token(ProviderTokenVerifier)
+    case token(EmulatorTokenVerifier)
     /// Nothing to check.
     case none
     /// Certificates are required and the connection has none (the
@@ -111,18 +111,13 @@ struct ValidatedNotification {
     /// The provider token's `kid` (token authentication only).
     var providerKeyID: String?
     /// The provider token's key and `iat` (token authentication only).
-    var providerKey: ProviderTokenVerifier.VerifiedKey?
+    var providerKey: EmulatorTokenKey?
     var providerTokenIssuedAt: Int?
 }
 
 /// The rules of Apple's "Sending notification requests to APNs", applied to
 /// one complete request. Pure: no I/O, no clock (the caller passes `now`).
 enum APNsRequestValidator {
-    /// Apple's apns-push-type values.
-    static let pushTypes: Set<String> = [
-        "alert", "background", "location", "voip", "complication", "fileprovider", "mdm",
-        "liveactivity", "pushtotalk", "widgets", "controls",
-    ]
     /// 4 KB, 5 KB for VoIP (Apple: "Generating a remote notification").
     static let maximumPayloadSize = 4096
     static let maximumVoIPPayloadSize = 5120
@@ -137,7 +132,7 @@ enum APNsRequestValidator {
     /// connection.").
     static func validate(method: String, path: String, headers: [(name: String, value: String)],
                          body: [UInt8], credential: ClientCredential, expectedTopic: String?,
-                         boundKey: ProviderTokenVerifier.VerifiedKey? = nil,
+                         boundKey: EmulatorTokenKey? = nil,
                          now: Int) -> Result<ValidatedNotification, APNsRejection> {
         guard method == "POST" else { return .failure(APNsRejection(.methodNotAllowed)) }
         guard path.hasPrefix(pathPrefix) else { return .failure(APNsRejection(.badPath)) }
@@ -188,13 +183,13 @@ enum APNsRequestValidator {
             }
         case .token(let verifier):
             guard let authorization else { return .failure(APNsRejection(.missingProviderToken)) }
-            let key: ProviderTokenVerifier.VerifiedKey
+            let key: EmulatorTokenKey
             switch verifier.verify(authorization: authorization, now: now) {
             case .success(let verified):
                 key = verified.key
                 notification.providerTokenIssuedAt = verified.issuedAt
-            case .failure(let rejection):
-                return .failure(rejection)
+            case .failure(let refusal):
+                return .failure(APNsRejection(refusal.reason))
             }
             if let boundKey, boundKey !== key { return .failure(APNsRejection(.unrelatedKeyIdInToken)) }
             notification.authenticatedAs = key.teamID
@@ -219,7 +214,7 @@ enum APNsRequestValidator {
                 return .failure(APNsRejection(.deviceTokenNotForTopic))
             }
         }
-        if let pushType = notification.pushType, !pushTypes.contains(pushType) {
+        if let pushType = notification.pushType, !apnsPushTypes.contains(pushType) {
             return .failure(APNsRejection(.invalidPushType))
         }
         if let collapseID = notification.collapseID, collapseID.utf8.count > maximumCollapseIDSize {

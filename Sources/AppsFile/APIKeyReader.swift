@@ -24,7 +24,42 @@ enum APIKeyReader {
         let key: APIKey
         do { key = try APIKey(validating: text) } catch { throw reader.error(AppsFileKeys.keyValue, error.message) }
 
-        return APIKeyEntry(name: name, key: key, apps: try readApps(table, reader, appIDs: appIDs))
+        return APIKeyEntry(name: name, key: key, apps: try readApps(table, reader, appIDs: appIDs),
+                           providerKey: try readProviderKey(table, reader),
+                           clientCertificateSHA256: try readFingerprint(table, reader))
+    }
+
+    /// `jwt-key-id` and `jwt-team-id` (Apple's syntax, as an app's `key-id`
+    /// and `team-id`) and `jwt-public-key` (a file name): all three, or none.
+    private static func readProviderKey(_ table: TOMLKeyedTable, _ reader: AppValueReader)
+        throws(AppsFileError) -> APIKeyProviderKey? {
+        let present = AppsFileKeys.jwtKeys.filter { table.item($0) != nil }
+        guard !present.isEmpty else { return nil }
+        if let missing = AppsFileKeys.jwtKeys.first(where: { table.item($0) == nil }) {
+            throw reader.error(missing, "is required with \(present.joined(separator: " and ")): "
+                + "a provider-token key needs \(AppsFileKeys.jwtKeys.joined(separator: ", "))")
+        }
+        func value(_ key: String, _ check: @escaping (String) -> String?) throws(AppsFileError) -> String {
+            guard let item = table.item(key) else { throw reader.error(key, "is required") }
+            return try reader.string(item, key: key, check: check)
+        }
+        return APIKeyProviderKey(keyID: try value(AppsFileKeys.jwtKeyID, appleIDProblem),
+                                 teamID: try value(AppsFileKeys.jwtTeamID, appleIDProblem),
+                                 publicKeyFile: try value(AppsFileKeys.jwtPublicKey, emptyProblem))
+    }
+
+    /// `client-certificate-sha256`: 64 hex digits, pairs optionally
+    /// separated by `:` as `openssl x509 -fingerprint -sha256` prints them.
+    private static func readFingerprint(_ table: TOMLKeyedTable, _ reader: AppValueReader)
+        throws(AppsFileError) -> [UInt8]? {
+        let key = AppsFileKeys.clientCertificateSHA256
+        guard let item = table.item(key) else { return nil }
+        let text = try reader.string(item, key: key)
+        guard let fingerprint = sha256Fingerprint(text) else {
+            throw reader.error(key, "must be a SHA-256 fingerprint: 64 hex digits, pairs optionally separated by \":\" "
+                + "(openssl x509 -noout -fingerprint -sha256 -in client.pem)")
+        }
+        return fingerprint
     }
 
     /// `apps`: a non-empty array of distinct ids, each an app of this file

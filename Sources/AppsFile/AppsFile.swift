@@ -108,6 +108,15 @@ public enum AppsFile {
                 throw AppsFileError(file: file, apiKey: entry.name, key: AppsFileKeys.keyValue,
                                     message: "is the key of api-key \(quoted(other.name)) too; give each its own")
             }
+            // A token's `kid` and a certificate must each name one entry's apps.
+            if let keyID = entry.providerKey?.keyID, other.providerKey?.keyID == keyID {
+                throw AppsFileError(file: file, apiKey: entry.name, key: AppsFileKeys.jwtKeyID,
+                                    message: "\(quoted(keyID)) is the jwt-key-id of api-key \(quoted(other.name)) too")
+            }
+            if let fingerprint = entry.clientCertificateSHA256, other.clientCertificateSHA256 == fingerprint {
+                throw AppsFileError(file: file, apiKey: entry.name, key: AppsFileKeys.clientCertificateSHA256,
+                                    message: "is the client-certificate-sha256 of api-key \(quoted(other.name)) too")
+            }
         }
     }
 

@@ -11,9 +11,15 @@ enum AppsFileKeys {
     static let apiKey = "api-key"
     static let topLevel: Set = [app, apiKey]
 
-    /// An `[[api-key]]`'s keys: its name (logs, metrics), the key, its apps.
+    /// An `[[api-key]]`'s keys: its name (logs, metrics), the key, its apps;
+    /// and the other credentials `/3/device/` takes for its apps: a backend's
+    /// provider-token key (its id, team and public key file) and a client
+    /// certificate's SHA-256 fingerprint.
     static let keyName = "name", keyValue = "key", keyApps = "apps"
-    static let inAPIKey: Set = [keyName, keyValue, keyApps]
+    static let jwtKeyID = "jwt-key-id", jwtTeamID = "jwt-team-id", jwtPublicKey = "jwt-public-key"
+    static let clientCertificateSHA256 = "client-certificate-sha256"
+    static let jwtKeys = [jwtKeyID, jwtTeamID, jwtPublicKey]
+    static let inAPIKey: Set = Set([keyName, keyValue, keyApps, clientCertificateSHA256] + jwtKeys)
     /// `apps = ["*"]`: every app, provisioned ones included.
     static let everyApp = "*"
 

@@ -1,3 +1,4 @@
+import HTTPCore
 import RelayCore
 
 // The syntax of the apps file's names: app ids, topics, key and team ids,
@@ -48,6 +49,26 @@ func appleIDProblem(_ value: String) -> String? {
 /// (no `[`, so it cannot be an `API_KEYS[n]`).
 func apiKeyNameProblem(_ name: String) -> String? {
     appleIDProblem(name)
+}
+
+/// A SHA-256 fingerprint's 32 bytes from 64 hex digits, either case, the
+/// pairs all separated by `:` or none; nil for anything else.
+func sha256Fingerprint(_ text: String) -> [UInt8]? {
+    let bytes = Array(text.utf8)
+    let separated = bytes.count == 32 * 3 - 1
+    guard bytes.count == 64 || separated else { return nil }
+    var fingerprint: [UInt8] = []
+    var index = 0
+    while index < bytes.count {
+        guard let high = hexValue(bytes[index]), let low = hexValue(bytes[index + 1]) else { return nil }
+        fingerprint.append(UInt8(high << 4 | low))
+        index += 2
+        if separated && index < bytes.count {
+            guard bytes[index] == UInt8(ascii: ":") else { return nil }
+            index += 1
+        }
+    }
+    return fingerprint
 }
 
 /// A value that must not be empty (paths, key text) and is not checked

@@ -3,6 +3,7 @@ import APNsCore
 import AppsFile
 import Delivery
 import FCMCore
+import ProviderAPI
 import RelayCore
 
 /// Why the apps could not be loaded: one line naming where (the variable,
@@ -27,6 +28,9 @@ struct ServedApps: Sendable {
     /// `[[api-key]]` entries, as loaded with these apps; a reload replaces
     /// them with the file's new ones.
     var apiKeys: APIKeyring
+    /// `/3/device/`'s token keys and client certificates, from these apps'
+    /// credentials (`proxyCredentials`).
+    var proxyCredentials: ProxyCredentials = .none
 }
 
 /// Loads the apps from the environment's app and the apps file,
@@ -190,7 +194,9 @@ final class AppsLoader {
         var byID: [CredentialID: LoadedCredential] = [:]
         for (id, credential) in loaded.values { byID[id] = credential }
         return ServedApps(apps: RelayApps(apps, defaultAppID: defaultAppID, retired: retired), credentials: byID,
-                          summaries: summaries, expiries: expiries, apiKeys: apiKeys)
+                          summaries: summaries, expiries: expiries, apiKeys: apiKeys,
+                          proxyCredentials: try proxyCredentials(apps: apps, credentials: byID,
+                                                                 apiKeys: apiKeys.entries))
     }
 
     /// `API_KEYS` and the file's keys as one keyring: a file key naming

@@ -123,6 +123,7 @@ extension Daemon {
                 xmlLimits: xmlLimits, provisionDirectory: configuration.apiProvisionDirectory,
                 async: AsyncPushes(byDefault: configuration.apiAsync, maxTries: configuration.apiAsyncMaxTries,
                                    maxPending: configuration.apiAsyncMaxPending, shared: fleetAsync?.queue))
+            context.replaceProxyCredentials(served.proxyCredentials)
             services.append(AsyncPushesService(context.async, metrics: providerMetrics, logger: logger))
             let (apiServer, apiDeliveries, bound) = try startAPI(
                 configuration, port: apiPort, socket: sockets.api, context: context, loops: group.loops,

@@ -58,6 +58,7 @@ public struct Daemon {
             else { return }
             keepFCMAccounts(of: reloaded.apps, in: started.fcmAccessTokens)
             started.api?.context.replaceKeyring(reloaded.apiKeys)
+            started.api?.context.replaceProxyCredentials(reloaded.proxyCredentials)
             current = reloaded
             expiryMonitors = AppExpiryMonitors(reloaded, now: Int(Glibc.time(nil)), logger: logger)
             if let metrics = started.metrics {

@@ -46,13 +46,6 @@ public struct APNsProxyRefusal: Error, Sendable, Equatable {
     }
 }
 
-/// Apple's `apns-push-type` values ("Sending notification requests to
-/// APNs", the header table).
-let apnsPushTypes: Set<String> = [
-    "alert", "background", "location", "voip", "complication", "fileprovider", "mdm", "liveactivity",
-    "pushtotalk", "widgets", "controls",
-]
-
 /// Checks a proxy request as APNs would and takes out what is passed on.
 /// In order: the token (empty: MissingDeviceToken; not hex:
 /// BadDeviceToken), a repeated apns-* header (DuplicateHeaders),
@@ -106,6 +99,36 @@ public func parseProxyRequest(token: String, headers: HTTPHeaders, body: [UInt8]
     return .success(ProxyNotification(token: normalizedToken, topic: topic, headers: fields, payload: body))
 }
 
+/// The environment of a proxy request: the one the `host` field (HTTP/2's
+/// `:authority` arrives as `host`) names when it is an APNs host, a port
+/// allowed (`api.sandbox.push.apple.com`, `api.development.push.apple.com`:
+/// the sandbox; `api.push.apple.com`: production), so an APNs library
+/// pointed at the relay by name keeps its environment; else the path's
+/// (`/development/3/…` the sandbox, `/3/…` production).
+public func proxyEnvironment(host: String?, path: APNsEnvironment) -> APNsEnvironment {
+    guard let host else { return path }
+    var name = Substring(host)
+    if let colon = name.lastIndex(of: ":"), name[name.index(after: colon)...].allSatisfy(\.isNumber) {
+        name = name[..<colon]
+    }
+    switch name.lowercased() {
+    case "api.push.apple.com": return .production
+    case "api.sandbox.push.apple.com", "api.development.push.apple.com": return .development
+    default: return path
+    }
+}
+
+/// The topics that may name the app of a proxy request, in order: the
+/// `apns-topic` itself, then the bundle id it carries with the suffix of
+/// its push type (`com.example.app.voip` for `voip`, …; `apnsBundleID`;
+/// without `apns-push-type`, any push type's). APNs is sent the topic as the
+/// client wrote it.
+public func proxyAppTopics(topic: String, pushType: String?) -> [String] {
+    guard let bundleID = apnsBundleID(ofTopic: topic),
+          pushType.map({ apnsTopic(appTopic: bundleID, pushType: $0) == topic }) ?? true else { return [topic] }
+    return [topic, bundleID]
+}
+
 /// UNIX seconds: 1 to 18 decimal digits (0: deliver once, store nothing).
 private func isDecimalSeconds(_ text: String) -> Bool {
     (1...18).contains(text.utf8.count) && text.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
@@ -125,6 +148,13 @@ public struct APNsProxyAnswer: Sendable, Equatable {
     public var status: Int
     public var headers: [HTTPField]
     public var body: [UInt8]
+}
+
+/// The `apns-id` of the answer: the client's when it sent a well-formed
+/// one (APNs echoes it), else `generated`.
+public func proxyAnswerID(headers: HTTPHeaders, generated: String) -> String {
+    guard headers.count(of: "apns-id") == 1, let sent = headers["apns-id"], isCanonicalUUID(sent) else { return generated }
+    return sent
 }
 
 /// The answer for a request the proxy refused itself.

@@ -11,6 +11,9 @@ import XMLRPC
 /// feedback list and hook, and the request limits.
 public final class ProviderAPIContext: Sendable {
     private let keyring: Locked<APIKeyring>
+    /// The provider-token keys and client certificates `/3/device/` also
+    /// takes (replaced by a reload, with the keys).
+    private let proxyCredentials = Locked(ProxyCredentials.none)
     public let provisioned: ProvisionedApps
     public let feedback: FeedbackSink
     public let limits: ProviderLimits
@@ -47,6 +50,16 @@ public final class ProviderAPIContext: Sendable {
     /// them), else a provisioned one.
     func app(id: String, configured: RelayApps) -> RelayApp? {
         configured.app(for: .id(id)) ?? provisioned.app(id: id)
+    }
+
+    /// The keys and the proxy's credentials now, for one `/3/device/` request.
+    func proxyAuthentication() -> (APIKeyring, ProxyCredentials) {
+        (keyring.withLock { $0 }, proxyCredentials.withLock { $0 })
+    }
+
+    /// The proxy's token keys and certificates, at start and after a reload.
+    public func replaceProxyCredentials(_ credentials: ProxyCredentials) {
+        proxyCredentials.withLock { $0 = credentials }
     }
 
     /// The keys of a reloaded apps file (with API_KEYS').

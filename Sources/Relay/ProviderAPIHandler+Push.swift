@@ -235,10 +235,28 @@ extension ProviderAPIHandler {
         HTTP1Response(status: 200, headers: jsonHeaders, body: encodeGorushResponse(counts: counts, logs: logs))
     }
 
-    /// `POST /3/device/<token>`: Apple's request, answered as APNs answered it.
-    func device(_ request: HTTP1Request, environment: APNsEnvironment, token: String, _ call: APICall,
+    /// `POST /3/device/<token>`: Apple's request, authenticated as APNs
+    /// authenticates a provider (`authorizeProxyRequest`) and answered as
+    /// APNs answered it. `environment`: the path's; the `host` field may
+    /// name the other (`proxyEnvironment`).
+    func device(_ request: HTTP1Request, environment pathEnvironment: APNsEnvironment, token: String,
+                started: UInt64, clientCertificateSHA256: [UInt8]? = nil,
                 completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
-        let apnsID = makeAPNsID(random: &random)
+        let apnsID = proxyAnswerID(headers: request.headers, generated: makeAPNsID(random: &random))
+        let authorization: APIAuthorization
+        switch proxyAuthenticator.authorize(request, context: context, clientCertificateSHA256: clientCertificateSHA256,
+                                            now: unixTime()) {
+        case .success(let authorized): authorization = authorized
+        case .failure(let refusal):
+            logAPI("device", key: "-", status: refusal.status, detail: "refused: \(refusal.reason.rawValue)",
+                   started: started)
+            return Self.response(proxyAnswer(for: refusal, apnsID: apnsID))
+        }
+        guard case .key(let keyName, _) = authorization else {
+            preconditionFailure("ProviderAPIHandler: an authorized proxy request has a key")
+        }
+        let call = APICall(route: "device", key: keyName, authorization: authorization, started: started)
+        let environment = proxyEnvironment(host: request.headers["host"], path: pathEnvironment)
         let proxied: ProxyNotification
         switch parseProxyRequest(token: token, headers: request.headers, body: request.body) {
         case .success(let parsed): proxied = parsed
@@ -246,13 +264,19 @@ extension ProviderAPIHandler {
             logAPI(call, status: refusal.status, detail: "refused: \(refusal.reason.rawValue)")
             return Self.response(proxyAnswer(for: refusal, apnsID: apnsID))
         }
-        guard let app = app(topic: proxied.topic) else {
-            // No credential of the relay's can send for that topic: what
-            // APNs answers a certificate that does not cover it.
-            logAPI(call, status: 400, detail: "refused: no app has that topic")
+        let pushType = proxied.headers.first { $0.name == "apns-push-type" }?.value
+        guard let app = proxyAppTopics(topic: proxied.topic, pushType: pushType).lazy.compactMap({ self.app(topic: $0) })
+            .first else {
+            // No app of the relay's has that topic: APNs' answer to a topic
+            // it does not know.
+            logAPI(call, status: 400, detail: "refused: BadTopic (no app has that topic)")
+            return Self.response(proxyAnswer(for: APNsProxyRefusal(.badTopic), apnsID: apnsID))
+        }
+        guard call.authorization.allows(app: app.id) else {
+            // A topic the caller's credentials do not cover.
+            logAPI(call, status: 400, detail: "refused: TopicDisallowed (key may not send for app \(app.id))")
             return Self.response(proxyAnswer(for: APNsProxyRefusal(.topicDisallowed), apnsID: apnsID))
         }
-        guard call.authorization.allows(app: app.id) else { return forbidden(call, app: app.id) }
         guard let credential = app.credential(for: environment) else {
             logAPI(call, status: 400, detail: "refused: app \(app.id) does not serve \(environment.rawValue)")
             return Self.response(proxyAnswer(for: APNsProxyRefusal(.topicDisallowed), apnsID: apnsID))
@@ -260,8 +284,10 @@ extension ProviderAPIHandler {
         let sentID = proxied.headers.first { $0.name == "apns-id" }?.value ?? apnsID
         var headers = proxied.headers
         if !headers.contains(where: { $0.name == "apns-id" }) { headers.append(HTTPField(name: "apns-id", value: apnsID)) }
+        // The client's topic as written: a suffixed one (`.voip`, …) is what
+        // APNs routes the push type by.
         let apns = APNsNotification(to: proxied.token, environment: environment, credential: credential,
-                                    headers: APNsRequestHeaders(topic: app.topic, headers), payload: proxied.payload,
+                                    headers: APNsRequestHeaders(topic: proxied.topic, headers), payload: proxied.payload,
                                     apnsID: sentID, ttl: 0)
         let metrics = self.metrics
         let start = delivery.deliver(apns, app: app, token: proxied.token,

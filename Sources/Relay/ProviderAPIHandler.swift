@@ -37,6 +37,8 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     let output: RelayLog
     let unixTime: () -> Int
     var random = BufferedRandom()
+    /// `/3/device/`'s provider-token checks, with this loop's cache.
+    let proxyAuthenticator = ProxyAuthenticator()
 
     /// The provider API handler of `loopContext`'s loop, `loop`; its
     /// notifications count against `counters` (the API listener's
@@ -92,7 +94,10 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
             var response = jsonError(405, "method \(request.method) not allowed here")
             response.headers.append(HTTPField(name: "Allow", value: allow))
             return response
-        case .push, .device, .xmlRPC, .feedback, .broadcast:
+        case .device(let environment, let token):
+            // Authenticated as APNs authenticates, answered with its reasons.
+            return device(request, environment: environment, token: token, started: started, completion: completion)
+        case .push, .xmlRPC, .feedback, .broadcast:
             break
         }
         let authorization = context.authorize(request.headers["authorization"])
@@ -106,8 +111,6 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
         switch route {
         case .push:
             return push(request, call, completion: completion)
-        case .device(let environment, let token):
-            return device(request, environment: environment, token: token, call, completion: completion)
         case .xmlRPC:
             return xmlRPC(request, call, completion: completion)
         case .feedback(let appID):
@@ -115,7 +118,7 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
         case .broadcast(let environment, let apnsCall, let bundleID):
             return broadcast(request, environment: environment, apnsCall, bundleID: bundleID, call,
                              completion: completion)
-        case .health, .notFound, .methodNotAllowed:
+        case .health, .notFound, .methodNotAllowed, .device:
             preconditionFailure("ProviderAPIHandler: route \(route) was answered above")
         }
     }

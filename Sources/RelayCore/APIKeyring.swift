@@ -24,17 +24,39 @@ public struct APIKeyEntry: Sendable, Equatable {
     public var name: String
     public var key: APIKey
     public var apps: APIKeyApps
+    /// The provider-token key (`jwt-key-id`, `jwt-team-id`,
+    /// `jwt-public-key`) whose tokens `/3/device/` takes for these apps.
+    public var providerKey: APIKeyProviderKey?
+    /// `client-certificate-sha256`: the SHA-256 fingerprint of a TLS client
+    /// certificate `/3/device/` takes for these apps.
+    public var clientCertificateSHA256: [UInt8]?
 
-    public init(name: String, key: APIKey, apps: APIKeyApps) {
+    public init(name: String, key: APIKey, apps: APIKeyApps, providerKey: APIKeyProviderKey? = nil,
+                clientCertificateSHA256: [UInt8]? = nil) {
         self.name = name
         self.key = key
         self.apps = apps
+        self.providerKey = providerKey
+        self.clientCertificateSHA256 = clientCertificateSHA256
     }
 
     /// `API_KEYS`' keys, named `API_KEYS[1]`, `API_KEYS[2]`… (from 1, in
     /// the variable's order), each for every app.
     public static func fromVariable(_ keys: [APIKey]) -> [APIKeyEntry] {
         keys.enumerated().map { APIKeyEntry(name: "API_KEYS[\($0.offset + 1)]", key: $0.element, apps: .all) }
+    }
+}
+
+/// A backend's own provider-token key, of which the relay has the public
+/// half only: its `kid`, its team (`iss`) and the PEM file
+/// (SubjectPublicKeyInfo, P-256) read at start and on every reload.
+public struct APIKeyProviderKey: Sendable, Equatable {
+    public var keyID: String
+    public var teamID: String
+    public var publicKeyFile: String
+
+    public init(keyID: String, teamID: String, publicKeyFile: String) {
+        (self.keyID, self.teamID, self.publicKeyFile) = (keyID, teamID, publicKeyFile)
     }
 }
 

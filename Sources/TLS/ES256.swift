@@ -25,6 +25,13 @@ public final class ES256Signer: @unchecked Sendable {
     public func sign(_ message: [UInt8]) throws(CredentialError) -> [UInt8] {
         try ES256Signature.sign(key: key, message: message)
     }
+
+    /// True when `signature` is this key's 64-byte r‖s ES256 signature of
+    /// `message`: the relay checks a backend's provider token signed with
+    /// the same .p8 it holds.
+    public func verify(_ message: [UInt8], signature: [UInt8]) -> Bool {
+        ES256Signature.verify(key: key, message: message, signature: signature)
+    }
 }
 
 /// Checks ES256 signatures: the APNs emulator checks provider tokens with

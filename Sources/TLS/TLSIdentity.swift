@@ -16,6 +16,9 @@ public final class TLSIdentity: @unchecked Sendable {
     /// Validity period, unix seconds.
     public let notBefore: Int
     public let notAfter: Int
+    /// SHA-256 of the certificate (DER): a client presenting this certificate
+    /// is this identity.
+    public let sha256Fingerprint: [UInt8]
 
     /// Takes ownership of `objects`, freeing them if it throws.
     init(_ objects: X509Identity) throws(CredentialError) {
@@ -28,6 +31,7 @@ public final class TLSIdentity: @unchecked Sendable {
         subjectCommonName = X509Certificate.subjectCommonName(objects.certificate)
         notBefore = validity.notBefore
         notAfter = validity.notAfter
+        sha256Fingerprint = X509Certificate.sha256Fingerprint(objects.certificate) ?? []
     }
 
     deinit { objects.free() }

@@ -9,14 +9,14 @@ import Testing
 @Suite("Provider token verification")
 struct ProviderTokenTests {
     static func verifier(_ keys: [TestKeys.Key] = [TestKeys.team],
-                         environment: APNsEnvironment = .production) throws -> ProviderTokenVerifier {
-        ProviderTokenVerifier(keys: try LoadedProviderKey.load(keys.map { try $0.configured() }),
+                         environment: APNsEnvironment = .production) throws -> EmulatorTokenVerifier {
+        EmulatorTokenVerifier(keys: try LoadedProviderKey.load(keys.map { try $0.configured() }),
                               environment: environment)
     }
 
     /// The key id a verification gave, or its rejection.
-    static func outcome(_ result: Result<ProviderTokenVerifier.VerifiedToken, APNsRejection>) -> Result<String, APNsRejection> {
-        result.map { $0.key.keyID }
+    static func outcome(_ result: Result<EmulatorTokenVerifier.Verified, ProviderTokenRefusal>) -> Result<String, APNsRejection> {
+        result.map { $0.key.keyID }.mapError { APNsRejection($0.reason) }
     }
 
     @Test("a valid token gives its team; its age is re-checked on every use of the cached verdict")

@@ -1,4 +1,5 @@
 import Testing
+import APNsCore
 @testable import APNsEmulator
 
 @Suite("APNs request rules (pure)")
@@ -55,7 +56,7 @@ struct RequestValidationTests {
         }
     }
 
-    @Test("every Apple push type is accepted", arguments: APNsRequestValidator.pushTypes.sorted())
+    @Test("every Apple push type is accepted", arguments: apnsPushTypes.sorted())
     func pushTypes(type: String) {
         #expect((try? Self.validate(headers: [("apns-push-type", type)]).get()) != nil)
     }

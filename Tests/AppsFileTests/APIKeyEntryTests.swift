@@ -63,9 +63,9 @@ struct APIKeyEntryTests {
         (twoApps + apiKeyEntry(#"name = "API_KEYS[1]""#, #"key = "status-0123456789abcdef""#, #"apps = ["toot"]"#), "apps.toml: api-key #1, key \"name\": \"API_KEYS[1]\" may hold only letters, digits, \".\", \"_\" and \"-\""),
         (twoApps + apiKeyEntry(#"name = """#, #"key = "status-0123456789abcdef""#, #"apps = ["toot"]"#), "apps.toml: api-key #1, key \"name\": must not be empty"),
         (twoApps + apiKeyEntry(#"name = "\#(String(repeating: "n", count: 65))""#, #"key = "status-0123456789abcdef""#, #"apps = ["toot"]"#), "apps.toml: api-key #1, key \"name\": is 65 characters long; at most 64"),
-        (twoApps + apiKeyEntry(#"name = "status""#, #"keys = "status-0123456789abcdef""#, #"apps = ["toot"]"#), "apps.toml: api-key \"status\", key \"keys\": unknown key; an api-key's keys are apps, key, name"),
-        (twoApps + apiKeyEntry(#"nam = "status""#, #"key = "status-0123456789abcdef""#, #"apps = ["toot"]"#), "apps.toml: api-key #1, key \"nam\": unknown key; an api-key's keys are apps, key, name"),
-        (twoApps + apiKeyEntry(good + ["[api-key.production]"]), "apps.toml: api-key \"status\", key \"production\": unknown key; an api-key's keys are apps, key, name"),
+        (twoApps + apiKeyEntry(#"name = "status""#, #"keys = "status-0123456789abcdef""#, #"apps = ["toot"]"#), "apps.toml: api-key \"status\", key \"keys\": unknown key; an api-key's keys are apps, client-certificate-sha256, jwt-key-id, jwt-public-key, jwt-team-id, key, name"),
+        (twoApps + apiKeyEntry(#"nam = "status""#, #"key = "status-0123456789abcdef""#, #"apps = ["toot"]"#), "apps.toml: api-key #1, key \"nam\": unknown key; an api-key's keys are apps, client-certificate-sha256, jwt-key-id, jwt-public-key, jwt-team-id, key, name"),
+        (twoApps + apiKeyEntry(good + ["[api-key.production]"]), "apps.toml: api-key \"status\", key \"production\": unknown key; an api-key's keys are apps, client-certificate-sha256, jwt-key-id, jwt-public-key, jwt-team-id, key, name"),
         // key: required, a string, 16 bytes at least, ${NAME}.
         (twoApps + apiKeyEntry(#"name = "status""#, #"apps = ["toot"]"#), "apps.toml: api-key \"status\", key \"key\": is required"),
         (twoApps + apiKeyEntry(#"name = "status""#, #"key = 1234567890123456"#, #"apps = ["toot"]"#), "apps.toml: api-key \"status\", key \"key\": must be a string, not an integer"),

@@ -78,6 +78,19 @@ def api_port(process, timeout=20):
     return int(text.rsplit(":", 1)[1])
 
 
+def start_api_relay(env, workdir, name, beside=()):
+    """A relay with its API listener, and that listener's port; when it does
+    not come up, it and the processes `beside` it (its emulators) are
+    killed before the failure is raised."""
+    relay = rt.start_relay(env, workdir, name=name)
+    try:
+        return relay, api_port(relay)
+    except AssertionError:
+        for process in (relay, *beside):
+            process.kill()
+        raise
+
+
 def bearer(key=ALL_APPS_KEY):
     return [("Authorization", f"Bearer {key}")]
 

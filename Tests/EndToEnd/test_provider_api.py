@@ -316,9 +316,11 @@ def test_no_key_or_an_unknown_key_is_401_with_a_challenge(stack):
         answer = api.json_body(response)
         assert answer["code"] == 401 and answer["message"], answer
         assert api.ALL_APPS_KEY.encode() not in response.body
-    for method, path in (("GET", "/api/feedback/toot"), ("POST", f"/3/device/{rt.TOKEN}")):
-        response = api.request(stack["port"], method, path, b"{}" if method == "POST" else b"")
-        assert response.status == 401, (path, response)
+    response = api.request(stack["port"], "GET", "/api/feedback/toot")
+    assert response.status == 401, response
+    # Apple's request is answered as APNs answers a provider without a token.
+    response = api.request(stack["port"], "POST", f"/3/device/{rt.TOKEN}", b"{}", [("apns-topic", TOOT)])
+    assert (response.status, api.json_body(response)) == (403, {"reason": "MissingProviderToken"}), response
     assert nothing_sent(stack, before)
     assert "not-a-key-but-long-enough" not in stack["relay"].read_log()
     assert api.ALL_APPS_KEY not in stack["relay"].read_log()
@@ -346,9 +348,10 @@ def test_a_key_without_the_app_is_403_and_sends_nothing(stack):
     assert response.status == 403, response
     response = api.request(stack["port"], "GET", "/api/feedback/toot", headers=live_only)
     assert response.status == 403, response
+    # Apple's request: a topic the caller may not use, as APNs names it.
     response = api.request(stack["port"], "POST", f"/3/device/{token}", b'{"aps":{"alert":"x"}}',
                            live_only + [("apns-topic", TOOT)])
-    assert response.status == 403, response
+    assert (response.status, api.json_body(response)) == (400, {"reason": "TopicDisallowed"}), response
     assert nothing_sent(stack, before)
     # The same key may push to its own app.
     response = api.push(stack["port"], {"notifications": [{"tokens": [token], "platform": 1, "message": "live",

@@ -6,6 +6,20 @@ import Glibc
 /// What the relay reads from a certificate (X509*): its subject's UID and
 /// common name, and its validity period. Borrows the certificate; frees nothing.
 enum X509Certificate {
+    /// SHA-256 of the certificate's DER encoding: its fingerprint, as
+    /// `openssl x509 -fingerprint -sha256` prints it.
+    static func sha256Fingerprint(_ certificate: OpaquePointer) -> [UInt8]? {
+        let length = i2d_X509(certificate, nil)
+        guard length > 0 else { return nil }
+        var der = [UInt8](repeating: 0, count: Int(length))
+        let written = der.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            var cursor: UnsafeMutablePointer<UInt8>? = buffer.baseAddress
+            return i2d_X509(certificate, &cursor)
+        }
+        guard written == length else { return nil }
+        return MessageDigest.sha256(der)
+    }
+
     static func subjectUID(_ certificate: OpaquePointer) -> String? {
         subjectEntry(certificate, nid: NID_userId)
     }
