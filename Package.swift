@@ -342,6 +342,10 @@ let package = Package(
         // endpoint's, a service account's file), fuzzed; built by SwiftPM.
         .executableTarget(name: "fcm-answer-fuzzer", dependencies: ["FCMCore", "JSON", "Base64URL", "FuzzSupport"],
                           path: "Fuzz/fcm-answer"),
+        // An HTTP/2 client's bytes through the server session to the requests
+        // the API's handler gets, fuzzed; built by SwiftPM.
+        .executableTarget(name: "http2-server-fuzzer", dependencies: ["HTTP2Server", "HTTP2", "HTTPCore", "FuzzSupport"],
+                          path: "Fuzz/http2-server"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -3,11 +3,11 @@ import HTTPCore
 
 /// An HTTP/2 stream's request and answer in the listener's HTTP/1.1 terms,
 /// so that one request handler serves both protocols.
-enum HTTP2Exchange {
+package enum HTTP2Exchange {
     /// The request as the HTTP/1.1 path builds it: `:path` as the target,
     /// `:authority` as `host` when the client sent no `host` (RFC 9113
     /// §8.3.1: a client may send either), the regular fields as received.
-    static func request(_ request: HTTP2Request, clientCertificateSHA256: [UInt8]?) -> HTTP1Request {
+    package static func request(_ request: HTTP2Request, clientCertificateSHA256: [UInt8]?) -> HTTP1Request {
         var headers = HTTPHeaders()
         var hasHost = false
         for field in request.headers {
@@ -28,7 +28,7 @@ enum HTTP2Exchange {
     /// The answer's header fields for HTTP/2: names lowercase, the
     /// connection-specific ones dropped, `content-length` of the body when
     /// the status may carry content (RFC 9110 §8.6).
-    static func responseFields(_ response: HTTP1Response) -> [(name: String, value: String)] {
+    package static func responseFields(_ response: HTTP1Response) -> [(name: String, value: String)] {
         var fields: [(name: String, value: String)] = []
         fields.reserveCapacity(response.headers.count + 1)
         for field in response.headers {
