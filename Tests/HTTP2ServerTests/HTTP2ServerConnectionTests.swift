@@ -4,6 +4,7 @@ import HTTP2Server
 import HTTPCore
 import TestSupport
 import Testing
+import TLS
 
 @Suite("HTTP/2 on an HTTP/1.1 listener", .timeLimit(.minutes(1)))
 struct HTTP2ServerConnectionTests {
@@ -30,6 +31,33 @@ struct HTTP2ServerConnectionTests {
         #expect(requests.allSatisfy { $0.clientCertificateSHA256 == nil })
         #expect(fixture.listener.counters.openConnections == 1)
         #expect(fixture.listener.counters.requestsAnswered == 2)
+    }
+
+    @Test("over TLS: ALPN h2 is HTTP/2, http/1.1 HTTP/1.1; either carries the client certificate's SHA-256")
+    func alpn() throws {
+        let identity = try TLSIdentity.pem(certificateFile: TestCertificates.path(TestCertificates.serverCertificate),
+                                           privateKeyFile: TestCertificates.path(TestCertificates.serverKey))
+        let context = try TLSContext.server(identity: identity, alpn: ["h2", "http/1.1"],
+                                            clientCAFile: TestCertificates.path(TestCertificates.caCertificate),
+                                            requireClientCertificate: false)
+        let fixture = try SwitchingListener(tlsContext: context)
+        defer { fixture.stop() }
+        func get(_ version: String, _ path: String) throws -> String {
+            try Subprocess.run(["curl", "-sS", "--max-time", "10", version, "--cacert",
+                                TestCertificates.path(TestCertificates.caCertificate),
+                                "--cert", TestCertificates.path(TestCertificates.clientCertificate),
+                                "--key", TestCertificates.path(TestCertificates.clientKey),
+                                "-o", "/dev/null", "-w", "%{http_code} %{http_version}",
+                                "https://localhost:\(fixture.port)\(path)"]).standardOutputText
+        }
+        #expect(try get("--http2", "/two") == "201 2")
+        #expect(try get("--http1.1", "/one") == "201 1.1")
+        let der = try Subprocess.run(["openssl", "x509", "-in", TestCertificates.path(TestCertificates.clientCertificate),
+                                      "-outform", "DER"]).standardOutput
+        let requests = fixture.log.all
+        #expect(requests.map(\.target) == ["/two", "/one"])
+        #expect(requests.allSatisfy { $0.clientCertificateSHA256 == SHA256.hash(der) })
+        #expect(requests.first?.headers["host"] == "localhost:\(fixture.port)")
     }
 
     @Test("HTTP/1.1 is still served on the same listener, a request line starting like the preface included")

@@ -6,6 +6,7 @@ import HTTP2Server
 import HTTPCore
 import Locking
 import TestSupport
+import TLS
 
 /// What the handlers saw: the requests, in arrival order.
 final class RequestLog: Sendable {
@@ -50,12 +51,12 @@ final class SwitchingListener {
 
     init(delay: Duration = .milliseconds(1), limits: HTTP1Limits = HTTP1Limits(),
          timeouts: HTTP1ConnectionMachine.Timeouts = .init(), http2: HTTP2ServerLimits = HTTP2ServerLimits(),
-         maxConnections: Int = 100) throws {
+         maxConnections: Int = 100, tlsContext: TLSContext? = nil) throws {
         group = try EventLoopGroup(count: 1, namePrefix: "http2-server-test")
         let log = self.log
         let options = ListenerOptions(bindAddress: "127.0.0.1", port: 0, limits: limits, timeouts: timeouts,
                                       maxConnections: maxConnections)
-        listener = HTTP1Listener(options: options, loops: group.loops, tlsContext: nil,
+        listener = HTTP1Listener(options: options, loops: group.loops, tlsContext: tlsContext,
                                  protocolSwitch: HTTP2ProtocolSwitch(limits: http2), warn: { _ in }) { loop in
             EchoingHandler(loop: loop, status: 201, delay: delay, log: log)
         }
