@@ -30,7 +30,7 @@ public struct ConnectionHandoff {
     public let options: ListenerOptions
     public let counters: HTTP1ListenerCounters
     /// Told once when the connection closes (it stays counted until then).
-    public unowned let owner: any SwitchedConnectionOwner
+    public let owner: any SwitchedConnectionOwner
 }
 
 /// A connection that switched protocol, as its listener sees it.

@@ -15,7 +15,7 @@ final class HTTP2ServerConnection: IOHandler, HTTP2ServerSessionDelegate, Switch
     private let loop: EventLoop
     private let handler: any HTTP1RequestHandler
     private let counters: HTTP1ListenerCounters
-    private unowned let owner: any SwitchedConnectionOwner
+    private let owner: any SwitchedConnectionOwner
     private let options: ListenerOptions
     private var machine: HTTP2ConnectionMachine
     private var actions: [HTTP2ConnectionMachine.Action] = []
@@ -32,6 +32,7 @@ final class HTTP2ServerConnection: IOHandler, HTTP2ServerSessionDelegate, Switch
     private var resetsSeen = 0
     private var requestsCompleted = 0
     private var closeWhenFlushed = false
+    private var readPassScheduled = false
     private(set) var isClosed = false
     /// Reads per readiness event, for fairness between connections.
     private static let readsPerWakeup = 16
@@ -65,7 +66,9 @@ final class HTTP2ServerConnection: IOHandler, HTTP2ServerSessionDelegate, Switch
         let input = bufferedInput
         bufferedInput = []
         input.withUnsafeBytes { feed($0) }
-        afterInput()
+        // What followed may wait inside OpenSSL already, where epoll does
+        // not see it: read once now.
+        readAvailable()
     }
 
     // MARK: reading
@@ -110,6 +113,19 @@ final class HTTP2ServerConnection: IOHandler, HTTP2ServerSessionDelegate, Switch
             }
         }
         afterInput()
+    }
+
+    /// Decrypted bytes OpenSSL holds are invisible to epoll: when reading
+    /// stopped with some there (the pass's bound, or back-pressure that has
+    /// since eased), come back for them on the next loop iteration.
+    private func resumeBufferedReads() {
+        guard let tls, !readPassScheduled, readsInput, tls.hasBufferedReadData else { return }
+        readPassScheduled = true
+        _ = loop.schedule(after: .zero) { [weak self] in
+            guard let self else { return }
+            self.readPassScheduled = false
+            if !self.isClosed { self.readAvailable() }
+        }
     }
 
     private func feed(_ bytes: UnsafeRawBufferPointer) {
@@ -254,6 +270,7 @@ final class HTTP2ServerConnection: IOHandler, HTTP2ServerSessionDelegate, Switch
         var interest: IOEvents = pending ? .writable : []
         if readsInput { interest.insert(.readable) }
         if loop.interest(of: socket.fileDescriptor) != interest { loop.setInterest(socket.fileDescriptor, interest) }
+        resumeBufferedReads()
     }
 
     // MARK: SwitchedConnection
