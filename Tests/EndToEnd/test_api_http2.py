@@ -3,9 +3,9 @@ not written here): gorush's /api/push, /healthz, Apple's /3/device and
 pyapns' XML-RPC answer over h2c with prior knowledge and over TLS (ALPN h2,
 no ALPN with the preface; http/1.1 still served), SIGHUP reloads the API's
 certificate, SIGTERM sends GOAWAY once the request in flight is answered,
-and hostile peers (rapid reset, CONTINUATION flood, an oversized frame, bad
-HPACK, a peer that never reads) get GOAWAY, while the relay serves on with
-bounded memory."""
+and hostile peers (rapid reset, a header list over the limit, a
+CONTINUATION flood, an oversized frame, bad HPACK, a peer that never reads)
+get GOAWAY or RST_STREAM, while the relay serves on with bounded memory."""
 
 import json
 import os
@@ -339,6 +339,18 @@ def test_rapid_reset_gets_goaway_enhance_your_calm(stack):
 def test_a_broken_frame_gets_goaway_with_its_error(stack, what, data, code):
     assert raw_goaway(stack["plain_port"], data) == code, what
     assert serves_on(stack)
+
+
+def test_a_header_list_over_max_header_bytes_resets_its_stream_and_the_connection_serves_on(stack):
+    client = H2Client(stack["plain_port"])
+    try:
+        flood = [(f"x-flood-{index}", "f" * 100) for index in range(200)]  # about 23 KiB, over 16 KiB
+        stream = client.request("GET", "/healthz", flood)
+        assert client.pump(lambda: stream in client.resets or stream in client.ended)
+        assert stream in client.resets and stream not in client.responses
+        assert client.call("GET", "/healthz")["status"] == 200
+    finally:
+        client.close()
 
 
 def test_a_continuation_flood_is_dropped_without_growing(stack):
