@@ -207,6 +207,7 @@ final class HTTP1ServerConnection: IOHandler {
     /// Compares the first bytes with the other protocol's preface: true
     /// while they match it (the connection switched, or waits for more of
     /// it); false once one differs (HTTP/1.1 from then on).
+    @inline(never)
     private func awaitsPreface() -> Bool {
         guard let preface = protocolSwitch?.preface else { return false }
         let verdict: Bool? = input.withReadableBytes { bytes in
@@ -228,6 +229,7 @@ final class HTTP1ServerConnection: IOHandler {
 
     /// Hands the socket, the TLS connection and the bytes read so far to
     /// the other protocol; this connection is done without closing them.
+    @inline(never)
     private func switchProtocol() {
         sniffing = false
         isClosed = true
@@ -269,10 +271,11 @@ final class HTTP1ServerConnection: IOHandler {
                 if tls != nil { tlsPending.append(bytes) } else { output.append(bytes) }
             case .consume(let count):
                 input.consume(count)
-            case .dispatch(var request):
-                if let clientCertificateSHA256 { request.clientCertificateSHA256 = clientCertificateSHA256 }
+            case .dispatch(let request):
                 counters.recordAnswer()
-                if let response = handler.handle(request, completion: answerCallback) {
+                let immediate = clientCertificateSHA256 == nil ? handler.handle(request, completion: answerCallback)
+                    : handleIdentified(request)
+                if let response = immediate {
                     let hasBufferedInput = !input.isEmpty
                     machine.responseReady(response, hasBufferedInput: hasBufferedInput, into: &actions)
                 }
@@ -296,6 +299,16 @@ final class HTTP1ServerConnection: IOHandler {
             }
         }
         if !isClosed { updateInterest() }
+    }
+
+    /// A request on a TLS connection whose client certificate verified
+    /// carries its SHA-256; kept out of `performActions` (the common case
+    /// is none).
+    @inline(never)
+    private func handleIdentified(_ request: HTTP1Request) -> HTTP1Response? {
+        var identified = request
+        identified.clientCertificateSHA256 = clientCertificateSHA256
+        return handler.handle(identified, completion: answerCallback)
     }
 
     private func armTimer(_ kind: HTTP1ConnectionMachine.TimerKind, after delay: Duration) {
