@@ -22,6 +22,13 @@ public struct APITLSFiles: Sendable, Equatable {
         return (certificateFile, keyFile)
     }
 
+    /// Their rows of `Configuration.variables`, in the table's place after `API_BIND`.
+    static let variables: [ConfigurationVariable] = [
+        .init(name: "API_CRT_FILENAME", defaultText: "unset (plain HTTP)", help: "serve the API over TLS with this certificate (HTTP/2 by ALPN h2, or by its preface without ALPN; HTTP/1.1); SIGHUP reloads it"),
+        .init(name: "API_KEY_FILENAME", defaultText: "unset", help: "private key for API_CRT_FILENAME"),
+        .init(name: "API_CLIENT_CA_FILENAME", defaultText: "unset (no client certificates)", help: "ask API clients for a certificate issued by these CAs (PEM); optional for the client"),
+    ]
+
     /// Takes the three variables from `value`; a certificate without its
     /// key (or the reverse), or client CAs without TLS, is refused.
     mutating func apply(_ value: (String) -> String?) throws(ConfigurationError) {
