@@ -152,6 +152,11 @@ let package = Package(
         // the zero-delay passes that continue it, shared by the APNs client
         // and the emulator.
         .target(name: "HTTP2Transport", dependencies: ["HTTP2", "TLS", "EventLoop"]),
+        // HTTP/2 for an HTTP/1.1 listener's clients that speak it (the API
+        // port): the connection over a socket, plain or TLS, its machine and
+        // limits; requests go to the listener's HTTP/1.1 handler.
+        .target(name: "HTTP2Server", dependencies: ["HTTP1", "HTTP2", "HTTPCore", "TLS", "EventLoop"]),
+        .testTarget(name: "HTTP2ServerTests", dependencies: ["HTTP2Server", "HTTP1", "HTTP2", "HTTPCore", "EventLoop", "TLS", "TestSupport"]),
 
         // An HTTP/2 client over TLS for the push services: pools of
         // connections to one endpoint (lazy connects, backoff, PING when
@@ -208,7 +213,7 @@ let package = Package(
         .target(name: "Daemon", dependencies: [
             "Locking", "HTTP1", "HTTPCore", "Relay", "Observability", "APNs", "APNsCore", "FCMCore", "RelayCore", "EventLoop",
             "TLS", "AppsFile", "ProviderAPI", "Delivery", "Feedback", "FeedbackHook", "XMLRPC", "Fleet", "Provisioning",
-            "AsyncPush", "Redis", "HTTP2Client", "FCM",
+            "AsyncPush", "Redis", "HTTP2Client", "FCM", "HTTP2Server",
         ]),
         .testTarget(name: "DaemonTests", dependencies: [
             "Daemon", "APNs", "APNsCore", "EventLoop", "HTTP1", "HTTPCore", "Locking", "Observability", "ProviderAPI", "RelayCore",
@@ -337,6 +342,10 @@ let package = Package(
         // endpoint's, a service account's file), fuzzed; built by SwiftPM.
         .executableTarget(name: "fcm-answer-fuzzer", dependencies: ["FCMCore", "JSON", "Base64URL", "FuzzSupport"],
                           path: "Fuzz/fcm-answer"),
+        // An HTTP/2 client's bytes through the server session to the requests
+        // the API's handler gets, fuzzed; built by SwiftPM.
+        .executableTarget(name: "http2-server-fuzzer", dependencies: ["HTTP2Server", "HTTP2", "HTTPCore", "FuzzSupport"],
+                          path: "Fuzz/http2-server"),
     ],
     swiftLanguageModes: [.v6]
 )

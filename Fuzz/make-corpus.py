@@ -727,6 +727,48 @@ stream_fields("android", ("v", "1"), ("app", "default"), ("svc", "fcm"), ("tok",
                      f'"token":"{FCM_TOKEN}"}}}}'),
               ("at", "1800000000123"), ("try", "1"), ("nid", "n-2"), ("plat", "2"), ("msg", "You have a new message"))
 
+# ---- http2-server: [flags][pieces seed] then a client's bytes (see
+# Fuzz/http2-server/HTTP2ServerFuzzer.swift); flags: 1 preface first,
+# 2 small limits, 4 also in pieces.
+H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+
+
+def h2_frame(kind, flags, stream, payload=b""):
+    return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + struct.pack(">I", stream) + payload
+
+
+def h2_block(fields):
+    """Literal fields without indexing (RFC 7541 §6.2.2), lengths below 127."""
+    return b"".join(b"\x00" + bytes([len(n)]) + n.encode() + bytes([len(v)]) + v.encode() for n, v in fields)
+
+
+def h2_request(method, path, extra=()):
+    return h2_block([(":method", method), (":scheme", "https"), (":path", path),
+                     (":authority", "api.push.apple.com"), *extra])
+
+
+H2_DEVICE = h2_request("POST", f"/3/device/{TOKEN}", [("authorization", "bearer all-apps-key-0123456789"),
+                                                       ("apns-topic", "com.example.app"), ("apns-push-type", "alert")])
+write("http2-server", "healthz", bytes([1, 7]) + h2_frame(1, 5, 1, h2_request("GET", "/healthz")))
+write("http2-server", "device-in-pieces", bytes([5, 99]) + h2_frame(1, 4, 1, H2_DEVICE)
+      + h2_frame(0, 0, 1, b'{"aps":') + h2_frame(0, 1, 1, b'{"alert":"hi"}}'))
+write("http2-server", "own-preface", bytes([4, 3]) + H2_PREFACE + h2_frame(4, 0, 0, struct.pack(">HI", 3, 100))
+      + h2_frame(4, 1, 0) + h2_frame(1, 5, 1, h2_request("GET", "/healthz", [("host", "relay.example")])))
+write("http2-server", "continuation", bytes([5, 42]) + h2_frame(1, 0, 1, H2_DEVICE[:40])
+      + h2_frame(9, 0, 1, H2_DEVICE[40:80]) + h2_frame(9, 4, 1, H2_DEVICE[80:]) + h2_frame(0, 1, 1, b"{}"))
+write("http2-server", "rapid-reset", bytes([1, 0]) + b"".join(
+    h2_frame(1, 5, 2 * i + 1, h2_request("GET", "/healthz")) + h2_frame(3, 0, 2 * i + 1, struct.pack(">I", 8))
+    for i in range(12)))
+write("http2-server", "small-limits", bytes([7, 5]) + h2_frame(1, 4, 1, h2_request("POST", "/api/push",
+      [("x-filler", "f" * 120), ("x-more", "m" * 120)])) + h2_frame(0, 1, 1, b"x" * 100)
+      + h2_frame(1, 5, 3, h2_request("GET", "/healthz")))
+write("http2-server", "control-frames", bytes([1, 9]) + h2_frame(6, 0, 0, b"pingpong") + h2_frame(8, 0, 0, struct.pack(">I", 1 << 20))
+      + h2_frame(2, 0, 1, struct.pack(">IB", 0, 16)) + h2_frame(1, 0x25, 1, struct.pack(">IB", 0, 16) + h2_request("GET", "/x"))
+      + h2_frame(7, 0, 0, struct.pack(">II", 1, 0)))
+write("http2-server", "bad-hpack", bytes([1, 1]) + h2_frame(1, 5, 1, b"\xff\xff\xff\x7f"))
+write("http2-server", "head-and-trailers", bytes([5, 17]) + h2_frame(1, 4, 1, h2_request("HEAD", "/healthz"))
+      + h2_frame(1, 5, 1, h2_block([("x-trailer", "t")])))
+
 if __name__ == "__main__":
     for target in sorted(os.listdir(ROOT)):
         print(target, len(os.listdir(os.path.join(ROOT, target))), "seeds")

@@ -3,6 +3,7 @@ import APNsCore
 import EventLoop
 import FeedbackHook
 import HTTP1
+import HTTP2Server
 import HTTPCore
 import Locking
 import Observability
@@ -44,11 +45,12 @@ extension Daemon {
     }
 
     /// Starts the API listener on every loop (on `socket` when systemd
-    /// passed one), sending through each loop's APNs client. Returns the
-    /// listener, its notifications in flight (`MAX_IN_FLIGHT` of its own)
-    /// and the port bound.
+    /// passed one), sending through each loop's APNs client; HTTPS with
+    /// `certificate`. HTTP/1.1 and HTTP/2 (h2c by its preface; by ALPN or
+    /// its preface over TLS). Returns the listener, its notifications in
+    /// flight (`MAX_IN_FLIGHT` of its own) and the port bound.
     func startAPI(_ configuration: Configuration, port: UInt16, socket: Socket?, context: ProviderAPIContext,
-                  loops: [EventLoop],
+                  certificate: ServerCertificate?, loops: [EventLoop],
                   loopContexts: LoopContexts, logger: Logger)
         throws(StartupFailure) -> (HTTP1Listener<ProviderAPIHandler>, InFlightDeliveries, UInt16) {
         var options = ListenerOptions(configuration: configuration)
@@ -56,8 +58,8 @@ extension Daemon {
         options.port = port
         options.limits = HTTP1Limits(maxHeaderBytes: configuration.maxHeaderBytes, maxBodyBytes: configuration.apiMaxBodyBytes)
         let deliveries = InFlightDeliveries(maxInFlight: configuration.maxInFlight)
-        let server = HTTP1Listener(options: options, loops: loops, tlsContext: nil,
-                                   warn: { logger.warning($0) }) { loop in
+        let server = HTTP1Listener(options: options, loops: loops, tlsContext: certificate?.context,
+                                   protocolSwitch: HTTP2ProtocolSwitch(), warn: { logger.warning($0) }) { loop in
             ProviderAPIHandler(loopContext: loopContexts.value(on: loop), context: context, counters: deliveries,
                                loop: loop)
         }

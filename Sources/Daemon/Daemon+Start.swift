@@ -30,8 +30,9 @@ struct StartedRelay {
     let webPush: HTTP1Listener<WebPushHandler>
     let deliveries: InFlightDeliveries
     let port: UInt16
-    /// The provider API, with API_PORT.
-    let api: (context: ProviderAPIContext, port: UInt16)?
+    /// The provider API, with API_PORT (its certificate with API_CRT_FILENAME).
+    let api: (context: ProviderAPIContext, port: UInt16, listener: HTTP1Listener<ProviderAPIHandler>,
+              certificate: ServerCertificate?)?
     /// The process's FCM access tokens (a reload drops accounts from them).
     let fcmAccessTokens: FCMAccessTokens
 }
@@ -114,8 +115,10 @@ extension Daemon {
         services.append(ListenerService(draining: server, deliveries: deliveries, logger: logger))
 
         // The provider API: on its own port, never the Web Push one.
-        var api: (context: ProviderAPIContext, port: UInt16)?
+        var api: (context: ProviderAPIContext, port: UInt16, listener: HTTP1Listener<ProviderAPIHandler>,
+                  certificate: ServerCertificate?)?
         if let apiPort = configuration.apiPort {
+            let apiCertificate = try loadAPICertificate(configuration)
             let (limits, xmlLimits) = providerLimits(configuration)
             let context = ProviderAPIContext(
                 keyring: served.apiKeys,
@@ -126,10 +129,11 @@ extension Daemon {
             context.replaceProxyCredentials(served.proxyCredentials)
             services.append(AsyncPushesService(context.async, metrics: providerMetrics, logger: logger))
             let (apiServer, apiDeliveries, bound) = try startAPI(
-                configuration, port: apiPort, socket: sockets.api, context: context, loops: group.loops,
+                configuration, port: apiPort, socket: sockets.api, context: context, certificate: apiCertificate,
+                loops: group.loops,
                 loopContexts: loopContexts, logger: logger)
             services.append(ListenerService(draining: apiServer, deliveries: apiDeliveries, logger: logger))
-            api = (context, bound)
+            api = (context, bound, apiServer, apiCertificate)
             metrics?.setAPIInFlight { apiDeliveries.inFlight }
             if let fleetAsync {
                 fleetAsync.start(pushes: context.async)
@@ -162,7 +166,7 @@ extension Daemon {
             let shown = host.contains(":") ? "[\(host)]" : host
             writeAll(1, "api on \(shown):\(api.port)\n")
             let keys = started.served.apiKeys
-            logger.info("provider API on \(shown):\(api.port) (/api/push, /3/device/<token>, XML-RPC at /, "
+            logger.info("provider API on \(shown):\(api.port) (\(api.certificate == nil ? "HTTP" : "HTTPS"), HTTP/1.1 and HTTP/2; /api/push, /3/device/<token>, XML-RPC at /, "
                 + "/api/feedback/<app>), " + (keys.isEmpty ? "no API keys (loopback only)" : "\(keys.entries.count) API keys"))
         }
         let accepting = sockets.webPush != nil ? "every thread accepting on systemd's socket `webpush`"

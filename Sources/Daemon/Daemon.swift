@@ -45,6 +45,7 @@ public struct Daemon {
         var current = started.served
         var expiryMonitors = started.expiryMonitors
         var serverCertificate = started.serverCertificate
+        var apiCertificate = started.api?.certificate
         let signal = waitForSignal(every: .seconds(1)) { now in
             services.tick(now: now)
             expiryMonitors.tick(now: now, apps: current.apps)
@@ -52,6 +53,10 @@ public struct Daemon {
             notifySystemd("RELOADING=1", logger: logger)
             defer { notifySystemd("READY=1", logger: logger) }
             reloadServerCertificate(&serverCertificate, serving: started.webPush, logger: logger)
+            if let api = started.api {
+                reloadServerCertificate(&apiCertificate, named: "API_CRT_FILENAME/API_KEY_FILENAME", serving: api.listener,
+                                        logger: logger)
+            }
             guard let reloaded = reloadApps(started.loader, configuration, current: current, catalog: started.catalog,
                                             serve: { apps in started.loopContexts.forEach { $0.replaceApps(apps) } },
                                             provisioned: started.api?.context.provisioned, logger: logger)

@@ -1,12 +1,18 @@
 import TLS
 
-/// The relay's own HTTPS certificate (`CRT_FILENAME`, `KEY_FILENAME`) as
-/// a server TLS context, loaded at start and again on SIGHUP: certbot
-/// renews the files in place, and new connections then handshake with the
-/// renewed certificate while those already open keep theirs.
+/// One of the relay's own certificates (`CRT_FILENAME`, `KEY_FILENAME`
+/// for the Web Push port; `API_CRT_FILENAME`, `API_KEY_FILENAME` for the
+/// API's) as a server TLS context, loaded at start and again on SIGHUP:
+/// certbot renews the files in place, and new connections then handshake
+/// with the renewed certificate while those already open keep theirs.
 struct ServerCertificate {
     let certificateFile: String
     let keyFile: String
+    /// The ALPN protocols offered, in order of preference.
+    let alpn: [String]
+    /// CAs a client certificate must be issued by (asked for, not
+    /// required); read again with the certificate.
+    let clientCAFile: String?
     /// The context new connections handshake with.
     private(set) var context: TLSContext
     /// The certificate's end of validity, unix seconds.
@@ -28,11 +34,14 @@ struct ServerCertificate {
 
     /// Loads both files; throws why they do not load (the files' text
     /// never appears in it).
-    init(certificateFile: String, keyFile: String) throws(ServerCertificateError) {
+    init(certificateFile: String, keyFile: String, alpn: [String] = ["http/1.1"],
+         clientCAFile: String? = nil) throws(ServerCertificateError) {
         self.certificateFile = certificateFile
         self.keyFile = keyFile
+        self.alpn = alpn
+        self.clientCAFile = clientCAFile
         let bytes = try Self.read(certificateFile: certificateFile, keyFile: keyFile)
-        (context, notAfter) = try Self.makeContext(bytes)
+        (context, notAfter) = try Self.makeContext(bytes, alpn: alpn, clientCAFile: clientCAFile)
         loaded = bytes
     }
 
@@ -46,7 +55,7 @@ struct ServerCertificate {
         }
         guard bytes.certificate != loaded.certificate || bytes.key != loaded.key else { return .unchanged }
         let made: (TLSContext, Int)
-        do { made = try Self.makeContext(bytes, now: now) } catch { return .failed(error.description) }
+        do { made = try Self.makeContext(bytes, alpn: alpn, clientCAFile: clientCAFile, now: now) } catch { return .failed(error.description) }
         (context, notAfter) = made
         loaded = bytes
         return .replaced
@@ -59,14 +68,15 @@ struct ServerCertificate {
         }
     }
 
-    private static func makeContext(_ bytes: (certificate: [UInt8], key: [UInt8]),
-                                    now: Int? = nil) throws(ServerCertificateError) -> (TLSContext, Int) {
+    private static func makeContext(_ bytes: (certificate: [UInt8], key: [UInt8]), alpn: [String],
+                                    clientCAFile: String?, now: Int? = nil) throws(ServerCertificateError) -> (TLSContext, Int) {
         do {
             let identity = try TLSIdentity.pem(certificate: bytes.certificate, privateKey: bytes.key)
             if let now, now > identity.notAfter {
                 throw ServerCertificateError(description: "the certificate expired on \(certificateDateText(identity.notAfter))")
             }
-            return (try TLSContext.server(identity: identity, alpn: ["http/1.1"], clientCAFile: nil), identity.notAfter)
+            return (try TLSContext.server(identity: identity, alpn: alpn, clientCAFile: clientCAFile,
+                                          requireClientCertificate: false), identity.notAfter)
         } catch let error as ServerCertificateError {
             throw error
         } catch {

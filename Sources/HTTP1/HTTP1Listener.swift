@@ -28,6 +28,8 @@ public final class HTTP1Listener<Handler: HTTP1RequestHandler>: DrainableListene
     private let warn: @Sendable (String) -> Void
     /// Makes each loop's request handler, on that loop.
     private let makeHandler: @Sendable (EventLoop) -> Handler
+    /// The other protocol its connections may speak (HTTP/2 on the API port).
+    private let protocolSwitch: (any ProtocolSwitch)?
     private var loopListeners: [LoopListener<Handler>] = []
     private let nextLoop = Atomic<Int>(0)
 
@@ -35,8 +37,11 @@ public final class HTTP1Listener<Handler: HTTP1RequestHandler>: DrainableListene
     /// each loop (on that loop). `counters`: nil counts against
     /// `options.maxConnections` in counters of its own. `warn` takes the
     /// listener's own warnings (a failed accept, a failed TLS setup).
+    /// `protocolSwitch`: the protocol a connection switches to when TLS
+    /// negotiates its ALPN id or, without ALPN, when it opens with its preface.
     public init(options: ListenerOptions, loops: [EventLoop], tlsContext: TLSContext?,
-                counters: HTTP1ListenerCounters? = nil, warn: @escaping @Sendable (String) -> Void,
+                counters: HTTP1ListenerCounters? = nil, protocolSwitch: (any ProtocolSwitch)? = nil,
+                warn: @escaping @Sendable (String) -> Void,
                 makeHandler: @escaping @Sendable (EventLoop) -> Handler) {
         precondition(!loops.isEmpty, "HTTP1Listener needs at least one event loop")
         self.options = options
@@ -44,6 +49,7 @@ public final class HTTP1Listener<Handler: HTTP1RequestHandler>: DrainableListene
         self.tlsContext = tlsContext
         self.warn = warn
         self.makeHandler = makeHandler
+        self.protocolSwitch = protocolSwitch
         self.counters = counters ?? HTTP1ListenerCounters(maxConnections: options.maxConnections)
     }
 
@@ -149,7 +155,9 @@ public final class HTTP1Listener<Handler: HTTP1RequestHandler>: DrainableListene
         target.loop.execute { target.adopt(Socket(adopting: duplicate)) }
     }
 
-    fileprivate var configuration: (ListenerOptions, TLSContext?, @Sendable (String) -> Void) { (options, tlsContext, warn) }
+    fileprivate var configuration: (ListenerOptions, TLSContext?, (any ProtocolSwitch)?, @Sendable (String) -> Void) {
+        (options, tlsContext, protocolSwitch, warn)
+    }
 
     /// Stops accepting on every loop; idle connections close, the others
     /// finish their current request and close. Any thread.
@@ -191,12 +199,15 @@ public final class HTTP1Listener<Handler: HTTP1RequestHandler>: DrainableListene
 }
 
 /// The listener and connections of one loop. Confined to that loop.
-final class LoopListener<Handler: HTTP1RequestHandler>: ConnectionOwner, @unchecked Sendable {
+final class LoopListener<Handler: HTTP1RequestHandler>: ConnectionOwner, SwitchedConnectionOwner, @unchecked Sendable {
     let loop: EventLoop
     let handler: Handler
     private unowned let server: HTTP1Listener<Handler>
     private var acceptor: Acceptor?
     private var connections: [ObjectIdentifier: HTTP1ServerConnection] = [:]
+    /// Connections that switched to `protocolSwitch`'s protocol (still counted).
+    private var switchedConnections: [ObjectIdentifier: any SwitchedConnection] = [:]
+    private let protocolSwitch: (any ProtocolSwitch)?
     private var shuttingDown = false
     private let options: ListenerOptions
     /// Replaced by `HTTP1Listener.replaceTLSContext`, on this loop.
@@ -209,7 +220,7 @@ final class LoopListener<Handler: HTTP1RequestHandler>: ConnectionOwner, @unchec
         self.loop = loop
         self.handler = handler
         self.server = server
-        (options, tlsContext, warn) = server.configuration
+        (options, tlsContext, protocolSwitch, warn) = server.configuration
         counters = server.counters
         // A whole request (head, body, chunked framing) plus some of the
         // next pipelined one; the parser refuses anything larger first.
@@ -260,7 +271,7 @@ final class LoopListener<Handler: HTTP1RequestHandler>: ConnectionOwner, @unchec
             socket: socket, loop: loop, tls: tls,
             machine: HTTP1ConnectionMachine(limits: options.limits, timeouts: options.timeouts,
                                             refusals: handler.refusals),
-            inputLimit: inputLimit, handler: handler, counters: counters, owner: self)
+            inputLimit: inputLimit, handler: handler, counters: counters, owner: self, protocolSwitch: protocolSwitch)
         connections[ObjectIdentifier(connection)] = connection
         if !connection.start() {
             // start() closed it, which already called connectionClosed.
@@ -274,6 +285,24 @@ final class LoopListener<Handler: HTTP1RequestHandler>: ConnectionOwner, @unchec
         }
     }
 
+    func connectionSwitchesProtocol(_ connection: HTTP1ServerConnection, socket: Socket, tls: TLSConnection?,
+                                    bufferedInput: [UInt8]) {
+        // Stays counted: the switched connection reports its own close.
+        guard connections.removeValue(forKey: ObjectIdentifier(connection)) != nil, let protocolSwitch else { return }
+        let handoff = ConnectionHandoff(socket: socket, tls: tls, loop: loop, bufferedInput: bufferedInput,
+                                        handler: handler, options: options, counters: counters, owner: self)
+        let switched = protocolSwitch.makeConnection(handoff)
+        switchedConnections[ObjectIdentifier(switched)] = switched
+        switched.start()
+        if shuttingDown { switched.shutdown() }
+    }
+
+    func switchedConnectionClosed(_ connection: any SwitchedConnection) {
+        if switchedConnections.removeValue(forKey: ObjectIdentifier(connection)) != nil {
+            counters.closeConnection()
+        }
+    }
+
     func stopAccepting() {
         acceptor?.close()
         acceptor = nil
@@ -283,9 +312,11 @@ final class LoopListener<Handler: HTTP1RequestHandler>: ConnectionOwner, @unchec
         shuttingDown = true
         stopAccepting()
         for connection in Array(connections.values) { connection.shutdown() }
+        for connection in Array(switchedConnections.values) { connection.shutdown() }
     }
 
     func closeAll() {
         for connection in Array(connections.values) { connection.close() }
+        for connection in Array(switchedConnections.values) { connection.close() }
     }
 }

@@ -30,7 +30,7 @@ public final class HTTP1ListenerCounters: Sendable {
         connections.wrappingSubtract(1, ordering: .relaxed)
     }
 
-    func recordAnswer() {
+    public func recordAnswer() {
         answered.wrappingAdd(1, ordering: .relaxed)
     }
 }

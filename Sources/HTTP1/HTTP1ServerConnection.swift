@@ -49,6 +49,13 @@ final class HTTP1ServerConnection: IOHandler {
     /// the peer has read the answer (RFC 9112 §9.6).
     @exclusivity(unchecked) private var lingering = false
     @exclusivity(unchecked) private(set) var isClosed = false
+    /// The other protocol the connection may switch to, and whether its
+    /// first bytes are still to be compared with that protocol's preface
+    /// (false from the start without one: the Web Push port never looks).
+    private let protocolSwitch: (any ProtocolSwitch)?
+    @exclusivity(unchecked) private var sniffing: Bool
+    /// The verified client certificate's SHA-256 (TLS), set on every request.
+    @exclusivity(unchecked) private var clientCertificateSHA256: [UInt8]?
     /// How the closures the loop and the relay hold reach this connection
     /// without keeping it alive, and the two they get on every request,
     /// made once (a closure per request cost an allocation).
@@ -60,8 +67,11 @@ final class HTTP1ServerConnection: IOHandler {
     private static let lingerTime: Duration = .seconds(2)
 
     init(socket: Socket, loop: EventLoop, tls: TLSConnection?, machine: HTTP1ConnectionMachine,
-         inputLimit: Int, handler: HTTP1RequestHandler, counters: HTTP1ListenerCounters, owner: ConnectionOwner) {
+         inputLimit: Int, handler: HTTP1RequestHandler, counters: HTTP1ListenerCounters, owner: ConnectionOwner,
+         protocolSwitch: (any ProtocolSwitch)? = nil) {
         self.socket = socket
+        self.protocolSwitch = protocolSwitch
+        self.sniffing = protocolSwitch != nil
         self.loop = loop
         self.tls = tls
         self.handshaking = tls != nil
@@ -120,6 +130,15 @@ final class HTTP1ServerConnection: IOHandler {
         switch tls.handshake() {
         case .complete:
             handshaking = false
+            clientCertificateSHA256 = tls.verifiedPeerCertificateSHA256
+            if let protocolSwitch, let alpn = tls.negotiatedALPN {
+                // ALPN decided (RFC 7301): no sniffing.
+                sniffing = false
+                if alpn == protocolSwitch.alpnIdentifier {
+                    switchProtocol()
+                    return
+                }
+            }
             updateInterest()
             readAvailable()
         case .wantRead: loop.setInterest(socket.fileDescriptor, .readable)
@@ -175,11 +194,51 @@ final class HTTP1ServerConnection: IOHandler {
             if peerEOF { close() }
             return
         }
+        if sniffing && !peerEOF && awaitsPreface() { return }
         if machine.wantsInput {
             handle { machine, actions in input.withReadableBytes { machine.bytesAvailable($0, into: &actions) } }
         }
         if peerEOF && !isClosed { handle { $0.peerClosed(into: &$1) } }
         if !isClosed { updateInterest() }
+    }
+
+    // MARK: switching protocol
+
+    /// Compares the first bytes with the other protocol's preface: true
+    /// while they match it (the connection switched, or waits for more of
+    /// it); false once one differs (HTTP/1.1 from then on).
+    @inline(never)
+    private func awaitsPreface() -> Bool {
+        guard let preface = protocolSwitch?.preface else { return false }
+        let verdict: Bool? = input.withReadableBytes { bytes in
+            for (index, byte) in bytes.prefix(preface.count).enumerated() where byte != preface[index] { return false }
+            return bytes.count >= preface.count ? true : nil
+        }
+        switch verdict {
+        case false?:
+            sniffing = false
+            return false
+        case true?:
+            switchProtocol()
+            return true
+        case nil:
+            updateInterest()
+            return true
+        }
+    }
+
+    /// Hands the socket, the TLS connection and the bytes read so far to
+    /// the other protocol; this connection is done without closing them.
+    @inline(never)
+    private func switchProtocol() {
+        sniffing = false
+        isClosed = true
+        if let timer { loop.cancel(timer) }
+        timer = nil
+        timerDeadline = nil
+        loop.deregister(socket.fileDescriptor)
+        let buffered = input.withReadableBytes { Array($0) }
+        owner.connectionSwitchesProtocol(self, socket: socket, tls: tls, bufferedInput: buffered)
     }
 
     // MARK: actions
@@ -214,7 +273,9 @@ final class HTTP1ServerConnection: IOHandler {
                 input.consume(count)
             case .dispatch(let request):
                 counters.recordAnswer()
-                if let response = handler.handle(request, completion: answerCallback) {
+                let immediate = clientCertificateSHA256 == nil ? handler.handle(request, completion: answerCallback)
+                    : handleIdentified(request)
+                if let response = immediate {
                     let hasBufferedInput = !input.isEmpty
                     machine.responseReady(response, hasBufferedInput: hasBufferedInput, into: &actions)
                 }
@@ -238,6 +299,16 @@ final class HTTP1ServerConnection: IOHandler {
             }
         }
         if !isClosed { updateInterest() }
+    }
+
+    /// A request on a TLS connection whose client certificate verified
+    /// carries its SHA-256; kept out of `performActions` (the common case
+    /// is none).
+    @inline(never)
+    private func handleIdentified(_ request: HTTP1Request) -> HTTP1Response? {
+        var identified = request
+        identified.clientCertificateSHA256 = clientCertificateSHA256
+        return handler.handle(identified, completion: answerCallback)
     }
 
     private func armTimer(_ kind: HTTP1ConnectionMachine.TimerKind, after delay: Duration) {
@@ -409,4 +480,7 @@ final class ConnectionReference {
 /// Who keeps a connection's registration: told once when it closes.
 protocol ConnectionOwner: AnyObject {
     func connectionClosed(_ connection: HTTP1ServerConnection)
+    /// `connection` is done and hands what it had to the other protocol.
+    func connectionSwitchesProtocol(_ connection: HTTP1ServerConnection, socket: Socket, tls: TLSConnection?,
+                                    bufferedInput: [UInt8])
 }

@@ -238,7 +238,7 @@ public final class HTTP2ClientSession: HTTP2Session, NGHTTP2EventHandler {
             guard streamID == blockStreamID, !blockDiscarded, let status = blockStatus, status >= 200,
                   openStreams.contains(streamID) else { return }
             delegate?.session(self, didReceiveResponse: status, fields: HTTP2HeaderFields(blockFields), streamID: streamID)
-        case .data:
+        case .data, .rstStream:
             break
         case .windowUpdate(let streamID):
             if streamID == 0 { delegate?.sessionConnectionWindowOpened(self) }

@@ -112,6 +112,15 @@ public final class HTTP2ServerSession: HTTP2Session, NGHTTP2EventHandler {
     /// Streams whose request began and that are not yet closed.
     public var activeStreamCount: Int { streams.count }
 
+    /// Streams whose request began and is not yet complete (neither
+    /// delivered nor reset): what a slow client holds open.
+    public var incompleteRequestCount: Int { streams.values.reduce(0) { $0 + ($1.finished ? 0 : 1) } }
+
+    /// RST_STREAM frames the peer sent for streams it had opened: a client
+    /// that opens and cancels streams in a loop makes the server work for
+    /// nothing (rapid reset, CVE-2023-44487); the owner decides how many are too many.
+    public private(set) var resetsReceived = 0
+
     /// Largest client stream id processed so far (what a GOAWAY without an
     /// explicit last-stream-id announces).
     public var lastProcessedStreamID: Int32 { core.lastProcessedStreamID }
@@ -232,6 +241,11 @@ public final class HTTP2ServerSession: HTTP2Session, NGHTTP2EventHandler {
                                        authority: state.authority, scheme: state.scheme,
                                        headers: state.headers, body: state.body)
             delegate?.session(self, didReceiveRequest: request)
+        case .rstStream(let streamID):
+            // Only a reset of a stream the peer had opened counts (an
+            // RST_STREAM for an idle stream is a connection error nghttp2
+            // reports itself, RFC 9113 §6.4).
+            if streams[streamID] != nil { resetsReceived += 1 }
         case .settings, .windowUpdate, .pingAck, .goAway:
             break
         }

@@ -19,6 +19,8 @@ enum ReceivedFrame {
     case windowUpdate(streamID: Int32)
     case pingAck(payload: UInt64)
     case goAway(lastStreamID: Int32, errorCode: HTTP2ErrorCode, debugData: String)
+    /// The peer reset `streamID` (counted against rapid reset, CVE-2023-44487).
+    case rstStream(streamID: Int32)
 }
 
 /// Receives what nghttp2 reports during `receive` and `takeOutput`.
@@ -109,6 +111,8 @@ private let onFrameRecv: nghttp2_on_frame_recv_callback = { _, frame, userData i
             bytes.reduce(UInt64(0)) { ($0 << 8) | UInt64($1) }
         }
         handler.frameReceived(.pingAck(payload: payload))
+    case NGHTTP2_RST_STREAM.rawValue:
+        handler.frameReceived(.rstStream(streamID: header.stream_id))
     case NGHTTP2_GOAWAY.rawValue:
         let goAway = frame.pointee.goaway
         handler.frameReceived(.goAway(lastStreamID: goAway.last_stream_id,

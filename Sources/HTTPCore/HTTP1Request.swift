@@ -17,7 +17,8 @@ public struct HTTP1Limits: Sendable, Equatable {
     }
 }
 
-/// A complete, well-framed request.
+/// A complete, well-framed request: HTTP/1.1's, or an HTTP/2 stream's in the
+/// same form (`:path` as the target, `:authority` as `host`).
 public struct HTTP1Request: Sendable, Equatable {
     public var method: String
     public var target: String
@@ -28,14 +29,19 @@ public struct HTTP1Request: Sendable, Equatable {
     /// Whether the connection may carry another request after this one
     /// (RFC 9112 §9.3).
     public var keepAlive: Bool
+    /// On a TLS connection whose client presented a certificate that
+    /// verified: SHA-256 of its DER encoding (what authenticates a provider
+    /// by certificate); nil otherwise.
+    public var clientCertificateSHA256: [UInt8]?
 
     public init(method: String, target: String, version: HTTPVersion, headers: HTTPHeaders, body: [UInt8],
-                keepAlive: Bool) {
+                keepAlive: Bool, clientCertificateSHA256: [UInt8]? = nil) {
         self.method = method
         self.target = target
         self.version = version
         self.headers = headers
         self.body = body
         self.keepAlive = keepAlive
+        self.clientCertificateSHA256 = clientCertificateSHA256
     }
 }

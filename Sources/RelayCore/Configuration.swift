@@ -98,6 +98,7 @@ public struct Configuration: Sendable, Equatable {
     /// Address of the API listener: loopback unless opened on purpose, and
     /// then only with a key (`apiExposureProblem`).
     public var apiBindAddress = "127.0.0.1"
+    public var apiTLS = APITLSFiles()  // API_CRT_FILENAME, API_KEY_FILENAME, API_CLIENT_CA_FILENAME
     /// `API_KEYS`: keys for every app (named `API_KEYS[1]`… in logs); the
     /// apps file's `[[api-key]]` entries add keys for some apps.
     public var apiKeys: [APIKey] = []
@@ -249,6 +250,7 @@ extension Configuration {
         .init(name: "REUSE_PORT", defaultText: defaults.reusePort ? "1" : "0", help: "one listening socket per thread with SO_REUSEPORT (1), or one shared socket (0)"),
         .init(name: "API_PORT", defaultText: "unset (off)", help: "serve the provider API (gorush /api/push, pyapns XML-RPC, /3/device/<token>, feedback) at this port"),
         .init(name: "API_BIND", defaultText: defaults.apiBindAddress, help: "address of the API listener; anything but loopback needs an API key"),
+    ] + APITLSFiles.variables + [
         .init(name: "API_KEYS", defaultText: "unset (none)", help: "comma-separated API keys for every app (16 to 512 of letters, digits, -._~+/); [[api-key]] in APPS_FILE adds keys for some apps"),
         .init(name: "API_MAX_BODY_BYTES", defaultText: String(defaults.apiMaxBodyBytes), help: "largest API request body read"),
         .init(name: "API_MAX_NOTIFICATIONS", defaultText: String(defaults.apiMaxNotifications), help: "notifications in one /api/push request (gorush's max_notification)"),
@@ -413,6 +415,7 @@ extension Configuration {
             }
         }
         if let text = value("API_BIND") { apiBindAddress = text }
+        try apiTLS.apply(value)
         if let text = value("API_KEYS") { apiKeys = try parseAPIKeys(text) }
         if let text = value("API_PROVISION_DIR") {
             // Absolute, so that "inside it" does not depend on the working

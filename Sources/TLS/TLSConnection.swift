@@ -90,6 +90,14 @@ public final class TLSConnection {
     /// complete).
     public var hasVerifiedPeerCertificate: Bool { SSLConnection.hasVerifiedPeerCertificate(connection) }
 
+    /// SHA-256 of the DER encoding of the peer's certificate when it
+    /// presented one and it verified (a client authenticating with a
+    /// certificate; meaningful once the handshake is complete), else nil.
+    public var verifiedPeerCertificateSHA256: [UInt8]? {
+        guard hasVerifiedPeerCertificate else { return nil }
+        return SSLConnection.peerCertificate(connection).flatMap(X509Certificate.sha256Fingerprint)
+    }
+
     /// True when decrypted bytes wait inside OpenSSL (SSL_pending), e.g.
     /// after a read into a buffer smaller than the record: the socket will
     /// not become readable for them, so the caller must keep reading.

@@ -106,6 +106,32 @@ struct HTTP1ListenerTests {
         #expect(fixture.record.all.count == 2)
     }
 
+    @Test("over TLS, a request carries the SHA-256 of the client certificate that verified, nil without one")
+    func clientCertificateFingerprint() throws {
+        let identity = try TLSIdentity.pem(certificateFile: TestCertificates.path(TestCertificates.serverCertificate),
+                                           privateKeyFile: TestCertificates.path(TestCertificates.serverKey))
+        let context = try TLSContext.server(identity: identity, alpn: ["http/1.1"],
+                                            clientCAFile: TestCertificates.path(TestCertificates.caCertificate),
+                                            requireClientCertificate: false)
+        let fixture = try ListenerFixture(threads: 1, tlsContext: context)
+        defer { fixture.stop() }
+        func post(_ certificate: [String]) throws -> String {
+            try Subprocess.run(["curl", "-sS", "--max-time", "10", "--cacert",
+                                TestCertificates.path(TestCertificates.caCertificate)] + certificate
+                + ["-o", "/dev/null", "-w", "%{http_code}", "--data-binary", "q", "https://127.0.0.1:\(fixture.port)/x"])
+                .standardOutputText
+        }
+        #expect(try post(["--cert", TestCertificates.path(TestCertificates.clientCertificate),
+                          "--key", TestCertificates.path(TestCertificates.clientKey)]) == "201")
+        #expect(try post([]) == "201")
+        let der = try Subprocess.run(["openssl", "x509", "-in", TestCertificates.path(TestCertificates.clientCertificate),
+                                      "-outform", "DER"]).standardOutput
+        let requests = fixture.record.all
+        #expect(requests.count == 2)
+        #expect(requests.first?.clientCertificateSHA256 == SHA256.hash(der))
+        #expect(requests.last?.clientCertificateSHA256 == nil)
+    }
+
     @Test("a port in use is one clear error")
     func portInUse() throws {
         let fixture = try ListenerFixture(threads: 1, reusePort: false)

@@ -17,6 +17,7 @@ private final class EventLog: NGHTTP2EventHandler {
         case .windowUpdate(let id): frames.append("window \(id)")
         case .pingAck(let payload): frames.append("ping \(payload)")
         case .goAway(let last, let code, let debug): frames.append("goaway \(last) \(code) \(debug)")
+        case .rstStream(let id): frames.append("rst \(id)")
         }
     }
     func streamClosed(streamID: Int32, errorCode: HTTP2ErrorCode) { frames.append("closed \(streamID) \(errorCode)") }

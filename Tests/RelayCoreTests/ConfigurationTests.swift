@@ -77,6 +77,26 @@ struct ConfigurationTests {
         #expect(try Configuration(environment: ["METRICS_PORT": ""]).metricsPort == nil)
     }
 
+    @Test("API_CRT_FILENAME and API_KEY_FILENAME turn TLS on together; API_CLIENT_CA_FILENAME needs them")
+    func apiTLS() throws {
+        #expect(try Configuration(environment: [:]).apiTLS.serverFiles == nil)
+        let on = try Configuration(environment: ["API_CRT_FILENAME": "/etc/api.crt", "API_KEY_FILENAME": "/etc/api.key",
+                                                 "API_CLIENT_CA_FILENAME": "/etc/clients.pem"])
+        #expect(on.apiTLS.serverFiles?.certificate == "/etc/api.crt")
+        #expect(on.apiTLS.serverFiles?.key == "/etc/api.key")
+        #expect(on.apiTLS.clientCAFile == "/etc/clients.pem")
+        for (environment, variable) in [(["API_CRT_FILENAME": "/etc/api.crt"], "API_KEY_FILENAME"),
+                                        (["API_KEY_FILENAME": "/etc/api.key"], "API_CRT_FILENAME"),
+                                        (["API_CLIENT_CA_FILENAME": "/etc/clients.pem"], "API_CLIENT_CA_FILENAME")] {
+            #expect(throws: ConfigurationError.self) { try Configuration(environment: environment) }
+            do {
+                _ = try Configuration(environment: environment)
+            } catch {
+                #expect(error.variable == variable)
+            }
+        }
+    }
+
     @Test("REDIS_URL is kept as given for the daemon to parse; REDIS_CLAIM_IDLE needs it")
     func redisSettings() throws {
         let unset = try Configuration(environment: [:])
@@ -121,6 +141,8 @@ struct ConfigurationTests {
             "THREADS": "one per core", "LOG_LEVEL": "info", "METRICS_PORT": "unset (off)",
             "METRICS_BIND": "127.0.0.1", "REUSE_PORT": "1",
             "API_PORT": "unset (off)", "API_BIND": "127.0.0.1", "API_KEYS": "unset (none)",
+            "API_CRT_FILENAME": "unset (plain HTTP)", "API_KEY_FILENAME": "unset",
+            "API_CLIENT_CA_FILENAME": "unset (no client certificates)",
             "API_MAX_BODY_BYTES": "1048576", "API_MAX_NOTIFICATIONS": "100", "API_MAX_TOKENS": "10000",
             "API_ASYNC": "0", "API_ASYNC_MAX_TRIES": "5", "API_ASYNC_MAX_PENDING": "1000000",
             "API_PROVISION_DIR": "unset (PEM text only)", "FEEDBACK_MAX": "10000", "FEEDBACK_HOOK_URL": "unset (off)",
