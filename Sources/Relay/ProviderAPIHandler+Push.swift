@@ -240,12 +240,10 @@ extension ProviderAPIHandler {
     /// APNs answered it. `environment`: the path's; the `host` field may
     /// name the other (`proxyEnvironment`).
     func device(_ request: HTTP1Request, environment pathEnvironment: APNsEnvironment, token: String,
-                started: UInt64, clientCertificateSHA256: [UInt8]? = nil,
-                completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
+                started: UInt64, completion: @escaping (HTTP1Response) -> Void) -> HTTP1Response? {
         let apnsID = proxyAnswerID(headers: request.headers, generated: makeAPNsID(random: &random))
         let authorization: APIAuthorization
-        switch proxyAuthenticator.authorize(request, context: context, clientCertificateSHA256: clientCertificateSHA256,
-                                            now: unixTime()) {
+        switch proxyAuthenticator.authorize(request, context: context, now: unixTime()) {
         case .success(let authorized): authorization = authorized
         case .failure(let refusal):
             logAPI("device", key: "-", status: refusal.status, detail: "refused: \(refusal.reason.rawValue)",

@@ -11,17 +11,16 @@ final class ProxyAuthenticator {
     private var credentials = ProxyCredentials.none
     private var verifier = ProxyCredentials.none.makeVerifier()
 
-    /// `clientCertificateSHA256`: the fingerprint of the connection's TLS
-    /// client certificate, nil without one.
-    func authorize(_ request: HTTP1Request, context: ProviderAPIContext, clientCertificateSHA256: [UInt8]?,
-                   now: Int) -> Result<APIAuthorization, APNsProxyRefusal> {
+    /// The request's `clientCertificateSHA256` is the fingerprint of its
+    /// connection's verified TLS client certificate, nil without one.
+    func authorize(_ request: HTTP1Request, context: ProviderAPIContext, now: Int) -> Result<APIAuthorization, APNsProxyRefusal> {
         let (keyring, current) = context.proxyAuthentication()
         if current !== credentials {
             credentials = current
             verifier = current.makeVerifier()
         }
         return authorizeProxyRequest(authorization: request.headers["authorization"],
-                                     clientCertificateSHA256: clientCertificateSHA256, keyring: keyring,
+                                     clientCertificateSHA256: request.clientCertificateSHA256, keyring: keyring,
                                      credentials: current, verifier: verifier, now: now)
     }
 }

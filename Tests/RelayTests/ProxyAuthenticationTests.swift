@@ -72,10 +72,11 @@ struct ProxyAuthenticationTests {
     func answer(_ fields: [(String, String)], path: String = "/3/device/", certificate: [UInt8]? = nil)
         -> HTTP1Response? {
         let request = HTTP1Request(method: "POST", target: path + Self.token, version: .http1_1,
-                                   headers: HTTPHeaders(fields), body: Array(#"{"aps":{}}"#.utf8), keepAlive: true)
+                                   headers: HTTPHeaders(fields), body: Array(#"{"aps":{}}"#.utf8), keepAlive: true,
+                                   clientCertificateSHA256: certificate)
         var delivered: HTTP1Response?
         let immediate = handler.device(request, environment: path.hasPrefix("/development") ? .development : .production,
-                                       token: Self.token, started: 0, clientCertificateSHA256: certificate) {
+                                       token: Self.token, started: 0) {
             delivered = $0
         }
         if let immediate { return immediate }
