@@ -7,7 +7,7 @@ import TLS
 /// One HTTP/2 connection of a listener (plain h2c or over TLS): moves bytes
 /// between the socket and its `HTTP2ServerSession`, hands each complete
 /// request to the listener's handler, and submits the answers as they come
-/// (in any order). What to do when is `HTTP2ConnectionMachine`'s; frames
+/// (in any order). What to do when is `HTTP2ServerConnectionMachine`'s; frames
 /// are nghttp2's. Confined to its loop.
 final class HTTP2ServerConnection: IOHandler, HTTP2ServerSessionDelegate, SwitchedConnection {
     private let socket: Socket
@@ -17,8 +17,8 @@ final class HTTP2ServerConnection: IOHandler, HTTP2ServerSessionDelegate, Switch
     private let counters: HTTP1ListenerCounters
     private let owner: any SwitchedConnectionOwner
     private let options: ListenerOptions
-    private var machine: HTTP2ConnectionMachine
-    private var actions: [HTTP2ConnectionMachine.Action] = []
+    private var machine: HTTP2ServerConnectionMachine
+    private var actions: [HTTP2ServerConnectionMachine.Action] = []
     private var session: HTTP2ServerSession?
     private let clientCertificateSHA256: [UInt8]?
     /// Read before the switch (the preface at least); fed at start.
@@ -47,7 +47,7 @@ final class HTTP2ServerConnection: IOHandler, HTTP2ServerSessionDelegate, Switch
         options = handoff.options
         bufferedInput = handoff.bufferedInput
         clientCertificateSHA256 = handoff.tls?.verifiedPeerCertificateSHA256
-        machine = HTTP2ConnectionMachine(timeouts: handoff.options.timeouts, limits: limits)
+        machine = HTTP2ServerConnectionMachine(timeouts: handoff.options.timeouts, limits: limits)
         readBuffer = [UInt8](repeating: 0, count: 16 * 1024)
     }
 

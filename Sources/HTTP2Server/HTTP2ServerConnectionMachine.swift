@@ -12,7 +12,7 @@ import HTTPCore
 /// time a request completes), then GOAWAY and close (a slow client: RFC
 /// 9113 has no 408 per stream worth sending to one); streams only waiting
 /// for answers → no timer (the answers have their own).
-public struct HTTP2ConnectionMachine: Sendable {
+public struct HTTP2ServerConnectionMachine: Sendable {
     public enum TimerKind: Equatable, Sendable {
         case idle
         case request
