@@ -10,6 +10,9 @@ import os
 import threading
 import time
 
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+
 import relaytest as rt
 
 # Keys are at least 16 bytes (API_KEYS' rule).
@@ -62,6 +65,33 @@ def write_apps_file(path, tables):
         lines.append("")
     with open(path, "w") as handle:
         handle.write("\n".join(lines))
+
+
+def backend_provider_key(directory):
+    """A P-256 key of a backend's own (an `[[api-key]]`'s `jwt-public-key`):
+    the private key, and the path of its public half's PEM in `directory`."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    path = os.path.join(directory, "backend-public.pem")
+    with open(path, "wb") as handle:
+        handle.write(key.public_key().public_bytes(serialization.Encoding.PEM,
+                                                   serialization.PublicFormat.SubjectPublicKeyInfo))
+    return key, path
+
+
+def team_emulators(certs, workdir, name):
+    """A production and a development emulator that take the test client
+    certificate and the team's key (LIVE_KEY_ID, TEAM)."""
+    team_key = ("--provider-key", f"key-id={LIVE_KEY_ID},team-id={TEAM},"
+                                  f"public-key={os.path.join(certs, 'authkey-public.pem')}")
+    production = rt.start_emulator(certs, workdir, name=f"{name}-production", extra=team_key)
+    development = rt.start_emulator(certs, workdir, name=f"{name}-development",
+                                    extra=team_key + ("--environment", "development"))
+    return production, development
+
+
+def team_token_app(certs):
+    """An app table's credential: the team's .p8 key."""
+    return {"p8-file": os.path.join(certs, "authkey.p8"), "key-id": LIVE_KEY_ID, "team-id": TEAM}
 
 
 def api_port(process, timeout=20):

@@ -15,7 +15,6 @@ import uuid
 
 import pytest
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec
 
 import providerapi as api
 import relaytest as rt
@@ -34,23 +33,15 @@ def stack(certs, workdir, tmp_path_factory):
     `toot` (certificate), `bundle` (the team key) and an [[api-key]]
     `backend` for `bundle` with a provider-token key of its own."""
     directory = str(tmp_path_factory.mktemp("aioapns"))
-    backend_key = ec.generate_private_key(ec.SECP256R1())
-    backend_public = os.path.join(directory, "backend-public.pem")
-    with open(backend_public, "wb") as handle:
-        handle.write(backend_key.public_key().public_bytes(serialization.Encoding.PEM,
-                                                           serialization.PublicFormat.SubjectPublicKeyInfo))
+    backend_key, backend_public = api.backend_provider_key(directory)
     client_identity = os.path.join(directory, "client-identity.pem")
     with open(client_identity, "wb") as handle:
         for name in ("client.pem", "client.key"):
             with open(os.path.join(certs, name), "rb") as part:
                 handle.write(part.read())
-    team_key = ("--provider-key", f"key-id={api.LIVE_KEY_ID},team-id={api.TEAM},"
-                                  f"public-key={os.path.join(certs, 'authkey-public.pem')}")
-    production = rt.start_emulator(certs, workdir, name="aioapns-production", extra=team_key)
-    development = rt.start_emulator(certs, workdir, name="aioapns-development",
-                                    extra=team_key + ("--environment", "development"))
+    production, development = api.team_emulators(certs, workdir, "aioapns")
     apps_path = os.path.join(directory, "apps.toml")
-    token_app = {"p8-file": os.path.join(certs, "authkey.p8"), "key-id": api.LIVE_KEY_ID, "team-id": api.TEAM}
+    token_app = api.team_token_app(certs)
     api.write_apps_file(apps_path, [
         ("app", {"id": "toot", "p12-file": os.path.join(certs, "client.p12"), "p12-password": "secret",
                  "default": True}),

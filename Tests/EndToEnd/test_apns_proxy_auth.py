@@ -35,18 +35,10 @@ def stack(certs, workdir, tmp_path_factory):
     all-apps key in API_KEYS; an [[api-key]] `backend` for `bundle` with
     a provider-token key of its own (the relay holds its public half only)."""
     directory = str(tmp_path_factory.mktemp("proxy-auth"))
-    backend_key = ec.generate_private_key(ec.SECP256R1())
-    backend_public = os.path.join(directory, "backend-public.pem")
-    with open(backend_public, "wb") as handle:
-        handle.write(backend_key.public_key().public_bytes(serialization.Encoding.PEM,
-                                                           serialization.PublicFormat.SubjectPublicKeyInfo))
-    team_key = ("--provider-key", f"key-id={api.LIVE_KEY_ID},team-id={api.TEAM},"
-                                  f"public-key={os.path.join(certs, 'authkey-public.pem')}")
-    production = rt.start_emulator(certs, workdir, name="proxy-auth-production", extra=team_key)
-    development = rt.start_emulator(certs, workdir, name="proxy-auth-development",
-                                    extra=team_key + ("--environment", "development"))
+    backend_key, backend_public = api.backend_provider_key(directory)
+    production, development = api.team_emulators(certs, workdir, "proxy-auth")
     apps_path = os.path.join(directory, "apps.toml")
-    token_app = {"p8-file": os.path.join(certs, "authkey.p8"), "key-id": api.LIVE_KEY_ID, "team-id": api.TEAM}
+    token_app = api.team_token_app(certs)
     api.write_apps_file(apps_path, [
         ("app", {"id": "toot", "p12-file": os.path.join(certs, "client.p12"), "p12-password": "secret",
                  "default": True}),
