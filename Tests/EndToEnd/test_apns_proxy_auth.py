@@ -20,6 +20,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
 import providerapi as api
 import relaytest as rt
+from h2client import h2c_call
 
 TOOT = rt.TOPIC  # the default app's topic: a certificate app
 BUNDLE = "com.example.tokenapp"  # a token app with a plain bundle id
@@ -74,9 +75,17 @@ def provider_token(p8_path, kid=api.LIVE_KEY_ID, team=api.TEAM, iat=None, alg="E
     return f"{header}.{claims}.{b64url(r.to_bytes(32, 'big') + s.to_bytes(32, 'big'))}"
 
 
-def post(stack, token, headers, path_prefix="", host="relay.test", body=BODY):
+TRANSPORTS = ["http/1.1", "h2c"]
+
+
+def post(stack, token, headers, path_prefix="", host="relay.test", body=BODY, transport="http/1.1"):
     """One proxy request with exactly these headers and `host` (None: no
-    host field); returns (status, {name: value}, body)."""
+    host field), over HTTP/1.1 or cleartext HTTP/2 (`host` as :authority);
+    returns (status, {name: value}, body)."""
+    if transport == "h2c":
+        answer = h2c_call(stack["port"], "POST", f"{path_prefix}/3/device/{token}", headers, body,
+                          authority=host or "relay.test")
+        return answer.status, {name: answer.header(name) for name in ("apns-id", "content-type")}, answer.body
     lines = [f"POST {path_prefix}/3/device/{token} HTTP/1.1"]
     if host is not None:
         lines.append(f"Host: {host}")
@@ -125,9 +134,10 @@ def test_the_api_key_as_bearer_still_sends(stack):
     ("relay.test", "/development", "development"),
     ("relay.test", "", "production"),
 ])
-def test_the_environment_comes_from_an_apns_host_else_the_path(stack, host, path_prefix, environment):
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_the_environment_comes_from_an_apns_host_else_the_path(stack, host, path_prefix, environment, transport):
     token = api.fresh_token()
-    status, _, body = post(stack, token, jwt_headers(stack), path_prefix=path_prefix, host=host)
+    status, _, body = post(stack, token, jwt_headers(stack), path_prefix=path_prefix, host=host, transport=transport)
     assert status == 200, body
     assert len(api.received_for(stack[environment], token)) == 1
     other = "production" if environment == "development" else "development"
@@ -162,7 +172,8 @@ def refusal(stack, headers, token=None, **kwargs):
     return status, json.loads(body)
 
 
-def test_apns_reasons_for_provider_tokens(stack):
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_apns_reasons_for_provider_tokens(stack, transport):
     p8 = stack["p8"]
     stranger = ec.generate_private_key(ec.SECP256R1())
     now = int(time.time())
@@ -185,10 +196,11 @@ def test_apns_reasons_for_provider_tokens(stack):
          "ExpiredProviderToken"),
     ]
     for headers, status, reason in cases:
-        assert refusal(stack, headers) == (status, {"reason": reason}), headers
+        assert refusal(stack, headers, transport=transport) == (status, {"reason": reason}), headers
 
 
-def test_the_relays_own_refusals_are_apns_reasons(stack):
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_the_relays_own_refusals_are_apns_reasons(stack, transport):
     cases = [
         # The team's key does not cover the certificate app.
         (jwt_headers(stack, topic=TOOT), 400, "TopicDisallowed"),
@@ -199,8 +211,9 @@ def test_the_relays_own_refusals_are_apns_reasons(stack):
         (jwt_headers(stack) + [("apns-priority", "7")], 400, "BadPriority"),
     ]
     for headers, status, reason in cases:
-        assert refusal(stack, headers) == (status, {"reason": reason}), headers
-    assert refusal(stack, jwt_headers(stack), token="zz" * 32) == (400, {"reason": "BadDeviceToken"})
+        assert refusal(stack, headers, transport=transport) == (status, {"reason": reason}), headers
+    assert refusal(stack, jwt_headers(stack), token="zz" * 32, transport=transport) == \
+        (400, {"reason": "BadDeviceToken"})
 
 
 def backend_token(stack, **claims):

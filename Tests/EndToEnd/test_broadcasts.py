@@ -12,6 +12,7 @@ import pytest
 
 import providerapi as api
 import relaytest as rt
+from h2client import h2c_call
 
 TOOT = rt.TOPIC  # the certificate app: the test client certificate's UID
 BROADCAST_TOPIC = "com.example.broadcasts"  # the token app
@@ -64,8 +65,15 @@ def stack(certs, workdir, tmp_path_factory):
         process.kill()
 
 
-def call(stack, method, path, headers=(), body=b"", key=api.ALL_APPS_KEY):
+TRANSPORTS = ["http/1.1", "h2c"]
+
+
+def call(stack, method, path, headers=(), body=b"", key=api.ALL_APPS_KEY, transport="http/1.1"):
+    """One call over HTTP/1.1 or cleartext HTTP/2, each on its own connection."""
     fields = [("Authorization", f"Bearer {key}")] if key else []
+    if transport == "h2c":
+        return h2c_call(stack["port"], method, path, fields + list(headers),
+                        body.encode() if isinstance(body, str) else body)
     return api.request(stack["port"], method, path, body, fields + list(headers))
 
 
@@ -81,10 +89,10 @@ def broadcasts(emulator):
     return rt.record_entries(emulator, emulator.broadcast_record)
 
 
-def create_channel(stack, environment, bundle, policy=1):
+def create_channel(stack, environment, bundle, policy=1, transport="http/1.1"):
     response = call(stack, "POST", f"{prefix(environment)}/1/apps/{bundle}/channels",
                     [("apns-request-id", REQUEST_ID)],
-                    json.dumps({"message-storage-policy": policy, "push-type": "LiveActivity"}))
+                    json.dumps({"message-storage-policy": policy, "push-type": "LiveActivity"}), transport=transport)
     assert response.status == 201, response
     assert response.header("apns-request-id") == REQUEST_ID
     return response.header("apns-channel-id")
@@ -99,26 +107,27 @@ def broadcast_headers(channel, **extra):
 
 @pytest.mark.parametrize("environment", ["production", "development"])
 @pytest.mark.parametrize("bundle", [TOOT, BROADCAST_TOPIC], ids=["certificate", "token"])
-def test_channel_lifecycle_and_broadcast(stack, environment, bundle):
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_channel_lifecycle_and_broadcast(stack, environment, bundle, transport):
     """Create, read, list, broadcast, delete, then the channel is gone: each
     answer is the emulator's, the broadcast reached the path's environment
     with its headers and payload, and never the other environment."""
     emulator = stack[environment]
     other = stack["development" if environment == "production" else "production"]
-    channel = create_channel(stack, environment, bundle)
+    channel = create_channel(stack, environment, bundle, transport=transport)
     base = f"{prefix(environment)}/1/apps/{bundle}"
 
-    read = call(stack, "GET", f"{base}/channels", [("apns-channel-id", channel)])
+    read = call(stack, "GET", f"{base}/channels", [("apns-channel-id", channel)], transport=transport)
     assert read.status == 200, read
     assert json.loads(read.body) == {"message-storage-policy": 1, "push-type": "LiveActivity"}
     assert read.header("apns-request-id")
-    listed = call(stack, "GET", f"{base}/all-channels")
+    listed = call(stack, "GET", f"{base}/all-channels", transport=transport)
     assert listed.status == 200 and channel in json.loads(listed.body)["channels"], listed
     assert channel not in other_channels(stack, environment, bundle)
 
     before_other = len(broadcasts(other))
     sent = call(stack, "POST", f"{prefix(environment)}/4/broadcasts/apps/{bundle}",
-                broadcast_headers(channel, **{"apns-request-id": REQUEST_ID}), PAYLOAD)
+                broadcast_headers(channel, **{"apns-request-id": REQUEST_ID}), PAYLOAD, transport=transport)
     assert sent.status == 200, sent
     assert sent.header("apns-request-id") == REQUEST_ID
     record = wait_for_broadcast(emulator, channel)
@@ -129,22 +138,24 @@ def test_channel_lifecycle_and_broadcast(stack, environment, bundle):
     assert headers["authorization"] == "<redacted>" if bundle == BROADCAST_TOPIC else "authorization" not in headers
     assert len(broadcasts(other)) == before_other
 
-    deleted = call(stack, "DELETE", f"{base}/channels", [("apns-channel-id", channel)])
+    deleted = call(stack, "DELETE", f"{base}/channels", [("apns-channel-id", channel)], transport=transport)
     assert deleted.status == 204, deleted
-    gone = call(stack, "GET", f"{base}/channels", [("apns-channel-id", channel)])
+    gone = call(stack, "GET", f"{base}/channels", [("apns-channel-id", channel)], transport=transport)
     assert (gone.status, reason(gone)) == (400, "ChannelNotRegistered")
-    late = call(stack, "POST", f"{prefix(environment)}/4/broadcasts/apps/{bundle}", broadcast_headers(channel), PAYLOAD)
+    late = call(stack, "POST", f"{prefix(environment)}/4/broadcasts/apps/{bundle}", broadcast_headers(channel), PAYLOAD,
+                transport=transport)
     assert (late.status, reason(late)) == (400, "ChannelNotRegistered")
 
 
-def test_a_list_of_many_channels_arrives_whole(stack):
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_list_of_many_channels_arrives_whole(stack, transport):
     """An all-channels answer far past an error body's few bytes (400
     channels, about 11 KB) comes back as APNs sent it: every channel, JSON
     that parses, then the channels are deleted again."""
     before = set(json.loads(call(stack, "GET", f"/1/apps/{TOOT}/all-channels").body)["channels"])
     made = [create_channel(stack, "production", TOOT) for _ in range(400)]
     try:
-        listed = call(stack, "GET", f"/1/apps/{TOOT}/all-channels")
+        listed = call(stack, "GET", f"/1/apps/{TOOT}/all-channels", transport=transport)
         assert listed.status == 200, listed
         assert len(listed.body) > 10_000
         assert set(json.loads(listed.body)["channels"]) == before | set(made)
@@ -216,9 +227,10 @@ REFUSALS = [
 
 @pytest.mark.parametrize("method,path,headers,body,status,expected", REFUSALS,
                          ids=[f"{row[0]} {row[1]} {row[5]}" for row in REFUSALS])
-def test_refusals_of_the_relay_itself(stack, method, path, headers, body, status, expected):
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_refusals_of_the_relay_itself(stack, method, path, headers, body, status, expected, transport):
     before = [len(broadcasts(stack[name])) for name in ("production", "development")]
-    response = call(stack, method, path, [("apns-request-id", REQUEST_ID), *headers], body)
+    response = call(stack, method, path, [("apns-request-id", REQUEST_ID), *headers], body, transport=transport)
     assert (response.status, reason(response)) == (status, expected), response
     assert response.header("apns-request-id") == REQUEST_ID
     time.sleep(0.1)
@@ -241,7 +253,7 @@ def test_log_lines_name_the_call_without_the_payload(stack):
     channel = create_channel(stack, "production", BROADCAST_TOPIC)
     secret = b'{"aps":{"event":"update","content-state":{"word":"log-must-not-show-this"}}}'
     assert call(stack, "POST", BROADCAST, broadcast_headers(channel), secret).status == 200
-    assert stack["relay"].log_contains(f"api broadcast key=")
+    assert stack["relay"].log_contains("api broadcast key=")
     assert stack["relay"].log_contains(f"POST broadcast bundle={BROADCAST_TOPIC} env=production app=broadcasts")
     assert "log-must-not-show-this" not in stack["relay"].read_log()
 
