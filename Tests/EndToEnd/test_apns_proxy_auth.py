@@ -209,11 +209,21 @@ def test_the_relays_own_refusals_are_apns_reasons(stack, transport):
         ([("authorization", f"bearer {provider_token(stack['p8'])}")], 400, "MissingTopic"),
         (jwt_headers(stack) + [("apns-push-type", "carrier-pigeon")], 400, "InvalidPushType"),
         (jwt_headers(stack) + [("apns-priority", "7")], 400, "BadPriority"),
+        (jwt_headers(stack) + [("apns-topic", BUNDLE)], 400, "DuplicateHeaders"),
+        (jwt_headers(stack) + [("apns-expiration", "tomorrow")], 400, "BadExpirationDate"),
+        (jwt_headers(stack) + [("apns-collapse-id", "c" * 65)], 400, "BadCollapseId"),
     ]
     for headers, status, reason in cases:
         assert refusal(stack, headers, transport=transport) == (status, {"reason": reason}), headers
     assert refusal(stack, jwt_headers(stack), token="zz" * 32, transport=transport) == \
         (400, {"reason": "BadDeviceToken"})
+    for body, status, reason in [(b"", 400, "PayloadEmpty"), (b'{"aps":{"alert":"' + b"x" * 4100 + b'"}}', 413,
+                                                                "PayloadTooLarge"), (b"[1]", 400, "BadPayload")]:
+        assert refusal(stack, jwt_headers(stack), body=body, transport=transport) == (status, {"reason": reason})
+    token = api.fresh_token()
+    status, _, body = post(stack, token, jwt_headers(stack) + [("apns-id", "not-a-uuid")], transport=transport)
+    assert (status, json.loads(body)) == (400, {"reason": "BadMessageId"})
+    assert api.received_for(stack["production"], token, timeout=0.2) == []
 
 
 def backend_token(stack, **claims):
