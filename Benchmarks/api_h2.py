@@ -37,6 +37,23 @@ def relay_answers(log_text):
     return counts
 
 
+def machine_busy_seconds():
+    """CPU seconds all cores spent busy since boot (/proc/stat: user, nice,
+    system, irq, softirq, steal)."""
+    with open("/proc/stat") as stat:
+        fields = [int(value) for value in stat.readline().split()[1:]]
+    return (fields[0] + fields[1] + fields[2] + fields[5] + fields[6] + fields[7]) / bench.CLOCK_TICKS
+
+
+def watched(load):
+    """Runs `load()` and returns its result, with the wall seconds and the
+    machine's busy CPU seconds over it; the busy seconds less the cell's own
+    processes' are what else ran (the benchmark shares the cores)."""
+    busy_before, started = machine_busy_seconds(), time.monotonic()
+    result = load()
+    return result, time.monotonic() - started, machine_busy_seconds() - busy_before
+
+
 def h2load_arguments(args, payload_file, uris_file, authorized):
     argv = ["-n", str(args.requests), "-t", "1", "-c", str(args.connections), "-m", str(args.streams),
             "-d", payload_file, "-i", uris_file, *bench.apns_header_arguments()]
@@ -51,7 +68,7 @@ def direct_cell(args, binaries, payload_file):
     argv = h2load_arguments(args, payload_file, uris_file, authorized=False)
     try:
         emulator_before = emulator.cpu_seconds()
-        h2load = bench.run_h2load(argv, timeout=args.timeout)
+        h2load, seconds, busy = watched(lambda: bench.run_h2load(argv, timeout=args.timeout))
         emulator_cpu = emulator.cpu_seconds() - emulator_before
     finally:
         emulator.stop()
@@ -60,6 +77,7 @@ def direct_cell(args, binaries, payload_file):
     ok = h2load["2xx"] == accepted and h2load["non2xx"] == 0 and h2load["failed"] == 0
     return {"rate": h2load["rps"], "relay_us": None, "emulator_us": emulator_cpu / max(accepted, 1) * 1e6,
             "load_us": load_cpu / max(accepted, 1) * 1e6, "ok": ok,
+            "others_cores": (busy - emulator_cpu - load_cpu) / seconds,
             "ledger": f"h2load 2xx {h2load['2xx']} = accepted {accepted}, non-2xx {h2load['non2xx']}, "
                       f"failed {h2load['failed']}"}
 
@@ -89,9 +107,8 @@ def relay_cell(args, binaries, payload_file, protocol):
 
         def load():
             return bench.run_h2load(argv, timeout=args.timeout)
-    started = time.monotonic()
-    result, relay_cpu, emulator_cpu, load_cpu, _, relay_status = bench.measured(relay, emulator, load)
-    seconds = time.monotonic() - started
+    watch, relay_cpu, emulator_cpu, load_cpu, _, relay_status = bench.measured(relay, emulator, lambda: watched(load))
+    result, seconds, busy = watch
     answers = relay_answers(relay.stderr_text())
     answered_200 = answers.pop(200, 0)
     refused = sum(answers.values())
@@ -117,7 +134,7 @@ def relay_cell(args, binaries, payload_file, protocol):
           and accepted > 0)
     return {"rate": rate, "relay_us": relay_cpu / max(accepted, 1) * 1e6,
             "emulator_us": emulator_cpu / max(accepted, 1) * 1e6, "load_us": load_cpu / max(accepted, 1) * 1e6,
-            "seconds": seconds, "ok": ok,
+            "others_cores": (busy - relay_cpu - emulator_cpu - load_cpu) / seconds, "ok": ok,
             "ledger": f"relay 200 {answered_200} = accepted {accepted}; {client}; non-2xx {client_non2xx}, "
                       f"relay other answers {refused}, relay exit {relay_status}"}
 
@@ -129,12 +146,14 @@ def table(labels, results):
         return f"{middle:,.{digits}f} ({', '.join(f'{v:,.{digits}f}' for v in values)})"
 
     rows = ["| path | notifications/s | relay CPU µs / notification | emulator µs | load generator µs "
-            "| ledger balanced |", "|---|---:|---:|---:|---:|---|"]
+            "| other processes, cores | ledger balanced |", "|---|---:|---:|---:|---:|---:|---|"]
     for label, (name, runs) in zip(labels, results.items()):
         relay = "–" if runs[0]["relay_us"] is None else figure([r["relay_us"] for r in runs], 1)
+        others = ", ".join(f"{r['others_cores']:.2f}" for r in runs)
         rows.append(f"| {label} | {figure([r['rate'] for r in runs], 0)} | {relay} "
                     f"| {bench.median([r['emulator_us'] for r in runs]):.1f} "
                     f"| {bench.median([r['load_us'] for r in runs]):.1f} "
+                    f"| {others} "
                     f"| {'yes' if all(r['ok'] for r in runs) else 'NO'} |")
     return "\n".join(rows)
 
@@ -173,6 +192,7 @@ def main():
             relay = "" if result["relay_us"] is None else f"relay {result['relay_us']:.1f}, "
             print(f"run {run}: {name}: {result['rate']:,.0f} notifications/s; CPU µs/notification {relay}"
                   f"emulator {result['emulator_us']:.1f}, load generator {result['load_us']:.1f}; "
+                  f"other processes {result['others_cores']:.2f} cores; "
                   f"{result['ledger']}{'' if result['ok'] else ' — LEDGER DOES NOT BALANCE'}", flush=True)
     print(f"load average {bench.load_average()}")
     print()
