@@ -312,39 +312,70 @@ def provider_cell(binaries, duration, relay_env, emulator_threads):
     }
 
 
-def ceiling(binaries, duration, emulator_threads):
-    """h2load straight at the emulator: the same APNs request the relay sends
-    for a 2048-byte aesgcm body, to distinct tokens."""
+def write_apns_payload():
+    """The APNs payload the relay sends for a 2048-byte aesgcm body (z85,
+    WIRE.md §2.1), written to a file for h2load's `-d` (and read by wrk
+    scripts that send it themselves); returns the file's path."""
     body, salt, dh = os.urandom(2048), os.urandom(16), b"\x04" + os.urandom(64)
     payload = ('{"aps":{"alert":"🎺","mutable-content":1,"content-available":1},"p":"' + z85(body)
                + '","k":"' + z85(dh) + '","s":"' + z85(salt) + '"}').encode()
     payload_file = os.path.join(WORK, "payload.json")
     with open(payload_file, "wb") as out:
         out.write(payload)
-    emulator = start_emulator(binaries["apns-emulator"], 0, client_auth=False, threads=emulator_threads)
+    return payload_file
+
+
+def apns_header_arguments():
+    """The APNs headers the relay sends with that payload, as h2load's `-H`s."""
+    expiration = str(int(time.time()) + 172800)
+    return ["-H", "apns-push-type: alert", "-H", f"apns-topic: {TOPIC}", "-H", "apns-priority: 10",
+            "-H", f"apns-expiration: {expiration}", "-H", "content-type: application/json"]
+
+
+def write_device_uris(base_url, count=10_000):
+    """`count` URIs `<base_url>/3/device/<fresh token>` for h2load's `-i`."""
     uris_file = os.path.join(WORK, "uris.txt")
     with open(uris_file, "w") as out:
-        for _ in range(10_000):
-            out.write(f"https://127.0.0.1:{emulator.port}/3/device/{secrets.token_hex(32)}\n")
-    expiration = str(int(time.time()) + 172800)
-    argv = ["h2load", "-D", str(duration), "-t", "1", "-c", "8", "-m", "64", "-d", payload_file, "-i", uris_file,
-            "-H", "apns-push-type: alert", "-H", f"apns-topic: {TOPIC}", "-H", "apns-priority: 10",
-            "-H", f"apns-expiration: {expiration}", "-H", "content-type: application/json"]
+        for _ in range(count):
+            out.write(f"{base_url}/3/device/{secrets.token_hex(32)}\n")
+    return uris_file
+
+
+def run_h2load(argv, timeout=None):
+    """Runs h2load (`argv` without the program) and returns its figures: req/s,
+    2xx and non-2xx answers, failed requests, and its CPU seconds
+    (getrusage of the reaped child)."""
+    children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    completed = subprocess.run(["h2load", *argv], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               timeout=timeout)
+    cpu = cpu_delta(children_before, resource.getrusage(resource.RUSAGE_CHILDREN))
+    rps = re.search(r"finished in [\d.]+\w+, ([\d.]+) req/s", completed.stdout)
+    codes = re.search(r"status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx", completed.stdout)
+    failed = re.search(r"(\d+) failed, (\d+) errored, (\d+) timeout", completed.stdout)
+    if not rps or not codes or not failed or int(codes.group(1)) == 0:
+        raise SystemExit(f"bench: h2load failed:\n{completed.stdout}")
+    return {"rps": float(rps.group(1)), "2xx": int(codes.group(1)),
+            "non2xx": sum(int(codes.group(n)) for n in (2, 3, 4)), "failed": int(failed.group(1)),
+            "cpu": cpu, "output": completed.stdout}
+
+
+def ceiling(binaries, duration, emulator_threads):
+    """h2load straight at the emulator: the same APNs request the relay sends
+    for a 2048-byte aesgcm body, to distinct tokens."""
+    payload_file = write_apns_payload()
+    emulator = start_emulator(binaries["apns-emulator"], 0, client_auth=False, threads=emulator_threads)
+    uris_file = write_device_uris(f"https://127.0.0.1:{emulator.port}")
+    argv = ["-D", str(duration), "-t", "1", "-c", "8", "-m", "64", "-d", payload_file, "-i", uris_file,
+            *apns_header_arguments()]
     try:
-        children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         emulator_before = emulator.cpu_seconds()
-        completed = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        h2load_cpu = cpu_delta(children_before, resource.getrusage(resource.RUSAGE_CHILDREN))
+        h2load = run_h2load(argv)
         emulator_cpu = emulator.cpu_seconds() - emulator_before
     finally:
         emulator.stop()
-    rps = re.search(r"finished in [\d.]+\w+, ([\d.]+) req/s", completed.stdout)
-    ok = re.search(r"status codes: (\d+) 2xx", completed.stdout)
-    if not rps or not ok or int(ok.group(1)) == 0:
-        raise SystemExit(f"bench: h2load failed:\n{completed.stdout}")
-    done = max(int(ok.group(1)), 1)
-    return {"rps": float(rps.group(1)), "accepted": emulator_accepted(emulator), "h2load_2xx": int(ok.group(1)),
-            "h2load_cpu_us": h2load_cpu / done * 1e6, "emulator_cpu_us": emulator_cpu / done * 1e6}
+    done = max(h2load["2xx"], 1)
+    return {"rps": h2load["rps"], "accepted": emulator_accepted(emulator), "h2load_2xx": h2load["2xx"],
+            "h2load_cpu_us": h2load["cpu"] / done * 1e6, "emulator_cpu_us": emulator_cpu / done * 1e6}
 
 
 def load_average():
