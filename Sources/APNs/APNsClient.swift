@@ -88,6 +88,13 @@ public final class APNsClient: NotificationSender {
         send(PooledNotification(notification: notification, completion: completion))
     }
 
+    /// `NotificationSender`: Apple's request, answered with the answer's
+    /// `apns-unique-id` when APNs sent one (`PooledProxiedNotification`).
+    public func sendProxied(_ notification: APNsNotification,
+                            completion: @escaping (APNsDelivery, _ uniqueID: String?) -> Void) {
+        send(PooledProxiedNotification(notification: notification, completion: completion))
+    }
+
     private func send(_ request: PooledNotification) {
         let key = PoolKey(credential: request.notification.credential, environment: request.notification.environment)
         if let last = lastPool, last.key == key { return last.pool.send(request) }

@@ -5,8 +5,8 @@ import HTTP2Client
 /// One notification in a pool: the APNs request the pool sends for it, what
 /// APNs' answer carries beyond the status (its apns-id, `Retry-After`), the
 /// resend policy of APNs' answers about the provider token, and who waits
-/// for the `APNsDelivery`.
-final class PooledNotification: PooledRequest {
+/// for the `APNsDelivery`. Subclassed only by `PooledProxiedNotification`.
+class PooledNotification: PooledRequest {
     let notification: APNsNotification
     /// Who waits for the result, as they passed it (no wrapping closure on
     /// the relay's path, which would be one more allocation per notification).
@@ -22,8 +22,8 @@ final class PooledNotification: PooledRequest {
         super.init(bodyByteCount: notification.payload.count)
     }
 
-    override func submit(on session: HTTP2ClientSession, authority: String,
-                         authorization: String?) throws(HTTP2Error) -> Int32 {
+    final override func submit(on session: HTTP2ClientSession, authority: String,
+                               authorization: String?) throws(HTTP2Error) -> Int32 {
         try session.submitRequest(
             method: "POST", path: notification.path, authority: authority,
             fields: APNsRequestFields(headers: notification.headers, authorization: authorization),
@@ -47,7 +47,7 @@ final class PooledNotification: PooledRequest {
     /// APNs' answers about the provider token (`ProviderTokenAnswers`),
     /// for a request that carried one (certificate auth: every answer is
     /// the request's own).
-    override func policy(afterAnswer status: Int) -> AnswerPolicy {
+    final override func policy(afterAnswer status: Int) -> AnswerPolicy {
         guard status == 403 || status == 429, authorizationStamp != nil,
               case .apns(_, let reason?, _) = delivery(.answered(status: status)).outcome else { return .complete }
         return tokenAnswers.policy(status: status, reason: reason)
@@ -64,13 +64,45 @@ final class PooledNotification: PooledRequest {
     }
 
     /// The answer as the sender reads it.
-    func delivery(_ answer: PooledAnswer) -> APNsDelivery {
+    final func delivery(_ answer: PooledAnswer) -> APNsDelivery {
         switch answer {
         case .answered(let status):
             APNsDelivery(status: status, apnsID: responseAPNsID, body: body, retryAfterSeconds: retryAfterSeconds)
         case .failed(let failure):
             APNsDelivery(outcome: failure.deliveryOutcome)
         }
+    }
+}
+
+/// Apple's request at the provider API's `/3/device/` (`APNsClient.sendProxied`):
+/// a notification whose answer's `apns-unique-id` (APNs sends one in the
+/// development environment only) goes back to the client. Read here and
+/// handed to the completion beside the delivery, not carried in
+/// `APNsDelivery`: every route copies a delivery several times per
+/// notification, and a field more in it costs them all (see its `detail`);
+/// nor does any other route read the field.
+final class PooledProxiedNotification: PooledNotification {
+    private let answered: (APNsDelivery, _ uniqueID: String?) -> Void
+    var uniqueID: String?
+
+    init(notification: APNsNotification, completion: @escaping (APNsDelivery, _ uniqueID: String?) -> Void) {
+        answered = completion
+        // Not called: `complete` below hands the answer to `answered`.
+        super.init(notification: notification) { _ in }
+    }
+
+    override func readResponseFields(_ fields: HTTP2HeaderFields) {
+        super.readResponseFields(fields)
+        uniqueID = fields.value(for: "apns-unique-id")
+    }
+
+    override func forgetAnswer() {
+        super.forgetAnswer()
+        uniqueID = nil
+    }
+
+    override func complete(_ answer: PooledAnswer) {
+        answered(delivery(answer), uniqueID)
     }
 }
 

@@ -11,6 +11,20 @@
 ///   last-stream-id, REFUSED_STREAM), never one it may have processed.
 public protocol NotificationSender: AnyObject {
     func send(_ notification: APNsNotification, completion: @escaping (APNsDelivery) -> Void)
+    /// As `send`, for Apple's own request passed on (the provider API's
+    /// `/3/device/`): the completion also gets the answer's
+    /// `apns-unique-id`, nil when APNs sent none (it sends one in the
+    /// development environment only), to hand back to the client.
+    func sendProxied(_ notification: APNsNotification,
+                     completion: @escaping (APNsDelivery, _ uniqueID: String?) -> Void)
+}
+
+extension NotificationSender {
+    /// A sender that never reads `apns-unique-id`: `send`, with none.
+    public func sendProxied(_ notification: APNsNotification,
+                            completion: @escaping (APNsDelivery, _ uniqueID: String?) -> Void) {
+        send(notification) { completion($0, nil) }
+    }
 }
 
 /// The full result of one send: the outcome the relay maps (WIRE.md §3),

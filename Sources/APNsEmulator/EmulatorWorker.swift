@@ -166,6 +166,7 @@ final class EmulatorWorker {
             }
         }
         let apnsID = notification.apnsID ?? UUIDKey.random(using: &random).text
+        let uniqueID = makeUniqueID()
         if let key = notification.apnsIDKey {
             let fresh = state.ledger.withLock { $0.insert(key).inserted }
             if !fresh { state.duplicates.wrappingAdd(1, ordering: .relaxed) }
@@ -175,7 +176,8 @@ final class EmulatorWorker {
         if state.configuration.recordNotifications || observe {
             let record = ReceivedNotification(
                 deviceToken: String(notification.token), headers: request.headers, payload: request.body,
-                apnsID: apnsID, apnsIDWasGenerated: notification.apnsID == nil, topic: notification.topic,
+                apnsID: apnsID, apnsIDWasGenerated: notification.apnsID == nil, uniqueID: uniqueID,
+                topic: notification.topic,
                 priority: notification.priority, expiration: notification.expiration,
                 collapseID: notification.collapseID, pushType: notification.pushType,
                 authenticatedAs: notification.authenticatedAs, providerKeyID: notification.providerKeyID,
@@ -186,7 +188,24 @@ final class EmulatorWorker {
             if state.configuration.recordNotifications { state.records.withLock { $0.append(record) } }
             if observe, let observer = state.observer.withLock({ $0.call }) { observer(record) }
         }
-        return .respond(status: 200, headers: [("apns-id", apnsID)], body: [])
+        return .respond(status: 200, headers: answerHeaders(apnsID: apnsID, uniqueID: uniqueID), body: [])
+    }
+
+    /// APNs' `apns-unique-id`: on every answer of the development
+    /// environment, none in production (Apple, "Handling notification
+    /// responses from APNs": an identifier only the development environment
+    /// gives, to look the notification up in the Push Notifications
+    /// Console's delivery log). A fresh UUID per answer, lowercase as in
+    /// Apple's examples.
+    private func makeUniqueID() -> String? {
+        guard state.configuration.environment == .development else { return nil }
+        return UUIDKey.random(using: &random).text.lowercased()
+    }
+
+    /// `apns-id`, then `apns-unique-id` when there is one.
+    private func answerHeaders(apnsID: String, uniqueID: String?) -> [(name: String, value: String)] {
+        guard let uniqueID else { return [("apns-id", apnsID)] }
+        return [("apns-id", apnsID), ("apns-unique-id", uniqueID)]
     }
 
     /// The first 8 bytes of the SHA-256 of an `authorization` value, in hex.
@@ -210,7 +229,8 @@ final class EmulatorWorker {
         // Apple: 410 carries the time (ms) the token stopped being valid.
         if rejection.status == 410 { body += ",\"timestamp\":\(now * 1000)" }
         body += "}"
-        var headers = [("apns-id", apnsID), ("content-type", "application/json")]
+        var headers = answerHeaders(apnsID: apnsID, uniqueID: makeUniqueID())
+        headers.append(("content-type", "application/json"))
         if let retryAfter { headers.append(("retry-after", String(retryAfter))) }
         return .respond(status: rejection.status, headers: headers, body: Array(body.utf8))
     }

@@ -11,6 +11,10 @@ public struct ReceivedNotification: Sendable {
     public var apnsID: String
     /// True when the client sent no apns-id.
     public var apnsIDWasGenerated: Bool
+    /// The `apns-unique-id` answered: a fresh lowercase UUID when the
+    /// emulator plays the development environment, where APNs sends one
+    /// on every answer; nil in production, where APNs sends none.
+    public var uniqueID: String?
     public var topic: String?
     public var priority: Int?
     public var expiration: Int?
@@ -32,7 +36,7 @@ public struct ReceivedNotification: Sendable {
     public var streamID: Int32
 
     public init(deviceToken: String, headers: [(name: String, value: String)], payload: [UInt8], apnsID: String,
-                apnsIDWasGenerated: Bool, topic: String?, priority: Int?, expiration: Int?, collapseID: String?,
+                apnsIDWasGenerated: Bool, uniqueID: String? = nil, topic: String?, priority: Int?, expiration: Int?, collapseID: String?,
                 pushType: String?, authenticatedAs: String?, providerKeyID: String? = nil,
                 providerTokenFingerprint: String? = nil, connectionID: Int, streamID: Int32) {
         self.deviceToken = deviceToken
@@ -40,6 +44,7 @@ public struct ReceivedNotification: Sendable {
         self.payload = payload
         self.apnsID = apnsID
         self.apnsIDWasGenerated = apnsIDWasGenerated
+        self.uniqueID = uniqueID
         self.topic = topic
         self.priority = priority
         self.expiration = expiration
@@ -61,7 +66,7 @@ public struct ReceivedNotification: Sendable {
     public var payloadText: String { String(decoding: payload, as: UTF8.self) }
 
     /// One line of JSON (no trailing newline) for `--print`/`--record`:
-    /// `token`, `apns_id`, `topic`, `push_type`, `priority`, `expiration`,
+    /// `token`, `apns_id`, `unique_id`, `topic`, `push_type`, `priority`, `expiration`,
     /// `collapse_id`, `authenticated_as`, `key_id` and `token_fingerprint` (absent when unknown), `headers` as
     /// `[[name, value], …]` and `payload` as text. Keys sorted. The
     /// `authorization` value (a provider token, valid for an hour) is
@@ -73,6 +78,7 @@ public struct ReceivedNotification: Sendable {
             "headers": headers.map { [$0.name, $0.name == "authorization" ? "<redacted>" : $0.value] },
             "payload": payloadText,
         ]
+        if let uniqueID { object["unique_id"] = uniqueID }
         if let topic { object["topic"] = topic }
         if let pushType { object["push_type"] = pushType }
         if let priority { object["priority"] = priority }

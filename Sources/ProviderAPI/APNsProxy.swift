@@ -164,17 +164,20 @@ public func proxyAnswer(for refusal: APNsProxyRefusal, apnsID: String) -> APNsPr
 }
 
 /// The answer for a delivery: APNs' own status, reason, `apns-id` (the
-/// one APNs returned, else the one sent) and `retry-after` (when APNs' error
-/// answer had one, `retryAfterSeconds`) when APNs answered; for what APNs
+/// one APNs returned, else the one sent), `apns-unique-id` (when APNs sent
+/// one: its development environment does, on every answer) and
+/// `retry-after` (when APNs' error answer had one, `retryAfterSeconds`)
+/// when APNs answered; for what APNs
 /// never says (no answer in time, no connection, TLS or stream failures,
 /// the relay overloaded) 503 `ServiceUnavailable` with `Retry-After`
 /// (RelayCore's `RetryAfter`), as APNs itself asks a client to come back.
-public func proxyAnswer(for outcome: DeliveryOutcome, apnsID: String, timestamp: Int64? = nil,
-                        retryAfterSeconds: Int? = nil) -> APNsProxyAnswer {
+public func proxyAnswer(for outcome: DeliveryOutcome, apnsID: String, uniqueID: String? = nil,
+                        timestamp: Int64? = nil, retryAfterSeconds: Int? = nil) -> APNsProxyAnswer {
     let retryAfter: Int
     switch outcome {
     case .apns(let status, let reason, let returnedID):
         var headers = [HTTPField(name: "apns-id", value: returnedID ?? apnsID)]
+        if let uniqueID { headers.append(HTTPField(name: "apns-unique-id", value: uniqueID)) }
         if status == 200 { return APNsProxyAnswer(status: 200, headers: headers, body: []) }
         if let retryAfterSeconds { headers.append(HTTPField(name: "retry-after", value: String(retryAfterSeconds))) }
         let body = reason.map { apnsReasonBody($0, timestamp: status == 410 ? timestamp : nil) } ?? []

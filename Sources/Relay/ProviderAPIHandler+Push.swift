@@ -288,11 +288,13 @@ extension ProviderAPIHandler {
                                     headers: APNsRequestHeaders(topic: proxied.topic, headers), payload: proxied.payload,
                                     apnsID: sentID, ttl: 0)
         let metrics = self.metrics
-        let start = delivery.deliver(apns, app: app, token: proxied.token,
-                                     posting: .everyFailure(FailedPushSource(sentAPNsID: sentID))) {
-            [weak self] delivery, _ in
+        let start = proxyDelivery.deliver(apns, app: app, token: proxied.token,
+                                          posting: .everyFailure(FailedPushSource(sentAPNsID: sentID))) {
+            [weak self] apnsAnswer, _ in
+            let delivery = apnsAnswer.delivery
             metrics?.countNotification(app: app.id, environment: environment, outcome: delivery.outcome)
-            let answer = proxyAnswer(for: delivery.outcome, apnsID: sentID, timestamp: delivery.unregisteredTimestamp,
+            let answer = proxyAnswer(for: delivery.outcome, apnsID: sentID, uniqueID: apnsAnswer.uniqueID,
+                                     timestamp: delivery.unregisteredTimestamp,
                                      retryAfterSeconds: delivery.retryAfterSeconds)
             self?.logAPI(call, status: answer.status, detail: "app=\(app.id) service=apns env=\(environment.rawValue)")
             completion(Self.response(answer))

@@ -26,6 +26,9 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
     let metrics: ProviderMetricsRecorder?
     /// Where every route's notifications go.
     let delivery: DeliveryPath<APNsPush>
+    /// Where Apple's request at `/3/device/` goes: the same sender and
+    /// counts, its answer with APNs' `apns-unique-id` (`APNsProxyPush`).
+    let proxyDelivery: DeliveryPath<APNsProxyPush>
     /// Where `/api/push`'s Android tokens go (gorush platform 2); nil: the
     /// loop has no FCM client.
     let fcmDelivery: DeliveryPath<FCMPush>?
@@ -51,6 +54,8 @@ public final class ProviderAPIHandler: HTTP1RequestHandler {
         metrics = loopContext.providerMetrics
         let delivery = DeliveryPath(service: loopContext.apns, counters: counters, feedback: context.feedback)
         self.delivery = delivery
+        proxyDelivery = DeliveryPath(service: APNsProxyPush(sender: loopContext.apns.sender), counters: counters,
+                                     feedback: context.feedback)
         let fcmDelivery = loopContext.fcm.map { DeliveryPath(service: $0, counters: counters, feedback: context.feedback) }
         self.fcmDelivery = fcmDelivery
         let metrics = self.metrics

@@ -54,6 +54,28 @@ struct APNsEmulatorTests {
         #expect(recorded.first?.topic == Fixture.topic)
     }
 
+    @Test("playing the development environment, every answer carries a fresh lowercase apns-unique-id, the accepted one's recorded; production sends none")
+    func uniqueIDInDevelopment() throws {
+        let development = try Fixture.emulator(environment: .development)
+        defer { development.stop() }
+        let first = try Curl.request(port: development.port, path: "/3/device/\(Fixture.token(1))")
+        let second = try Curl.request(port: development.port, path: "/3/device/\(Fixture.token(2))")
+        let refused = try Curl.request(port: development.port, path: "/3/device/\(Fixture.token(3))",
+                                       headers: ["apns-priority: 7"])
+        #expect(first.status == 200 && second.status == 200 && refused.status == 400)
+        let ids = [first, second, refused].compactMap { $0.headers["apns-unique-id"] }
+        #expect(ids.count == 3 && Set(ids).count == 3)
+        #expect(ids.allSatisfy { UUIDKey($0[...].utf8) != nil && $0 == $0.lowercased() })
+        #expect(development.receivedNotifications().map(\.uniqueID) == Array(ids.prefix(2)))
+        #expect(development.receivedNotifications().first?.jsonLine.contains("\"unique_id\":\"\(ids[0])\"") == true)
+
+        let production = try Fixture.emulator()
+        defer { production.stop() }
+        let answer = try Curl.request(port: production.port, path: "/3/device/\(Fixture.token(1))")
+        #expect(answer.status == 200 && answer.headers["apns-unique-id"] == nil)
+        #expect(production.receivedNotifications().map(\.uniqueID) == [nil])
+    }
+
     struct RuleCase: CustomTestStringConvertible, Sendable {
         var name: String
         var method = "POST"

@@ -19,10 +19,11 @@ enum Fixtures {
 
     /// A certificate-auth emulator (CA-signed client certificates required).
     static func certificateEmulator(behavior: APNsEmulatorBehavior = APNsEmulatorBehavior(),
-                                    record: Bool = false) throws -> APNsEmulator {
+                                    record: Bool = false,
+                                    environment: APNsEnvironment = .production) throws -> APNsEmulator {
         let emulator = try APNsEmulator(configuration: APNsEmulatorConfiguration(
             certificateFile: path(TestCertificates.serverCertificate), privateKeyFile: path(TestCertificates.serverKey),
-            authentication: .clientCertificate(caFile: path(TestCertificates.caCertificate)),
+            authentication: .clientCertificate(caFile: path(TestCertificates.caCertificate)), environment: environment,
             expectedTopic: TestCertificates.bundleID, recordNotifications: record, behavior: behavior))
         try emulator.start()
         return emulator
@@ -187,6 +188,28 @@ final class LoopClient: @unchecked Sendable {
             }
         }
         return pending
+    }
+
+    /// Sends each as Apple's request passed on (`sendProxied`), one after
+    /// another, and waits (at most `timeout` seconds per send): each one's
+    /// delivery and `apns-unique-id`.
+    func sendProxied(_ notifications: [APNsNotification], timeout: Double = 30) throws
+        -> [(delivery: APNsDelivery, uniqueID: String?)] {
+        try notifications.map { notification in
+            let answer = Locked<(delivery: APNsDelivery, uniqueID: String?)?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            let client = UnsafeTransfer(self.client)
+            thread.loop.execute {
+                client.value.sendProxied(notification) { delivery, uniqueID in
+                    answer.withLock { $0 = (delivery, uniqueID) }
+                    done.signal()
+                }
+            }
+            guard done.wait(timeout: .now() + timeout) == .success, let answered = answer.withLock({ $0 }) else {
+                throw HarnessError(description: "a proxied send did not complete within \(timeout) s")
+            }
+            return answered
+        }
     }
 
     /// Graceful client shutdown, waited for (bounded).

@@ -3,8 +3,9 @@ over HTTP/1.1: a provider token (JWT) signed in Python with the relay's own
 .p8 key, the relay's API key as the bearer, APNs' 403 reasons for a missing,
 invalid or expired token, the environment from an APNs host name, the app
 found through the push type's topic suffix, and the relay's own refusals
-(BadTopic, TopicDisallowed) as APNs names them. The emulators' records are
-the truth about what reached APNs."""
+(BadTopic, TopicDisallowed) as APNs names them, and APNs' `apns-unique-id`
+passed back as the development environment sent it. The emulators' records
+are the truth about what reached APNs."""
 
 import base64
 import json
@@ -97,7 +98,8 @@ def post(stack, token, headers, path_prefix="", host="relay.test", body=BODY, tr
         response = client.response()
     finally:
         client.close()
-    return response.status, {name.lower(): response.header(name) for name in ("apns-id", "content-type")}, response.body
+    names = ("apns-id", "apns-unique-id", "content-type")
+    return response.status, {name: response.header(name) for name in names}, response.body
 
 
 def jwt_headers(stack, topic=BUNDLE, **claims):
@@ -142,6 +144,34 @@ def test_the_environment_comes_from_an_apns_host_else_the_path(stack, host, path
     assert len(api.received_for(stack[environment], token)) == 1
     other = "production" if environment == "development" else "development"
     assert api.received_for(stack[other], token, timeout=0) == []
+
+
+@pytest.mark.parametrize("host, path_prefix", [
+    ("relay.test", "/development"), ("api.sandbox.push.apple.com", ""),
+])
+def test_the_development_answers_apns_unique_id_is_passed_back_unchanged(stack, host, path_prefix):
+    token = api.fresh_token()
+    status, headers, body = post(stack, token, [("authorization", f"Bearer {api.ALL_APPS_KEY}"), ("apns-topic", TOOT)],
+                                 path_prefix=path_prefix, host=host)
+    assert status == 200, body
+    [entry] = api.received_for(stack["development"], token)
+    assert headers["apns-unique-id"] == entry["unique_id"]
+    assert str(uuid.UUID(entry["unique_id"])) == entry["unique_id"]  # a UUID, lowercase
+    # APNs' refusal carries one too, and it is a fresh one.
+    status, gone, _ = post(stack, api.fresh_fault(0x01), jwt_headers(stack), host=host, path_prefix=path_prefix)
+    assert status == 410
+    assert gone["apns-unique-id"] not in (None, entry["unique_id"])
+
+
+def test_production_answers_and_the_relays_own_refusals_carry_no_apns_unique_id(stack):
+    token = api.fresh_token()
+    status, headers, body = post(stack, token, jwt_headers(stack))
+    assert status == 200, body
+    [entry] = api.received_for(stack["production"], token)
+    assert "unique_id" not in entry and headers["apns-unique-id"] is None
+    status, headers, _ = post(stack, api.fresh_token(), jwt_headers(stack, topic="com.example.nobody"),
+                              host="api.sandbox.push.apple.com")
+    assert status == 400 and headers["apns-unique-id"] is None
 
 
 @pytest.mark.parametrize("push_type, suffix", [

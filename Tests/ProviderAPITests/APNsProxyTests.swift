@@ -147,6 +147,19 @@ func outcomeIsAnsweredAsAPNs(_ expected: OutcomeAnswer) {
     #expect(text(answer.body) == expected.body)
 }
 
+@Test("APNs' apns-unique-id is passed back unchanged after apns-id, on an acceptance and a refusal; never on the relay's own 503",
+      arguments: [
+          (DeliveryOutcome.apns(status: 200, reason: nil, apnsID: "A"), ["apns-id: A", "apns-unique-id: u-1"]),
+          (.apns(status: 410, reason: .unregistered, apnsID: "A"), ["apns-id: A", "apns-unique-id: u-1"]),
+          (.apns(status: 400, reason: .badDeviceToken, apnsID: nil), ["apns-id: SENT-ID", "apns-unique-id: u-1"]),
+          (.answerTimedOut, ["apns-id: SENT-ID", "retry-after: 10"]),
+      ])
+func uniqueIDIsPassedBack(_ outcome: DeliveryOutcome, _ headers: [String]) {
+    let answer = proxyAnswer(for: outcome, apnsID: "SENT-ID", uniqueID: "u-1", timestamp: 1_454_402_113_000)
+    #expect(lines(answer.headers) == headers)
+    #expect(lines(proxyAnswer(for: outcome, apnsID: "SENT-ID").headers).allSatisfy { !$0.hasPrefix("apns-unique-id") })
+}
+
 @Test("APNs' retry-after is passed on with its refusal, and a 200 carries none")
 func retryAfterIsPassedOn() {
     let refused = proxyAnswer(for: .apns(status: 503, reason: .serviceUnavailable, apnsID: "A"), apnsID: "SENT-ID",

@@ -186,6 +186,25 @@ struct ProviderAPIHandlerTests {
         #expect(fixture.sender.sent.last?.environment == .development)
     }
 
+    @Test("the proxy passes APNs' apns-unique-id back unchanged, when APNs sent one; /api/push has no such field")
+    func proxyPassesUniqueIDBack() throws {
+        let fixture = try APIFixture()
+        let payload = #"{"aps":{"alert":"Hello"}}"#
+        let headers = [("apns-topic", APIFixture.betaTopic)]
+        let none = fixture.answer("/development/3/device/\(token("aa"))", headers: headers, body: payload)
+        #expect(none?.headers.contains { $0.name == "apns-unique-id" } == false)
+        let uniqueID = "0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0"
+        fixture.sender.uniqueID = uniqueID
+        for prefix in ["aa", "41"] {
+            let answer = fixture.answer("/development/3/device/\(token(prefix))", headers: headers, body: payload)
+            #expect(answer?.headers.filter { $0.name == "apns-unique-id" }.map(\.value) == [uniqueID])
+        }
+        let push = fixture.answer("/api/push", body: #"{"notifications":[{"tokens":["\#(token("aa"))"],"platform":1,"#
+            + #""topic":"\#(APIFixture.betaTopic)","message":"hi"}]}"#)
+        #expect(push?.status == 200)
+        #expect(push?.headers.contains { $0.name == "apns-unique-id" } == false)
+    }
+
     @Test("pyapns' notify for an app nobody provisioned is fault 404, nothing sent")
     func notifyUnknownAppIsFault404() throws {
         let fixture = try APIFixture()

@@ -57,10 +57,20 @@ public final class FakeSender: NotificationSender {
         self.onSend = onSend
     }
 
+    /// The `apns-unique-id` `sendProxied` hands on with each answer (APNs'
+    /// development environment sends one); nil: none, as production.
+    public var uniqueID: String?
+
     public var sent: [APNsNotification] { completions.sent }
 
     public func send(_ notification: APNsNotification, completion: @escaping (APNsDelivery) -> Void) {
         completions.send(notification, onSend: onSend, completion: completion)
+    }
+
+    public func sendProxied(_ notification: APNsNotification,
+                            completion: @escaping (APNsDelivery, _ uniqueID: String?) -> Void) {
+        let uniqueID = self.uniqueID
+        send(notification) { completion($0, uniqueID) }
     }
 
     public var pendingCount: Int { completions.pendingCount }
