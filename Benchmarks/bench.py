@@ -567,7 +567,7 @@ def main():
          f"{median([x['cpu_us'] for x in runs_r]) - med(64, 0, 'cpu_us'):.1f} µs",
          median([x["cpu_us"] for x in runs_r]) - med(64, 0, "cpu_us") <= 40),
         ("restricted endpoint: zero non-2xx", str(max(x["non2xx"] for x in runs_r)), max(x["non2xx"] for x in runs_r) == 0),
-        # The bound is on callgrind's instructions (callgrind.py
+        # The 1.2x bound is on callgrind's instructions (callgrind.py
         # --path all); CPU time is the same bound as load lets it show.
         ("Web Push → FCM: relay CPU ≤ 1.2 × Web Push → APNs per notification (64 senders, no delay)",
          f"{median([x['cpu_us'] for x in runs_f]):.1f} vs {med(64, 0, 'cpu_us'):.1f} µs "

@@ -334,7 +334,7 @@ def main():
                 f"notification (median; runs: {' '.join(thousands(v) for v in steady)}; handshakes "
                 f"{' '.join(f'{h / 1e6:,.2f} M' for h in handshakes)})")
         if "webpush" in medians and "fcm" in medians:
-            # The bound: the FCM path within 1.2 x the APNs path.
+            # The bound: the FCM path within 1.2 x the APNs path (BENCHMARKS.md).
             (fcm, fcm_steady), (apns, apns_steady) = medians["fcm"], medians["webpush"]
             summaries.append(f"callgrind fcm / webpush: {fcm / apns:.3f} x ({fcm_steady / apns_steady:.3f} x without "
                              f"TLS handshakes; bound 1.2 x)")

@@ -1,5 +1,5 @@
 // What the relay tells a Web Push sender for each FCM verdict (the
-// issue's answer table, read once in FCMCore's `FCMVerdict`), by the rule
+// answer table of WIRE.md §3.3, read once in FCMCore's `FCMVerdict`), by the rule
 // of StatusMapping.swift: a 4xx only when the token can never work again.
 
 import FCMCore

@@ -38,7 +38,7 @@ struct ExampleTests {
             .development: .p8File(path: "/etc/toot-relay/AuthKey_SANDBOX123.p8", keyID: "SANDBOX123", teamID: "TEAM123456"),
         ])
 
-    @Test("the issue's example parses to both apps, with feditext's sandbox key and toot's password from the environment")
+    @Test("the documented two-app example parses to both apps, with feditext's sandbox key and toot's password from the environment")
     func issueExample() throws {
         let apps = try AppsFile.parse(Self.issueExample, file: "apps.toml", environment: ["TOOT_P12_PASSWORD": "s3cret"]).apps
         let tootCertificate = CredentialSpec.p12File(path: "/etc/toot-relay/toot.p12", password: "s3cret")
@@ -49,7 +49,7 @@ struct ExampleTests {
         ])
     }
 
-    @Test("the issue's example without TOOT_P12_PASSWORD names the variable, the app and the key")
+    @Test("the documented two-app example without TOOT_P12_PASSWORD names the variable, the app and the key")
     func issueExampleWithoutPassword() {
         #expect(throws: AppsFileError(file: "apps.toml", app: "toot", key: "p12-password",
                                       message: "the environment variable TOOT_P12_PASSWORD is not set")) {

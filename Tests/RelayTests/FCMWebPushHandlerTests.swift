@@ -74,7 +74,7 @@ struct FCMWebPushHandlerTests {
                   retryAfterSeconds: retryAfter, afterTokenRefresh: afterRefresh)
     }
 
-    /// The answer table, row by row: FCM's answer → the status the
+    /// WIRE.md §3.3's answer table, row by row: FCM's answer → the status the
     /// sender gets, its Retry-After, and whether the token is feedback.
     static let table: [(String, FCMOutcome, Int, String?, String?)] = [
         ("200", .answered(.sent, retryAfterSeconds: nil, afterTokenRefresh: false), 201, nil, nil),
